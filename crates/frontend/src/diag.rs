@@ -1,0 +1,112 @@
+//! Diagnostics: the error values of the frontend, and their rendering.
+//!
+//! `render` is the only code that touches ariadne. It uses byte offsets,
+//! clamps spans into the source so a label can never panic, and writes no
+//! colour unless asked.
+
+use adc_ir::Span;
+use ariadne::{Config, IndexType, Label, Report, ReportKind, Source};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub code: &'static str,
+    pub message: String,
+    pub span: Span,
+    /// Secondary labels: (span, message).
+    pub labels: Vec<(Span, String)>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic { severity: Severity::Error, code, message: message.into(), span, labels: Vec::new(), notes: Vec::new() }
+    }
+
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.labels.push((span, message.into()));
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_col(source: &str, offset: u32) -> (usize, usize) {
+    let offset = (offset as usize).min(source.len());
+    let mut line = 1;
+    let mut col = 1;
+    for (i, c) in source.char_indices() {
+        if i >= offset {
+            break;
+        }
+        if c == '\n' {
+            line += 1;
+            col = 1;
+        } else {
+            col += 1;
+        }
+    }
+    (line, col)
+}
+
+fn clamp(span: Span, source: &str) -> std::ops::Range<usize> {
+    if !span.is_defined() {
+        return source.len()..source.len();
+    }
+    let mut start = (span.start as usize).min(source.len());
+    let mut end = (span.end as usize).min(source.len()).max(start);
+    while !source.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !source.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RenderConfig {
+    pub color: bool,
+}
+
+/// Renders diagnostics the way `adc` prints them: a header with
+/// `file:line:col`, the source line and a caret, via ariadne.
+pub fn render(diags: &[Diagnostic], path: &str, source: &str, config: RenderConfig) -> String {
+    let mut out = Vec::new();
+    for d in diags {
+        let range = clamp(d.span, source);
+        let (line, col) = line_col(source, range.start as u32);
+        let kind = match d.severity {
+            Severity::Error => ReportKind::Error,
+            Severity::Warning => ReportKind::Warning,
+        };
+        let mut report = Report::build(kind, (path, range.clone()))
+            .with_config(Config::default().with_color(config.color).with_index_type(IndexType::Byte))
+            .with_code(d.code)
+            .with_message(format!("{} ({path}:{line}:{col})", d.message))
+            .with_label(Label::new((path, range)).with_message(&d.message));
+        for (span, msg) in &d.labels {
+            report = report.with_label(Label::new((path, clamp(*span, source))).with_message(msg));
+        }
+        for note in &d.notes {
+            report = report.with_note(note);
+        }
+        // Writing into a Vec cannot fail.
+        let _ = report.finish().write((path, Source::from(source)), &mut out);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

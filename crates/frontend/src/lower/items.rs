@@ -1,0 +1,353 @@
+//! Items: signatures, global constants, attributes, and the per-function
+//! driver of the lowering walk.
+
+use super::{scalar_of, type_name, Binding, FnLowerer};
+use crate::ast::*;
+use crate::diag::Diagnostic;
+use adc_ir::{Constant, FuncId, Function, InstData, Linkage, Module, Param, ParamMode, ScalarType, Span, Type};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum RetTy {
+    Void,
+    Scalar(ScalarType),
+    Tuple(Vec<ScalarType>),
+}
+
+impl RetTy {
+    pub(crate) fn types(&self) -> Vec<Type> {
+        match self {
+            RetTy::Void => vec![],
+            RetTy::Scalar(t) => vec![Type::Scalar(*t)],
+            RetTy::Tuple(ts) => ts.iter().map(|t| Type::Scalar(*t)).collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Signature {
+    pub id: FuncId,
+    pub params: Vec<ParamDecl>,
+    pub ret: RetTy,
+}
+
+/// A function an attribute asks to generate (derivatives come in a later stage).
+#[derive(Clone, Debug)]
+pub(crate) struct Generated {
+    pub of: String,
+    pub span: Span,
+}
+
+pub(crate) struct Globals {
+    pub consts: BTreeMap<String, Constant>,
+    pub funcs: BTreeMap<String, Signature>,
+    pub generated: BTreeMap<String, Generated>,
+}
+
+fn ret_ty(r: &ReturnType) -> RetTy {
+    match r {
+        ReturnType::Void => RetTy::Void,
+        ReturnType::Base(b) => RetTy::Scalar(scalar_of(*b)),
+        ReturnType::Tuple(ts) => RetTy::Tuple(ts.iter().map(|b| scalar_of(*b)).collect()),
+    }
+}
+
+fn param_ir(p: &ParamDecl) -> Param {
+    let elem = scalar_of(p.ty);
+    let (ty, mode) = match (p.is_array, p.mode) {
+        (true, Mode::Value) => (Type::Array(elem), ParamMode::In),
+        (true, Mode::Inout) => (Type::Array(elem), ParamMode::Inout),
+        (true, Mode::Out) => (Type::Array(elem), ParamMode::Out),
+        (false, Mode::Value) => (Type::Scalar(elem), ParamMode::In),
+        (false, Mode::Inout) => (Type::Ref(elem), ParamMode::Inout),
+        (false, Mode::Out) => (Type::Ref(elem), ParamMode::Out),
+    };
+    Param { name: p.name.name.clone(), ty, mode }
+}
+
+/// Built-in names a user function may not take (they would be unreachable).
+const RESERVED: &[&str] = &["len", "print", "no_diff"];
+
+/// Lowers a parsed program. Returns the module only when there is no error.
+pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Module> {
+    let mut globals = Globals { consts: BTreeMap::new(), funcs: BTreeMap::new(), generated: BTreeMap::new() };
+    let mut module = Module::default();
+    let mut seen: BTreeMap<String, Span> = BTreeMap::new();
+    let mut check_unique = |name: &Ident, diags: &mut Vec<Diagnostic>| {
+        if let Some(prev) = seen.get(&name.name) {
+            diags.push(
+                Diagnostic::error("E0201", format!("`{}` is defined more than once", name.name), name.span)
+                    .with_label(*prev, "first defined here"),
+            );
+            false
+        } else {
+            seen.insert(name.name.clone(), name.span);
+            true
+        }
+    };
+    for item in items {
+        match item {
+            Item::Const(c) => {
+                if check_unique(&c.name, diags) {
+                    if let Some(v) = eval_const(&c.value, scalar_of(c.ty), &globals.consts, diags) {
+                        globals.consts.insert(c.name.name.clone(), v);
+                    }
+                }
+            }
+            Item::Func(f) => {
+                if RESERVED.contains(&f.name.name.as_str()) {
+                    diags.push(Diagnostic::error("E0202", format!("`{}` is a built-in and cannot be redefined", f.name.name), f.name.span));
+                    continue;
+                }
+                if !check_unique(&f.name, diags) {
+                    continue;
+                }
+                let mut pnames: BTreeMap<&str, Span> = BTreeMap::new();
+                for p in &f.params {
+                    if let Some(prev) = pnames.insert(&p.name.name, p.name.span) {
+                        diags.push(
+                            Diagnostic::error("E0203", format!("parameter `{}` is declared twice", p.name.name), p.name.span)
+                                .with_label(prev, "first declared here"),
+                        );
+                    }
+                }
+                let ret = ret_ty(&f.ret);
+                let linkage = if f.body.is_some() { Linkage::Export } else { Linkage::Import };
+                let func = Function::new(f.name.name.clone(), f.params.iter().map(param_ir).collect(), ret.types(), linkage);
+                let id = module.push(func);
+                globals.funcs.insert(f.name.name.clone(), Signature { id, params: f.params.clone(), ret });
+            }
+            Item::Error => (),
+        }
+    }
+    for item in items {
+        if let Item::Func(f) = item {
+            for a in &f.attrs {
+                super::expr::check_function_attr(f, a, &globals, diags, &mut |name: &Ident, diags: &mut Vec<Diagnostic>| check_unique(name, diags));
+                if let (Some(Some(AttrArg::Ident(name))), true) =
+                    (a.args.as_ref().map(|v| v.first()), a.name.name.starts_with("autodiff_"))
+                {
+                    globals.generated.insert(name.name.clone(), Generated { of: f.name.name.clone(), span: a.span });
+                }
+            }
+        }
+    }
+    for item in items {
+        if let Item::Func(f) = item {
+            let Some(sig) = globals.funcs.get(&f.name.name) else { continue };
+            if module.func(sig.id).name != f.name.name {
+                continue;
+            }
+            if let Some(body) = &f.body {
+                let func = module.func(sig.id).clone();
+                let lowered = lower_function(&globals, diags, func, sig, body, f.span);
+                *module.func_mut(sig.id) = lowered;
+            }
+        }
+    }
+    if diags.iter().any(|d| d.is_error()) {
+        None
+    } else {
+        Some(module)
+    }
+}
+
+fn collect_array_sites(stmts: &[Stmt], out: &mut Vec<(ScalarType, Span)>) {
+    for s in stmts {
+        match s {
+            Stmt::ArrayDecl { ty, span, .. } => out.push((scalar_of(*ty), *span)),
+            Stmt::If { then_branch, else_branch, .. } => {
+                collect_array_sites(then_branch, out);
+                if let Some(e) = else_branch {
+                    collect_array_sites(e, out);
+                }
+            }
+            Stmt::While { body, .. } | Stmt::Block(body) => collect_array_sites(body, out),
+            Stmt::For { init, body, step, .. } => {
+                for s in init.iter().chain(step.iter()) {
+                    collect_array_sites(std::slice::from_ref(s.as_ref()), out);
+                }
+                collect_array_sites(body, out);
+            }
+            Stmt::Attributed { stmt, .. } => collect_array_sites(std::slice::from_ref(stmt.as_ref()), out),
+            Stmt::Decl { .. }
+            | Stmt::Destructure { .. }
+            | Stmt::Assign { .. }
+            | Stmt::IncDec { .. }
+            | Stmt::Expr(_)
+            | Stmt::Break(_)
+            | Stmt::Continue(_)
+            | Stmt::Return(..)
+            | Stmt::Error => (),
+        }
+    }
+}
+
+fn lower_function(globals: &Globals, diags: &mut Vec<Diagnostic>, mut func: Function, sig: &Signature, body: &[Stmt], span: Span) -> Function {
+    let entry = func.dfg.make_block();
+    func.layout.push(entry);
+    let params: Vec<_> = func.params.iter().map(|p| func.dfg.append_block_param(entry, p.ty)).collect();
+    let mut cx = FnLowerer {
+        globals,
+        diags,
+        func,
+        ret: sig.ret.clone(),
+        scopes: vec![Vec::new()],
+        var_types: Vec::new(),
+        var_values: Vec::new(),
+        live: Vec::new(),
+        cur: entry,
+        loops: Vec::new(),
+        array_sites: Vec::new(),
+        site_spans: Vec::new(),
+        span,
+    };
+    let mut sites = Vec::new();
+    collect_array_sites(body, &mut sites);
+    for (elem, site_span) in sites {
+        let null = cx.ins1(InstData::ArrayNull, Type::Array(elem));
+        let var = cx.new_var(Type::Array(elem), null);
+        cx.array_sites.push(var);
+        cx.site_spans.push((var, site_span));
+    }
+    for (p, v) in sig.params.iter().zip(params) {
+        let elem = scalar_of(p.ty);
+        let binding = match (p.is_array, p.mode) {
+            (true, mode) => Binding::Array { source: super::ArraySource::Param(v), elem, writable: mode != Mode::Value },
+            (false, Mode::Value) => {
+                let var = cx.new_var(Type::Scalar(elem), v);
+                Binding::Local { var, ty: elem, is_const: false }
+            }
+            (false, Mode::Inout | Mode::Out) => Binding::Ref { value: v, ty: elem },
+        };
+        cx.bind(&p.name.name, binding);
+    }
+    cx.scopes.push(Vec::new());
+    for s in body {
+        cx.stmt(s);
+    }
+    // Falling off the end: fine for `void`; for others an error if reachable.
+    cx.span = Span::new(span.end.saturating_sub(1) as usize, span.end as usize);
+    let end_block = cx.cur;
+    let zeros: Vec<_> = cx.ret.types().iter().map(|t| cx.zero(t.elem())).collect();
+    cx.free_local_arrays();
+    cx.terminate(InstData::Return { args: zeros });
+    let has_value = cx.ret != super::items::RetTy::Void;
+    let mut func = cx.func;
+    let reachable = adc_ir::verify::dominators(&func).0;
+    if has_value && reachable.contains(&end_block) {
+        diags.push(Diagnostic::error(
+            "E0108",
+            format!("function `{}` can reach its end without returning a value", func.name),
+            Span::new(span.end.saturating_sub(1) as usize, span.end as usize),
+        ));
+    }
+    func.layout.retain(|b| reachable.contains(b));
+    func
+}
+
+/// Evaluates a global constant's initializer at compile time.
+fn eval_const(e: &Expr, ty: ScalarType, consts: &BTreeMap<String, Constant>, diags: &mut Vec<Diagnostic>) -> Option<Constant> {
+    let v = match const_value(e, consts) {
+        Ok(v) => v,
+        Err(d) => {
+            diags.push(d);
+            return None;
+        }
+    };
+    let converted = match (v, ty) {
+        (Constant::I64(i), ScalarType::I64) => Constant::I64(i),
+        (Constant::I64(i), ScalarType::F64) => Constant::F64(i as f64),
+        (Constant::I64(i), ScalarType::F32) => Constant::F32(i as f32),
+        (Constant::F64(x), ScalarType::F64) => Constant::F64(x),
+        (Constant::F64(x), ScalarType::F32) if is_float_literal(e) => Constant::F32(x as f32),
+        (Constant::F32(x), ScalarType::F32) => Constant::F32(x),
+        (Constant::F32(x), ScalarType::F64) => Constant::F64(x as f64),
+        (Constant::Bool(b), ScalarType::Bool) => Constant::Bool(b),
+        (v, _) => {
+            diags.push(Diagnostic::error(
+                "E0110",
+                format!("expected `{}`, found `{}`", type_name(ty), type_name(v.ty())),
+                e.span,
+            ));
+            return None;
+        }
+    };
+    Some(converted)
+}
+
+pub(crate) fn is_float_literal(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Float(s) => !s.ends_with('f'),
+        ExprKind::Unary(UnOp::Neg, inner) => is_float_literal(inner),
+        _ => false,
+    }
+}
+
+fn const_value(e: &Expr, consts: &BTreeMap<String, Constant>) -> Result<Constant, Diagnostic> {
+    let not_const = || Diagnostic::error("E0111", "a global constant's value must be a constant expression", e.span);
+    Ok(match &e.kind {
+        ExprKind::Int(i) => Constant::I64(*i),
+        ExprKind::Float(s) => super::expr::float_literal(s, e.span)?,
+        ExprKind::Bool(b) => Constant::Bool(*b),
+        ExprKind::Var(name) => *consts
+            .get(name)
+            .ok_or_else(|| Diagnostic::error("E0112", format!("cannot find constant `{name}`"), e.span))?,
+        ExprKind::Unary(op, a) => match (op, const_value(a, consts)?) {
+            (UnOp::Neg, Constant::I64(i)) => Constant::I64(i.wrapping_neg()),
+            (UnOp::Neg, Constant::F64(x)) => Constant::F64(-x),
+            (UnOp::Neg, Constant::F32(x)) => Constant::F32(-x),
+            (UnOp::Not, Constant::Bool(b)) => Constant::Bool(!b),
+            _ => return Err(not_const()),
+        },
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (const_value(a, consts)?, const_value(b, consts)?);
+            let as_f64 = |c: Constant| match c {
+                Constant::I64(i) => Some(i as f64),
+                Constant::F32(x) => Some(x as f64),
+                Constant::F64(x) => Some(x),
+                Constant::Bool(_) => None,
+            };
+            match (a, b) {
+                (Constant::I64(x), Constant::I64(y)) => Constant::I64(match op {
+                    BinOp::Add => x.wrapping_add(y),
+                    BinOp::Sub => x.wrapping_sub(y),
+                    BinOp::Mul => x.wrapping_mul(y),
+                    BinOp::Div if y != 0 => x.wrapping_div(y),
+                    BinOp::Rem if y != 0 => x.wrapping_rem(y),
+                    _ => return Err(not_const()),
+                }),
+                _ => {
+                    let (Some(x), Some(y)) = (as_f64(a), as_f64(b)) else { return Err(not_const()) };
+                    let r = match op {
+                        BinOp::Add => x + y,
+                        BinOp::Sub => x - y,
+                        BinOp::Mul => x * y,
+                        BinOp::Div => x / y,
+                        _ => return Err(not_const()),
+                    };
+                    if a.ty() == ScalarType::F64 || b.ty() == ScalarType::F64 { Constant::F64(r) } else { Constant::F32(r as f32) }
+                }
+            }
+        }
+        ExprKind::Cast(t, a) => {
+            let v = const_value(a, consts)?;
+            let x = match v {
+                Constant::I64(i) => i as f64,
+                Constant::F32(x) => x as f64,
+                Constant::F64(x) => x,
+                Constant::Bool(b) => b as i64 as f64,
+            };
+            match scalar_of(*t) {
+                ScalarType::I64 => Constant::I64(match v {
+                    Constant::I64(i) => i,
+                    _ => x as i64,
+                }),
+                ScalarType::F64 => Constant::F64(x),
+                ScalarType::F32 => Constant::F32(x as f32),
+                ScalarType::Bool => Constant::Bool(x != 0.0),
+            }
+        }
+        _ => return Err(not_const()),
+    })
+}

@@ -1,0 +1,510 @@
+//! Lowering: name resolution, type checking and SSA construction in one walk.
+//!
+//! Mutable locals become SSA values with the simplest correct construction:
+//! every join block (loop header, loop exit, `if` merge, short-circuit merge)
+//! takes one parameter per variable in scope, and every jump passes the
+//! variables' current values. The `opt` stage removes the redundant ones.
+//! Local arrays are heap arrays held in hidden per-declaration variables,
+//! freed when the declaration runs again and at every `return`.
+//!
+//! Guarantees: when no error diagnostic is produced, the module verifies.
+
+mod expr;
+mod items;
+
+use crate::ast::*;
+use crate::diag::Diagnostic;
+use adc_ir::{Block, BlockCall, Constant, Function, InstData, ScalarType, Span, Type, Value};
+pub use items::lower_program;
+use items::{Globals, RetTy};
+
+type VarId = usize;
+
+#[derive(Clone, Debug)]
+enum Binding {
+    /// A scalar local (or by-value parameter) held in SSA variable `var`.
+    Local { var: VarId, ty: ScalarType, is_const: bool },
+    /// An `inout`/`out` scalar parameter: a reference.
+    Ref { value: Value, ty: ScalarType },
+    /// An array parameter, or a local array held in hidden variable `var`.
+    Array { source: ArraySource, elem: ScalarType, writable: bool },
+    Const(Constant),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum ArraySource {
+    Param(Value),
+    Local(VarId),
+}
+
+#[derive(Clone, Debug)]
+struct Join {
+    block: Block,
+    vars: Vec<VarId>,
+}
+
+struct LoopTargets {
+    continue_to: Join,
+    break_to: Join,
+}
+
+pub(crate) struct FnLowerer<'g> {
+    globals: &'g Globals,
+    diags: &'g mut Vec<Diagnostic>,
+    func: Function,
+    ret: RetTy,
+    scopes: Vec<Vec<(String, Binding)>>,
+    var_types: Vec<Type>,
+    var_values: Vec<Option<Value>>,
+    live: Vec<VarId>,
+    cur: Block,
+    loops: Vec<LoopTargets>,
+    array_sites: Vec<VarId>,
+    /// The declaration span of each local array's hidden variable.
+    site_spans: Vec<(VarId, Span)>,
+    span: Span,
+}
+
+impl<'g> FnLowerer<'g> {
+    fn error(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn ins(&mut self, data: InstData, results: &[Type]) -> Vec<Value> {
+        let inst = self.func.append_inst(self.cur, data, results, self.span);
+        self.func.dfg.inst_results(inst).to_vec()
+    }
+
+    fn ins1(&mut self, data: InstData, ty: Type) -> Value {
+        self.ins(data, &[ty])[0]
+    }
+
+    fn constant(&mut self, c: Constant) -> Value {
+        self.ins1(InstData::Const { value: c }, Type::Scalar(c.ty()))
+    }
+
+    fn zero(&mut self, ty: ScalarType) -> Value {
+        self.constant(match ty {
+            ScalarType::Bool => Constant::Bool(false),
+            ScalarType::I64 => Constant::I64(0),
+            ScalarType::F32 => Constant::F32(0.0),
+            ScalarType::F64 => Constant::F64(0.0),
+        })
+    }
+
+    fn lookup(&self, name: &str) -> Option<Binding> {
+        for scope in self.scopes.iter().rev() {
+            if let Some((_, b)) = scope.iter().rev().find(|(n, _)| n == name) {
+                return Some(b.clone());
+            }
+        }
+        self.globals.consts.get(name).map(|c| Binding::Const(*c))
+    }
+
+    fn bind(&mut self, name: &str, b: Binding) {
+        self.scopes.last_mut().expect("invariant: a function scope is open").push((name.to_string(), b));
+    }
+
+    fn new_var(&mut self, ty: Type, init: Value) -> VarId {
+        self.var_types.push(ty);
+        self.var_values.push(Some(init));
+        let id = self.var_types.len() - 1;
+        self.live.push(id);
+        id
+    }
+
+    fn var(&self, var: VarId) -> Value {
+        self.var_values[var].expect("invariant: a live variable has a value")
+    }
+
+    fn set_var(&mut self, var: VarId, v: Value) {
+        self.var_values[var] = Some(v);
+    }
+
+    fn push_scope(&mut self) -> usize {
+        self.scopes.push(Vec::new());
+        self.live.len()
+    }
+
+    fn pop_scope(&mut self, live_len: usize) {
+        self.scopes.pop();
+        self.live.truncate(live_len);
+    }
+
+    /// A block with one parameter per live variable (plus `extra`).
+    fn new_join(&mut self, extra: &[Type]) -> Join {
+        let block = self.func.dfg.make_block();
+        self.func.layout.push(block);
+        let vars = self.live.clone();
+        for &v in &vars {
+            let ty = self.var_types[v];
+            self.func.dfg.append_block_param(block, ty);
+        }
+        for ty in extra {
+            self.func.dfg.append_block_param(block, *ty);
+        }
+        Join { block, vars }
+    }
+
+    fn plain_block(&mut self) -> Block {
+        let block = self.func.dfg.make_block();
+        self.func.layout.push(block);
+        block
+    }
+
+    fn call_args(&self, join: &Join, extra: &[Value]) -> BlockCall {
+        let mut args: Vec<Value> = join.vars.iter().map(|v| self.var(*v)).collect();
+        args.extend_from_slice(extra);
+        BlockCall { block: join.block, args }
+    }
+
+    /// Emits a terminator and continues in a fresh (unreachable) block.
+    fn terminate(&mut self, data: InstData) {
+        self.ins(data, &[]);
+        self.cur = self.plain_block();
+    }
+
+    fn jump(&mut self, join: &Join, extra: &[Value]) {
+        let dest = self.call_args(join, extra);
+        self.terminate(InstData::Jump { dest });
+    }
+
+    /// Continues in `join`, its parameters becoming the variables' values.
+    fn enter(&mut self, join: &Join) -> Vec<Value> {
+        self.cur = join.block;
+        let params = self.func.dfg.block_params(join.block).to_vec();
+        for (i, &v) in join.vars.iter().enumerate() {
+            self.set_var(v, params[i]);
+        }
+        params[join.vars.len()..].to_vec()
+    }
+
+    fn free_local_arrays(&mut self) {
+        for site in self.array_sites.clone() {
+            let a = self.var(site);
+            self.ins(InstData::ArrayFree { array: a }, &[]);
+        }
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) {
+        let saved = self.push_scope();
+        for s in stmts {
+            self.stmt(s);
+        }
+        self.pop_scope(saved);
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Decl { is_const, ty, name, init, span } => {
+                self.span = *span;
+                let (value, sty) = match (ty, init) {
+                    (DeclType::Base(b), Some(e)) => {
+                        let t = scalar_of(*b);
+                        (self.expr_as(e, t), t)
+                    }
+                    (DeclType::Base(b), None) => {
+                        let t = scalar_of(*b);
+                        (self.zero(t), t)
+                    }
+                    (DeclType::Auto, Some(e)) => match self.scalar_expr(e, None) {
+                        Some((v, t)) => (v, t),
+                        None => (self.zero(ScalarType::F64), ScalarType::F64),
+                    },
+                    (DeclType::Auto, None) => {
+                        self.error(Diagnostic::error("E0101", "`auto` needs an initializer", *span));
+                        (self.zero(ScalarType::F64), ScalarType::F64)
+                    }
+                };
+                let var = self.new_var(Type::Scalar(sty), value);
+                self.bind(&name.name, Binding::Local { var, ty: sty, is_const: *is_const });
+            }
+            Stmt::ArrayDecl { ty, name, len, init, span } => self.array_decl(*ty, name, len.as_ref(), init.as_deref(), *span),
+            Stmt::Destructure { names, value, span } => self.destructure(names, value, *span),
+            Stmt::Assign { target, op, value, span } => self.assign(target, *op, Some(value), *span),
+            Stmt::IncDec { target, increment, span } => {
+                let op = if *increment { AssignOp::Add } else { AssignOp::Sub };
+                self.assign(target, op, None, *span)
+            }
+            Stmt::Expr(e) => {
+                self.span = e.span;
+                self.expr(e, None);
+            }
+            Stmt::If { cond, then_branch, else_branch, span } => {
+                self.span = *span;
+                let c = self.expr_as(cond, ScalarType::Bool);
+                let then_block = self.plain_block();
+                let else_block = self.plain_block();
+                let join = self.new_join(&[]);
+                self.span = *span;
+                self.ins(
+                    InstData::Branch {
+                        cond: c,
+                        then_dest: BlockCall { block: then_block, args: vec![] },
+                        else_dest: BlockCall { block: else_block, args: vec![] },
+                    },
+                    &[],
+                );
+                let entry_values = self.var_values.clone();
+                self.cur = then_block;
+                self.block(then_branch);
+                self.jump(&join, &[]);
+                self.var_values = entry_values;
+                self.cur = else_block;
+                if let Some(e) = else_branch {
+                    self.block(e);
+                }
+                self.jump(&join, &[]);
+                self.enter(&join);
+            }
+            Stmt::While { cond, body, span } => {
+                self.span = *span;
+                let header = self.new_join(&[]);
+                let exit = self.new_join(&[]);
+                self.jump(&header, &[]);
+                self.enter(&header);
+                let c = self.expr_as(cond, ScalarType::Bool);
+                self.loop_body(c, body, header.clone(), exit, None, *span);
+            }
+            Stmt::For { init, cond, step, body, span } => {
+                self.span = *span;
+                let saved = self.push_scope();
+                if let Some(i) = init {
+                    self.stmt(i);
+                }
+                let header = self.new_join(&[]);
+                let exit = self.new_join(&[]);
+                let step_join = self.new_join(&[]);
+                self.jump(&header, &[]);
+                self.enter(&header);
+                let c = match cond {
+                    Some(c) => self.expr_as(c, ScalarType::Bool),
+                    None => self.constant(Constant::Bool(true)),
+                };
+                self.loop_body(c, body, step_join, exit, Some((step.as_deref(), header)), *span);
+                self.pop_scope(saved);
+            }
+            Stmt::Break(span) | Stmt::Continue(span) => {
+                self.span = *span;
+                let is_break = matches!(s, Stmt::Break(_));
+                let target = self.loops.last().map(|l| if is_break { l.break_to.clone() } else { l.continue_to.clone() });
+                match target {
+                    Some(t) => self.jump(&t, &[]),
+                    None => {
+                        let what = if is_break { "break" } else { "continue" };
+                        self.error(Diagnostic::error("E0102", format!("`{what}` outside of a loop"), *span));
+                    }
+                }
+            }
+            Stmt::Return(value, span) => self.ret_stmt(value.as_ref(), *span),
+            Stmt::Block(stmts) => self.block(stmts),
+            Stmt::Attributed { attrs, stmt } => {
+                for a in attrs {
+                    self.statement_attr(a);
+                }
+                self.stmt(stmt);
+            }
+            Stmt::Error => (),
+        }
+    }
+
+    /// Branches on `c` into the body, then continues at `exit`. With a
+    /// `step`, `continue_to` is the step block, which jumps to `header`.
+    fn loop_body(&mut self, c: Value, body: &[Stmt], continue_to: Join, exit: Join, step: Option<(Option<&Stmt>, Join)>, span: Span) {
+        let body_block = self.plain_block();
+        let else_dest = self.call_args(&exit, &[]);
+        self.span = span;
+        self.ins(InstData::Branch { cond: c, then_dest: BlockCall { block: body_block, args: vec![] }, else_dest }, &[]);
+        self.cur = body_block;
+        self.loops.push(LoopTargets { continue_to: continue_to.clone(), break_to: exit.clone() });
+        self.block(body);
+        self.loops.pop();
+        self.jump(&continue_to, &[]);
+        if let Some((step, header)) = step {
+            self.enter(&continue_to);
+            if let Some(s) = step {
+                self.stmt(s);
+            }
+            self.span = span;
+            self.jump(&header, &[]);
+        }
+        self.enter(&exit);
+    }
+
+    fn statement_attr(&mut self, a: &Attr) {
+        match (a.name.name.as_str(), a.args.as_deref()) {
+            ("checkpoint", Some([AttrArg::Int(k, span)])) if *k <= 0 => {
+                self.error(Diagnostic::error("E0305", "`checkpoint` needs a positive interval", *span));
+            }
+            ("checkpoint", Some([AttrArg::Int(..)])) => (),
+            ("checkpoint", Some([AttrArg::Ident(id)])) => match self.lookup(&id.name) {
+                Some(Binding::Const(Constant::I64(k))) if k > 0 => (),
+                _ => self.error(Diagnostic::error("E0305", "`checkpoint` needs a positive integer literal or `const`", id.span)),
+            },
+            ("checkpoint", _) => {
+                self.error(Diagnostic::error("E0305", "a loop's `checkpoint` takes one interval, as in `[checkpoint(8)]`", a.span));
+            }
+            (other, _) => {
+                self.error(Diagnostic::error("E0304", format!("unknown statement attribute `{other}`"), a.name.span));
+            }
+        }
+    }
+
+    fn ret_stmt(&mut self, value: Option<&Expr>, span: Span) {
+        self.span = span;
+        let ret = self.ret.clone();
+        let values: Vec<Value> = match (&ret, value) {
+            (RetTy::Void, None) => vec![],
+            (RetTy::Void, Some(e)) => {
+                self.error(Diagnostic::error("E0103", "a `void` function cannot return a value", e.span));
+                vec![]
+            }
+            (RetTy::Scalar(t), Some(e)) => vec![self.expr_as(e, *t)],
+            (RetTy::Tuple(ts), Some(e)) => self.tuple_value(e, ts),
+            (_, None) => {
+                self.error(Diagnostic::error("E0103", "this function must return a value", span));
+                ret.types().iter().map(|t| self.zero(t.elem())).collect()
+            }
+        };
+        self.span = span;
+        self.free_local_arrays();
+        self.terminate(InstData::Return { args: values });
+    }
+
+    fn tuple_value(&mut self, e: &Expr, ts: &[ScalarType]) -> Vec<Value> {
+        match &e.kind {
+            ExprKind::Tuple(items) if items.len() == ts.len() => {
+                items.iter().zip(ts).map(|(item, t)| self.expr_as(item, *t)).collect()
+            }
+            _ => {
+                if let Some((vals, types)) = self.tuple_call(e) {
+                    if types == ts {
+                        return vals;
+                    }
+                }
+                let want = ts.iter().map(|t| type_name(*t)).collect::<Vec<_>>().join(", ");
+                self.error(Diagnostic::error("E0104", format!("expected a tuple `({want})`"), e.span));
+                ts.iter().map(|t| self.zero(*t)).collect()
+            }
+        }
+    }
+
+    fn array_decl(&mut self, ty: BaseType, name: &Ident, len: Option<&Expr>, init: Option<&[Expr]>, span: Span) {
+        self.span = span;
+        let elem = scalar_of(ty);
+        let site = match self.array_sites.iter().find(|s| self.site_spans.contains(&(**s, span))) {
+            Some(s) => *s,
+            None => {
+                self.error(Diagnostic::error("E0900", "internal: local array site not found", span));
+                return;
+            }
+        };
+        let n = match (len, init) {
+            (Some(l), _) => self.expr_as(l, ScalarType::I64),
+            (None, Some(items)) => self.constant(Constant::I64(items.len() as i64)),
+            (None, None) => {
+                self.error(Diagnostic::error("E0105", "a local array needs a length or an initializer", span));
+                self.constant(Constant::I64(0))
+            }
+        };
+        if let (Some(Expr { kind: ExprKind::Int(k), span: lspan }), Some(items)) = (len, init) {
+            if *k as usize != items.len() {
+                self.error(Diagnostic::error("E0105", format!("array of length {k} initialized with {} values", items.len()), *lspan));
+            }
+        }
+        self.span = span;
+        let old = self.var(site);
+        self.ins(InstData::ArrayFree { array: old }, &[]);
+        let arr = self.ins1(InstData::ArrayNew { len: n }, Type::Array(elem));
+        self.set_var(site, arr);
+        if let Some(items) = init {
+            for (i, item) in items.iter().enumerate() {
+                let v = self.expr_as(item, elem);
+                self.span = item.span;
+                let idx = self.constant(Constant::I64(i as i64));
+                self.ins(InstData::Store { array: arr, index: idx, value: v, checked: true }, &[]);
+            }
+        }
+        self.bind(&name.name, Binding::Array { source: ArraySource::Local(site), elem, writable: true });
+    }
+
+    fn destructure(&mut self, names: &[Ident], value: &Expr, span: Span) {
+        self.span = span;
+        let Some((vals, types)) = self.tuple_call(value) else {
+            self.error(Diagnostic::error("E0106", "`auto [..]` needs a call of a function that returns a tuple", value.span));
+            return;
+        };
+        if vals.len() != names.len() {
+            self.error(Diagnostic::error(
+                "E0106",
+                format!("the call returns {} values but {} names are bound", vals.len(), names.len()),
+                span,
+            ));
+            return;
+        }
+        for ((name, v), t) in names.iter().zip(vals).zip(types) {
+            let var = self.new_var(Type::Scalar(t), v);
+            self.bind(&name.name, Binding::Local { var, ty: t, is_const: false });
+        }
+    }
+
+    fn assign(&mut self, target: &Expr, op: AssignOp, value: Option<&Expr>, span: Span) {
+        self.span = span;
+        let Some(place) = self.place(target, true) else {
+            if let Some(v) = value {
+                self.expr(v, None);
+            }
+            return;
+        };
+        let ty = place.ty();
+        if value.is_none() && !matches!(ty, ScalarType::I64 | ScalarType::F32 | ScalarType::F64) {
+            self.error(Diagnostic::error("E0107", format!("`++`/`--` need a number, found `{}`", type_name(ty)), target.span));
+            return;
+        }
+        let new_value = match (op, value) {
+            (AssignOp::Set, Some(v)) => self.expr_as(v, ty),
+            (_, rhs) => {
+                let old = self.read_place(&place);
+                let bop = match op {
+                    AssignOp::Add | AssignOp::Set => BinOp::Add,
+                    AssignOp::Sub => BinOp::Sub,
+                    AssignOp::Mul => BinOp::Mul,
+                    AssignOp::Div => BinOp::Div,
+                };
+                let (r, rt) = match rhs {
+                    Some(e) => match self.scalar_expr(e, Some(ty)) {
+                        Some(x) => x,
+                        None => return,
+                    },
+                    None => (self.constant(Constant::I64(1)), ScalarType::I64),
+                };
+                self.span = span;
+                let Some((res, res_ty)) = self.arith(bop, (old, ty), (r, rt), span) else { return };
+                match self.coerce(res, res_ty, ty, span) {
+                    Some(v) => v,
+                    None => return,
+                }
+            }
+        };
+        self.span = span;
+        self.write_place(&place, new_value);
+    }
+}
+
+pub(crate) fn scalar_of(b: BaseType) -> ScalarType {
+    match b {
+        BaseType::Double => ScalarType::F64,
+        BaseType::Float => ScalarType::F32,
+        BaseType::Int => ScalarType::I64,
+        BaseType::Bool => ScalarType::Bool,
+    }
+}
+
+pub(crate) fn type_name(t: ScalarType) -> &'static str {
+    match t {
+        ScalarType::Bool => "bool",
+        ScalarType::I64 => "int",
+        ScalarType::F32 => "float",
+        ScalarType::F64 => "double",
+    }
+}

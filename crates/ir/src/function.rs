@@ -1,0 +1,287 @@
+//! `Module`, `Function` and the data-flow graph.
+//!
+//! A function owns its instructions, values and blocks in dense tables
+//! indexed by entity ids. Values are defined either as an instruction result
+//! or as a block parameter (there are no phis). `layout` is the block order;
+//! each block lists its instructions in order, the last one a terminator.
+
+use crate::entity::{Block, FuncId, Inst, Span, Value};
+use crate::inst::InstData;
+use crate::types::Type;
+
+/// How a parameter is passed, as written in the source; it decides the C
+/// declaration (`const double *` versus `double *`) and, later, AD semantics.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ParamMode {
+    /// A scalar by value or a read-only array.
+    In,
+    Inout,
+    Out,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub struct Param {
+    pub name: String,
+    pub ty: Type,
+    pub mode: ParamMode,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Linkage {
+    /// Defined here and exported under its own name.
+    Export,
+    /// Declared here, resolved by the linker or the JIT host.
+    Import,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ValueDef {
+    Result(Inst, u32),
+    Param(Block, u32),
+    /// A number the text skipped, or a value a pass detached.
+    Unused,
+}
+
+#[derive(Clone, Debug)]
+pub struct ValueData {
+    pub ty: Type,
+    pub def: ValueDef,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct BlockData {
+    pub params: Vec<Value>,
+    pub insts: Vec<Inst>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct DataFlowGraph {
+    insts: Vec<InstData>,
+    results: Vec<Vec<Value>>,
+    values: Vec<ValueData>,
+    blocks: Vec<BlockData>,
+}
+
+impl DataFlowGraph {
+    pub fn num_values(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn num_insts(&self) -> usize {
+        self.insts.len()
+    }
+
+    pub fn num_blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    pub fn value_type(&self, v: Value) -> Type {
+        self.values[v.index()].ty
+    }
+
+    pub fn value_def(&self, v: Value) -> ValueDef {
+        self.values[v.index()].def
+    }
+
+    pub fn is_valid_value(&self, v: Value) -> bool {
+        v.index() < self.values.len() && self.values[v.index()].def != ValueDef::Unused
+    }
+
+    pub fn inst(&self, inst: Inst) -> &InstData {
+        &self.insts[inst.index()]
+    }
+
+    pub fn inst_mut(&mut self, inst: Inst) -> &mut InstData {
+        &mut self.insts[inst.index()]
+    }
+
+    pub fn inst_results(&self, inst: Inst) -> &[Value] {
+        &self.results[inst.index()]
+    }
+
+    pub fn block(&self, block: Block) -> &BlockData {
+        &self.blocks[block.index()]
+    }
+
+    pub fn block_mut(&mut self, block: Block) -> &mut BlockData {
+        &mut self.blocks[block.index()]
+    }
+
+    pub fn block_params(&self, block: Block) -> &[Value] {
+        &self.blocks[block.index()].params
+    }
+
+    pub fn make_block(&mut self) -> Block {
+        self.blocks.push(BlockData::default());
+        Block::new(self.blocks.len() - 1)
+    }
+
+    /// Makes sure block number `block` exists (the text parser keeps numbers).
+    pub fn ensure_block(&mut self, block: Block) {
+        while self.blocks.len() <= block.index() {
+            self.blocks.push(BlockData::default());
+        }
+    }
+
+    pub fn append_block_param(&mut self, block: Block, ty: Type) -> Value {
+        let v = self.make_value(ty, ValueDef::Param(block, self.blocks[block.index()].params.len() as u32));
+        self.blocks[block.index()].params.push(v);
+        v
+    }
+
+    /// Removes parameter `index` of `block`; the caller fixes branch arguments.
+    pub fn remove_block_param(&mut self, block: Block, index: usize) {
+        let removed = self.blocks[block.index()].params.remove(index);
+        self.values[removed.index()].def = ValueDef::Unused;
+        let params = self.blocks[block.index()].params.clone();
+        for (i, p) in params.into_iter().enumerate() {
+            self.values[p.index()].def = ValueDef::Param(block, i as u32);
+        }
+    }
+
+    fn make_value(&mut self, ty: Type, def: ValueDef) -> Value {
+        self.values.push(ValueData { ty, def });
+        Value::new(self.values.len() - 1)
+    }
+
+    /// Defines value number `v` (the text parser keeps numbers); false if taken.
+    pub fn define_value_at(&mut self, v: Value, ty: Type, def: ValueDef) -> bool {
+        while self.values.len() <= v.index() {
+            self.values.push(ValueData { ty: Type::BOOL, def: ValueDef::Unused });
+        }
+        if self.values[v.index()].def != ValueDef::Unused {
+            return false;
+        }
+        self.values[v.index()] = ValueData { ty, def };
+        true
+    }
+
+    /// Creates an instruction (not yet placed in a block) with fresh results.
+    pub fn make_inst(&mut self, data: InstData, result_types: &[Type]) -> Inst {
+        let inst = Inst::new(self.insts.len());
+        self.insts.push(data);
+        let results = result_types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| self.make_value(*ty, ValueDef::Result(inst, i as u32)))
+            .collect();
+        self.results.push(results);
+        inst
+    }
+
+    /// Creates an instruction whose results are the given, already numbered values.
+    pub fn make_inst_with_results(&mut self, data: InstData, results: Vec<Value>) -> Inst {
+        let inst = Inst::new(self.insts.len());
+        self.insts.push(data);
+        for (i, v) in results.iter().enumerate() {
+            self.values[v.index()].def = ValueDef::Result(inst, i as u32);
+        }
+        self.results.push(results);
+        inst
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub returns: Vec<crate::types::Type>,
+    pub linkage: Linkage,
+    pub dfg: DataFlowGraph,
+    /// Blocks in layout order; the first is the entry block.
+    pub layout: Vec<Block>,
+    /// Source span per instruction, indexed by `Inst` (side table).
+    pub srclocs: Vec<Span>,
+}
+
+impl Function {
+    pub fn new(name: impl Into<String>, params: Vec<Param>, returns: Vec<Type>, linkage: Linkage) -> Function {
+        Function {
+            name: name.into(),
+            params,
+            returns,
+            linkage,
+            dfg: DataFlowGraph::default(),
+            layout: Vec::new(),
+            srclocs: Vec::new(),
+        }
+    }
+
+    pub fn entry_block(&self) -> Option<Block> {
+        self.layout.first().copied()
+    }
+
+    pub fn is_import(&self) -> bool {
+        self.linkage == Linkage::Import
+    }
+
+    pub fn span(&self, inst: Inst) -> Span {
+        self.srclocs.get(inst.index()).copied().unwrap_or(Span::UNDEFINED)
+    }
+
+    /// Appends a new instruction at the end of `block`.
+    pub fn append_inst(&mut self, block: Block, data: InstData, result_types: &[Type], span: Span) -> Inst {
+        let inst = self.dfg.make_inst(data, result_types);
+        self.set_span(inst, span);
+        self.dfg.block_mut(block).insts.push(inst);
+        inst
+    }
+
+    pub fn set_span(&mut self, inst: Inst, span: Span) {
+        if self.srclocs.len() <= inst.index() {
+            self.srclocs.resize(inst.index() + 1, Span::UNDEFINED);
+        }
+        self.srclocs[inst.index()] = span;
+    }
+
+    /// The terminator of `block`, if it has one.
+    pub fn terminator(&self, block: Block) -> Option<Inst> {
+        let last = *self.dfg.block(block).insts.last()?;
+        self.dfg.inst(last).is_terminator().then_some(last)
+    }
+
+    /// Layout successors of `block`, in terminator order (may repeat).
+    pub fn successors(&self, block: Block) -> Vec<Block> {
+        match self.terminator(block) {
+            Some(t) => self.dfg.inst(t).successors().iter().map(|c| c.block).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Replaces every use of values through `map` (an SSA substitution).
+    pub fn substitute(&mut self, map: &dyn Fn(Value) -> Value) {
+        for b in self.layout.clone() {
+            for inst in self.dfg.block(b).insts.clone() {
+                self.dfg.inst_mut(inst).map_args(map);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub funcs: Vec<Function>,
+}
+
+impl Module {
+    pub fn func(&self, id: FuncId) -> &Function {
+        &self.funcs[id.index()]
+    }
+
+    pub fn func_mut(&mut self, id: FuncId) -> &mut Function {
+        &mut self.funcs[id.index()]
+    }
+
+    pub fn func_ids(&self) -> impl Iterator<Item = FuncId> {
+        (0..self.funcs.len()).map(FuncId::new)
+    }
+
+    pub fn find(&self, name: &str) -> Option<FuncId> {
+        self.funcs.iter().position(|f| f.name == name).map(FuncId::new)
+    }
+
+    pub fn push(&mut self, func: Function) -> FuncId {
+        self.funcs.push(func);
+        FuncId::new(self.funcs.len() - 1)
+    }
+}

@@ -1,0 +1,297 @@
+//! Instructions: one `InstData` variant per shape, with operation enums.
+//!
+//! Operations are type-generic (`add` on `i64`, `f32` or `f64`); the operand
+//! types decide the machine operation. Every result's type is stored on the
+//! value, so the textual form prints it (`v3: f64 = add v1, v2`).
+
+use crate::entity::{Block, FuncId, Value};
+use crate::types::ScalarType;
+use std::fmt;
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Constant {
+    Bool(bool),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Constant {
+    pub fn ty(self) -> ScalarType {
+        match self {
+            Constant::Bool(_) => ScalarType::Bool,
+            Constant::I64(_) => ScalarType::I64,
+            Constant::F32(_) => ScalarType::F32,
+            Constant::F64(_) => ScalarType::F64,
+        }
+    }
+
+    /// Bit-exact equality (so `-0.0 != 0.0` and a NaN equals itself), for CSE.
+    pub fn same_bits(self, other: Constant) -> bool {
+        match (self, other) {
+            (Constant::Bool(a), Constant::Bool(b)) => a == b,
+            (Constant::I64(a), Constant::I64(b)) => a == b,
+            (Constant::F32(a), Constant::F32(b)) => a.to_bits() == b.to_bits(),
+            (Constant::F64(a), Constant::F64(b)) => a.to_bits() == b.to_bits(),
+            _ => false,
+        }
+    }
+}
+
+/// Floats print in Rust's shortest form that reads back exactly.
+pub fn fmt_f64(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        format!("{x:?}")
+    }
+}
+
+pub fn fmt_f32(x: f32) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        format!("{x:?}")
+    }
+}
+
+impl fmt::Display for Constant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Constant::Bool(b) => write!(f, "{b}"),
+            Constant::I64(i) => write!(f, "{i}"),
+            Constant::F32(x) => f.write_str(&fmt_f32(*x)),
+            Constant::F64(x) => f.write_str(&fmt_f64(*x)),
+        }
+    }
+}
+
+macro_rules! op_enum {
+    ($(#[$m:meta])* $name:ident { $($var:ident = $text:expr),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+        pub enum $name { $($var),* }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$var),*];
+            pub fn name(self) -> &'static str {
+                match self { $($name::$var => $text),* }
+            }
+            pub fn from_name(s: &str) -> Option<Self> {
+                match s { $($text => Some($name::$var),)* _ => None }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.name()) }
+        }
+    };
+}
+
+op_enum!(
+    /// Unary operations: `neg` on numbers, `not` on bools.
+    UnaryOp { Neg = "neg", Not = "not" }
+);
+
+op_enum!(
+    /// Binary operations on two operands of one scalar type. Integer `div`
+    /// and `rem` trap (a runtime error) on a zero divisor and wrap otherwise.
+    BinaryOp {
+        Add = "add", Sub = "sub", Mul = "mul", Div = "div", Rem = "rem",
+        Min = "min", Max = "max",
+    }
+);
+
+op_enum!(
+    /// Comparisons; `eq`/`ne` also on bools. Float comparisons are ordered
+    /// (false on NaN) except `ne`, which is true on NaN, as in C.
+    CmpCond { Eq = "eq", Ne = "ne", Lt = "lt", Le = "le", Gt = "gt", Ge = "ge" }
+);
+
+op_enum!(
+    /// Math built-ins on floats (`abs` also on `i64`); C `math.h` semantics.
+    MathFunc {
+        Sin = "sin", Cos = "cos", Tan = "tan", Asin = "asin", Acos = "acos", Atan = "atan",
+        Atan2 = "atan2", Sinh = "sinh", Cosh = "cosh", Tanh = "tanh", Exp = "exp",
+        Expm1 = "expm1", Log = "log", Log1p = "log1p", Log2 = "log2", Log10 = "log10",
+        Sqrt = "sqrt", Cbrt = "cbrt", Pow = "pow", Hypot = "hypot", Abs = "abs",
+        Floor = "floor", Ceil = "ceil", Round = "round", Trunc = "trunc", Fmod = "fmod",
+        Erf = "erf", Erfc = "erfc", Lgamma = "lgamma",
+    }
+);
+
+impl MathFunc {
+    pub fn arity(self) -> usize {
+        match self {
+            MathFunc::Atan2 | MathFunc::Pow | MathFunc::Hypot | MathFunc::Fmod => 2,
+            _ => 1,
+        }
+    }
+
+    /// The C math library symbol for this function at a float type.
+    pub fn libm_symbol(self, ty: ScalarType) -> String {
+        let base = match self {
+            MathFunc::Abs => "fabs",
+            other => other.name(),
+        };
+        match ty {
+            ScalarType::F32 => format!("{base}f"),
+            _ => base.to_string(),
+        }
+    }
+}
+
+/// A branch target with the arguments for its block parameters.
+#[derive(Clone, PartialEq, Debug)]
+pub struct BlockCall {
+    pub block: Block,
+    pub args: Vec<Value>,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub enum InstData {
+    Const { value: Constant },
+    Unary { op: UnaryOp, arg: Value },
+    Binary { op: BinaryOp, args: [Value; 2] },
+    Cmp { cond: CmpCond, args: [Value; 2] },
+    Select { cond: Value, args: [Value; 2] },
+    /// Scalar conversion to the result type: float to int truncates toward
+    /// zero (saturating, NaN to 0), bool to number is 0 or 1, number to bool
+    /// is `!= 0`.
+    Convert { arg: Value },
+    Math { func: MathFunc, args: Vec<Value> },
+    Call { func: FuncId, args: Vec<Value> },
+    /// Number of elements of an array.
+    ArrayLen { array: Value },
+    Load { array: Value, index: Value, checked: bool },
+    Store { array: Value, index: Value, value: Value, checked: bool },
+    /// A new zero-filled heap array of the result's element type; a negative
+    /// length is a runtime error, exhausted memory too.
+    ArrayNew { len: Value },
+    /// Releases an array made by `new` (no effect on `null`).
+    ArrayFree { array: Value },
+    /// The empty array that owns nothing.
+    ArrayNull,
+    /// A reference to one element, bounds-checked.
+    ElemRef { array: Value, index: Value },
+    RefLoad { ptr: Value },
+    RefStore { ptr: Value, value: Value },
+    /// A reference to a fresh stack slot of the function's frame.
+    Slot,
+    Print { args: Vec<Value> },
+    Jump { dest: BlockCall },
+    Branch { cond: Value, then_dest: BlockCall, else_dest: BlockCall },
+    Return { args: Vec<Value> },
+}
+
+impl InstData {
+    pub fn is_terminator(&self) -> bool {
+        matches!(self, InstData::Jump { .. } | InstData::Branch { .. } | InstData::Return { .. })
+    }
+
+    /// True when removing the instruction (if its results are unused) changes
+    /// nothing observable. Runtime checks count as effects.
+    pub fn has_side_effects(&self) -> bool {
+        match self {
+            InstData::Const { .. }
+            | InstData::Unary { .. }
+            | InstData::Cmp { .. }
+            | InstData::Select { .. }
+            | InstData::Convert { .. }
+            | InstData::Math { .. }
+            | InstData::ArrayLen { .. }
+            | InstData::ArrayNull
+            | InstData::Slot
+            | InstData::RefLoad { .. } => false,
+            InstData::Binary { op, .. } => matches!(op, BinaryOp::Div | BinaryOp::Rem),
+            InstData::Load { checked, .. } => *checked,
+            InstData::Call { .. }
+            | InstData::Store { .. }
+            | InstData::ArrayNew { .. }
+            | InstData::ArrayFree { .. }
+            | InstData::ElemRef { .. }
+            | InstData::RefStore { .. }
+            | InstData::Print { .. }
+            | InstData::Jump { .. }
+            | InstData::Branch { .. }
+            | InstData::Return { .. } => true,
+        }
+    }
+
+    /// Every value operand, in textual order (branch arguments included).
+    pub fn args(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.for_each_arg(|v| out.push(v));
+        out
+    }
+
+    pub fn for_each_arg(&self, mut f: impl FnMut(Value)) {
+        let mut copy = self.clone();
+        copy.map_args(|v| {
+            f(v);
+            v
+        });
+    }
+
+    /// Rewrites every value operand through `f`.
+    pub fn map_args(&mut self, mut f: impl FnMut(Value) -> Value) {
+        match self {
+            InstData::Const { .. } | InstData::ArrayNull | InstData::Slot => (),
+            InstData::Unary { arg, .. } | InstData::Convert { arg } => *arg = f(*arg),
+            InstData::Binary { args, .. } | InstData::Cmp { args, .. } => {
+                args[0] = f(args[0]);
+                args[1] = f(args[1]);
+            }
+            InstData::Select { cond, args } => {
+                *cond = f(*cond);
+                args[0] = f(args[0]);
+                args[1] = f(args[1]);
+            }
+            InstData::Math { args, .. }
+            | InstData::Call { args, .. }
+            | InstData::Print { args }
+            | InstData::Return { args } => args.iter_mut().for_each(|a| *a = f(*a)),
+            InstData::ArrayLen { array } | InstData::ArrayFree { array } => *array = f(*array),
+            InstData::ArrayNew { len } => *len = f(*len),
+            InstData::Load { array, index, .. } | InstData::ElemRef { array, index } => {
+                *array = f(*array);
+                *index = f(*index);
+            }
+            InstData::Store { array, index, value, .. } => {
+                *array = f(*array);
+                *index = f(*index);
+                *value = f(*value);
+            }
+            InstData::RefLoad { ptr } => *ptr = f(*ptr),
+            InstData::RefStore { ptr, value } => {
+                *ptr = f(*ptr);
+                *value = f(*value);
+            }
+            InstData::Jump { dest } => dest.args.iter_mut().for_each(|a| *a = f(*a)),
+            InstData::Branch { cond, then_dest, else_dest } => {
+                *cond = f(*cond);
+                then_dest.args.iter_mut().for_each(|a| *a = f(*a));
+                else_dest.args.iter_mut().for_each(|a| *a = f(*a));
+            }
+        }
+    }
+
+    /// The branch targets of a terminator (empty for anything else).
+    pub fn successors(&self) -> Vec<&BlockCall> {
+        match self {
+            InstData::Jump { dest } => vec![dest],
+            InstData::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn successors_mut(&mut self) -> Vec<&mut BlockCall> {
+        match self {
+            InstData::Jump { dest } => vec![dest],
+            InstData::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+            _ => Vec::new(),
+        }
+    }
+}

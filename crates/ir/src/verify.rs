@@ -1,0 +1,402 @@
+//! The IR verifier: the trust boundary between producers and passes.
+//!
+//! Checks, collecting every error rather than stopping at the first:
+//! - Structure: every layout block exists, appears once and ends in exactly
+//!   one terminator; no branch targets the entry block; the entry block's
+//!   parameters match the signature; a function and its callees exist.
+//! - Types: operand and result types per opcode; calls and returns match
+//!   signatures; branch arguments match the target's parameters.
+//! - SSA: every operand is defined, and its definition dominates the use
+//!   (checked in reachable blocks).
+
+use crate::entity::{Block, Inst, Value};
+use crate::function::{Function, Module, ValueDef};
+use crate::inst::{BinaryOp, CmpCond, InstData, MathFunc, UnaryOp};
+use crate::types::{ScalarType, Type};
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifierError {
+    pub func: String,
+    /// `block3`, `inst7` (with its text), or empty for the whole function.
+    pub location: String,
+    pub message: String,
+}
+
+impl fmt::Display for VerifierError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.location.is_empty() {
+            write!(f, "@{}: {}", self.func, self.message)
+        } else {
+            write!(f, "@{}: {}: {}", self.func, self.location, self.message)
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifierErrors(pub Vec<VerifierError>);
+
+impl fmt::Display for VerifierErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for e in &self.0 {
+            writeln!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for VerifierErrors {}
+
+/// Verifies a whole module.
+pub fn verify(module: &Module) -> Result<(), VerifierErrors> {
+    let mut errors = Vec::new();
+    let mut names = std::collections::BTreeSet::new();
+    for func in &module.funcs {
+        if !names.insert(func.name.as_str()) {
+            errors.push(VerifierError { func: func.name.clone(), location: String::new(), message: "function defined twice".into() });
+        }
+        let mut cx = FuncVerifier { module, func, errors: &mut errors };
+        cx.run();
+    }
+    if errors.is_empty() { Ok(()) } else { Err(VerifierErrors(errors)) }
+}
+
+struct FuncVerifier<'a> {
+    module: &'a Module,
+    func: &'a Function,
+    errors: &'a mut Vec<VerifierError>,
+}
+
+/// Immediate dominators over reachable blocks (Cooper, Harvey and Kennedy,
+/// "A Simple, Fast Dominance Algorithm"). Returns (rpo, idom by block index).
+pub fn dominators(func: &Function) -> (Vec<Block>, Vec<Option<Block>>) {
+    let n = func.dfg.num_blocks();
+    let Some(entry) = func.entry_block() else { return (Vec::new(), vec![None; n]) };
+    // Iterative post-order so that deep CFGs cannot overflow the stack.
+    let mut post = Vec::new();
+    let mut visited = vec![false; n];
+    let mut stack = vec![(entry, 0usize)];
+    visited[entry.index()] = true;
+    while let Some((b, i)) = stack.pop() {
+        let succs = func.successors(b);
+        if i < succs.len() {
+            stack.push((b, i + 1));
+            let s = succs[i];
+            if s.index() < n && !visited[s.index()] {
+                visited[s.index()] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+        }
+    }
+    let rpo: Vec<Block> = post.iter().rev().copied().collect();
+    let mut order = vec![usize::MAX; n];
+    for (i, b) in rpo.iter().enumerate() {
+        order[b.index()] = i;
+    }
+    let mut preds: Vec<Vec<Block>> = vec![Vec::new(); n];
+    for &b in &rpo {
+        for s in func.successors(b) {
+            if s.index() < n {
+                preds[s.index()].push(b);
+            }
+        }
+    }
+    let mut idom: Vec<Option<Block>> = vec![None; n];
+    idom[entry.index()] = Some(entry);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo.iter().skip(1) {
+            let mut new_idom: Option<Block> = None;
+            for &p in &preds[b.index()] {
+                if idom[p.index()].is_none() {
+                    continue;
+                }
+                new_idom = Some(match new_idom {
+                    None => p,
+                    Some(mut a) => {
+                        let mut c = p;
+                        while a != c {
+                            while order[a.index()] > order[c.index()] {
+                                a = idom[a.index()].expect("invariant: processed blocks have an idom");
+                            }
+                            while order[c.index()] > order[a.index()] {
+                                c = idom[c.index()].expect("invariant: processed blocks have an idom");
+                            }
+                        }
+                        a
+                    }
+                });
+            }
+            if new_idom.is_some() && idom[b.index()] != new_idom {
+                idom[b.index()] = new_idom;
+                changed = true;
+            }
+        }
+    }
+    (rpo, idom)
+}
+
+/// True when `a` dominates `b` (both reachable).
+pub fn dominates(idom: &[Option<Block>], a: Block, mut b: Block) -> bool {
+    loop {
+        if a == b {
+            return true;
+        }
+        match idom[b.index()] {
+            Some(p) if p != b => b = p,
+            _ => return false,
+        }
+    }
+}
+
+impl FuncVerifier<'_> {
+    fn err(&mut self, location: String, message: String) {
+        self.errors.push(VerifierError { func: self.func.name.clone(), location, message });
+    }
+
+    fn inst_err(&mut self, inst: Inst, message: String) {
+        let text = crate::print::fmt_inst_data(Some(self.module), self.func.dfg.inst(inst));
+        self.err(format!("{inst} `{text}`"), message);
+    }
+
+    fn run(&mut self) {
+        let func = self.func;
+        if func.is_import() {
+            return;
+        }
+        let Some(entry) = func.entry_block() else {
+            self.err(String::new(), "function has no blocks".into());
+            return;
+        };
+        let nb = func.dfg.num_blocks();
+        let mut seen = vec![false; nb];
+        for &b in &func.layout {
+            if b.index() >= nb || seen[b.index()] {
+                self.err(format!("{b}"), "block missing or laid out twice".into());
+                return;
+            }
+            seen[b.index()] = true;
+        }
+        let entry_types: Vec<Type> = func.dfg.block_params(entry).iter().map(|v| func.dfg.value_type(*v)).collect();
+        let sig_types: Vec<Type> = func.params.iter().map(|p| p.ty).collect();
+        if entry_types != sig_types {
+            self.err(format!("{entry}"), "entry block parameters do not match the signature".into());
+        }
+        for &b in &func.layout {
+            let insts = &func.dfg.block(b).insts;
+            if insts.is_empty() {
+                self.err(format!("{b}"), "empty block".into());
+                continue;
+            }
+            for (i, &inst) in insts.iter().enumerate() {
+                let is_last = i + 1 == insts.len();
+                let is_term = func.dfg.inst(inst).is_terminator();
+                if is_last && !is_term {
+                    self.err(format!("{b}"), "block does not end in a terminator".into());
+                } else if !is_last && is_term {
+                    self.inst_err(inst, "terminator in the middle of a block".into());
+                }
+                self.check_inst(inst, &seen, entry);
+            }
+        }
+        if self.errors.is_empty() {
+            self.check_dominance();
+        }
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.func.dfg.value_type(v)
+    }
+
+    fn check_inst(&mut self, inst: Inst, in_layout: &[bool], entry: Block) {
+        let dfg = &self.func.dfg;
+        let data = dfg.inst(inst).clone();
+        for v in data.args() {
+            if !dfg.is_valid_value(v) {
+                self.inst_err(inst, format!("use of undefined value `{v}`"));
+                return;
+            }
+        }
+        let results: Vec<Type> = dfg.inst_results(inst).iter().map(|v| dfg.value_type(*v)).collect();
+        let scalar = |t: Type| t.scalar();
+        let numeric = |t: Type| matches!(t.scalar(), Some(s) if s != ScalarType::Bool);
+        let expected: Result<Vec<Type>, String> = match &data {
+            InstData::Const { value } => Ok(vec![Type::Scalar(value.ty())]),
+            InstData::Unary { op, arg } => {
+                let t = self.ty(*arg);
+                match op {
+                    UnaryOp::Neg if numeric(t) => Ok(vec![t]),
+                    UnaryOp::Not if t == Type::BOOL => Ok(vec![t]),
+                    _ => Err(format!("`{op}` does not apply to `{t}`")),
+                }
+            }
+            InstData::Binary { op, args } => {
+                let (a, b) = (self.ty(args[0]), self.ty(args[1]));
+                if a != b {
+                    Err(format!("operand types differ: `{a}` and `{b}`"))
+                } else if !numeric(a) || (*op == BinaryOp::Rem && a != Type::I64) {
+                    Err(format!("`{op}` does not apply to `{a}`"))
+                } else {
+                    Ok(vec![a])
+                }
+            }
+            InstData::Cmp { cond, args } => {
+                let (a, b) = (self.ty(args[0]), self.ty(args[1]));
+                let ordered = !matches!(cond, CmpCond::Eq | CmpCond::Ne);
+                if a != b || scalar(a).is_none() || (ordered && !numeric(a)) {
+                    Err(format!("cannot compare `{a}` with `{b}` by `{cond}`"))
+                } else {
+                    Ok(vec![Type::BOOL])
+                }
+            }
+            InstData::Select { cond, args } => {
+                let (a, b) = (self.ty(args[0]), self.ty(args[1]));
+                if self.ty(*cond) != Type::BOOL || a != b || scalar(a).is_none() {
+                    Err("select needs a `bool` condition and two scalars of one type".into())
+                } else {
+                    Ok(vec![a])
+                }
+            }
+            InstData::Convert { arg } => match (scalar(self.ty(*arg)), results.first().and_then(|t| t.scalar())) {
+                (Some(_), Some(to)) => Ok(vec![Type::Scalar(to)]),
+                _ => Err("conv converts one scalar to another".into()),
+            },
+            InstData::Math { func, args } => {
+                let t = args.first().map(|a| self.ty(*a));
+                if args.len() != func.arity() || args.iter().any(|a| Some(self.ty(*a)) != t) {
+                    Err(format!("`{func}` takes {} operands of one type", func.arity()))
+                } else {
+                    match t.and_then(|t| t.scalar()) {
+                        Some(s) if s.is_float() || (s.is_int() && *func == MathFunc::Abs) => Ok(vec![Type::Scalar(s)]),
+                        _ => Err(format!("`{func}` does not apply to these operands")),
+                    }
+                }
+            }
+            InstData::Call { func, args } => {
+                if func.index() >= self.module.funcs.len() {
+                    Err(format!("call of unknown function `{func}`"))
+                } else {
+                    let callee = self.module.func(*func);
+                    let arg_types: Vec<Type> = args.iter().map(|a| self.ty(*a)).collect();
+                    let param_types: Vec<Type> = callee.params.iter().map(|p| p.ty).collect();
+                    if arg_types != param_types {
+                        Err(format!("arguments do not match the signature of `@{}`", callee.name))
+                    } else {
+                        Ok(callee.returns.clone())
+                    }
+                }
+            }
+            InstData::ArrayLen { array } => match self.ty(*array) {
+                Type::Array(_) => Ok(vec![Type::I64]),
+                t => Err(format!("`len` of `{t}`")),
+            },
+            InstData::Load { array, index, .. } => match (self.ty(*array), self.ty(*index)) {
+                (Type::Array(e), Type::I64) => Ok(vec![Type::Scalar(e)]),
+                _ => Err("load needs an array and an `i64` index".into()),
+            },
+            InstData::Store { array, index, value, .. } => match (self.ty(*array), self.ty(*index)) {
+                (Type::Array(e), Type::I64) if self.ty(*value) == Type::Scalar(e) => Ok(vec![]),
+                _ => Err("store needs an array, an `i64` index and a value of the element type".into()),
+            },
+            InstData::ArrayNew { len } => match results.first() {
+                Some(Type::Array(e)) if self.ty(*len) == Type::I64 => Ok(vec![Type::Array(*e)]),
+                _ => Err("new needs an `i64` length and an array result".into()),
+            },
+            InstData::ArrayFree { array } => match self.ty(*array) {
+                Type::Array(_) => Ok(vec![]),
+                t => Err(format!("cannot free `{t}`")),
+            },
+            InstData::ArrayNull => match results.first() {
+                Some(Type::Array(e)) => Ok(vec![Type::Array(*e)]),
+                _ => Err("null makes an array".into()),
+            },
+            InstData::ElemRef { array, index } => match (self.ty(*array), self.ty(*index)) {
+                (Type::Array(e), Type::I64) => Ok(vec![Type::Ref(e)]),
+                _ => Err("elemref needs an array and an `i64` index".into()),
+            },
+            InstData::RefLoad { ptr } => match self.ty(*ptr) {
+                Type::Ref(e) => Ok(vec![Type::Scalar(e)]),
+                t => Err(format!("rload of `{t}`")),
+            },
+            InstData::RefStore { ptr, value } => match self.ty(*ptr) {
+                Type::Ref(e) if self.ty(*value) == Type::Scalar(e) => Ok(vec![]),
+                _ => Err("rstore needs a reference and a value of its type".into()),
+            },
+            InstData::Slot => match results.first() {
+                Some(Type::Ref(e)) => Ok(vec![Type::Ref(*e)]),
+                _ => Err("slot makes a reference".into()),
+            },
+            InstData::Print { args } => {
+                if args.iter().all(|a| scalar(self.ty(*a)).is_some()) {
+                    Ok(vec![])
+                } else {
+                    Err("print takes scalars".into())
+                }
+            }
+            InstData::Jump { .. } => Ok(vec![]),
+            InstData::Branch { cond, .. } => {
+                if self.ty(*cond) == Type::BOOL { Ok(vec![]) } else { Err("branch condition must be `bool`".into()) }
+            }
+            InstData::Return { args } => {
+                let types: Vec<Type> = args.iter().map(|a| self.ty(*a)).collect();
+                if types == self.func.returns { Ok(vec![]) } else { Err("return values do not match the signature".into()) }
+            }
+        };
+        match expected {
+            Err(msg) => self.inst_err(inst, msg),
+            Ok(types) if types != results => {
+                self.inst_err(inst, format!("result types {results:?} should be {types:?}"));
+            }
+            Ok(_) => (),
+        }
+        for call in data.successors() {
+            if call.block.index() >= in_layout.len() || !in_layout[call.block.index()] {
+                self.inst_err(inst, format!("branch to `{}`, which is not in the layout", call.block));
+                continue;
+            }
+            if call.block == entry {
+                self.inst_err(inst, "branch to the entry block".into());
+            }
+            let params = self.func.dfg.block_params(call.block);
+            let ok = params.len() == call.args.len()
+                && params.iter().zip(&call.args).all(|(p, a)| self.ty(*p) == self.ty(*a));
+            if !ok {
+                self.inst_err(inst, format!("arguments do not match the parameters of `{}`", call.block));
+            }
+        }
+    }
+
+    fn check_dominance(&mut self) {
+        let func = self.func;
+        let (rpo, idom) = dominators(func);
+        let mut position = vec![usize::MAX; func.dfg.num_insts()];
+        let mut block_of = vec![None; func.dfg.num_insts()];
+        for &b in &func.layout {
+            for (i, &inst) in func.dfg.block(b).insts.iter().enumerate() {
+                position[inst.index()] = i;
+                block_of[inst.index()] = Some(b);
+            }
+        }
+        for &b in &rpo {
+            for (i, &inst) in func.dfg.block(b).insts.iter().enumerate() {
+                for v in func.dfg.inst(inst).args() {
+                    let ok = match func.dfg.value_def(v) {
+                        ValueDef::Param(db, _) => idom[db.index()].is_some() && dominates(&idom, db, b),
+                        ValueDef::Result(di, _) => match block_of[di.index()] {
+                            Some(db) if db == b => position[di.index()] < i,
+                            Some(db) => idom[db.index()].is_some() && dominates(&idom, db, b),
+                            None => false,
+                        },
+                        ValueDef::Unused => false,
+                    };
+                    if !ok {
+                        self.inst_err(inst, format!("use of `{v}` is not dominated by its definition"));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! IR text round-trip tests (filled in later).
