@@ -1,1 +1,175 @@
-fn main(){}
+//! The `adc` command line (LANGUAGE.md §6). Exit codes: 0 success,
+//! 1 compile error, 2 bad usage or bad `--args`, 3 runtime error.
+
+use adc::driver::{self, Stage};
+use adc::json;
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "adc", version, about = "A compiler for the .ad language with automatic differentiation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and type-check; print diagnostics only.
+    Check { file: String },
+    /// Compile with the JIT and call a function.
+    Run {
+        file: String,
+        #[arg(long, default_value = "main")]
+        entry: String,
+        /// JSON array with one value per parameter.
+        #[arg(long)]
+        args: Option<String>,
+        /// Reverse mode of the entry's result (seed 1, default activities).
+        #[arg(long, conflicts_with = "tangent")]
+        grad: bool,
+        /// Forward mode with these tangents (JSON array, `null` for non-differentiable parameters).
+        #[arg(long)]
+        tangent: Option<String>,
+        /// Print one JSON object as the last line of stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write an object file (and optionally a C header).
+    Compile {
+        file: String,
+        #[arg(short = 'o')]
+        output: Option<String>,
+        #[arg(long = "emit-header")]
+        emit_header: Option<String>,
+    },
+    /// Print the IR after a pipeline stage (`.ad` or `.adir` input).
+    Ir {
+        file: String,
+        #[arg(long, default_value = "final")]
+        after: String,
+    },
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+fn read(file: &str) -> Result<String, ExitCode> {
+    std::fs::read_to_string(file).map_err(|e| usage_error(&format!("cannot read `{file}`: {e}")))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let color = std::io::stderr().is_terminal();
+    match cli.command {
+        Command::Check { file } => {
+            let source = match read(&file) {
+                Ok(s) => s,
+                Err(c) => return c,
+            };
+            match driver::load(&file, &source, color) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(f) => {
+                    eprint!("{f}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Command::Run { file, entry, args, grad, tangent, json } => {
+            let source = match read(&file) {
+                Ok(s) => s,
+                Err(c) => return c,
+            };
+            let jit = match driver::compile_jit(&file, &source, color) {
+                Ok(j) => j,
+                Err(f) => {
+                    eprint!("{f}");
+                    return ExitCode::from(1);
+                }
+            };
+            if grad || tangent.is_some() {
+                eprintln!("error: derivatives are not generated yet (`--grad` and `--tangent` are not available)");
+                return ExitCode::from(1);
+            }
+            let Some(func) = jit.function(&entry) else {
+                return usage_error(&format!("no function `{entry}` to run"));
+            };
+            let params = func.params.clone();
+            let mut values = match (&args, params.is_empty()) {
+                (Some(text), _) => match json::args_from_json(text, &params) {
+                    Ok(v) => v,
+                    Err(msg) => return usage_error(&msg),
+                },
+                (None, true) => Vec::new(),
+                (None, false) => return usage_error(&format!("`{entry}` takes {} arguments: pass them with `--args`", params.len())),
+            };
+            match jit.call(&entry, &mut values) {
+                Ok(result) => {
+                    let result_text = json::result_json(&result);
+                    if json {
+                        let args: Vec<String> = values.iter().map(json::arg_json).collect();
+                        println!("{{\"result\": {result_text}, \"args\": [{}]}}", args.join(", "));
+                    } else {
+                        println!("{result_text}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(adc::CallError::Runtime(msg)) => {
+                    eprintln!("runtime error: {msg}");
+                    ExitCode::from(3)
+                }
+                Err(e) => usage_error(&e.to_string()),
+            }
+        }
+        Command::Compile { file, output, emit_header } => {
+            let source = match read(&file) {
+                Ok(s) => s,
+                Err(c) => return c,
+            };
+            let stem = std::path::Path::new(&file).file_stem().and_then(|s| s.to_str()).unwrap_or("out").to_string();
+            let guard: String = format!("ADC_{}_H", stem.to_uppercase()).chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+            match driver::compile_object(&file, &source, &guard, color) {
+                Ok((obj, header)) => {
+                    let out = output.unwrap_or_else(|| format!("{stem}.o"));
+                    if let Err(e) = std::fs::write(&out, obj) {
+                        return usage_error(&format!("cannot write `{out}`: {e}"));
+                    }
+                    if let Some(h) = emit_header {
+                        if let Err(e) = std::fs::write(&h, header) {
+                            return usage_error(&format!("cannot write `{h}`: {e}"));
+                        }
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(f) => {
+                    eprint!("{f}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Command::Ir { file, after } => {
+            let Some(stage) = Stage::from_name(&after) else {
+                let names: Vec<&str> = Stage::ALL.iter().map(|(n, _)| *n).collect();
+                return usage_error(&format!("unknown stage `{after}`; stages: {}", names.join(", ")));
+            };
+            let source = match read(&file) {
+                Ok(s) => s,
+                Err(c) => return c,
+            };
+            match driver::load(&file, &source, color) {
+                Ok(mut m) => {
+                    driver::run_stages(&mut m, stage);
+                    print!("{m}");
+                    ExitCode::SUCCESS
+                }
+                Err(f) => {
+                    eprint!("{f}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}

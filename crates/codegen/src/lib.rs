@@ -1,1 +1,173 @@
-//! placeholder
+//! `adc-codegen`: verified IR to machine code with Cranelift.
+//!
+//! `jit` compiles a module in memory and returns a `JitModule` whose
+//! functions the host calls with checked arguments (`JitModule::call`) or
+//! through raw C-ABI pointers; `object` writes a relocatable object file for
+//! `adc compile`; `c_header` writes its declarations. The input must have
+//! passed `adc_ir::verify`: codegen trusts the verifier and reports only
+//! resource or symbol-resolution failures.
+//!
+//! This is the only crate with `unsafe`: calling JIT-compiled code.
+
+mod abi;
+mod runtime;
+mod translate;
+
+pub use abi::{c_header, tuple_layout};
+pub use runtime::{ArgValue, ArrayValue, CallError, JitFunction, JitModule};
+
+use adc_ir::Span;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
+use std::collections::BTreeMap;
+use std::fmt;
+
+#[derive(Debug)]
+pub enum CodegenError {
+    /// An `extern` function that neither the C library nor the host provides.
+    Unresolved(String),
+    Backend(String),
+}
+
+impl fmt::Display for CodegenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CodegenError::Unresolved(name) => write!(f, "unresolved external function `{name}`"),
+            CodegenError::Backend(msg) => write!(f, "code generation failed: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for CodegenError {}
+
+impl From<cranelift_module::ModuleError> for CodegenError {
+    fn from(e: cranelift_module::ModuleError) -> Self {
+        CodegenError::Backend(e.to_string())
+    }
+}
+
+/// Module-wide symbols: the Cranelift id of each IR function (internal
+/// implementation, or the import for an `extern`) and interned messages.
+pub(crate) struct Symbols {
+    pub func_ids: Vec<FuncId>,
+    messages: BTreeMap<String, DataId>,
+}
+
+impl Symbols {
+    pub(crate) fn message<M: Module>(&mut self, m: &mut M, text: &str) -> Result<DataId, CodegenError> {
+        if let Some(id) = self.messages.get(text) {
+            return Ok(*id);
+        }
+        let id = m.declare_anonymous_data(false, false)?;
+        let mut desc = DataDescription::new();
+        desc.define(text.as_bytes().to_vec().into_boxed_slice());
+        m.define_data(id, &desc)?;
+        self.messages.insert(text.to_string(), id);
+        Ok(id)
+    }
+}
+
+pub(crate) fn impl_name(name: &str) -> String {
+    format!("__adc_impl_{name}")
+}
+
+pub(crate) fn entry_name(name: &str) -> String {
+    format!("__adc_entry_{name}")
+}
+
+/// Where each runtime check reports from: maps a span to `file:line:col`.
+pub type Locate<'a> = &'a dyn Fn(Span) -> String;
+
+struct Built {
+    wrappers: Vec<Option<FuncId>>,
+    entries: Vec<Option<FuncId>>,
+}
+
+fn build<M: Module>(m: &mut M, ir: &adc_ir::Module, locate: Locate<'_>, with_entries: bool) -> Result<Built, CodegenError> {
+    let mut func_ids = Vec::new();
+    for f in &ir.funcs {
+        let id = if f.is_import() {
+            let sig = translate::impl_signature(m, f, false);
+            m.declare_function(&f.name, Linkage::Import, &sig)?
+        } else {
+            let sig = translate::impl_signature(m, f, true);
+            m.declare_function(&impl_name(&f.name), Linkage::Local, &sig)?
+        };
+        func_ids.push(id);
+    }
+    let mut syms = Symbols { func_ids, messages: BTreeMap::new() };
+    let mut built = Built { wrappers: Vec::new(), entries: Vec::new() };
+    let mut fctx = FunctionBuilderContext::new();
+    for (i, f) in ir.funcs.iter().enumerate() {
+        if f.is_import() {
+            built.wrappers.push(None);
+            built.entries.push(None);
+            continue;
+        }
+        let mut ctx = m.make_context();
+        ctx.func.signature = translate::impl_signature(m, f, true);
+        translate::translate(m, ir, &mut syms, f, locate, &mut ctx.func, &mut fctx)?;
+        m.define_function(syms.func_ids[i], &mut ctx)
+            .map_err(|e| CodegenError::Backend(format!("`{}`: {e:?}", f.name)))?;
+        let csig = abi::c_signature(m, f);
+        let wrapper = m.declare_function(&f.name, Linkage::Export, &csig)?;
+        abi::define_c_wrapper(m, &syms, i, f, wrapper)?;
+        built.wrappers.push(Some(wrapper));
+        if with_entries {
+            let mut esig = m.make_signature();
+            esig.params = vec![cranelift_codegen::ir::AbiParam::new(translate::PTR); 3];
+            let entry = m.declare_function(&entry_name(&f.name), Linkage::Local, &esig)?;
+            abi::define_entry(m, &syms, i, f, entry)?;
+            built.entries.push(Some(entry));
+        } else {
+            built.entries.push(None);
+        }
+    }
+    Ok(built)
+}
+
+fn isa(pic: bool) -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, CodegenError> {
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| CodegenError::Backend(e.to_string()));
+    set(&mut flags, "opt_level", "speed")?;
+    set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
+    let isa_builder = cranelift_native::builder().map_err(|e| CodegenError::Backend(e.to_string()))?;
+    isa_builder.finish(settings::Flags::new(flags)).map_err(|e| CodegenError::Backend(e.to_string()))
+}
+
+/// Compiles a verified module to a relocatable object file.
+pub fn object(ir: &adc_ir::Module, locate: Locate<'_>) -> Result<Vec<u8>, CodegenError> {
+    let builder = cranelift_object::ObjectBuilder::new(isa(true)?, "adc", cranelift_module::default_libcall_names())?;
+    let mut m = cranelift_object::ObjectModule::new(builder);
+    build(&mut m, ir, locate, false)?;
+    m.finish().emit().map_err(|e| CodegenError::Backend(e.to_string()))
+}
+
+/// Compiles a verified module in memory. `host` adds symbols for `extern`
+/// functions beyond the C library's.
+pub fn jit(ir: &adc_ir::Module, locate: Locate<'_>, host: &[(String, *const u8)]) -> Result<JitModule, CodegenError> {
+    let mut builder = cranelift_jit::JITBuilder::with_isa(isa(false)?, cranelift_module::default_libcall_names());
+    for (name, ptr) in runtime::runtime_symbols() {
+        builder.symbol(name, ptr);
+    }
+    for (name, ptr) in host {
+        builder.symbol(name.clone(), *ptr);
+    }
+    for f in ir.funcs.iter().filter(|f| f.is_import()) {
+        if !host.iter().any(|(n, _)| *n == f.name) && !runtime::c_symbol_exists(&f.name) {
+            return Err(CodegenError::Unresolved(f.name.clone()));
+        }
+    }
+    let mut m = cranelift_jit::JITModule::new(builder);
+    let built = build(&mut m, ir, locate, true)?;
+    m.finalize_definitions()?;
+    let mut funcs = BTreeMap::new();
+    for (i, f) in ir.funcs.iter().enumerate() {
+        if let (Some(w), Some(e)) = (built.wrappers[i], built.entries[i]) {
+            let jf = JitFunction::new(f, m.get_finalized_function(e), m.get_finalized_function(w));
+            funcs.insert(f.name.clone(), jf);
+        }
+    }
+    Ok(JitModule::new(m, funcs))
+}

@@ -88,6 +88,10 @@ pub struct RenderConfig {
 pub fn render(diags: &[Diagnostic], path: &str, source: &str, config: RenderConfig) -> String {
     let mut out = Vec::new();
     for d in diags {
+        if !d.span.is_defined() {
+            out.extend_from_slice(format!("error[{}]: {}\n", d.code, d.message).as_bytes());
+            continue;
+        }
         let range = clamp(d.span, source);
         let (line, col) = line_col(source, range.start as u32);
         let kind = match d.severity {

@@ -1,0 +1,122 @@
+//! The compilation pipeline as functions over source text and modules.
+
+use adc_frontend::{render, Diagnostic, RenderConfig};
+use adc_ir::{Module, Span};
+
+/// The stages `adc ir --after` can stop at, in pipeline order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    Lower,
+    Linearize,
+    Propagate,
+    Unzip,
+    Transpose,
+    Opt,
+    Final,
+}
+
+impl Stage {
+    pub const ALL: &'static [(&'static str, Stage)] = &[
+        ("lower", Stage::Lower),
+        ("linearize", Stage::Linearize),
+        ("propagate", Stage::Propagate),
+        ("unzip", Stage::Unzip),
+        ("transpose", Stage::Transpose),
+        ("opt", Stage::Opt),
+        ("final", Stage::Final),
+    ];
+
+    pub fn from_name(s: &str) -> Option<Stage> {
+        Stage::ALL.iter().find(|(n, _)| *n == s).map(|(_, st)| *st)
+    }
+}
+
+/// Why compilation stopped: rendered diagnostics for the user.
+#[derive(Debug)]
+pub struct Failure {
+    pub diagnostics: Vec<Diagnostic>,
+    pub rendered: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.rendered)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+fn failure(diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) -> Failure {
+    let rendered = render(&diags, path, source, RenderConfig { color });
+    Failure { diagnostics: diags, rendered }
+}
+
+/// Source text to verified, lowered IR.
+pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
+    let (module, diags) = adc_frontend::compile_to_ir(source);
+    match module {
+        Some(m) => {
+            if let Err(e) = adc_ir::verify(&m) {
+                let d = Diagnostic::error("E0999", format!("internal compiler error: lowered IR does not verify:\n{e}"), Span::UNDEFINED);
+                return Err(failure(vec![d], path, source, color));
+            }
+            Ok(m)
+        }
+        None => Err(failure(diags, path, source, color)),
+    }
+}
+
+/// Textual IR to a verified module.
+pub fn parse_ir(path: &str, text: &str) -> Result<Module, Failure> {
+    let bad = |message: String| Failure { diagnostics: Vec::new(), rendered: format!("error: {path}:{message}\n") };
+    let m = adc_ir::parse_module(text).map_err(|e| bad(e.to_string()))?;
+    adc_ir::verify(&m).map_err(|e| bad(format!(" IR does not verify:\n{e}")))?;
+    Ok(m)
+}
+
+/// Runs the passes of every stage up to and including `stage`. The
+/// derivative stages have nothing to do until derivative requests exist.
+pub fn run_stages(module: &mut Module, stage: Stage) {
+    if stage >= Stage::Opt {
+        adc_passes::optimize(module);
+    }
+}
+
+/// `file:line:col` of a span, for runtime error messages.
+pub fn locator<'a>(path: &'a str, source: &'a str) -> impl Fn(Span) -> String + 'a {
+    move |span: Span| {
+        if !span.is_defined() {
+            return format!("{path}:?");
+        }
+        let (line, col) = adc_frontend::diag::line_col(source, span.start);
+        format!("{path}:{line}:{col}")
+    }
+}
+
+fn codegen_failure(e: adc_codegen::CodegenError, path: &str, source: &str, color: bool) -> Failure {
+    failure(vec![Diagnostic::error("E0500", e.to_string(), Span::UNDEFINED)], path, source, color)
+}
+
+/// Source text (or textual IR when `path` ends in `.adir`) to JIT code.
+pub fn compile_jit(path: &str, source: &str, color: bool) -> Result<adc_codegen::JitModule, Failure> {
+    let mut module = load(path, source, color)?;
+    run_stages(&mut module, Stage::Final);
+    adc_codegen::jit(&module, &locator(path, source), &[]).map_err(|e| codegen_failure(e, path, source, color))
+}
+
+/// Source text to an object file and its C header.
+pub fn compile_object(path: &str, source: &str, guard: &str, color: bool) -> Result<(Vec<u8>, String), Failure> {
+    let mut module = load(path, source, color)?;
+    run_stages(&mut module, Stage::Final);
+    let obj = adc_codegen::object(&module, &locator(path, source)).map_err(|e| codegen_failure(e, path, source, color))?;
+    Ok((obj, adc_codegen::c_header(&module, guard)))
+}
+
+/// Loads `.ad` source or `.adir` text as a verified module.
+pub fn load(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
+    if path.ends_with(".adir") {
+        parse_ir(path, source)
+    } else {
+        frontend(path, source, color)
+    }
+}

@@ -1,0 +1,251 @@
+//! Exported entry points around the internal functions.
+//!
+//! - `NAME`: the C ABI of LANGUAGE.md §7. It runs `__adc_impl_NAME` with a
+//!   fresh runtime context; on a runtime error it writes the message to
+//!   stderr and exits with status 3. Tuples are returned as C structs
+//!   following the x86-64 System V rules (in registers up to 16 bytes,
+//!   through a hidden pointer beyond).
+//! - `__adc_entry_NAME(ctx, args, rets)` (JIT only): one uniform signature
+//!   for the host, reading arguments from and writing results to arrays of
+//!   8-byte slots (an array takes two: pointer, length).
+
+use crate::translate::{clif_types, impl_signature, scalar_clif, trusted, uses_return_area, PTR};
+use crate::{CodegenError, Symbols};
+use adc_ir::{ScalarType, Type};
+use cranelift_codegen::ir::{self as clif, types, AbiParam, ArgumentPurpose, InstBuilder, StackSlotData, StackSlotKind};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId, Linkage, Module};
+
+/// The C layout of a tuple struct: (offset of each field, size, align).
+pub fn tuple_layout(fields: &[ScalarType]) -> (Vec<u32>, u32) {
+    let mut off: u32 = 0;
+    let mut offsets = Vec::new();
+    let mut align = 1;
+    for f in fields {
+        let s = f.size();
+        off = off.div_ceil(s) * s;
+        offsets.push(off);
+        off += s;
+        align = align.max(s);
+    }
+    (offsets, off.div_ceil(align) * align)
+}
+
+enum TupleReturn {
+    /// Eightbytes returned in registers, each integer (`I64`) or SSE (`F64`).
+    Registers(Vec<clif::Type>),
+    Memory,
+}
+
+fn classify(fields: &[ScalarType]) -> TupleReturn {
+    let (offsets, size) = tuple_layout(fields);
+    if size > 16 {
+        return TupleReturn::Memory;
+    }
+    let words = size.div_ceil(8) as usize;
+    let mut classes = vec![types::F64; words];
+    for (f, off) in fields.iter().zip(offsets) {
+        if !f.is_float() {
+            classes[(off / 8) as usize] = types::I64;
+        }
+    }
+    TupleReturn::Registers(classes)
+}
+
+pub(crate) fn c_signature<M: Module>(m: &M, func: &adc_ir::Function) -> clif::Signature {
+    let mut sig = m.make_signature();
+    let scalars: Vec<ScalarType> = func.returns.iter().map(|t| t.elem()).collect();
+    if func.returns.len() > 1 {
+        match classify(&scalars) {
+            TupleReturn::Registers(words) => sig.returns.extend(words.into_iter().map(AbiParam::new)),
+            TupleReturn::Memory => {
+                // Cranelift returns the hidden pointer in `rax` itself.
+                sig.params.push(AbiParam::special(PTR, ArgumentPurpose::StructReturn));
+            }
+        }
+    } else {
+        for r in &func.returns {
+            sig.returns.extend(clif_types(*r).into_iter().map(AbiParam::new));
+        }
+    }
+    for p in &func.params {
+        sig.params.extend(clif_types(p.ty).into_iter().map(AbiParam::new));
+    }
+    sig
+}
+
+fn new_ctx_slot(b: &mut FunctionBuilder) -> clif::Value {
+    let tf = trusted(b);
+    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+    let ctx = b.ins().stack_addr(PTR, slot, 0);
+    let z = b.ins().iconst(types::I64, 0);
+    b.ins().store(tf, z, ctx, 0);
+    b.ins().store(tf, z, ctx, 8);
+    ctx
+}
+
+fn import<M: Module>(m: &mut M, b: &mut FunctionBuilder, name: &str, params: &[clif::Type], returns: &[clif::Type]) -> Result<clif::FuncRef, CodegenError> {
+    let mut sig = m.make_signature();
+    sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+    sig.returns.extend(returns.iter().map(|t| AbiParam::new(*t)));
+    let id = m.declare_function(name, Linkage::Import, &sig)?;
+    Ok(m.declare_func_in_func(id, b.func))
+}
+
+/// Defines the C-ABI wrapper `NAME` of `func`.
+pub(crate) fn define_c_wrapper<M: Module>(m: &mut M, syms: &Symbols, index: usize, func: &adc_ir::Function, wrapper: FuncId) -> Result<(), CodegenError> {
+    let mut ctx = m.make_context();
+    ctx.func.signature = c_signature(m, func);
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let tf = trusted(&mut b);
+    let params = b.block_params(entry).to_vec();
+    let scalars: Vec<ScalarType> = func.returns.iter().map(|t| t.elem()).collect();
+    let memory_return = func.returns.len() > 1 && matches!(classify(&scalars), TupleReturn::Memory);
+    let (sret, args) = if memory_return { (Some(params[0]), &params[1..]) } else { (None, &params[..]) };
+    let ctx_ptr = new_ctx_slot(&mut b);
+    let mut call_args = vec![ctx_ptr];
+    let area = if uses_return_area(func) {
+        let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * func.returns.len() as u32, 3));
+        let addr = b.ins().stack_addr(PTR, slot, 0);
+        call_args.push(addr);
+        Some(addr)
+    } else {
+        None
+    };
+    call_args.extend_from_slice(args);
+    let callee = m.declare_func_in_func(syms.func_ids[index], b.func);
+    let call = b.ins().call(callee, &call_args);
+    let mut results = b.inst_results(call).to_vec();
+    if let Some(addr) = area {
+        results = func.returns.iter().enumerate().map(|(i, r)| b.ins().load(scalar_clif(r.elem()), tf, addr, (i * 8) as i32)).collect();
+    }
+    let msg = b.ins().load(PTR, tf, ctx_ptr, 0);
+    let fail = b.create_block();
+    let ok = b.create_block();
+    b.ins().brif(msg, fail, &[], ok, &[]);
+    b.switch_to_block(fail);
+    b.set_cold_block(fail);
+    let write = import(m, &mut b, "write", &[types::I32, PTR, types::I64], &[types::I64])?;
+    let exit = import(m, &mut b, "exit", &[types::I32], &[])?;
+    let len = b.ins().load(types::I64, tf, ctx_ptr, 8);
+    let fd = b.ins().iconst(types::I32, 2);
+    b.ins().call(write, &[fd, msg, len]);
+    let code = b.ins().iconst(types::I32, 3);
+    b.ins().call(exit, &[code]);
+    b.ins().trap(clif::TrapCode::unwrap_user(1));
+    b.switch_to_block(ok);
+    if func.returns.len() > 1 {
+        let (offsets, size) = tuple_layout(&scalars);
+        let base = match sret {
+            Some(p) => p,
+            None => {
+                let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+                let addr = b.ins().stack_addr(PTR, slot, 0);
+                let z = b.ins().iconst(types::I64, 0);
+                b.ins().store(tf, z, addr, 0);
+                b.ins().store(tf, z, addr, 8);
+                addr
+            }
+        };
+        for (v, off) in results.iter().zip(&offsets) {
+            b.ins().store(tf, *v, base, *off as i32);
+        }
+        match classify(&scalars) {
+            TupleReturn::Memory => {
+                b.ins().return_(&[]);
+            }
+            TupleReturn::Registers(words) => {
+                let _ = size;
+                let vals: Vec<clif::Value> =
+                    words.iter().enumerate().map(|(i, t)| b.ins().load(*t, tf, base, (i * 8) as i32)).collect();
+                b.ins().return_(&vals);
+            }
+        }
+    } else {
+        b.ins().return_(&results);
+    }
+    b.seal_all_blocks();
+    b.finalize(m.target_config());
+    m.define_function(wrapper, &mut ctx).map_err(CodegenError::from)
+}
+
+/// Defines `__adc_entry_NAME(ctx, args, rets)` for the JIT host.
+pub(crate) fn define_entry<M: Module>(m: &mut M, syms: &Symbols, index: usize, func: &adc_ir::Function, entry_id: FuncId) -> Result<(), CodegenError> {
+    let mut ctx = m.make_context();
+    ctx.func.signature.params = vec![AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)];
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let tf = trusted(&mut b);
+    let p = b.block_params(entry).to_vec();
+    let (ctx_ptr, args_ptr, rets_ptr) = (p[0], p[1], p[2]);
+    let mut call_args = vec![ctx_ptr];
+    if uses_return_area(func) {
+        call_args.push(rets_ptr);
+    }
+    let mut slot = 0;
+    for param in &func.params {
+        for t in clif_types(param.ty) {
+            call_args.push(b.ins().load(t, tf, args_ptr, slot * 8));
+            slot += 1;
+        }
+    }
+    let callee = m.declare_func_in_func(syms.func_ids[index], b.func);
+    let call = b.ins().call(callee, &call_args);
+    let results = b.inst_results(call).to_vec();
+    // With a return area the callee already wrote `rets`; `results` is empty.
+    for (i, v) in results.iter().enumerate() {
+        b.ins().store(tf, *v, rets_ptr, (i * 8) as i32);
+    }
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(m.target_config());
+    let _ = impl_signature::<M>;
+    m.define_function(entry_id, &mut ctx).map_err(CodegenError::from)
+}
+
+fn c_type(s: ScalarType) -> &'static str {
+    match s {
+        ScalarType::Bool => "bool",
+        ScalarType::I64 => "int64_t",
+        ScalarType::F32 => "float",
+        ScalarType::F64 => "double",
+    }
+}
+
+/// The C declarations of every exported function (§7).
+pub fn c_header(module: &adc_ir::Module, guard: &str) -> String {
+    let mut out = format!("/* Generated by adc. */\n#ifndef {guard}\n#define {guard}\n\n#include <stdbool.h>\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n");
+    for f in module.funcs.iter().filter(|f| !f.is_import()) {
+        let ret = match f.returns.as_slice() {
+            [] => "void".to_string(),
+            [t] => c_type(t.elem()).to_string(),
+            many => {
+                let name = format!("{}_result", f.name);
+                let fields: Vec<String> = many.iter().enumerate().map(|(i, t)| format!("{} _{i};", c_type(t.elem()))).collect();
+                out.push_str(&format!("typedef struct {name} {{ {} }} {name};\n", fields.join(" ")));
+                name
+            }
+        };
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| match p.ty {
+                Type::Scalar(s) => format!("{} {}", c_type(s), p.name),
+                Type::Ref(s) => format!("{} *{}", c_type(s), p.name),
+                Type::Array(s) if p.mode == adc_ir::ParamMode::In => format!("const {} *{n}, int64_t {n}_len", c_type(s), n = p.name),
+                Type::Array(s) => format!("{} *{n}, int64_t {n}_len", c_type(s), n = p.name),
+            })
+            .collect();
+        let params = if params.is_empty() { "void".to_string() } else { params.join(", ") };
+        out.push_str(&format!("{ret} {}({params});\n", f.name));
+    }
+    out.push_str("\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+    out
+}

@@ -1,0 +1,292 @@
+//! The JIT host side: runtime helpers linked into JIT code, and the checked
+//! calling interface of `JitModule`.
+
+use adc_ir::{Constant, Param, ParamMode, ScalarType, Type};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Write;
+
+fn print_sep(first: i8) {
+    if first == 0 {
+        let _ = std::io::stdout().write_all(b" ");
+    }
+}
+
+extern "C" fn print_f64(x: f64, first: i8) {
+    print_sep(first);
+    let _ = write!(std::io::stdout(), "{}", adc_ir::inst::fmt_f64(x));
+}
+
+extern "C" fn print_f32(x: f32, first: i8) {
+    print_sep(first);
+    let _ = write!(std::io::stdout(), "{}", adc_ir::inst::fmt_f32(x));
+}
+
+extern "C" fn print_i64(x: i64, first: i8) {
+    print_sep(first);
+    let _ = write!(std::io::stdout(), "{x}");
+}
+
+extern "C" fn print_bool(x: i8, first: i8) {
+    print_sep(first);
+    let _ = write!(std::io::stdout(), "{}", x != 0);
+}
+
+extern "C" fn print_end() {
+    let mut out = std::io::stdout();
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+// Keeps the C math library linked so the JIT's dlsym lookup finds it.
+#[link(name = "m")]
+unsafe extern "C" {
+    fn lgamma(x: f64) -> f64;
+}
+
+pub(crate) fn runtime_symbols() -> Vec<(&'static str, *const u8)> {
+    vec![
+        ("adc_rt_print_f64", print_f64 as *const u8),
+        ("adc_rt_print_f32", print_f32 as *const u8),
+        ("adc_rt_print_i64", print_i64 as *const u8),
+        ("adc_rt_print_bool", print_bool as *const u8),
+        ("adc_rt_print_end", print_end as *const u8),
+        ("lgamma", lgamma as *const u8),
+    ]
+}
+
+/// True when the process (the C library and the math library) defines `name`.
+pub(crate) fn c_symbol_exists(name: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(name) else { return false };
+    // SAFETY: dlsym only reads the NUL-terminated name.
+    !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c.as_ptr()) }.is_null()
+}
+
+/// An array argument, written back in place by the callee when writable.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrayValue {
+    Bool(Vec<bool>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl ArrayValue {
+    pub fn elem(&self) -> ScalarType {
+        match self {
+            ArrayValue::Bool(_) => ScalarType::Bool,
+            ArrayValue::I64(_) => ScalarType::I64,
+            ArrayValue::F32(_) => ScalarType::F32,
+            ArrayValue::F64(_) => ScalarType::F64,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            ArrayValue::Bool(v) => v.len(),
+            ArrayValue::I64(v) => v.len(),
+            ArrayValue::F32(v) => v.len(),
+            ArrayValue::F64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn as_mut_ptr(&mut self) -> u64 {
+        match self {
+            ArrayValue::Bool(v) => v.as_mut_ptr() as u64,
+            ArrayValue::I64(v) => v.as_mut_ptr() as u64,
+            ArrayValue::F32(v) => v.as_mut_ptr() as u64,
+            ArrayValue::F64(v) => v.as_mut_ptr() as u64,
+        }
+    }
+}
+
+/// One argument: a scalar (for by-value and `inout`/`out` scalar
+/// parameters; the latter are updated after the call) or an array.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgValue {
+    Scalar(Constant),
+    Array(ArrayValue),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallError {
+    UnknownFunction(String),
+    ArgumentCount { expected: usize, found: usize },
+    ArgumentType { index: usize, expected: String },
+    /// A runtime error of LANGUAGE.md §4: `what at file:line:col`.
+    Runtime(String),
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::UnknownFunction(n) => write!(f, "no function `{n}`"),
+            CallError::ArgumentCount { expected, found } => write!(f, "expected {expected} arguments, found {found}"),
+            CallError::ArgumentType { index, expected } => write!(f, "argument {index}: expected {expected}"),
+            CallError::Runtime(m) => write!(f, "runtime error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+#[derive(Clone, Debug)]
+pub struct JitFunction {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub returns: Vec<Type>,
+    entry: usize,
+    c_abi: usize,
+}
+
+impl JitFunction {
+    pub(crate) fn new(f: &adc_ir::Function, entry: *const u8, c_abi: *const u8) -> JitFunction {
+        JitFunction { name: f.name.clone(), params: f.params.clone(), returns: f.returns.clone(), entry: entry as usize, c_abi: c_abi as usize }
+    }
+}
+
+/// Compiled code; functions may be called from several threads at once.
+pub struct JitModule {
+    module: Option<cranelift_jit::JITModule>,
+    funcs: BTreeMap<String, JitFunction>,
+}
+
+// SAFETY: after `finalize_definitions` the module's code and data are
+// immutable; calls share nothing but that read-only memory (each call has
+// its own runtime context), and the module is only mutated by `Drop`.
+unsafe impl Send for JitModule {}
+unsafe impl Sync for JitModule {}
+
+impl Drop for JitModule {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // SAFETY: no pointer into the module outlives it: `JitFunction`s
+            // hold addresses only usable through `&JitModule`.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+fn scalar_bits(c: Constant) -> u64 {
+    match c {
+        Constant::Bool(b) => b as u64,
+        Constant::I64(i) => i as u64,
+        Constant::F32(x) => x.to_bits() as u64,
+        Constant::F64(x) => x.to_bits(),
+    }
+}
+
+fn scalar_from_bits(t: ScalarType, bits: u64) -> Constant {
+    match t {
+        ScalarType::Bool => Constant::Bool(bits & 0xff != 0),
+        ScalarType::I64 => Constant::I64(bits as i64),
+        ScalarType::F32 => Constant::F32(f32::from_bits(bits as u32)),
+        ScalarType::F64 => Constant::F64(f64::from_bits(bits)),
+    }
+}
+
+fn type_desc(p: &Param) -> String {
+    match p.ty {
+        Type::Scalar(s) | Type::Ref(s) => format!("a `{s}` scalar"),
+        Type::Array(s) => format!("an array of `{s}`"),
+    }
+}
+
+impl JitModule {
+    pub(crate) fn new(module: cranelift_jit::JITModule, funcs: BTreeMap<String, JitFunction>) -> JitModule {
+        JitModule { module: Some(module), funcs }
+    }
+
+    pub fn function(&self, name: &str) -> Option<&JitFunction> {
+        self.funcs.get(name)
+    }
+
+    pub fn functions(&self) -> impl Iterator<Item = &JitFunction> {
+        self.funcs.values()
+    }
+
+    /// The C-ABI entry point of `name` (LANGUAGE.md §7). Transmute it to the
+    /// matching `extern "C" fn` type; a runtime error inside it prints the
+    /// message and exits the process with status 3.
+    pub fn raw_function(&self, name: &str) -> Option<*const u8> {
+        self.funcs.get(name).map(|f| f.c_abi as *const u8)
+    }
+
+    /// Calls `name` with checked arguments. Writable arrays and `inout`/`out`
+    /// scalars in `args` hold the callee's results afterwards. Returns the
+    /// result values (none for `void`, several for a tuple).
+    pub fn call(&self, name: &str, args: &mut [ArgValue]) -> Result<Vec<Constant>, CallError> {
+        let f = self.funcs.get(name).ok_or_else(|| CallError::UnknownFunction(name.to_string()))?;
+        if args.len() != f.params.len() {
+            return Err(CallError::ArgumentCount { expected: f.params.len(), found: args.len() });
+        }
+        // Coerce scalars exactly as the language would at a call.
+        for (i, (p, a)) in f.params.iter().zip(args.iter_mut()).enumerate() {
+            let bad = || CallError::ArgumentType { index: i, expected: type_desc(p) };
+            match (p.ty, &*a) {
+                (Type::Scalar(s) | Type::Ref(s), ArgValue::Scalar(c)) => {
+                    let c = match (s, *c) {
+                        (ScalarType::F64, Constant::F32(x)) => Constant::F64(x as f64),
+                        (ScalarType::F64, Constant::I64(x)) => Constant::F64(x as f64),
+                        (ScalarType::F32, Constant::F64(x)) => Constant::F32(x as f32),
+                        (ScalarType::F32, Constant::I64(x)) => Constant::F32(x as f32),
+                        (s, c) if c.ty() == s => c,
+                        _ => return Err(bad()),
+                    };
+                    *a = ArgValue::Scalar(c);
+                }
+                (Type::Array(s), ArgValue::Array(arr)) if arr.elem() == s => (),
+                _ => return Err(bad()),
+            }
+        }
+        let mut ref_cells: Vec<u64> = vec![0; args.len()];
+        let mut slots: Vec<u64> = Vec::new();
+        for (i, (p, a)) in f.params.iter().zip(args.iter_mut()).enumerate() {
+            match (p.ty, a) {
+                (Type::Scalar(_), ArgValue::Scalar(c)) => slots.push(scalar_bits(*c)),
+                (Type::Ref(_), ArgValue::Scalar(c)) => {
+                    ref_cells[i] = scalar_bits(*c);
+                    slots.push(&mut ref_cells[i] as *mut u64 as u64);
+                }
+                (Type::Array(_), ArgValue::Array(arr)) => {
+                    let len = arr.len() as u64;
+                    slots.push(arr.as_mut_ptr());
+                    slots.push(len);
+                }
+                _ => return Err(CallError::ArgumentType { index: i, expected: type_desc(p) }),
+            }
+        }
+        let mut rets: Vec<u64> = vec![0; f.returns.len() * 2 + 1];
+        let mut ctx: [u64; 2] = [0, 0];
+        type Entry = unsafe extern "C" fn(*mut u64, *const u64, *mut u64);
+        // SAFETY: `entry` is the finalized `__adc_entry_NAME` trampoline
+        // with exactly this signature; `slots` holds one valid word per
+        // expanded parameter (array pointers borrowed from `args` for the
+        // duration of the call, reference cells in `ref_cells`), `rets` has
+        // room for every result, and the module outlives the call.
+        unsafe {
+            let entry: Entry = std::mem::transmute::<usize, Entry>(f.entry);
+            entry(ctx.as_mut_ptr(), slots.as_ptr(), rets.as_mut_ptr());
+        }
+        if ctx[0] != 0 {
+            // SAFETY: a failing check stores a pointer and length of a
+            // message in the module's read-only data, alive with `self`.
+            let bytes = unsafe { std::slice::from_raw_parts(ctx[0] as *const u8, ctx[1] as usize) };
+            let text = String::from_utf8_lossy(bytes);
+            let text = text.trim_end().trim_start_matches("runtime error: ").to_string();
+            return Err(CallError::Runtime(text));
+        }
+        for (i, (p, a)) in f.params.iter().zip(args.iter_mut()).enumerate() {
+            if let (Type::Ref(s), ArgValue::Scalar(c)) = (p.ty, a) {
+                if p.mode != ParamMode::In {
+                    *c = scalar_from_bits(s, ref_cells[i]);
+                }
+            }
+        }
+        Ok(f.returns.iter().enumerate().map(|(i, t)| scalar_from_bits(t.elem(), rets[i])).collect())
+    }
+}

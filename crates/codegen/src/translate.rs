@@ -1,0 +1,539 @@
+//! IR function bodies to Cranelift IR, one block for one block.
+//!
+//! Every adc function is compiled to an internal function
+//! `__adc_impl_NAME(ctx, params...)`. `ctx` points to a two-word runtime
+//! context `{ message: *const u8, message_len: u64 }`: a failing runtime
+//! check stores its message there and returns zeros, and every caller checks
+//! `ctx.message` after each call and propagates. So runtime errors never
+//! unwind through foreign frames and need no global state.
+
+use crate::{CodegenError, Symbols};
+use adc_ir::{BinaryOp, CmpCond, Constant, InstData, MathFunc, ScalarType, Span, Type, UnaryOp, Value};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{self as clif, types, AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{Linkage, Module};
+use std::collections::BTreeMap;
+
+pub(crate) const PTR: clif::Type = types::I64;
+
+pub(crate) fn scalar_clif(s: ScalarType) -> clif::Type {
+    match s {
+        ScalarType::Bool => types::I8,
+        ScalarType::I64 => types::I64,
+        ScalarType::F32 => types::F32,
+        ScalarType::F64 => types::F64,
+    }
+}
+
+/// The Cranelift values one IR value of type `t` becomes.
+pub(crate) fn clif_types(t: Type) -> Vec<clif::Type> {
+    match t {
+        Type::Scalar(s) => vec![scalar_clif(s)],
+        Type::Array(_) => vec![PTR, types::I64],
+        Type::Ref(_) => vec![PTR],
+    }
+}
+
+/// Internal functions return tuples through a caller-provided area of
+/// 8-byte slots (Cranelift cannot return many values in registers).
+pub(crate) fn uses_return_area(func: &adc_ir::Function) -> bool {
+    func.returns.len() > 1
+}
+
+pub(crate) fn impl_signature<M: Module>(m: &M, func: &adc_ir::Function, with_ctx: bool) -> clif::Signature {
+    let mut sig = m.make_signature();
+    if with_ctx {
+        sig.params.push(AbiParam::new(PTR));
+    }
+    if with_ctx && uses_return_area(func) {
+        sig.params.push(AbiParam::new(PTR));
+    }
+    for p in &func.params {
+        sig.params.extend(clif_types(p.ty).into_iter().map(AbiParam::new));
+    }
+    if !(with_ctx && uses_return_area(func)) {
+        for r in &func.returns {
+            sig.returns.extend(clif_types(*r).into_iter().map(AbiParam::new));
+        }
+    }
+    sig
+}
+
+pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
+    pub m: &'a mut M,
+    pub ir: &'a adc_ir::Module,
+    pub syms: &'a mut Symbols,
+    pub func: &'a adc_ir::Function,
+    pub b: FunctionBuilder<'b>,
+    pub locate: &'a dyn Fn(Span) -> String,
+    values: Vec<Vec<clif::Value>>,
+    blocks: BTreeMap<adc_ir::Block, clif::Block>,
+    ctx_ptr: clif::Value,
+    error_exit: Option<clif::Block>,
+    error_sites: BTreeMap<String, clif::Block>,
+    flags: MemFlagsData,
+    ret_area: Option<clif::Value>,
+}
+
+pub(crate) fn translate<M: Module>(
+    m: &mut M,
+    ir: &adc_ir::Module,
+    syms: &mut Symbols,
+    func: &adc_ir::Function,
+    locate: &dyn Fn(Span) -> String,
+    clif_func: &mut clif::Function,
+    fctx: &mut FunctionBuilderContext,
+) -> Result<(), CodegenError> {
+    let mut b = FunctionBuilder::new(clif_func, fctx);
+    let mut blocks = BTreeMap::new();
+    for &blk in &func.layout {
+        blocks.insert(blk, b.create_block());
+    }
+    let entry_ir = func.layout[0];
+    let entry = blocks[&entry_ir];
+    b.append_block_params_for_function_params(entry);
+    let ctx_ptr = b.block_params(entry)[0];
+    let n_hidden = if uses_return_area(func) { 2 } else { 1 };
+    let ret_area = if n_hidden == 2 { Some(b.block_params(entry)[1]) } else { None };
+    let flags = trusted(&mut b);
+    let mut t = FuncTranslator {
+        m,
+        ir,
+        syms,
+        func,
+        b,
+        locate,
+        values: vec![Vec::new(); func.dfg.num_values()],
+        blocks,
+        ctx_ptr,
+        error_exit: None,
+        error_sites: BTreeMap::new(),
+        flags,
+        ret_area,
+    };
+    let entry_params: Vec<clif::Value> = t.b.block_params(entry)[n_hidden..].to_vec();
+    let mut k = 0;
+    for &v in func.dfg.block_params(entry_ir) {
+        let n = clif_types(func.dfg.value_type(v)).len();
+        t.values[v.index()] = entry_params[k..k + n].to_vec();
+        k += n;
+    }
+    for &blk in func.layout.iter().skip(1) {
+        let cb = t.blocks[&blk];
+        for &v in func.dfg.block_params(blk) {
+            let vals = clif_types(func.dfg.value_type(v)).into_iter().map(|ty| t.b.append_block_param(cb, ty)).collect();
+            t.values[v.index()] = vals;
+        }
+    }
+    for &blk in &func.layout {
+        let cb = t.blocks[&blk];
+        t.b.switch_to_block(cb);
+        for &inst in &func.dfg.block(blk).insts {
+            t.inst(inst)?;
+        }
+    }
+    t.finish()?;
+    t.b.seal_all_blocks();
+    let cfg = t.m.target_config();
+    t.b.finalize(cfg);
+    Ok(())
+}
+
+impl<M: Module> FuncTranslator<'_, '_, M> {
+    fn v(&self, v: Value) -> clif::Value {
+        self.values[v.index()][0]
+    }
+
+    fn vs(&self, v: Value) -> Vec<clif::Value> {
+        self.values[v.index()].clone()
+    }
+
+    fn scalar_ty(&self, v: Value) -> ScalarType {
+        self.func.dfg.value_type(v).elem()
+    }
+
+    fn error_exit(&mut self) -> clif::Block {
+        if let Some(b) = self.error_exit {
+            return b;
+        }
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.error_exit = Some(blk);
+        blk
+    }
+
+    /// A cold block that records `what` (with the instruction's location)
+    /// in the runtime context and leaves the function. Filled in `finish`,
+    /// because the builder cannot leave a block half-built.
+    fn error_site(&mut self, inst: adc_ir::Inst, what: &str) -> Result<clif::Block, CodegenError> {
+        let text = format!("runtime error: {what} at {}\n", (self.locate)(self.func.span(inst)));
+        if let Some(b) = self.error_sites.get(&text) {
+            return Ok(*b);
+        }
+        self.error_exit();
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.error_sites.insert(text, blk);
+        Ok(blk)
+    }
+
+    fn finish(&mut self) -> Result<(), CodegenError> {
+        for (text, blk) in std::mem::take(&mut self.error_sites) {
+            let data = self.syms.message(self.m, &text)?;
+            self.b.switch_to_block(blk);
+            let gv = self.m.declare_data_in_func(data, self.b.func);
+            let addr = self.b.ins().symbol_value(PTR, gv);
+            let len = self.b.ins().iconst(types::I64, text.len() as i64);
+            self.b.ins().store(self.flags, addr, self.ctx_ptr, 0);
+            self.b.ins().store(self.flags, len, self.ctx_ptr, 8);
+            let exit = self.error_exit();
+            self.b.ins().jump(exit, &[]);
+        }
+        if let Some(blk) = self.error_exit {
+            self.b.switch_to_block(blk);
+            let mut zeros = Vec::new();
+            if self.ret_area.is_none() {
+                for r in &self.func.returns {
+                    for ty in clif_types(*r) {
+                        zeros.push(zero(&mut self.b, ty));
+                    }
+                }
+            }
+            self.b.ins().return_(&zeros);
+        }
+        Ok(())
+    }
+
+    /// Branches to the error site when `fail` is true, else continues.
+    fn check(&mut self, fail: clif::Value, inst: adc_ir::Inst, what: &str) -> Result<(), CodegenError> {
+        let err = self.error_site(inst, what)?;
+        let ok = self.b.create_block();
+        self.b.ins().brif(fail, err, &[], ok, &[]);
+        self.b.switch_to_block(ok);
+        Ok(())
+    }
+
+    fn elem_addr(&mut self, inst: adc_ir::Inst, array: Value, index: Value, checked: bool) -> Result<clif::Value, CodegenError> {
+        let arr = self.vs(array);
+        let idx = self.v(index);
+        if checked {
+            let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, arr[1]);
+            self.check(oob, inst, "index out of bounds")?;
+        }
+        let size = self.func.dfg.value_type(array).elem().size() as i64;
+        let off = self.b.ins().imul_imm_s(idx, size);
+        Ok(self.b.ins().iadd(arr[0], off))
+    }
+
+    fn call_symbol(&mut self, name: &str, params: &[clif::Type], returns: &[clif::Type], args: &[clif::Value]) -> Result<Vec<clif::Value>, CodegenError> {
+        let mut sig = self.m.make_signature();
+        sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+        sig.returns.extend(returns.iter().map(|t| AbiParam::new(*t)));
+        let id = self.m.declare_function(name, Linkage::Import, &sig)?;
+        let fref = self.m.declare_func_in_func(id, self.b.func);
+        let call = self.b.ins().call(fref, args);
+        Ok(self.b.inst_results(call).to_vec())
+    }
+
+    fn def(&mut self, inst: adc_ir::Inst, vals: Vec<clif::Value>) {
+        let results = self.func.dfg.inst_results(inst);
+        let mut k = 0;
+        for &r in results {
+            let n = clif_types(self.func.dfg.value_type(r)).len();
+            self.values[r.index()] = vals[k..k + n].to_vec();
+            k += n;
+        }
+    }
+
+    fn block_args(&self, call: &adc_ir::BlockCall) -> Vec<clif::BlockArg> {
+        call.args.iter().flat_map(|a| self.vs(*a)).map(clif::BlockArg::Value).collect()
+    }
+
+    fn inst(&mut self, inst: adc_ir::Inst) -> Result<(), CodegenError> {
+        let data = self.func.dfg.inst(inst).clone();
+        let result_ty = self.func.dfg.inst_results(inst).first().map(|r| self.func.dfg.value_type(*r));
+        let out: Vec<clif::Value> = match &data {
+            InstData::Const { value } => vec![match *value {
+                Constant::Bool(x) => self.b.ins().iconst(types::I8, x as i64),
+                Constant::I64(x) => self.b.ins().iconst(types::I64, x),
+                Constant::F32(x) => self.b.ins().f32const(x),
+                Constant::F64(x) => self.b.ins().f64const(x),
+            }],
+            InstData::Unary { op, arg } => {
+                let x = self.v(*arg);
+                vec![match (op, self.scalar_ty(*arg)) {
+                    (UnaryOp::Not, _) => self.b.ins().bxor_imm_u(x, 1),
+                    (UnaryOp::Neg, ScalarType::F32 | ScalarType::F64) => self.b.ins().fneg(x),
+                    (UnaryOp::Neg, _) => self.b.ins().ineg(x),
+                }]
+            }
+            InstData::Binary { op, args } => {
+                let (x, y) = (self.v(args[0]), self.v(args[1]));
+                let float = self.scalar_ty(args[0]).is_float();
+                vec![self.binary(inst, *op, float, x, y)?]
+            }
+            InstData::Cmp { cond, args } => {
+                let (x, y) = (self.v(args[0]), self.v(args[1]));
+                if self.scalar_ty(args[0]).is_float() {
+                    let cc = match cond {
+                        CmpCond::Eq => FloatCC::Equal,
+                        CmpCond::Ne => FloatCC::NotEqual,
+                        CmpCond::Lt => FloatCC::LessThan,
+                        CmpCond::Le => FloatCC::LessThanOrEqual,
+                        CmpCond::Gt => FloatCC::GreaterThan,
+                        CmpCond::Ge => FloatCC::GreaterThanOrEqual,
+                    };
+                    vec![self.b.ins().fcmp(cc, x, y)]
+                } else {
+                    let cc = match cond {
+                        CmpCond::Eq => IntCC::Equal,
+                        CmpCond::Ne => IntCC::NotEqual,
+                        CmpCond::Lt => IntCC::SignedLessThan,
+                        CmpCond::Le => IntCC::SignedLessThanOrEqual,
+                        CmpCond::Gt => IntCC::SignedGreaterThan,
+                        CmpCond::Ge => IntCC::SignedGreaterThanOrEqual,
+                    };
+                    vec![self.b.ins().icmp(cc, x, y)]
+                }
+            }
+            InstData::Select { cond, args } => {
+                let (c, x, y) = (self.v(*cond), self.v(args[0]), self.v(args[1]));
+                vec![self.b.ins().select(c, x, y)]
+            }
+            InstData::Convert { arg } => {
+                let to = result_ty.map(|t| t.elem()).unwrap_or(ScalarType::F64);
+                let x = self.v(*arg);
+                vec![self.convert(x, self.scalar_ty(*arg), to)]
+            }
+            InstData::Math { func, args } => {
+                let xs: Vec<clif::Value> = args.iter().map(|a| self.v(*a)).collect();
+                let ty = self.scalar_ty(args[0]);
+                vec![self.math(*func, ty, &xs)?]
+            }
+            InstData::Call { func, args } => {
+                let callee = self.ir.func(*func);
+                let mut cargs = Vec::new();
+                if !callee.is_import() {
+                    cargs.push(self.ctx_ptr);
+                }
+                let area = if !callee.is_import() && uses_return_area(callee) {
+                    let size = 8 * callee.returns.len() as u32;
+                    let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, 3));
+                    let addr = self.b.ins().stack_addr(PTR, slot, 0);
+                    cargs.push(addr);
+                    Some(addr)
+                } else {
+                    None
+                };
+                for a in args {
+                    cargs.extend(self.vs(*a));
+                }
+                let fid = self.syms.func_ids[func.index()];
+                let fref = self.m.declare_func_in_func(fid, self.b.func);
+                let call = self.b.ins().call(fref, &cargs);
+                let mut results = self.b.inst_results(call).to_vec();
+                if let Some(addr) = area {
+                    results = callee
+                        .returns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| self.b.ins().load(scalar_clif(r.elem()), self.flags, addr, (i * 8) as i32))
+                        .collect();
+                }
+                if !callee.is_import() {
+                    let msg = self.b.ins().load(PTR, self.flags, self.ctx_ptr, 0);
+                    let exit = self.error_exit();
+                    let ok = self.b.create_block();
+                    self.b.ins().brif(msg, exit, &[], ok, &[]);
+                    self.b.switch_to_block(ok);
+                }
+                results
+            }
+            InstData::ArrayLen { array } => vec![self.vs(*array)[1]],
+            InstData::Load { array, index, checked } => {
+                let addr = self.elem_addr(inst, *array, *index, *checked)?;
+                let ty = scalar_clif(self.func.dfg.value_type(*array).elem());
+                vec![self.b.ins().load(ty, self.flags, addr, 0)]
+            }
+            InstData::Store { array, index, value, checked } => {
+                let addr = self.elem_addr(inst, *array, *index, *checked)?;
+                let x = self.v(*value);
+                self.b.ins().store(self.flags, x, addr, 0);
+                vec![]
+            }
+            InstData::ElemRef { array, index } => vec![self.elem_addr(inst, *array, *index, true)?],
+            InstData::RefLoad { ptr } => {
+                let ty = scalar_clif(self.func.dfg.value_type(*ptr).elem());
+                let p = self.v(*ptr);
+                vec![self.b.ins().load(ty, self.flags, p, 0)]
+            }
+            InstData::RefStore { ptr, value } => {
+                let (p, x) = (self.v(*ptr), self.v(*value));
+                self.b.ins().store(self.flags, x, p, 0);
+                vec![]
+            }
+            InstData::Slot => {
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+                vec![self.b.ins().stack_addr(PTR, slot, 0)]
+            }
+            InstData::ArrayNew { len } => {
+                let n = self.v(*len);
+                let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, n, 0);
+                self.check(neg, inst, "negative array length")?;
+                let size = result_ty.map(|t| t.elem().size()).unwrap_or(8) as i64;
+                let size_v = self.b.ins().iconst(types::I64, size);
+                // calloc(0, ...) may return null; ask for at least one element.
+                let one = self.b.ins().iconst(types::I64, 1);
+                let count = self.b.ins().smax(n, one);
+                let p = self.call_symbol("calloc", &[types::I64, types::I64], &[PTR], &[count, size_v])?[0];
+                let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+                self.check(null, inst, "out of memory")?;
+                vec![p, n]
+            }
+            InstData::ArrayFree { array } => {
+                let p = self.vs(*array)[0];
+                self.call_symbol("free", &[PTR], &[], &[p])?;
+                vec![]
+            }
+            InstData::ArrayNull => {
+                let z = self.b.ins().iconst(PTR, 0);
+                let l = self.b.ins().iconst(types::I64, 0);
+                vec![z, l]
+            }
+            InstData::Print { args } => {
+                for (i, a) in args.iter().enumerate() {
+                    let ty = self.scalar_ty(*a);
+                    let name = format!("adc_rt_print_{}", ty.name());
+                    let first = self.b.ins().iconst(types::I8, (i == 0) as i64);
+                    let x = self.v(*a);
+                    self.call_symbol(&name, &[scalar_clif(ty), types::I8], &[], &[x, first])?;
+                }
+                self.call_symbol("adc_rt_print_end", &[], &[], &[])?;
+                vec![]
+            }
+            InstData::Jump { dest } => {
+                let args = self.block_args(dest);
+                let target = self.blocks[&dest.block];
+                self.b.ins().jump(target, &args);
+                vec![]
+            }
+            InstData::Branch { cond, then_dest, else_dest } => {
+                let c = self.v(*cond);
+                let (ta, ea) = (self.block_args(then_dest), self.block_args(else_dest));
+                let (tb, eb) = (self.blocks[&then_dest.block], self.blocks[&else_dest.block]);
+                self.b.ins().brif(c, tb, &ta, eb, &ea);
+                vec![]
+            }
+            InstData::Return { args } => {
+                let vals: Vec<clif::Value> = args.iter().flat_map(|a| self.vs(*a)).collect();
+                match self.ret_area {
+                    Some(area) => {
+                        for (i, v) in vals.iter().enumerate() {
+                            self.b.ins().store(self.flags, *v, area, (i * 8) as i32);
+                        }
+                        self.b.ins().return_(&[]);
+                    }
+                    None => {
+                        self.b.ins().return_(&vals);
+                    }
+                }
+                vec![]
+            }
+        };
+        self.def(inst, out);
+        Ok(())
+    }
+
+    fn binary(&mut self, inst: adc_ir::Inst, op: BinaryOp, float: bool, x: clif::Value, y: clif::Value) -> Result<clif::Value, CodegenError> {
+        Ok(match (op, float) {
+            (BinaryOp::Add, true) => self.b.ins().fadd(x, y),
+            (BinaryOp::Add, false) => self.b.ins().iadd(x, y),
+            (BinaryOp::Sub, true) => self.b.ins().fsub(x, y),
+            (BinaryOp::Sub, false) => self.b.ins().isub(x, y),
+            (BinaryOp::Mul, true) => self.b.ins().fmul(x, y),
+            (BinaryOp::Mul, false) => self.b.ins().imul(x, y),
+            (BinaryOp::Div, true) => self.b.ins().fdiv(x, y),
+            (BinaryOp::Rem, true) => self.call_symbol("fmod", &[types::F64, types::F64], &[types::F64], &[x, y])?[0],
+            (BinaryOp::Div | BinaryOp::Rem, false) => {
+                let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                self.check(zero, inst, "division by zero")?;
+                // x / -1 wraps (INT_MIN / -1 == INT_MIN) instead of trapping.
+                let minus_one = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+                let one = self.b.ins().iconst(types::I64, 1);
+                let safe = self.b.ins().select(minus_one, one, y);
+                if op == BinaryOp::Div {
+                    let q = self.b.ins().sdiv(x, safe);
+                    let neg = self.b.ins().ineg(x);
+                    self.b.ins().select(minus_one, neg, q)
+                } else {
+                    let r = self.b.ins().srem(x, safe);
+                    let z = self.b.ins().iconst(types::I64, 0);
+                    self.b.ins().select(minus_one, z, r)
+                }
+            }
+            (BinaryOp::Min, false) => self.b.ins().smin(x, y),
+            (BinaryOp::Max, false) => self.b.ins().smax(x, y),
+            (BinaryOp::Min, true) => {
+                let c = self.b.ins().fcmp(FloatCC::LessThan, y, x);
+                self.b.ins().select(c, y, x)
+            }
+            (BinaryOp::Max, true) => {
+                let c = self.b.ins().fcmp(FloatCC::GreaterThan, y, x);
+                self.b.ins().select(c, y, x)
+            }
+        })
+    }
+
+    fn convert(&mut self, x: clif::Value, from: ScalarType, to: ScalarType) -> clif::Value {
+        use ScalarType::*;
+        match (from, to) {
+            (a, b) if a == b => x,
+            (I64, F32 | F64) => self.b.ins().fcvt_from_sint(scalar_clif(to), x),
+            (F32 | F64, I64) => self.b.ins().fcvt_to_sint_sat(types::I64, x),
+            (F32, F64) => self.b.ins().fpromote(types::F64, x),
+            (F64, F32) => self.b.ins().fdemote(types::F32, x),
+            (Bool, I64) => self.b.ins().uextend(types::I64, x),
+            (Bool, F32 | F64) => {
+                let i = self.b.ins().uextend(types::I64, x);
+                self.b.ins().fcvt_from_sint(scalar_clif(to), i)
+            }
+            (I64, Bool) => self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0),
+            (F32 | F64, Bool) => {
+                let z = zero(&mut self.b, scalar_clif(from));
+                self.b.ins().fcmp(FloatCC::NotEqual, x, z)
+            }
+            _ => x,
+        }
+    }
+
+    fn math(&mut self, func: MathFunc, ty: ScalarType, xs: &[clif::Value]) -> Result<clif::Value, CodegenError> {
+        let x = xs[0];
+        Ok(match (func, ty) {
+            (MathFunc::Abs, ScalarType::I64) => self.b.ins().iabs(x),
+            (MathFunc::Abs, _) => self.b.ins().fabs(x),
+            (MathFunc::Sqrt, _) => self.b.ins().sqrt(x),
+            (MathFunc::Floor, _) => self.b.ins().floor(x),
+            (MathFunc::Ceil, _) => self.b.ins().ceil(x),
+            (MathFunc::Trunc, _) => self.b.ins().trunc(x),
+            _ => {
+                let t = scalar_clif(ty);
+                let params = vec![t; xs.len()];
+                self.call_symbol(&func.libm_symbol(ty), &params, &[t], xs)?[0]
+            }
+        })
+    }
+}
+
+pub(crate) fn zero(b: &mut FunctionBuilder, ty: clif::Type) -> clif::Value {
+    match ty {
+        types::F32 => b.ins().f32const(0.0),
+        types::F64 => b.ins().f64const(0.0),
+        t => b.ins().iconst(t, 0),
+    }
+}
+
+/// Flags for memory known to be aligned and in bounds (checked before).
+pub(crate) fn trusted(_b: &mut FunctionBuilder) -> MemFlagsData {
+    MemFlagsData::trusted()
+}
