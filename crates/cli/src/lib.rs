@@ -4,9 +4,18 @@
 //! `run_stages` (IR passes up to a stage), `jit`, `object`. The binary and
 //! the tests call the same functions. This is the only crate that does file
 //! IO or prints.
+//!
+//! ```
+//! let source = "double norm2(double[] xs) { double s = 0.0; for (int i = 0; i < len(xs); i++) s += xs[i] * xs[i]; return s; }";
+//! let jit = adc::compile_jit("inline.ad", source, false).expect("compiles");
+//! let mut args = [adc::ArgValue::Array(adc::ArrayValue::F64(vec![3.0, 4.0]))];
+//! let result = jit.call("norm2", &mut args).expect("runs");
+//! assert_eq!(result, vec![adc::Constant::F64(25.0)]);
+//! ```
 
 pub mod driver;
 pub mod json;
 
 pub use adc_codegen::{ArgValue, ArrayValue, CallError, JitModule};
+pub use adc_ir::Constant;
 pub use driver::{compile_jit, Failure, Stage};

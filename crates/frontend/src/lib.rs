@@ -16,6 +16,11 @@ pub mod lower;
 /// no error; diagnostics are sorted by position.
 pub fn compile_to_ir(source: &str) -> (Option<adc_ir::Module>, Vec<Diagnostic>) {
     let (items, mut diags) = parse::parse_program(source);
+    // Semantic checks on a tree repaired by error recovery mostly report
+    // follow-on errors, so syntax errors stop here.
+    if !diags.is_empty() {
+        return (None, diags);
+    }
     let module = lower::lower_program(&items, &mut diags);
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     let has_errors = diags.iter().any(|d| d.is_error());

@@ -109,6 +109,10 @@ fn spelling(tok: &Tok) -> &'static str {
 }
 
 fn expected_list(expected: &[String]) -> String {
+    // A missing `;` is by far the commonest case; name it alone.
+    if expected.iter().any(|e| e == "\";\"") {
+        return "`;`".into();
+    }
     let mut items: Vec<String> = expected.iter().map(|e| format!("`{}`", e.trim_matches('"'))).collect();
     items.sort();
     items.dedup();

@@ -1,0 +1,175 @@
+//! The `adc` binary: exit codes, `--json` output, diagnostics on stderr,
+//! `adc compile` linked with a C compiler.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn adc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_adc")).args(args).output().expect("run adc")
+}
+
+fn scratch(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("adc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write temp file");
+    path
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const PROG: &str = "
+double get(double[] xs, int i) { return xs[i]; }
+int divide(int a, int b) { return a / b; }
+void scale(inout double[] xs, inout double k) { for (int i = 0; i < len(xs); i++) xs[i] *= k; k = 0.5; }
+(double, int) pair(float x) { return (x * 2.0, 7); }
+double inf() { return 1.0 / 0.0; }
+double main() { print(1, 2.5, true); return 0.1 + 0.2; }
+";
+
+#[test]
+fn run_prints_json_as_last_line() {
+    let p = scratch("prog.ad", PROG);
+    let o = adc(&["run", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "1 2.5 true");
+    assert_eq!(lines.last().copied(), Some(r#"{"result": 0.30000000000000004, "args": []}"#));
+}
+
+#[test]
+fn run_writes_back_arrays_and_scalars() {
+    let p = scratch("prog2.ad", PROG);
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "scale", "--args", "[[1, 2.5], 3]", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), r#"{"result": null, "args": [[3.0, 7.5], 0.5]}"#);
+}
+
+#[test]
+fn tuples_floats_and_non_finite_values_in_json() {
+    let p = scratch("prog3.ad", PROG);
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "pair", "--args", "[0.1]", "--json"]);
+    assert_eq!(stdout(&o).trim(), r#"{"result": [0.20000000298023224, 7], "args": [0.1]}"#);
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "inf", "--json"]);
+    assert_eq!(stdout(&o).trim(), r#"{"result": "inf", "args": []}"#);
+}
+
+#[test]
+fn runtime_errors_exit_3_with_location() {
+    let p = scratch("prog4.ad", PROG);
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "get", "--args", "[[1, 2], 2]"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).starts_with("runtime error: index out of bounds at "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("prog4.ad:2:41"), "{}", stderr(&o));
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "divide", "--args", "[1, 0]"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("division by zero"), "{}", stderr(&o));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let p = scratch("prog5.ad", PROG);
+    let file = p.to_str().unwrap();
+    for args in [
+        vec!["run", file, "--entry", "nope"],
+        vec!["run", file, "--entry", "get", "--args", "[1]"],
+        vec!["run", file, "--entry", "get", "--args", "[[1], 1.5]"],
+        vec!["run", file, "--entry", "get", "--args", "not json"],
+        vec!["run", file, "--entry", "get"],
+        vec!["frobnicate"],
+        vec!["ir", file, "--after", "nowhere"],
+    ] {
+        let o = adc(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn compile_errors_exit_1_with_source_line() {
+    let p = scratch("bad.ad", "double f(double x) {\n    return x + y;\n}\n");
+    for cmd in ["check", "run"] {
+        let o = adc(&[cmd, p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = stderr(&o);
+        assert!(err.contains("cannot find `y` in this scope"), "{err}");
+        assert!(err.contains("bad.ad:2:16"), "{err}");
+        assert!(err.contains("    return x + y;"), "{err}");
+    }
+    let ok = scratch("ok.ad", PROG);
+    assert_eq!(adc(&["check", ok.to_str().unwrap()]).status.code(), Some(0));
+}
+
+#[test]
+fn ir_after_stages_prints_parseable_ir() {
+    let p = scratch("prog6.ad", PROG);
+    for stage in ["lower", "opt", "final"] {
+        let o = adc(&["ir", p.to_str().unwrap(), "--after", stage]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let text = stdout(&o);
+        let m = adc_ir::parse_module(&text).expect("parses");
+        assert_eq!(m.to_string(), text);
+        let ir = scratch(&format!("prog6_{stage}.adir"), &text);
+        let o = adc(&["run", ir.to_str().unwrap()]);
+        assert_eq!(stdout(&o).lines().last(), Some("0.30000000000000004"), "{}", stderr(&o));
+    }
+}
+
+fn have_cc() -> bool {
+    Command::new("cc").arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+#[test]
+fn compiled_object_links_with_c() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let lib = scratch(
+        "kern.ad",
+        "double dot(double[] a, double[] b) { double s = 0.0; for (int i = 0; i < len(a); i++) s += a[i] * b[i]; return s; }
+(double, double, double) three(double x) { return (x, 2.0 * x, exp(x)); }
+(float, int) fi(float x, inout int n) { n = n + 1; return (x * 2.0, n); }
+void fill(out double[] xs, double v) { for (int i = 0; i < len(xs); i++) xs[i] = v + double(i); }
+double at(double[] xs, int i) { return xs[i]; }
+",
+    );
+    let dir = lib.parent().unwrap().to_path_buf();
+    let obj = dir.join("kern.o");
+    let hdr = dir.join("kern.h");
+    let o = adc(&["compile", lib.to_str().unwrap(), "-o", obj.to_str().unwrap(), "--emit-header", hdr.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let main_c = scratch(
+        "main.c",
+        r#"#include <stdio.h>
+#include "kern.h"
+int main(void) {
+    double a[3] = {1, 2, 3}, b[3] = {4, 5, 6}, xs[4];
+    int64_t n = 41;
+    three_result t = three(1.0);
+    fi_result f = fi(1.25f, &n);
+    fill(xs, 4, 0.5);
+    printf("%g %g %g %.6f %g %lld %lld %g %g\n", dot(a, 3, b, 3), t._0, t._1, t._2, f._0, (long long)f._1, (long long)n, xs[0], xs[3]);
+    fflush(stdout);
+    printf("%g\n", at(a, 3, 3));
+    return 0;
+}
+"#,
+    );
+    let exe = dir.join("linked");
+    let cc = Command::new("cc")
+        .args([main_c.to_str().unwrap(), obj.to_str().unwrap(), "-I", dir.to_str().unwrap(), "-lm", "-o", exe.to_str().unwrap()])
+        .output()
+        .expect("run cc");
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    let run = Command::new(&exe).output().expect("run linked program");
+    assert_eq!(stdout(&run), "32 1 2 2.718282 2.5 42 42 0.5 3.5\n");
+    assert_eq!(run.status.code(), Some(3), "a runtime error in C-called code exits 3");
+    assert!(stderr(&run).contains("runtime error: index out of bounds at"), "{}", stderr(&run));
+}

@@ -1,0 +1,38 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// Files in `dir` (relative to the workspace root) with extension `ext`, sorted.
+pub fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .unwrap_or_else(|e| panic!("cannot list {dir}: {e}"))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some(ext))
+        .collect();
+    out.sort();
+    out
+}
+
+pub fn name(path: &Path) -> String {
+    path.file_name().and_then(|n| n.to_str()).expect("utf-8 file name").to_string()
+}
+
+/// Asserts `print(parse(text)) == text` for an IR dump.
+pub fn assert_round_trips(text: &str) {
+    let parsed = adc_ir::parse_module(text).unwrap_or_else(|e| panic!("IR dump does not parse: {e}\n{text}"));
+    assert_eq!(parsed.to_string(), text, "IR dump does not round-trip");
+}
+
+pub fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
+    let scale = want.abs().max(1.0);
+    assert!((got - want).abs() <= rel * scale, "{what}: got {got:?}, want {want:?}");
+}
