@@ -1,6 +1,49 @@
-//! `adc-passes`: IR-to-IR passes (optimisations now, AD passes next).
+//! `adc-passes`: IR-to-IR passes. One pass per file, each with one entry
+//! point `pub fn run(func: &mut Function) -> bool` (true when it changed
+//! something). Every pass keeps a verified function verified; tests check
+//! that with `adc_ir::verify` after each pass.
 //!
-//! Every pass works on a whole `Module` and keeps it verified.
+//! The derivative passes (linearize, propagate, unzip, transpose) will join
+//! these; `optimize` is the `opt` stage.
 
-/// The `opt` stage: the ordinary optimisations, to a fixed point.
-pub fn optimize(_module: &mut adc_ir::Module) {}
+pub mod bce;
+pub mod block_params;
+pub mod const_fold;
+pub mod cse;
+pub mod dce;
+pub mod simplify_cfg;
+mod util;
+
+use adc_ir::{Function, Module};
+
+/// A pass over one function; returns whether it changed anything.
+pub type FuncPass = fn(&mut Function) -> bool;
+
+/// The ordinary optimisations by name, as `adc` and the filetests run them.
+pub const PASSES: &[(&str, FuncPass)] = &[
+    ("block-params", block_params::run),
+    ("const-fold", const_fold::run),
+    ("cse", cse::run),
+    ("dce", dce::run),
+    ("simplify-cfg", simplify_cfg::run),
+    ("bce", bce::run),
+];
+
+pub fn find_pass(name: &str) -> Option<FuncPass> {
+    PASSES.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+}
+
+/// The `opt` stage: every pass, repeated until nothing changes (bounded).
+pub fn optimize(module: &mut Module) {
+    for func in module.funcs.iter_mut().filter(|f| !f.is_import()) {
+        for _ in 0..8 {
+            let mut changed = false;
+            for (_, pass) in PASSES {
+                changed |= pass(func);
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Dead-code elimination: removes unreachable blocks and instructions
+//! without side effects whose results are unused (to a fixed point).
+//!
+//! Assumes: verified input. Guarantees: verified output.
+
+use crate::util::use_counts;
+use adc_ir::verify::dominators;
+use adc_ir::Function;
+
+pub fn run(func: &mut Function) -> bool {
+    let reachable = dominators(func).0;
+    let before = func.layout.len();
+    func.layout.retain(|b| reachable.contains(b));
+    let mut changed = func.layout.len() != before;
+    loop {
+        let counts = use_counts(func);
+        let mut removed = false;
+        for b in func.layout.clone() {
+            let insts = func.dfg.block(b).insts.clone();
+            let keep: Vec<_> = insts
+                .iter()
+                .copied()
+                .filter(|&inst| {
+                    let data = func.dfg.inst(inst);
+                    data.has_side_effects() || func.dfg.inst_results(inst).iter().any(|r| counts[r.index()] > 0)
+                })
+                .collect();
+            if keep.len() != insts.len() {
+                func.dfg.block_mut(b).insts = keep;
+                removed = true;
+            }
+        }
+        if !removed {
+            return changed;
+        }
+        changed = true;
+    }
+}
