@@ -157,3 +157,23 @@ fn ints_follow_c_semantics() {
     // -7 / 2 == -3 and -7 % 2 == -1 in C; int(-2.75) == -2; gcd(84, -36) == 12.
     assert_eq!(main_result("ints.ad"), Constant::I64(-3 * 1000 - 100 - 2 + 12));
 }
+
+#[test]
+fn jit_agrees_with_interpreter_on_every_example() {
+    for path in support::files("examples", "ad") {
+        let name = support::name(&path);
+        let source = support::read(&path);
+        let jit_result = main_result(&name);
+        for stage in [Stage::Lower, Stage::Opt] {
+            let mut module = driver::frontend(&name, &source, false).unwrap_or_else(|f| panic!("{f}"));
+            driver::run_stages(&mut module, stage);
+            let interp = adc_ir::interp::call(&module, "main", &mut [], 100_000_000).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            let (a, b) = match (interp[0], jit_result) {
+                (Constant::F64(a), Constant::F64(b)) => (a, b),
+                (Constant::I64(a), Constant::I64(b)) => (a as f64, b as f64),
+                other => panic!("{name}: result kinds differ: {other:?}"),
+            };
+            support::assert_close(a, b, 1e-13, &format!("{name} at {stage:?}: interpreter vs JIT"));
+        }
+    }
+}
