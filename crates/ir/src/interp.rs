@@ -286,7 +286,8 @@ impl Machine<'_> {
     }
 }
 
-fn binary(op: BinaryOp, a: Constant, b: Constant) -> Constant {
+/// Binary operation semantics (integer division by zero is the caller's check).
+pub fn binary(op: BinaryOp, a: Constant, b: Constant) -> Constant {
     use Constant::*;
     macro_rules! float {
         ($x:expr, $y:expr) => {
@@ -317,7 +318,8 @@ fn binary(op: BinaryOp, a: Constant, b: Constant) -> Constant {
     }
 }
 
-fn compare(cond: CmpCond, a: Constant, b: Constant) -> bool {
+/// Comparison semantics: ordered except `ne`, as in C.
+pub fn compare(cond: CmpCond, a: Constant, b: Constant) -> bool {
     let ord = match (a, b) {
         (Constant::I64(x), Constant::I64(y)) => x.partial_cmp(&y),
         (Constant::F64(x), Constant::F64(y)) => x.partial_cmp(&y),
@@ -338,7 +340,8 @@ fn compare(cond: CmpCond, a: Constant, b: Constant) -> bool {
     }
 }
 
-fn convert(c: Constant, to: ScalarType) -> Constant {
+/// Conversion semantics: float to int truncates and saturates, NaN to 0.
+pub fn convert(c: Constant, to: ScalarType) -> Constant {
     use Constant::*;
     match (c, to) {
         (c, t) if c.ty() == t => c,
