@@ -83,7 +83,12 @@ fn c_times() -> Option<Vec<(String, f64)>> {
     std::fs::create_dir_all(&dir).ok()?;
     let exe = dir.join("kernels_c");
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/c/kernels.c");
-    let ok = std::process::Command::new("cc").args(["-O2", src, "-lm", "-o"]).arg(&exe).status().ok()?.success();
+    let ok = std::process::Command::new("cc")
+        .args(["-O2", src, "-lm", "-o"])
+        .arg(&exe)
+        .status()
+        .ok()?
+        .success();
     if !ok {
         return None;
     }
@@ -117,24 +122,44 @@ fn main() {
     ];
     let heat_init = |i: usize| (0.01 * i as f64).sin();
     let jit_times = [
-        ("gmm", best_of(5, || {
-            jit.call("gmm", &mut gmm_args).expect("gmm runs");
-        })),
-        ("lstm", best_of(200, || {
-            jit.call("lstm", &mut lstm_args).expect("lstm runs");
-        })),
-        ("heat", best_of(5, || {
-            let mut args = vec![f64s(hn, heat_init), ArgValue::Scalar(adc::Constant::F64(0.25)), ArgValue::Scalar(adc::Constant::I64(steps))];
-            jit.call("heat", &mut args).expect("heat runs");
-        })),
+        (
+            "gmm",
+            best_of(5, || {
+                jit.call("gmm", &mut gmm_args).expect("gmm runs");
+            }),
+        ),
+        (
+            "lstm",
+            best_of(200, || {
+                jit.call("lstm", &mut lstm_args).expect("lstm runs");
+            }),
+        ),
+        (
+            "heat",
+            best_of(5, || {
+                let mut args = vec![
+                    f64s(hn, heat_init),
+                    ArgValue::Scalar(adc::Constant::F64(0.25)),
+                    ArgValue::Scalar(adc::Constant::I64(steps)),
+                ];
+                jit.call("heat", &mut args).expect("heat runs");
+            }),
+        ),
     ];
     let c = c_times();
     println!("| kernel | adc JIT (ms) | cc -O2 (ms) | ratio |");
     println!("|---|---|---|---|");
     for (name, t) in jit_times {
-        let ct = c.as_ref().and_then(|c| c.iter().find(|(n, _)| n == name).map(|(_, t)| *t));
+        let ct = c
+            .as_ref()
+            .and_then(|c| c.iter().find(|(n, _)| n == name).map(|(_, t)| *t));
         match ct {
-            Some(ct) => println!("| {name} | {:.3} | {:.3} | {:.2} |", t * 1e3, ct * 1e3, t / ct),
+            Some(ct) => println!(
+                "| {name} | {:.3} | {:.3} | {:.2} |",
+                t * 1e3,
+                ct * 1e3,
+                t / ct
+            ),
             None => println!("| {name} | {:.3} | (no cc) | - |", t * 1e3),
         }
     }
@@ -142,11 +167,21 @@ fn main() {
     println!("| example | compile latency, source to callable (ms, best of 20) |");
     println!("|---|---|");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
-    let mut files: Vec<_> = std::fs::read_dir(dir).expect("examples").map(|e| e.expect("entry").path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("examples")
+        .map(|e| e.expect("entry").path())
+        .collect();
     files.sort();
-    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "ad")) {
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "ad"))
+    {
         let source = std::fs::read_to_string(path).expect("read example");
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_string();
         let mut best = f64::MAX;
         for _ in 0..20 {
             let t = Instant::now();

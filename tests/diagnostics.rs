@@ -16,9 +16,16 @@ fn invalid_programs_are_reported() {
         };
         assert!(!failure.diagnostics.is_empty(), "{name}: no diagnostics");
         for d in &failure.diagnostics {
-            assert!(d.span.is_defined(), "{name}: diagnostic without a span: {}", d.message);
+            assert!(
+                d.span.is_defined(),
+                "{name}: diagnostic without a span: {}",
+                d.message
+            );
         }
-        assert!(failure.rendered.contains(&format!("{name}:")), "{name}: no file:line:col");
+        assert!(
+            failure.rendered.contains(&format!("{name}:")),
+            "{name}: no file:line:col"
+        );
         insta::assert_snapshot!(format!("diag__{name}"), failure.rendered);
     }
 }
@@ -26,6 +33,7 @@ fn invalid_programs_are_reported() {
 #[test]
 fn several_errors_in_one_file_are_all_reported() {
     let path = support::root().join("tests/diagnostics/several_syntax_errors.ad");
-    let f = adc::driver::frontend("several_syntax_errors.ad", &support::read(&path), false).expect_err("invalid");
+    let f = adc::driver::frontend("several_syntax_errors.ad", &support::read(&path), false)
+        .expect_err("invalid");
     assert!(f.diagnostics.len() >= 2, "{f}");
 }

@@ -11,7 +11,9 @@ fn main_result(file: &str) -> Constant {
     let path = support::root().join("examples").join(file);
     let source = support::read(&path);
     let jit = driver::compile_jit(file, &source, false).unwrap_or_else(|f| panic!("{f}"));
-    let result = jit.call("main", &mut []).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let result = jit
+        .call("main", &mut [])
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
     assert_eq!(result.len(), 1, "{file}: main returns one value");
     result[0]
 }
@@ -33,7 +35,8 @@ fn example_ir_snapshots() {
         support::assert_round_trips(&lowered);
         insta::assert_snapshot!(format!("lower__{name}"), lowered);
         driver::run_stages(&mut module, Stage::Opt);
-        adc_ir::verify(&module).unwrap_or_else(|e| panic!("{name}: optimised IR does not verify:\n{e}"));
+        adc_ir::verify(&module)
+            .unwrap_or_else(|e| panic!("{name}: optimised IR does not verify:\n{e}"));
         let optimised = module.to_string();
         support::assert_round_trips(&optimised);
         insta::assert_snapshot!(format!("opt__{name}"), optimised);
@@ -42,8 +45,19 @@ fn example_ir_snapshots() {
 
 #[test]
 fn slang_f_matches_hand_formula() {
-    let f = |a: f64, b: f64| if a > 0.0 { a + b + 2.0 * a * b } else { a.sqrt() };
-    support::assert_close(main_f64("slang_f.ad"), f(1.5, -2.0) + f(0.0, 3.0), 1e-15, "slang_f");
+    let f = |a: f64, b: f64| {
+        if a > 0.0 {
+            a + b + 2.0 * a * b
+        } else {
+            a.sqrt()
+        }
+    };
+    support::assert_close(
+        main_f64("slang_f.ad"),
+        f(1.5, -2.0) + f(0.0, 3.0),
+        1e-15,
+        "slang_f",
+    );
 }
 
 #[test]
@@ -56,7 +70,12 @@ fn horner_matches_direct_polynomial() {
 #[test]
 fn bessel_matches_tabulated_value() {
     // J_1(2.5) from Abramowitz & Stegun, table 9.1.
-    support::assert_close(main_f64("bessel.ad"), 0.497_094_102_464_274, 1e-13, "bessel");
+    support::assert_close(
+        main_f64("bessel.ad"),
+        0.497_094_102_464_274,
+        1e-13,
+        "bessel",
+    );
 }
 
 #[test]
@@ -155,7 +174,10 @@ fn mlp_matches_reference() {
 #[test]
 fn ints_follow_c_semantics() {
     // -7 / 2 == -3 and -7 % 2 == -1 in C; int(-2.75) == -2; gcd(84, -36) == 12.
-    assert_eq!(main_result("ints.ad"), Constant::I64(-3 * 1000 - 100 - 2 + 12));
+    assert_eq!(
+        main_result("ints.ad"),
+        Constant::I64(-3 * 1000 - 100 - 2 + 12)
+    );
 }
 
 #[test]
@@ -165,15 +187,22 @@ fn jit_agrees_with_interpreter_on_every_example() {
         let source = support::read(&path);
         let jit_result = main_result(&name);
         for stage in [Stage::Lower, Stage::Opt] {
-            let mut module = driver::frontend(&name, &source, false).unwrap_or_else(|f| panic!("{f}"));
+            let mut module =
+                driver::frontend(&name, &source, false).unwrap_or_else(|f| panic!("{f}"));
             driver::run_stages(&mut module, stage);
-            let interp = adc_ir::interp::call(&module, "main", &mut [], 100_000_000).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            let interp = adc_ir::interp::call(&module, "main", &mut [], 100_000_000)
+                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
             let (a, b) = match (interp[0], jit_result) {
                 (Constant::F64(a), Constant::F64(b)) => (a, b),
                 (Constant::I64(a), Constant::I64(b)) => (a as f64, b as f64),
                 other => panic!("{name}: result kinds differ: {other:?}"),
             };
-            support::assert_close(a, b, 1e-13, &format!("{name} at {stage:?}: interpreter vs JIT"));
+            support::assert_close(
+                a,
+                b,
+                1e-13,
+                &format!("{name} at {stage:?}: interpreter vs JIT"),
+            );
         }
     }
 }

@@ -17,7 +17,8 @@ fn parser_files_round_trip() {
 fn verifier_rejects_invalid_ir() {
     for path in support::files("tests/ir/verifier", "adir") {
         let name = support::name(&path);
-        let m = adc_ir::parse_module(&support::read(&path)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let m =
+            adc_ir::parse_module(&support::read(&path)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let errors = adc_ir::verify(&m).expect_err("invalid IR must not verify");
         insta::assert_snapshot!(format!("verify__{name}"), errors.to_string());
     }
@@ -38,15 +39,20 @@ fn parse_errors_have_locations() {
 
 /// Runs the passes named in the `; test:` header, verifying after each.
 fn run_filetest(name: &str, text: &str) -> String {
-    let header = text.lines().find_map(|l| l.strip_prefix("; test:")).unwrap_or_else(|| panic!("{name}: no `; test:` line"));
+    let header = text
+        .lines()
+        .find_map(|l| l.strip_prefix("; test:"))
+        .unwrap_or_else(|| panic!("{name}: no `; test:` line"));
     let mut module = adc_ir::parse_module(text).unwrap_or_else(|e| panic!("{name}: {e}"));
     adc_ir::verify(&module).unwrap_or_else(|e| panic!("{name}: input does not verify:\n{e}"));
     for pass in header.split_whitespace() {
-        let run = adc_passes::find_pass(pass).unwrap_or_else(|| panic!("{name}: unknown pass `{pass}`"));
+        let run =
+            adc_passes::find_pass(pass).unwrap_or_else(|| panic!("{name}: unknown pass `{pass}`"));
         for func in module.funcs.iter_mut().filter(|f| !f.is_import()) {
             run(func);
         }
-        adc_ir::verify(&module).unwrap_or_else(|e| panic!("{name}: output of `{pass}` does not verify:\n{e}"));
+        adc_ir::verify(&module)
+            .unwrap_or_else(|e| panic!("{name}: output of `{pass}` does not verify:\n{e}"));
     }
     let out = module.to_string();
     support::assert_round_trips(&out);
@@ -55,7 +61,14 @@ fn run_filetest(name: &str, text: &str) -> String {
 
 #[test]
 fn pass_filetests() {
-    for pass in ["block-params", "const-fold", "cse", "dce", "simplify-cfg", "bce"] {
+    for pass in [
+        "block-params",
+        "const-fold",
+        "cse",
+        "dce",
+        "simplify-cfg",
+        "bce",
+    ] {
         for path in support::files(&format!("tests/ir/{pass}"), "adir") {
             let name = support::name(&path);
             let out = run_filetest(&name, &support::read(&path));

@@ -23,16 +23,23 @@ pub fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
 }
 
 pub fn name(path: &Path) -> String {
-    path.file_name().and_then(|n| n.to_str()).expect("utf-8 file name").to_string()
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .expect("utf-8 file name")
+        .to_string()
 }
 
 /// Asserts `print(parse(text)) == text` for an IR dump.
 pub fn assert_round_trips(text: &str) {
-    let parsed = adc_ir::parse_module(text).unwrap_or_else(|e| panic!("IR dump does not parse: {e}\n{text}"));
+    let parsed = adc_ir::parse_module(text)
+        .unwrap_or_else(|e| panic!("IR dump does not parse: {e}\n{text}"));
     assert_eq!(parsed.to_string(), text, "IR dump does not round-trip");
 }
 
 pub fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
     let scale = want.abs().max(1.0);
-    assert!((got - want).abs() <= rel * scale, "{what}: got {got:?}, want {want:?}");
+    assert!(
+        (got - want).abs() <= rel * scale,
+        "{what}: got {got:?}, want {want:?}"
+    );
 }

@@ -48,7 +48,10 @@ impl std::error::Error for Failure {}
 
 fn failure(diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) -> Failure {
     let rendered = render(&diags, path, source, RenderConfig { color });
-    Failure { diagnostics: diags, rendered }
+    Failure {
+        diagnostics: diags,
+        rendered,
+    }
 }
 
 /// Source text to verified, lowered IR.
@@ -57,7 +60,11 @@ pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure
     match module {
         Some(m) => {
             if let Err(e) = adc_ir::verify(&m) {
-                let d = Diagnostic::error("E0999", format!("internal compiler error: lowered IR does not verify:\n{e}"), Span::UNDEFINED);
+                let d = Diagnostic::error(
+                    "E0999",
+                    format!("internal compiler error: lowered IR does not verify:\n{e}"),
+                    Span::UNDEFINED,
+                );
                 return Err(failure(vec![d], path, source, color));
             }
             Ok(m)
@@ -68,7 +75,10 @@ pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure
 
 /// Textual IR to a verified module.
 pub fn parse_ir(path: &str, text: &str) -> Result<Module, Failure> {
-    let bad = |message: String| Failure { diagnostics: Vec::new(), rendered: format!("error: {path}:{message}\n") };
+    let bad = |message: String| Failure {
+        diagnostics: Vec::new(),
+        rendered: format!("error: {path}:{message}\n"),
+    };
     let m = adc_ir::parse_module(text).map_err(|e| bad(e.to_string()))?;
     adc_ir::verify(&m).map_err(|e| bad(format!(" IR does not verify:\n{e}")))?;
     Ok(m)
@@ -94,21 +104,37 @@ pub fn locator<'a>(path: &'a str, source: &'a str) -> impl Fn(Span) -> String + 
 }
 
 fn codegen_failure(e: adc_codegen::CodegenError, path: &str, source: &str, color: bool) -> Failure {
-    failure(vec![Diagnostic::error("E0500", e.to_string(), Span::UNDEFINED)], path, source, color)
+    failure(
+        vec![Diagnostic::error("E0500", e.to_string(), Span::UNDEFINED)],
+        path,
+        source,
+        color,
+    )
 }
 
 /// Source text (or textual IR when `path` ends in `.adir`) to JIT code.
-pub fn compile_jit(path: &str, source: &str, color: bool) -> Result<adc_codegen::JitModule, Failure> {
+pub fn compile_jit(
+    path: &str,
+    source: &str,
+    color: bool,
+) -> Result<adc_codegen::JitModule, Failure> {
     let mut module = load(path, source, color)?;
     run_stages(&mut module, Stage::Final);
-    adc_codegen::jit(&module, &locator(path, source), &[]).map_err(|e| codegen_failure(e, path, source, color))
+    adc_codegen::jit(&module, &locator(path, source), &[])
+        .map_err(|e| codegen_failure(e, path, source, color))
 }
 
 /// Source text to an object file and its C header.
-pub fn compile_object(path: &str, source: &str, guard: &str, color: bool) -> Result<(Vec<u8>, String), Failure> {
+pub fn compile_object(
+    path: &str,
+    source: &str,
+    guard: &str,
+    color: bool,
+) -> Result<(Vec<u8>, String), Failure> {
     let mut module = load(path, source, color)?;
     run_stages(&mut module, Stage::Final);
-    let obj = adc_codegen::object(&module, &locator(path, source)).map_err(|e| codegen_failure(e, path, source, color))?;
+    let obj = adc_codegen::object(&module, &locator(path, source))
+        .map_err(|e| codegen_failure(e, path, source, color))?;
     Ok((obj, adc_codegen::c_header(&module, guard)))
 }
 

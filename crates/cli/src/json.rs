@@ -29,27 +29,57 @@ fn float_from_json(v: &Json) -> Option<f64> {
 
 /// Reads `--args` against the parameters; the error says which argument.
 pub fn args_from_json(text: &str, params: &[Param]) -> Result<Vec<ArgValue>, String> {
-    let v: Json = serde_json::from_str(text).map_err(|e| format!("`--args` is not valid JSON: {e}"))?;
+    let v: Json =
+        serde_json::from_str(text).map_err(|e| format!("`--args` is not valid JSON: {e}"))?;
     let items = v.as_array().ok_or("`--args` must be a JSON array")?;
     if items.len() != params.len() {
-        return Err(format!("`--args` has {} values, but the function takes {}", items.len(), params.len()));
+        return Err(format!(
+            "`--args` has {} values, but the function takes {}",
+            items.len(),
+            params.len()
+        ));
     }
     params
         .iter()
         .zip(items)
         .map(|(p, item)| {
-            let bad = || format!("argument `{}`: expected {}, found `{item}`", p.name, describe(p.ty));
+            let bad = || {
+                format!(
+                    "argument `{}`: expected {}, found `{item}`",
+                    p.name,
+                    describe(p.ty)
+                )
+            };
             match p.ty {
-                Type::Scalar(s) | Type::Ref(s) => scalar_from_json(item, s).map(ArgValue::Scalar).ok_or_else(bad),
+                Type::Scalar(s) | Type::Ref(s) => scalar_from_json(item, s)
+                    .map(ArgValue::Scalar)
+                    .ok_or_else(bad),
                 Type::Array(s) => {
                     let xs = item.as_array().ok_or_else(bad)?;
-                    let cs: Option<Vec<Constant>> = xs.iter().map(|x| scalar_from_json(x, s)).collect();
+                    let cs: Option<Vec<Constant>> =
+                        xs.iter().map(|x| scalar_from_json(x, s)).collect();
                     let cs = cs.ok_or_else(bad)?;
                     Ok(ArgValue::Array(match s {
-                        ScalarType::Bool => ArrayValue::Bool(cs.iter().map(|c| matches!(c, Constant::Bool(true))).collect()),
-                        ScalarType::I64 => ArrayValue::I64(cs.iter().map(|c| if let Constant::I64(i) = c { *i } else { 0 }).collect()),
-                        ScalarType::F32 => ArrayValue::F32(cs.iter().map(|c| if let Constant::F32(x) = c { *x } else { 0.0 }).collect()),
-                        ScalarType::F64 => ArrayValue::F64(cs.iter().map(|c| if let Constant::F64(x) = c { *x } else { 0.0 }).collect()),
+                        ScalarType::Bool => ArrayValue::Bool(
+                            cs.iter()
+                                .map(|c| matches!(c, Constant::Bool(true)))
+                                .collect(),
+                        ),
+                        ScalarType::I64 => ArrayValue::I64(
+                            cs.iter()
+                                .map(|c| if let Constant::I64(i) = c { *i } else { 0 })
+                                .collect(),
+                        ),
+                        ScalarType::F32 => ArrayValue::F32(
+                            cs.iter()
+                                .map(|c| if let Constant::F32(x) = c { *x } else { 0.0 })
+                                .collect(),
+                        ),
+                        ScalarType::F64 => ArrayValue::F64(
+                            cs.iter()
+                                .map(|c| if let Constant::F64(x) = c { *x } else { 0.0 })
+                                .collect(),
+                        ),
                     }))
                 }
             }
@@ -62,14 +92,25 @@ fn describe(t: Type) -> String {
         Type::Scalar(ScalarType::Bool) | Type::Ref(ScalarType::Bool) => "`true` or `false`".into(),
         Type::Scalar(ScalarType::I64) | Type::Ref(ScalarType::I64) => "an integer".into(),
         Type::Scalar(_) | Type::Ref(_) => "a number".into(),
-        Type::Array(s) => format!("an array of {}", describe(Type::Scalar(s)).trim_start_matches("an ").trim_start_matches("a ")),
+        Type::Array(s) => format!(
+            "an array of {}",
+            describe(Type::Scalar(s))
+                .trim_start_matches("an ")
+                .trim_start_matches("a ")
+        ),
     }
 }
 
 /// A scalar as JSON text: floats in the shortest form that reads back to
 /// the same value of their own type, non-finite ones as strings.
 pub fn scalar_json(c: Constant) -> String {
-    let float = |s: String| if s == "nan" || s.ends_with("inf") { format!("\"{s}\"") } else { s };
+    let float = |s: String| {
+        if s == "nan" || s.ends_with("inf") {
+            format!("\"{s}\"")
+        } else {
+            s
+        }
+    };
     match c {
         Constant::Bool(b) => b.to_string(),
         Constant::I64(i) => i.to_string(),
@@ -84,8 +125,12 @@ pub fn arg_json(a: &ArgValue) -> String {
         ArgValue::Scalar(c) => scalar_json(*c),
         ArgValue::Array(ArrayValue::Bool(v)) => list(v.iter().map(|b| b.to_string()).collect()),
         ArgValue::Array(ArrayValue::I64(v)) => list(v.iter().map(|i| i.to_string()).collect()),
-        ArgValue::Array(ArrayValue::F32(v)) => list(v.iter().map(|x| scalar_json(Constant::F32(*x))).collect()),
-        ArgValue::Array(ArrayValue::F64(v)) => list(v.iter().map(|x| scalar_json(Constant::F64(*x))).collect()),
+        ArgValue::Array(ArrayValue::F32(v)) => {
+            list(v.iter().map(|x| scalar_json(Constant::F32(*x))).collect())
+        }
+        ArgValue::Array(ArrayValue::F64(v)) => {
+            list(v.iter().map(|x| scalar_json(Constant::F64(*x))).collect())
+        }
     }
 }
 
@@ -94,6 +139,12 @@ pub fn result_json(values: &[Constant]) -> String {
     match values {
         [] => "null".into(),
         [one] => scalar_json(*one),
-        many => format!("[{}]", many.iter().map(|c| scalar_json(*c)).collect::<Vec<_>>().join(", ")),
+        many => format!(
+            "[{}]",
+            many.iter()
+                .map(|c| scalar_json(*c))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }

@@ -8,7 +8,11 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "adc", version, about = "A compiler for the .ad language with automatic differentiation")]
+#[command(
+    name = "adc",
+    version,
+    about = "A compiler for the .ad language with automatic differentiation"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -78,7 +82,14 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Run { file, entry, args, grad, tangent, json } => {
+        Command::Run {
+            file,
+            entry,
+            args,
+            grad,
+            tangent,
+            json,
+        } => {
             let source = match read(&file) {
                 Ok(s) => s,
                 Err(c) => return c,
@@ -104,14 +115,22 @@ fn main() -> ExitCode {
                     Err(msg) => return usage_error(&msg),
                 },
                 (None, true) => Vec::new(),
-                (None, false) => return usage_error(&format!("`{entry}` takes {} arguments: pass them with `--args`", params.len())),
+                (None, false) => {
+                    return usage_error(&format!(
+                        "`{entry}` takes {} arguments: pass them with `--args`",
+                        params.len()
+                    ))
+                }
             };
             match jit.call(&entry, &mut values) {
                 Ok(result) => {
                     let result_text = json::result_json(&result);
                     if json {
                         let args: Vec<String> = values.iter().map(json::arg_json).collect();
-                        println!("{{\"result\": {result_text}, \"args\": [{}]}}", args.join(", "));
+                        println!(
+                            "{{\"result\": {result_text}, \"args\": [{}]}}",
+                            args.join(", ")
+                        );
                     } else {
                         println!("{result_text}");
                     }
@@ -124,13 +143,24 @@ fn main() -> ExitCode {
                 Err(e) => usage_error(&e.to_string()),
             }
         }
-        Command::Compile { file, output, emit_header } => {
+        Command::Compile {
+            file,
+            output,
+            emit_header,
+        } => {
             let source = match read(&file) {
                 Ok(s) => s,
                 Err(c) => return c,
             };
-            let stem = std::path::Path::new(&file).file_stem().and_then(|s| s.to_str()).unwrap_or("out").to_string();
-            let guard: String = format!("ADC_{}_H", stem.to_uppercase()).chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+            let stem = std::path::Path::new(&file)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("out")
+                .to_string();
+            let guard: String = format!("ADC_{}_H", stem.to_uppercase())
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
             match driver::compile_object(&file, &source, &guard, color) {
                 Ok((obj, header)) => {
                     let out = output.unwrap_or_else(|| format!("{stem}.o"));
@@ -153,7 +183,10 @@ fn main() -> ExitCode {
         Command::Ir { file, after } => {
             let Some(stage) = Stage::from_name(&after) else {
                 let names: Vec<&str> = Stage::ALL.iter().map(|(n, _)| *n).collect();
-                return usage_error(&format!("unknown stage `{after}`; stages: {}", names.join(", ")));
+                return usage_error(&format!(
+                    "unknown stage `{after}`; stages: {}",
+                    names.join(", ")
+                ));
             };
             let source = match read(&file) {
                 Ok(s) => s,

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn adc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_adc")).args(args).output().expect("run adc")
+    Command::new(env!("CARGO_BIN_EXE_adc"))
+        .args(args)
+        .output()
+        .expect("run adc")
 }
 
 fn scratch(name: &str, text: &str) -> PathBuf {
@@ -41,22 +44,47 @@ fn run_prints_json_as_last_line() {
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "1 2.5 true");
-    assert_eq!(lines.last().copied(), Some(r#"{"result": 0.30000000000000004, "args": []}"#));
+    assert_eq!(
+        lines.last().copied(),
+        Some(r#"{"result": 0.30000000000000004, "args": []}"#)
+    );
 }
 
 #[test]
 fn run_writes_back_arrays_and_scalars() {
     let p = scratch("prog2.ad", PROG);
-    let o = adc(&["run", p.to_str().unwrap(), "--entry", "scale", "--args", "[[1, 2.5], 3]", "--json"]);
+    let o = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "scale",
+        "--args",
+        "[[1, 2.5], 3]",
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o).trim(), r#"{"result": null, "args": [[3.0, 7.5], 0.5]}"#);
+    assert_eq!(
+        stdout(&o).trim(),
+        r#"{"result": null, "args": [[3.0, 7.5], 0.5]}"#
+    );
 }
 
 #[test]
 fn tuples_floats_and_non_finite_values_in_json() {
     let p = scratch("prog3.ad", PROG);
-    let o = adc(&["run", p.to_str().unwrap(), "--entry", "pair", "--args", "[0.1]", "--json"]);
-    assert_eq!(stdout(&o).trim(), r#"{"result": [0.20000000298023224, 7], "args": [0.1]}"#);
+    let o = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "pair",
+        "--args",
+        "[0.1]",
+        "--json",
+    ]);
+    assert_eq!(
+        stdout(&o).trim(),
+        r#"{"result": [0.20000000298023224, 7], "args": [0.1]}"#
+    );
     let o = adc(&["run", p.to_str().unwrap(), "--entry", "inf", "--json"]);
     assert_eq!(stdout(&o).trim(), r#"{"result": "inf", "args": []}"#);
 }
@@ -64,11 +92,29 @@ fn tuples_floats_and_non_finite_values_in_json() {
 #[test]
 fn runtime_errors_exit_3_with_location() {
     let p = scratch("prog4.ad", PROG);
-    let o = adc(&["run", p.to_str().unwrap(), "--entry", "get", "--args", "[[1, 2], 2]"]);
+    let o = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "get",
+        "--args",
+        "[[1, 2], 2]",
+    ]);
     assert_eq!(o.status.code(), Some(3));
-    assert!(stderr(&o).starts_with("runtime error: index out of bounds at "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("runtime error: index out of bounds at "),
+        "{}",
+        stderr(&o)
+    );
     assert!(stderr(&o).contains("prog4.ad:2:41"), "{}", stderr(&o));
-    let o = adc(&["run", p.to_str().unwrap(), "--entry", "divide", "--args", "[1, 0]"]);
+    let o = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "divide",
+        "--args",
+        "[1, 0]",
+    ]);
     assert_eq!(o.status.code(), Some(3));
     assert!(stderr(&o).contains("division by zero"), "{}", stderr(&o));
 }
@@ -117,12 +163,21 @@ fn ir_after_stages_prints_parseable_ir() {
         assert_eq!(m.to_string(), text);
         let ir = scratch(&format!("prog6_{stage}.adir"), &text);
         let o = adc(&["run", ir.to_str().unwrap()]);
-        assert_eq!(stdout(&o).lines().last(), Some("0.30000000000000004"), "{}", stderr(&o));
+        assert_eq!(
+            stdout(&o).lines().last(),
+            Some("0.30000000000000004"),
+            "{}",
+            stderr(&o)
+        );
     }
 }
 
 fn have_cc() -> bool {
-    Command::new("cc").arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new("cc")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 #[test]
@@ -143,7 +198,14 @@ double at(double[] xs, int i) { return xs[i]; }
     let dir = lib.parent().unwrap().to_path_buf();
     let obj = dir.join("kern.o");
     let hdr = dir.join("kern.h");
-    let o = adc(&["compile", lib.to_str().unwrap(), "-o", obj.to_str().unwrap(), "--emit-header", hdr.to_str().unwrap()]);
+    let o = adc(&[
+        "compile",
+        lib.to_str().unwrap(),
+        "-o",
+        obj.to_str().unwrap(),
+        "--emit-header",
+        hdr.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let main_c = scratch(
         "main.c",
@@ -164,12 +226,32 @@ int main(void) {
     );
     let exe = dir.join("linked");
     let cc = Command::new("cc")
-        .args([main_c.to_str().unwrap(), obj.to_str().unwrap(), "-I", dir.to_str().unwrap(), "-lm", "-o", exe.to_str().unwrap()])
+        .args([
+            main_c.to_str().unwrap(),
+            obj.to_str().unwrap(),
+            "-I",
+            dir.to_str().unwrap(),
+            "-lm",
+            "-o",
+            exe.to_str().unwrap(),
+        ])
         .output()
         .expect("run cc");
-    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
     let run = Command::new(&exe).output().expect("run linked program");
     assert_eq!(stdout(&run), "32 1 2 2.718282 2.5 42 42 0.5 3.5\n");
-    assert_eq!(run.status.code(), Some(3), "a runtime error in C-called code exits 3");
-    assert!(stderr(&run).contains("runtime error: index out of bounds at"), "{}", stderr(&run));
+    assert_eq!(
+        run.status.code(),
+        Some(3),
+        "a runtime error in C-called code exits 3"
+    );
+    assert!(
+        stderr(&run).contains("runtime error: index out of bounds at"),
+        "{}",
+        stderr(&run)
+    );
 }

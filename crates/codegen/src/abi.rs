@@ -12,7 +12,9 @@
 use crate::translate::{clif_types, impl_signature, scalar_clif, trusted, uses_return_area, PTR};
 use crate::{CodegenError, Symbols};
 use adc_ir::{ScalarType, Type};
-use cranelift_codegen::ir::{self as clif, types, AbiParam, ArgumentPurpose, InstBuilder, StackSlotData, StackSlotKind};
+use cranelift_codegen::ir::{
+    self as clif, types, AbiParam, ArgumentPurpose, InstBuilder, StackSlotData, StackSlotKind,
+};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
 
@@ -57,19 +59,24 @@ pub(crate) fn c_signature<M: Module>(m: &M, func: &adc_ir::Function) -> clif::Si
     let scalars: Vec<ScalarType> = func.returns.iter().map(|t| t.elem()).collect();
     if func.returns.len() > 1 {
         match classify(&scalars) {
-            TupleReturn::Registers(words) => sig.returns.extend(words.into_iter().map(AbiParam::new)),
+            TupleReturn::Registers(words) => {
+                sig.returns.extend(words.into_iter().map(AbiParam::new))
+            }
             TupleReturn::Memory => {
                 // Cranelift returns the hidden pointer in `rax` itself.
-                sig.params.push(AbiParam::special(PTR, ArgumentPurpose::StructReturn));
+                sig.params
+                    .push(AbiParam::special(PTR, ArgumentPurpose::StructReturn));
             }
         }
     } else {
         for r in &func.returns {
-            sig.returns.extend(clif_types(*r).into_iter().map(AbiParam::new));
+            sig.returns
+                .extend(clif_types(*r).into_iter().map(AbiParam::new));
         }
     }
     for p in &func.params {
-        sig.params.extend(clif_types(p.ty).into_iter().map(AbiParam::new));
+        sig.params
+            .extend(clif_types(p.ty).into_iter().map(AbiParam::new));
     }
     sig
 }
@@ -84,16 +91,29 @@ fn new_ctx_slot(b: &mut FunctionBuilder) -> clif::Value {
     ctx
 }
 
-fn import<M: Module>(m: &mut M, b: &mut FunctionBuilder, name: &str, params: &[clif::Type], returns: &[clif::Type]) -> Result<clif::FuncRef, CodegenError> {
+fn import<M: Module>(
+    m: &mut M,
+    b: &mut FunctionBuilder,
+    name: &str,
+    params: &[clif::Type],
+    returns: &[clif::Type],
+) -> Result<clif::FuncRef, CodegenError> {
     let mut sig = m.make_signature();
     sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
-    sig.returns.extend(returns.iter().map(|t| AbiParam::new(*t)));
+    sig.returns
+        .extend(returns.iter().map(|t| AbiParam::new(*t)));
     let id = m.declare_function(name, Linkage::Import, &sig)?;
     Ok(m.declare_func_in_func(id, b.func))
 }
 
 /// Defines the C-ABI wrapper `NAME` of `func`.
-pub(crate) fn define_c_wrapper<M: Module>(m: &mut M, syms: &Symbols, index: usize, func: &adc_ir::Function, wrapper: FuncId) -> Result<(), CodegenError> {
+pub(crate) fn define_c_wrapper<M: Module>(
+    m: &mut M,
+    syms: &Symbols,
+    index: usize,
+    func: &adc_ir::Function,
+    wrapper: FuncId,
+) -> Result<(), CodegenError> {
     let mut ctx = m.make_context();
     ctx.func.signature = c_signature(m, func);
     let mut fctx = FunctionBuilderContext::new();
@@ -105,11 +125,19 @@ pub(crate) fn define_c_wrapper<M: Module>(m: &mut M, syms: &Symbols, index: usiz
     let params = b.block_params(entry).to_vec();
     let scalars: Vec<ScalarType> = func.returns.iter().map(|t| t.elem()).collect();
     let memory_return = func.returns.len() > 1 && matches!(classify(&scalars), TupleReturn::Memory);
-    let (sret, args) = if memory_return { (Some(params[0]), &params[1..]) } else { (None, &params[..]) };
+    let (sret, args) = if memory_return {
+        (Some(params[0]), &params[1..])
+    } else {
+        (None, &params[..])
+    };
     let ctx_ptr = new_ctx_slot(&mut b);
     let mut call_args = vec![ctx_ptr];
     let area = if uses_return_area(func) {
-        let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * func.returns.len() as u32, 3));
+        let slot = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            8 * func.returns.len() as u32,
+            3,
+        ));
         let addr = b.ins().stack_addr(PTR, slot, 0);
         call_args.push(addr);
         Some(addr)
@@ -121,7 +149,15 @@ pub(crate) fn define_c_wrapper<M: Module>(m: &mut M, syms: &Symbols, index: usiz
     let call = b.ins().call(callee, &call_args);
     let mut results = b.inst_results(call).to_vec();
     if let Some(addr) = area {
-        results = func.returns.iter().enumerate().map(|(i, r)| b.ins().load(scalar_clif(r.elem()), tf, addr, (i * 8) as i32)).collect();
+        results = func
+            .returns
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                b.ins()
+                    .load(scalar_clif(r.elem()), tf, addr, (i * 8) as i32)
+            })
+            .collect();
     }
     let msg = b.ins().load(PTR, tf, ctx_ptr, 0);
     let fail = b.create_block();
@@ -129,7 +165,13 @@ pub(crate) fn define_c_wrapper<M: Module>(m: &mut M, syms: &Symbols, index: usiz
     b.ins().brif(msg, fail, &[], ok, &[]);
     b.switch_to_block(fail);
     b.set_cold_block(fail);
-    let write = import(m, &mut b, "write", &[types::I32, PTR, types::I64], &[types::I64])?;
+    let write = import(
+        m,
+        &mut b,
+        "write",
+        &[types::I32, PTR, types::I64],
+        &[types::I64],
+    )?;
     let exit = import(m, &mut b, "exit", &[types::I32], &[])?;
     let len = b.ins().load(types::I64, tf, ctx_ptr, 8);
     let fd = b.ins().iconst(types::I32, 2);
@@ -143,7 +185,11 @@ pub(crate) fn define_c_wrapper<M: Module>(m: &mut M, syms: &Symbols, index: usiz
         let base = match sret {
             Some(p) => p,
             None => {
-                let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+                let slot = b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    16,
+                    3,
+                ));
                 let addr = b.ins().stack_addr(PTR, slot, 0);
                 let z = b.ins().iconst(types::I64, 0);
                 b.ins().store(tf, z, addr, 0);
@@ -160,8 +206,11 @@ pub(crate) fn define_c_wrapper<M: Module>(m: &mut M, syms: &Symbols, index: usiz
             }
             TupleReturn::Registers(words) => {
                 let _ = size;
-                let vals: Vec<clif::Value> =
-                    words.iter().enumerate().map(|(i, t)| b.ins().load(*t, tf, base, (i * 8) as i32)).collect();
+                let vals: Vec<clif::Value> = words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| b.ins().load(*t, tf, base, (i * 8) as i32))
+                    .collect();
                 b.ins().return_(&vals);
             }
         }
@@ -170,11 +219,18 @@ pub(crate) fn define_c_wrapper<M: Module>(m: &mut M, syms: &Symbols, index: usiz
     }
     b.seal_all_blocks();
     b.finalize(m.target_config());
-    m.define_function(wrapper, &mut ctx).map_err(CodegenError::from)
+    m.define_function(wrapper, &mut ctx)
+        .map_err(CodegenError::from)
 }
 
 /// Defines `__adc_entry_NAME(ctx, args, rets)` for the JIT host.
-pub(crate) fn define_entry<M: Module>(m: &mut M, syms: &Symbols, index: usize, func: &adc_ir::Function, entry_id: FuncId) -> Result<(), CodegenError> {
+pub(crate) fn define_entry<M: Module>(
+    m: &mut M,
+    syms: &Symbols,
+    index: usize,
+    func: &adc_ir::Function,
+    entry_id: FuncId,
+) -> Result<(), CodegenError> {
     let mut ctx = m.make_context();
     ctx.func.signature.params = vec![AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)];
     let mut fctx = FunctionBuilderContext::new();
@@ -207,7 +263,8 @@ pub(crate) fn define_entry<M: Module>(m: &mut M, syms: &Symbols, index: usize, f
     b.seal_all_blocks();
     b.finalize(m.target_config());
     let _ = impl_signature::<M>;
-    m.define_function(entry_id, &mut ctx).map_err(CodegenError::from)
+    m.define_function(entry_id, &mut ctx)
+        .map_err(CodegenError::from)
 }
 
 fn c_type(s: ScalarType) -> &'static str {
@@ -228,8 +285,15 @@ pub fn c_header(module: &adc_ir::Module, guard: &str) -> String {
             [t] => c_type(t.elem()).to_string(),
             many => {
                 let name = format!("{}_result", f.name);
-                let fields: Vec<String> = many.iter().enumerate().map(|(i, t)| format!("{} _{i};", c_type(t.elem()))).collect();
-                out.push_str(&format!("typedef struct {name} {{ {} }} {name};\n", fields.join(" ")));
+                let fields: Vec<String> = many
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| format!("{} _{i};", c_type(t.elem())))
+                    .collect();
+                out.push_str(&format!(
+                    "typedef struct {name} {{ {} }} {name};\n",
+                    fields.join(" ")
+                ));
                 name
             }
         };
@@ -239,11 +303,17 @@ pub fn c_header(module: &adc_ir::Module, guard: &str) -> String {
             .map(|p| match p.ty {
                 Type::Scalar(s) => format!("{} {}", c_type(s), p.name),
                 Type::Ref(s) => format!("{} *{}", c_type(s), p.name),
-                Type::Array(s) if p.mode == adc_ir::ParamMode::In => format!("const {} *{n}, int64_t {n}_len", c_type(s), n = p.name),
+                Type::Array(s) if p.mode == adc_ir::ParamMode::In => {
+                    format!("const {} *{n}, int64_t {n}_len", c_type(s), n = p.name)
+                }
                 Type::Array(s) => format!("{} *{n}, int64_t {n}_len", c_type(s), n = p.name),
             })
             .collect();
-        let params = if params.is_empty() { "void".to_string() } else { params.join(", ") };
+        let params = if params.is_empty() {
+            "void".to_string()
+        } else {
+            params.join(", ")
+        };
         out.push_str(&format!("{ret} {}({params});\n", f.name));
     }
     out.push_str("\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");

@@ -55,7 +55,11 @@ pub(crate) struct Symbols {
 }
 
 impl Symbols {
-    pub(crate) fn message<M: Module>(&mut self, m: &mut M, text: &str) -> Result<DataId, CodegenError> {
+    pub(crate) fn message<M: Module>(
+        &mut self,
+        m: &mut M,
+        text: &str,
+    ) -> Result<DataId, CodegenError> {
         if let Some(id) = self.messages.get(text) {
             return Ok(*id);
         }
@@ -84,7 +88,12 @@ struct Built {
     entries: Vec<Option<FuncId>>,
 }
 
-fn build<M: Module>(m: &mut M, ir: &adc_ir::Module, locate: Locate<'_>, with_entries: bool) -> Result<Built, CodegenError> {
+fn build<M: Module>(
+    m: &mut M,
+    ir: &adc_ir::Module,
+    locate: Locate<'_>,
+    with_entries: bool,
+) -> Result<Built, CodegenError> {
     let mut func_ids = Vec::new();
     for f in &ir.funcs {
         let id = if f.is_import() {
@@ -96,8 +105,14 @@ fn build<M: Module>(m: &mut M, ir: &adc_ir::Module, locate: Locate<'_>, with_ent
         };
         func_ids.push(id);
     }
-    let mut syms = Symbols { func_ids, messages: BTreeMap::new() };
-    let mut built = Built { wrappers: Vec::new(), entries: Vec::new() };
+    let mut syms = Symbols {
+        func_ids,
+        messages: BTreeMap::new(),
+    };
+    let mut built = Built {
+        wrappers: Vec::new(),
+        entries: Vec::new(),
+    };
     let mut fctx = FunctionBuilderContext::new();
     for (i, f) in ir.funcs.iter().enumerate() {
         if f.is_import() {
@@ -129,25 +144,42 @@ fn build<M: Module>(m: &mut M, ir: &adc_ir::Module, locate: Locate<'_>, with_ent
 
 fn isa(pic: bool) -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, CodegenError> {
     let mut flags = settings::builder();
-    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| CodegenError::Backend(e.to_string()));
+    let set = |f: &mut settings::Builder, k: &str, v: &str| {
+        f.set(k, v)
+            .map_err(|e| CodegenError::Backend(e.to_string()))
+    };
     set(&mut flags, "opt_level", "speed")?;
     set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
-    let isa_builder = cranelift_native::builder().map_err(|e| CodegenError::Backend(e.to_string()))?;
-    isa_builder.finish(settings::Flags::new(flags)).map_err(|e| CodegenError::Backend(e.to_string()))
+    let isa_builder =
+        cranelift_native::builder().map_err(|e| CodegenError::Backend(e.to_string()))?;
+    isa_builder
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| CodegenError::Backend(e.to_string()))
 }
 
 /// Compiles a verified module to a relocatable object file.
 pub fn object(ir: &adc_ir::Module, locate: Locate<'_>) -> Result<Vec<u8>, CodegenError> {
-    let builder = cranelift_object::ObjectBuilder::new(isa(true)?, "adc", cranelift_module::default_libcall_names())?;
+    let builder = cranelift_object::ObjectBuilder::new(
+        isa(true)?,
+        "adc",
+        cranelift_module::default_libcall_names(),
+    )?;
     let mut m = cranelift_object::ObjectModule::new(builder);
     build(&mut m, ir, locate, false)?;
-    m.finish().emit().map_err(|e| CodegenError::Backend(e.to_string()))
+    m.finish()
+        .emit()
+        .map_err(|e| CodegenError::Backend(e.to_string()))
 }
 
 /// Compiles a verified module in memory. `host` adds symbols for `extern`
 /// functions beyond the C library's.
-pub fn jit(ir: &adc_ir::Module, locate: Locate<'_>, host: &[(String, *const u8)]) -> Result<JitModule, CodegenError> {
-    let mut builder = cranelift_jit::JITBuilder::with_isa(isa(false)?, cranelift_module::default_libcall_names());
+pub fn jit(
+    ir: &adc_ir::Module,
+    locate: Locate<'_>,
+    host: &[(String, *const u8)],
+) -> Result<JitModule, CodegenError> {
+    let mut builder =
+        cranelift_jit::JITBuilder::with_isa(isa(false)?, cranelift_module::default_libcall_names());
     for (name, ptr) in runtime::runtime_symbols() {
         builder.symbol(name, ptr);
     }

@@ -57,7 +57,9 @@ pub(crate) fn runtime_symbols() -> Vec<(&'static str, *const u8)> {
 
 /// True when the process (the C library and the math library) defines `name`.
 pub(crate) fn c_symbol_exists(name: &str) -> bool {
-    let Ok(c) = std::ffi::CString::new(name) else { return false };
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
     // SAFETY: dlsym only reads the NUL-terminated name.
     !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c.as_ptr()) }.is_null()
 }
@@ -115,8 +117,14 @@ pub enum ArgValue {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallError {
     UnknownFunction(String),
-    ArgumentCount { expected: usize, found: usize },
-    ArgumentType { index: usize, expected: String },
+    ArgumentCount {
+        expected: usize,
+        found: usize,
+    },
+    ArgumentType {
+        index: usize,
+        expected: String,
+    },
     /// A runtime error of LANGUAGE.md §4: `what at file:line:col`.
     Runtime(String),
 }
@@ -125,8 +133,12 @@ impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::UnknownFunction(n) => write!(f, "no function `{n}`"),
-            CallError::ArgumentCount { expected, found } => write!(f, "expected {expected} arguments, found {found}"),
-            CallError::ArgumentType { index, expected } => write!(f, "argument {index}: expected {expected}"),
+            CallError::ArgumentCount { expected, found } => {
+                write!(f, "expected {expected} arguments, found {found}")
+            }
+            CallError::ArgumentType { index, expected } => {
+                write!(f, "argument {index}: expected {expected}")
+            }
             CallError::Runtime(m) => write!(f, "runtime error: {m}"),
         }
     }
@@ -145,7 +157,13 @@ pub struct JitFunction {
 
 impl JitFunction {
     pub(crate) fn new(f: &adc_ir::Function, entry: *const u8, c_abi: *const u8) -> JitFunction {
-        JitFunction { name: f.name.clone(), params: f.params.clone(), returns: f.returns.clone(), entry: entry as usize, c_abi: c_abi as usize }
+        JitFunction {
+            name: f.name.clone(),
+            params: f.params.clone(),
+            returns: f.returns.clone(),
+            entry: entry as usize,
+            c_abi: c_abi as usize,
+        }
     }
 }
 
@@ -197,8 +215,14 @@ fn type_desc(p: &Param) -> String {
 }
 
 impl JitModule {
-    pub(crate) fn new(module: cranelift_jit::JITModule, funcs: BTreeMap<String, JitFunction>) -> JitModule {
-        JitModule { module: Some(module), funcs }
+    pub(crate) fn new(
+        module: cranelift_jit::JITModule,
+        funcs: BTreeMap<String, JitFunction>,
+    ) -> JitModule {
+        JitModule {
+            module: Some(module),
+            funcs,
+        }
     }
 
     pub fn function(&self, name: &str) -> Option<&JitFunction> {
@@ -220,13 +244,22 @@ impl JitModule {
     /// scalars in `args` hold the callee's results afterwards. Returns the
     /// result values (none for `void`, several for a tuple).
     pub fn call(&self, name: &str, args: &mut [ArgValue]) -> Result<Vec<Constant>, CallError> {
-        let f = self.funcs.get(name).ok_or_else(|| CallError::UnknownFunction(name.to_string()))?;
+        let f = self
+            .funcs
+            .get(name)
+            .ok_or_else(|| CallError::UnknownFunction(name.to_string()))?;
         if args.len() != f.params.len() {
-            return Err(CallError::ArgumentCount { expected: f.params.len(), found: args.len() });
+            return Err(CallError::ArgumentCount {
+                expected: f.params.len(),
+                found: args.len(),
+            });
         }
         // Coerce scalars exactly as the language would at a call.
         for (i, (p, a)) in f.params.iter().zip(args.iter_mut()).enumerate() {
-            let bad = || CallError::ArgumentType { index: i, expected: type_desc(p) };
+            let bad = || CallError::ArgumentType {
+                index: i,
+                expected: type_desc(p),
+            };
             match (p.ty, &*a) {
                 (Type::Scalar(s) | Type::Ref(s), ArgValue::Scalar(c)) => {
                     let c = match (s, *c) {
@@ -257,7 +290,12 @@ impl JitModule {
                     slots.push(arr.as_mut_ptr());
                     slots.push(len);
                 }
-                _ => return Err(CallError::ArgumentType { index: i, expected: type_desc(p) }),
+                _ => {
+                    return Err(CallError::ArgumentType {
+                        index: i,
+                        expected: type_desc(p),
+                    })
+                }
             }
         }
         let mut rets: Vec<u64> = vec![0; f.returns.len() * 2 + 1];
@@ -277,7 +315,10 @@ impl JitModule {
             // message in the module's read-only data, alive with `self`.
             let bytes = unsafe { std::slice::from_raw_parts(ctx[0] as *const u8, ctx[1] as usize) };
             let text = String::from_utf8_lossy(bytes);
-            let text = text.trim_end().trim_start_matches("runtime error: ").to_string();
+            let text = text
+                .trim_end()
+                .trim_start_matches("runtime error: ")
+                .to_string();
             return Err(CallError::Runtime(text));
         }
         for (i, (p, a)) in f.params.iter().zip(args.iter_mut()).enumerate() {
@@ -287,6 +328,10 @@ impl JitModule {
                 }
             }
         }
-        Ok(f.returns.iter().enumerate().map(|(i, t)| scalar_from_bits(t.elem(), rets[i])).collect())
+        Ok(f.returns
+            .iter()
+            .enumerate()
+            .map(|(i, t)| scalar_from_bits(t.elem(), rets[i]))
+            .collect())
     }
 }

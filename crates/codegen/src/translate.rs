@@ -8,9 +8,13 @@
 //! unwind through foreign frames and need no global state.
 
 use crate::{CodegenError, Symbols};
-use adc_ir::{BinaryOp, CmpCond, Constant, InstData, MathFunc, ScalarType, Span, Type, UnaryOp, Value};
+use adc_ir::{
+    BinaryOp, CmpCond, Constant, InstData, MathFunc, ScalarType, Span, Type, UnaryOp, Value,
+};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{self as clif, types, AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind};
+use cranelift_codegen::ir::{
+    self as clif, types, AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind,
+};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{Linkage, Module};
 use std::collections::BTreeMap;
@@ -41,7 +45,11 @@ pub(crate) fn uses_return_area(func: &adc_ir::Function) -> bool {
     func.returns.len() > 1
 }
 
-pub(crate) fn impl_signature<M: Module>(m: &M, func: &adc_ir::Function, with_ctx: bool) -> clif::Signature {
+pub(crate) fn impl_signature<M: Module>(
+    m: &M,
+    func: &adc_ir::Function,
+    with_ctx: bool,
+) -> clif::Signature {
     let mut sig = m.make_signature();
     if with_ctx {
         sig.params.push(AbiParam::new(PTR));
@@ -50,11 +58,13 @@ pub(crate) fn impl_signature<M: Module>(m: &M, func: &adc_ir::Function, with_ctx
         sig.params.push(AbiParam::new(PTR));
     }
     for p in &func.params {
-        sig.params.extend(clif_types(p.ty).into_iter().map(AbiParam::new));
+        sig.params
+            .extend(clif_types(p.ty).into_iter().map(AbiParam::new));
     }
     if !(with_ctx && uses_return_area(func)) {
         for r in &func.returns {
-            sig.returns.extend(clif_types(*r).into_iter().map(AbiParam::new));
+            sig.returns
+                .extend(clif_types(*r).into_iter().map(AbiParam::new));
         }
     }
     sig
@@ -95,7 +105,11 @@ pub(crate) fn translate<M: Module>(
     b.append_block_params_for_function_params(entry);
     let ctx_ptr = b.block_params(entry)[0];
     let n_hidden = if uses_return_area(func) { 2 } else { 1 };
-    let ret_area = if n_hidden == 2 { Some(b.block_params(entry)[1]) } else { None };
+    let ret_area = if n_hidden == 2 {
+        Some(b.block_params(entry)[1])
+    } else {
+        None
+    };
     let flags = trusted(&mut b);
     let mut t = FuncTranslator {
         m,
@@ -122,7 +136,10 @@ pub(crate) fn translate<M: Module>(
     for &blk in func.layout.iter().skip(1) {
         let cb = t.blocks[&blk];
         for &v in func.dfg.block_params(blk) {
-            let vals = clif_types(func.dfg.value_type(v)).into_iter().map(|ty| t.b.append_block_param(cb, ty)).collect();
+            let vals = clif_types(func.dfg.value_type(v))
+                .into_iter()
+                .map(|ty| t.b.append_block_param(cb, ty))
+                .collect();
             t.values[v.index()] = vals;
         }
     }
@@ -167,7 +184,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     /// in the runtime context and leaves the function. Filled in `finish`,
     /// because the builder cannot leave a block half-built.
     fn error_site(&mut self, inst: adc_ir::Inst, what: &str) -> Result<clif::Block, CodegenError> {
-        let text = format!("runtime error: {what} at {}\n", (self.locate)(self.func.span(inst)));
+        let text = format!(
+            "runtime error: {what} at {}\n",
+            (self.locate)(self.func.span(inst))
+        );
         if let Some(b) = self.error_sites.get(&text) {
             return Ok(*b);
         }
@@ -206,7 +226,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     }
 
     /// Branches to the error site when `fail` is true, else continues.
-    fn check(&mut self, fail: clif::Value, inst: adc_ir::Inst, what: &str) -> Result<(), CodegenError> {
+    fn check(
+        &mut self,
+        fail: clif::Value,
+        inst: adc_ir::Inst,
+        what: &str,
+    ) -> Result<(), CodegenError> {
         let err = self.error_site(inst, what)?;
         let ok = self.b.create_block();
         self.b.ins().brif(fail, err, &[], ok, &[]);
@@ -214,11 +239,20 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(())
     }
 
-    fn elem_addr(&mut self, inst: adc_ir::Inst, array: Value, index: Value, checked: bool) -> Result<clif::Value, CodegenError> {
+    fn elem_addr(
+        &mut self,
+        inst: adc_ir::Inst,
+        array: Value,
+        index: Value,
+        checked: bool,
+    ) -> Result<clif::Value, CodegenError> {
         let arr = self.vs(array);
         let idx = self.v(index);
         if checked {
-            let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, arr[1]);
+            let oob = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, arr[1]);
             self.check(oob, inst, "index out of bounds")?;
         }
         let size = self.func.dfg.value_type(array).elem().size() as i64;
@@ -226,10 +260,17 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(self.b.ins().iadd(arr[0], off))
     }
 
-    fn call_symbol(&mut self, name: &str, params: &[clif::Type], returns: &[clif::Type], args: &[clif::Value]) -> Result<Vec<clif::Value>, CodegenError> {
+    fn call_symbol(
+        &mut self,
+        name: &str,
+        params: &[clif::Type],
+        returns: &[clif::Type],
+        args: &[clif::Value],
+    ) -> Result<Vec<clif::Value>, CodegenError> {
         let mut sig = self.m.make_signature();
         sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
-        sig.returns.extend(returns.iter().map(|t| AbiParam::new(*t)));
+        sig.returns
+            .extend(returns.iter().map(|t| AbiParam::new(*t)));
         let id = self.m.declare_function(name, Linkage::Import, &sig)?;
         let fref = self.m.declare_func_in_func(id, self.b.func);
         let call = self.b.ins().call(fref, args);
@@ -247,12 +288,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     }
 
     fn block_args(&self, call: &adc_ir::BlockCall) -> Vec<clif::BlockArg> {
-        call.args.iter().flat_map(|a| self.vs(*a)).map(clif::BlockArg::Value).collect()
+        call.args
+            .iter()
+            .flat_map(|a| self.vs(*a))
+            .map(clif::BlockArg::Value)
+            .collect()
     }
 
     fn inst(&mut self, inst: adc_ir::Inst) -> Result<(), CodegenError> {
         let data = self.func.dfg.inst(inst).clone();
-        let result_ty = self.func.dfg.inst_results(inst).first().map(|r| self.func.dfg.value_type(*r));
+        let result_ty = self
+            .func
+            .dfg
+            .inst_results(inst)
+            .first()
+            .map(|r| self.func.dfg.value_type(*r));
         let out: Vec<clif::Value> = match &data {
             InstData::Const { value } => vec![match *value {
                 Constant::Bool(x) => self.b.ins().iconst(types::I8, x as i64),
@@ -319,7 +369,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 }
                 let area = if !callee.is_import() && uses_return_area(callee) {
                     let size = 8 * callee.returns.len() as u32;
-                    let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, 3));
+                    let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                        StackSlotKind::ExplicitSlot,
+                        size,
+                        3,
+                    ));
                     let addr = self.b.ins().stack_addr(PTR, slot, 0);
                     cargs.push(addr);
                     Some(addr)
@@ -338,7 +392,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                         .returns
                         .iter()
                         .enumerate()
-                        .map(|(i, r)| self.b.ins().load(scalar_clif(r.elem()), self.flags, addr, (i * 8) as i32))
+                        .map(|(i, r)| {
+                            self.b.ins().load(
+                                scalar_clif(r.elem()),
+                                self.flags,
+                                addr,
+                                (i * 8) as i32,
+                            )
+                        })
                         .collect();
                 }
                 if !callee.is_import() {
@@ -351,12 +412,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 results
             }
             InstData::ArrayLen { array } => vec![self.vs(*array)[1]],
-            InstData::Load { array, index, checked } => {
+            InstData::Load {
+                array,
+                index,
+                checked,
+            } => {
                 let addr = self.elem_addr(inst, *array, *index, *checked)?;
                 let ty = scalar_clif(self.func.dfg.value_type(*array).elem());
                 vec![self.b.ins().load(ty, self.flags, addr, 0)]
             }
-            InstData::Store { array, index, value, checked } => {
+            InstData::Store {
+                array,
+                index,
+                value,
+                checked,
+            } => {
                 let addr = self.elem_addr(inst, *array, *index, *checked)?;
                 let x = self.v(*value);
                 self.b.ins().store(self.flags, x, addr, 0);
@@ -374,7 +444,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 vec![]
             }
             InstData::Slot => {
-                let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    8,
+                    3,
+                ));
                 vec![self.b.ins().stack_addr(PTR, slot, 0)]
             }
             InstData::ArrayNew { len } => {
@@ -386,7 +460,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 // calloc(0, ...) may return null; ask for at least one element.
                 let one = self.b.ins().iconst(types::I64, 1);
                 let count = self.b.ins().smax(n, one);
-                let p = self.call_symbol("calloc", &[types::I64, types::I64], &[PTR], &[count, size_v])?[0];
+                let p = self.call_symbol(
+                    "calloc",
+                    &[types::I64, types::I64],
+                    &[PTR],
+                    &[count, size_v],
+                )?[0];
                 let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
                 self.check(null, inst, "out of memory")?;
                 vec![p, n]
@@ -418,7 +497,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 self.b.ins().jump(target, &args);
                 vec![]
             }
-            InstData::Branch { cond, then_dest, else_dest } => {
+            InstData::Branch {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
                 let c = self.v(*cond);
                 let (ta, ea) = (self.block_args(then_dest), self.block_args(else_dest));
                 let (tb, eb) = (self.blocks[&then_dest.block], self.blocks[&else_dest.block]);
@@ -445,7 +528,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(())
     }
 
-    fn binary(&mut self, inst: adc_ir::Inst, op: BinaryOp, float: bool, x: clif::Value, y: clif::Value) -> Result<clif::Value, CodegenError> {
+    fn binary(
+        &mut self,
+        inst: adc_ir::Inst,
+        op: BinaryOp,
+        float: bool,
+        x: clif::Value,
+        y: clif::Value,
+    ) -> Result<clif::Value, CodegenError> {
         Ok(match (op, float) {
             (BinaryOp::Add, true) => self.b.ins().fadd(x, y),
             (BinaryOp::Add, false) => self.b.ins().iadd(x, y),
@@ -454,7 +544,9 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             (BinaryOp::Mul, true) => self.b.ins().fmul(x, y),
             (BinaryOp::Mul, false) => self.b.ins().imul(x, y),
             (BinaryOp::Div, true) => self.b.ins().fdiv(x, y),
-            (BinaryOp::Rem, true) => self.call_symbol("fmod", &[types::F64, types::F64], &[types::F64], &[x, y])?[0],
+            (BinaryOp::Rem, true) => {
+                self.call_symbol("fmod", &[types::F64, types::F64], &[types::F64], &[x, y])?[0]
+            }
             (BinaryOp::Div | BinaryOp::Rem, false) => {
                 let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
                 self.check(zero, inst, "division by zero")?;
@@ -507,7 +599,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         }
     }
 
-    fn math(&mut self, func: MathFunc, ty: ScalarType, xs: &[clif::Value]) -> Result<clif::Value, CodegenError> {
+    fn math(
+        &mut self,
+        func: MathFunc,
+        ty: ScalarType,
+        xs: &[clif::Value],
+    ) -> Result<clif::Value, CodegenError> {
         let x = xs[0];
         Ok(match (func, ty) {
             (MathFunc::Abs, ScalarType::I64) => self.b.ins().iabs(x),

@@ -98,20 +98,63 @@ pub enum DeclType {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Decl { is_const: bool, ty: DeclType, name: Ident, init: Option<Expr>, span: Span },
-    ArrayDecl { ty: BaseType, name: Ident, len: Option<Expr>, init: Option<Vec<Expr>>, span: Span },
-    Destructure { names: Vec<Ident>, value: Expr, span: Span },
-    Assign { target: Expr, op: AssignOp, value: Expr, span: Span },
-    IncDec { target: Expr, increment: bool, span: Span },
+    Decl {
+        is_const: bool,
+        ty: DeclType,
+        name: Ident,
+        init: Option<Expr>,
+        span: Span,
+    },
+    ArrayDecl {
+        ty: BaseType,
+        name: Ident,
+        len: Option<Expr>,
+        init: Option<Vec<Expr>>,
+        span: Span,
+    },
+    Destructure {
+        names: Vec<Ident>,
+        value: Expr,
+        span: Span,
+    },
+    Assign {
+        target: Expr,
+        op: AssignOp,
+        value: Expr,
+        span: Span,
+    },
+    IncDec {
+        target: Expr,
+        increment: bool,
+        span: Span,
+    },
     Expr(Expr),
-    If { cond: Expr, then_branch: Vec<Stmt>, else_branch: Option<Vec<Stmt>>, span: Span },
-    While { cond: Expr, body: Vec<Stmt>, span: Span },
-    For { init: Option<Box<Stmt>>, cond: Option<Expr>, step: Option<Box<Stmt>>, body: Vec<Stmt>, span: Span },
+    If {
+        cond: Expr,
+        then_branch: Vec<Stmt>,
+        else_branch: Option<Vec<Stmt>>,
+        span: Span,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+        span: Span,
+    },
+    For {
+        init: Option<Box<Stmt>>,
+        cond: Option<Expr>,
+        step: Option<Box<Stmt>>,
+        body: Vec<Stmt>,
+        span: Span,
+    },
     Break(Span),
     Continue(Span),
     Return(Option<Expr>, Span),
     Block(Vec<Stmt>),
-    Attributed { attrs: Vec<Attr>, stmt: Box<Stmt> },
+    Attributed {
+        attrs: Vec<Attr>,
+        stmt: Box<Stmt>,
+    },
     Error,
 }
 

@@ -26,7 +26,14 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
-        Diagnostic { severity: Severity::Error, code, message: message.into(), span, labels: Vec::new(), notes: Vec::new() }
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            span,
+            labels: Vec::new(),
+            notes: Vec::new(),
+        }
     }
 
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
@@ -99,7 +106,11 @@ pub fn render(diags: &[Diagnostic], path: &str, source: &str, config: RenderConf
             Severity::Warning => ReportKind::Warning,
         };
         let mut report = Report::build(kind, (path, range.clone()))
-            .with_config(Config::default().with_color(config.color).with_index_type(IndexType::Byte))
+            .with_config(
+                Config::default()
+                    .with_color(config.color)
+                    .with_index_type(IndexType::Byte),
+            )
             .with_code(d.code)
             .with_message(format!("{} ({path}:{line}:{col})", d.message))
             .with_label(Label::new((path, range)).with_message(&d.message));
@@ -110,7 +121,9 @@ pub fn render(diags: &[Diagnostic], path: &str, source: &str, config: RenderConf
             report = report.with_note(note);
         }
         // Writing into a Vec cannot fail.
-        let _ = report.finish().write((path, Source::from(source)), &mut out);
+        let _ = report
+            .finish()
+            .write((path, Source::from(source)), &mut out);
     }
     String::from_utf8_lossy(&out).into_owned()
 }

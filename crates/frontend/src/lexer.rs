@@ -22,7 +22,9 @@ pub struct LexError {
 }
 
 fn parse_int(lex: &mut logos::Lexer<'_, Tok>) -> Result<i64, LexErrorKind> {
-    lex.slice().parse::<i64>().map_err(|_| LexErrorKind::IntOutOfRange)
+    lex.slice()
+        .parse::<i64>()
+        .map_err(|_| LexErrorKind::IntOutOfRange)
 }
 
 fn block_comment(lex: &mut logos::Lexer<'_, Tok>) -> logos::FilterResult<(), LexErrorKind> {
@@ -54,58 +56,109 @@ pub enum Tok {
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string(), priority = 1)]
     Ident(String),
 
-    #[token("double")] KwDouble,
-    #[token("float")] KwFloat,
-    #[token("int")] KwInt,
-    #[token("bool")] KwBool,
-    #[token("void")] KwVoid,
-    #[token("auto")] KwAuto,
-    #[token("const")] KwConst,
-    #[token("extern")] KwExtern,
-    #[token("if")] KwIf,
-    #[token("else")] KwElse,
-    #[token("for")] KwFor,
-    #[token("while")] KwWhile,
-    #[token("return")] KwReturn,
-    #[token("break")] KwBreak,
-    #[token("continue")] KwContinue,
-    #[token("in")] KwIn,
-    #[token("out")] KwOut,
-    #[token("inout")] KwInout,
-    #[token("true")] KwTrue,
-    #[token("false")] KwFalse,
+    #[token("double")]
+    KwDouble,
+    #[token("float")]
+    KwFloat,
+    #[token("int")]
+    KwInt,
+    #[token("bool")]
+    KwBool,
+    #[token("void")]
+    KwVoid,
+    #[token("auto")]
+    KwAuto,
+    #[token("const")]
+    KwConst,
+    #[token("extern")]
+    KwExtern,
+    #[token("if")]
+    KwIf,
+    #[token("else")]
+    KwElse,
+    #[token("for")]
+    KwFor,
+    #[token("while")]
+    KwWhile,
+    #[token("return")]
+    KwReturn,
+    #[token("break")]
+    KwBreak,
+    #[token("continue")]
+    KwContinue,
+    #[token("in")]
+    KwIn,
+    #[token("out")]
+    KwOut,
+    #[token("inout")]
+    KwInout,
+    #[token("true")]
+    KwTrue,
+    #[token("false")]
+    KwFalse,
 
-    #[token("(")] LParen,
-    #[token(")")] RParen,
-    #[token("{")] LBrace,
-    #[token("}")] RBrace,
-    #[token("[")] LBracket,
-    #[token("]")] RBracket,
-    #[token(",")] Comma,
-    #[token(";")] Semi,
-    #[token("?")] Question,
-    #[token(":")] Colon,
-    #[token("=")] Assign,
-    #[token("+=")] PlusAssign,
-    #[token("-=")] MinusAssign,
-    #[token("*=")] StarAssign,
-    #[token("/=")] SlashAssign,
-    #[token("++")] PlusPlus,
-    #[token("--")] MinusMinus,
-    #[token("||")] OrOr,
-    #[token("&&")] AndAnd,
-    #[token("==")] EqEq,
-    #[token("!=")] NotEq,
-    #[token("<")] Lt,
-    #[token("<=")] Le,
-    #[token(">")] Gt,
-    #[token(">=")] Ge,
-    #[token("+")] Plus,
-    #[token("-")] Minus,
-    #[token("*")] Star,
-    #[token("/")] Slash,
-    #[token("%")] Percent,
-    #[token("!")] Bang,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token(",")]
+    Comma,
+    #[token(";")]
+    Semi,
+    #[token("?")]
+    Question,
+    #[token(":")]
+    Colon,
+    #[token("=")]
+    Assign,
+    #[token("+=")]
+    PlusAssign,
+    #[token("-=")]
+    MinusAssign,
+    #[token("*=")]
+    StarAssign,
+    #[token("/=")]
+    SlashAssign,
+    #[token("++")]
+    PlusPlus,
+    #[token("--")]
+    MinusMinus,
+    #[token("||")]
+    OrOr,
+    #[token("&&")]
+    AndAnd,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    NotEq,
+    #[token("<")]
+    Lt,
+    #[token("<=")]
+    Le,
+    #[token(">")]
+    Gt,
+    #[token(">=")]
+    Ge,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("%")]
+    Percent,
+    #[token("!")]
+    Bang,
 }
 
 impl fmt::Display for Tok {
@@ -127,6 +180,10 @@ pub type Spanned = Result<(usize, Tok, usize), LexError>;
 pub fn tokens(source: &str) -> impl Iterator<Item = Spanned> + '_ {
     Tok::lexer(source).spanned().map(|(res, span)| match res {
         Ok(tok) => Ok((span.start, tok, span.end)),
-        Err(kind) => Err(LexError { kind, start: span.start, end: span.end }),
+        Err(kind) => Err(LexError {
+            kind,
+            start: span.start,
+            end: span.end,
+        }),
     })
 }

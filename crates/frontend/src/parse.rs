@@ -14,7 +14,11 @@ lalrpop_mod!(
 
 pub(crate) fn make_while(head: (Vec<Attr>, Expr, usize), body: Stmt, r: usize) -> Stmt {
     let (attrs, cond, l) = head;
-    let stmt = Stmt::While { cond, body: vec![body], span: Span::new(l, r) };
+    let stmt = Stmt::While {
+        cond,
+        body: vec![body],
+        span: Span::new(l, r),
+    };
     wrap_attrs(attrs, stmt)
 }
 
@@ -35,7 +39,14 @@ pub(crate) fn make_for(
 }
 
 fn wrap_attrs(attrs: Vec<Attr>, stmt: Stmt) -> Stmt {
-    if attrs.is_empty() { stmt } else { Stmt::Attributed { attrs, stmt: Box::new(stmt) } }
+    if attrs.is_empty() {
+        stmt
+    } else {
+        Stmt::Attributed {
+            attrs,
+            stmt: Box::new(stmt),
+        }
+    }
 }
 
 /// The spelling of a token for messages: "`;`", "identifier `x`".
@@ -113,7 +124,10 @@ fn expected_list(expected: &[String]) -> String {
     if expected.iter().any(|e| e == "\";\"") {
         return "`;`".into();
     }
-    let mut items: Vec<String> = expected.iter().map(|e| format!("`{}`", e.trim_matches('"'))).collect();
+    let mut items: Vec<String> = expected
+        .iter()
+        .map(|e| format!("`{}`", e.trim_matches('"')))
+        .collect();
     items.sort();
     items.dedup();
     if items.len() > 6 {
@@ -127,29 +141,44 @@ fn lex_diagnostic(e: &LexError) -> Diagnostic {
     let span = Span::new(e.start, e.end);
     match e.kind {
         LexErrorKind::UnknownChar => Diagnostic::error("E0001", "unexpected character", span),
-        LexErrorKind::IntOutOfRange => Diagnostic::error("E0002", "integer literal out of range for `int`", span),
-        LexErrorKind::UnterminatedComment => Diagnostic::error("E0003", "unterminated block comment", span),
+        LexErrorKind::IntOutOfRange => {
+            Diagnostic::error("E0002", "integer literal out of range for `int`", span)
+        }
+        LexErrorKind::UnterminatedComment => {
+            Diagnostic::error("E0003", "unterminated block comment", span)
+        }
     }
 }
 
 fn to_diagnostic(err: &ParseError<usize, Tok, LexError>, source_len: usize) -> Diagnostic {
     match err {
-        ParseError::InvalidToken { location } => {
-            Diagnostic::error("E0001", "invalid token", Span::new(*location, *location + 1))
-        }
+        ParseError::InvalidToken { location } => Diagnostic::error(
+            "E0001",
+            "invalid token",
+            Span::new(*location, *location + 1),
+        ),
         ParseError::UnrecognizedEof { location, expected } => Diagnostic::error(
             "E0004",
             format!("expected {}, found end of file", expected_list(expected)),
             Span::new((*location).min(source_len), source_len),
         ),
-        ParseError::UnrecognizedToken { token: (l, tok, r), expected } => Diagnostic::error(
+        ParseError::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        } => Diagnostic::error(
             "E0005",
-            format!("expected {}, found {}", expected_list(expected), describe(tok)),
+            format!(
+                "expected {}, found {}",
+                expected_list(expected),
+                describe(tok)
+            ),
             Span::new(*l, *r),
         ),
-        ParseError::ExtraToken { token: (l, tok, r) } => {
-            Diagnostic::error("E0005", format!("unexpected {}", describe(tok)), Span::new(*l, *r))
-        }
+        ParseError::ExtraToken { token: (l, tok, r) } => Diagnostic::error(
+            "E0005",
+            format!("unexpected {}", describe(tok)),
+            Span::new(*l, *r),
+        ),
         ParseError::User { error } => lex_diagnostic(error),
     }
 }

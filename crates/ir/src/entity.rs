@@ -45,11 +45,17 @@ pub struct Span {
 }
 
 impl Span {
-    pub const UNDEFINED: Span = Span { start: u32::MAX, end: u32::MAX };
+    pub const UNDEFINED: Span = Span {
+        start: u32::MAX,
+        end: u32::MAX,
+    };
 
     pub fn new(start: usize, end: usize) -> Span {
         let clamp = |x: usize| u32::try_from(x).unwrap_or(u32::MAX - 1);
-        Span { start: clamp(start), end: clamp(end) }
+        Span {
+            start: clamp(start),
+            end: clamp(end),
+        }
     }
 
     pub fn is_defined(self) -> bool {

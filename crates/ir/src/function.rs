@@ -124,7 +124,10 @@ impl DataFlowGraph {
     }
 
     pub fn append_block_param(&mut self, block: Block, ty: Type) -> Value {
-        let v = self.make_value(ty, ValueDef::Param(block, self.blocks[block.index()].params.len() as u32));
+        let v = self.make_value(
+            ty,
+            ValueDef::Param(block, self.blocks[block.index()].params.len() as u32),
+        );
         self.blocks[block.index()].params.push(v);
         v
     }
@@ -147,7 +150,10 @@ impl DataFlowGraph {
     /// Defines value number `v` (the text parser keeps numbers); false if taken.
     pub fn define_value_at(&mut self, v: Value, ty: Type, def: ValueDef) -> bool {
         while self.values.len() <= v.index() {
-            self.values.push(ValueData { ty: Type::BOOL, def: ValueDef::Unused });
+            self.values.push(ValueData {
+                ty: Type::BOOL,
+                def: ValueDef::Unused,
+            });
         }
         if self.values[v.index()].def != ValueDef::Unused {
             return false;
@@ -195,7 +201,12 @@ pub struct Function {
 }
 
 impl Function {
-    pub fn new(name: impl Into<String>, params: Vec<Param>, returns: Vec<Type>, linkage: Linkage) -> Function {
+    pub fn new(
+        name: impl Into<String>,
+        params: Vec<Param>,
+        returns: Vec<Type>,
+        linkage: Linkage,
+    ) -> Function {
         Function {
             name: name.into(),
             params,
@@ -216,11 +227,20 @@ impl Function {
     }
 
     pub fn span(&self, inst: Inst) -> Span {
-        self.srclocs.get(inst.index()).copied().unwrap_or(Span::UNDEFINED)
+        self.srclocs
+            .get(inst.index())
+            .copied()
+            .unwrap_or(Span::UNDEFINED)
     }
 
     /// Appends a new instruction at the end of `block`.
-    pub fn append_inst(&mut self, block: Block, data: InstData, result_types: &[Type], span: Span) -> Inst {
+    pub fn append_inst(
+        &mut self,
+        block: Block,
+        data: InstData,
+        result_types: &[Type],
+        span: Span,
+    ) -> Inst {
         let inst = self.dfg.make_inst(data, result_types);
         self.set_span(inst, span);
         self.dfg.block_mut(block).insts.push(inst);
@@ -243,7 +263,13 @@ impl Function {
     /// Layout successors of `block`, in terminator order (may repeat).
     pub fn successors(&self, block: Block) -> Vec<Block> {
         match self.terminator(block) {
-            Some(t) => self.dfg.inst(t).successors().iter().map(|c| c.block).collect(),
+            Some(t) => self
+                .dfg
+                .inst(t)
+                .successors()
+                .iter()
+                .map(|c| c.block)
+                .collect(),
             None => Vec::new(),
         }
     }
@@ -277,7 +303,10 @@ impl Module {
     }
 
     pub fn find(&self, name: &str) -> Option<FuncId> {
-        self.funcs.iter().position(|f| f.name == name).map(FuncId::new)
+        self.funcs
+            .iter()
+            .position(|f| f.name == name)
+            .map(FuncId::new)
     }
 
     pub fn push(&mut self, func: Function) -> FuncId {

@@ -43,7 +43,11 @@ pub fn fmt_f64(x: f64) -> String {
     if x.is_nan() {
         "nan".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         format!("{x:?}")
     }
@@ -53,7 +57,11 @@ pub fn fmt_f32(x: f32) -> String {
     if x.is_nan() {
         "nan".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         format!("{x:?}")
     }
@@ -152,43 +160,101 @@ pub struct BlockCall {
 
 #[derive(Clone, PartialEq, Debug)]
 pub enum InstData {
-    Const { value: Constant },
-    Unary { op: UnaryOp, arg: Value },
-    Binary { op: BinaryOp, args: [Value; 2] },
-    Cmp { cond: CmpCond, args: [Value; 2] },
-    Select { cond: Value, args: [Value; 2] },
+    Const {
+        value: Constant,
+    },
+    Unary {
+        op: UnaryOp,
+        arg: Value,
+    },
+    Binary {
+        op: BinaryOp,
+        args: [Value; 2],
+    },
+    Cmp {
+        cond: CmpCond,
+        args: [Value; 2],
+    },
+    Select {
+        cond: Value,
+        args: [Value; 2],
+    },
     /// Scalar conversion to the result type: float to int truncates toward
     /// zero (saturating, NaN to 0), bool to number is 0 or 1, number to bool
     /// is `!= 0`.
-    Convert { arg: Value },
-    Math { func: MathFunc, args: Vec<Value> },
-    Call { func: FuncId, args: Vec<Value> },
+    Convert {
+        arg: Value,
+    },
+    Math {
+        func: MathFunc,
+        args: Vec<Value>,
+    },
+    Call {
+        func: FuncId,
+        args: Vec<Value>,
+    },
     /// Number of elements of an array.
-    ArrayLen { array: Value },
-    Load { array: Value, index: Value, checked: bool },
-    Store { array: Value, index: Value, value: Value, checked: bool },
+    ArrayLen {
+        array: Value,
+    },
+    Load {
+        array: Value,
+        index: Value,
+        checked: bool,
+    },
+    Store {
+        array: Value,
+        index: Value,
+        value: Value,
+        checked: bool,
+    },
     /// A new zero-filled heap array of the result's element type; a negative
     /// length is a runtime error, exhausted memory too.
-    ArrayNew { len: Value },
+    ArrayNew {
+        len: Value,
+    },
     /// Releases an array made by `new` (no effect on `null`).
-    ArrayFree { array: Value },
+    ArrayFree {
+        array: Value,
+    },
     /// The empty array that owns nothing.
     ArrayNull,
     /// A reference to one element, bounds-checked.
-    ElemRef { array: Value, index: Value },
-    RefLoad { ptr: Value },
-    RefStore { ptr: Value, value: Value },
+    ElemRef {
+        array: Value,
+        index: Value,
+    },
+    RefLoad {
+        ptr: Value,
+    },
+    RefStore {
+        ptr: Value,
+        value: Value,
+    },
     /// A reference to a fresh stack slot of the function's frame.
     Slot,
-    Print { args: Vec<Value> },
-    Jump { dest: BlockCall },
-    Branch { cond: Value, then_dest: BlockCall, else_dest: BlockCall },
-    Return { args: Vec<Value> },
+    Print {
+        args: Vec<Value>,
+    },
+    Jump {
+        dest: BlockCall,
+    },
+    Branch {
+        cond: Value,
+        then_dest: BlockCall,
+        else_dest: BlockCall,
+    },
+    Return {
+        args: Vec<Value>,
+    },
 }
 
 impl InstData {
     pub fn is_terminator(&self) -> bool {
-        matches!(self, InstData::Jump { .. } | InstData::Branch { .. } | InstData::Return { .. })
+        matches!(
+            self,
+            InstData::Jump { .. } | InstData::Branch { .. } | InstData::Return { .. }
+        )
     }
 
     /// True when removing the instruction (if its results are unused) changes
@@ -259,7 +325,12 @@ impl InstData {
                 *array = f(*array);
                 *index = f(*index);
             }
-            InstData::Store { array, index, value, .. } => {
+            InstData::Store {
+                array,
+                index,
+                value,
+                ..
+            } => {
                 *array = f(*array);
                 *index = f(*index);
                 *value = f(*value);
@@ -270,7 +341,11 @@ impl InstData {
                 *value = f(*value);
             }
             InstData::Jump { dest } => dest.args.iter_mut().for_each(|a| *a = f(*a)),
-            InstData::Branch { cond, then_dest, else_dest } => {
+            InstData::Branch {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
                 *cond = f(*cond);
                 then_dest.args.iter_mut().for_each(|a| *a = f(*a));
                 else_dest.args.iter_mut().for_each(|a| *a = f(*a));
@@ -282,7 +357,11 @@ impl InstData {
     pub fn successors(&self) -> Vec<&BlockCall> {
         match self {
             InstData::Jump { dest } => vec![dest],
-            InstData::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+            InstData::Branch {
+                then_dest,
+                else_dest,
+                ..
+            } => vec![then_dest, else_dest],
             _ => Vec::new(),
         }
     }
@@ -290,7 +369,11 @@ impl InstData {
     pub fn successors_mut(&mut self) -> Vec<&mut BlockCall> {
         match self {
             InstData::Jump { dest } => vec![dest],
-            InstData::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+            InstData::Branch {
+                then_dest,
+                else_dest,
+                ..
+            } => vec![then_dest, else_dest],
             _ => Vec::new(),
         }
     }

@@ -50,9 +50,20 @@ fn zero_of(t: ScalarType) -> Constant {
 }
 
 /// Calls `name` with `args`, with at most `fuel` instructions executed.
-pub fn call(module: &Module, name: &str, args: &mut [InterpArg], fuel: u64) -> Result<Vec<Constant>, InterpError> {
-    let id = module.find(name).ok_or_else(|| InterpError::Unsupported(format!("no function `{name}`")))?;
-    let mut m = Machine { module, memory: Vec::new(), fuel };
+pub fn call(
+    module: &Module,
+    name: &str,
+    args: &mut [InterpArg],
+    fuel: u64,
+) -> Result<Vec<Constant>, InterpError> {
+    let id = module
+        .find(name)
+        .ok_or_else(|| InterpError::Unsupported(format!("no function `{name}`")))?;
+    let mut m = Machine {
+        module,
+        memory: Vec::new(),
+        fuel,
+    };
     let func = module.func(id);
     let mut vals = Vec::new();
     let mut arrays = Vec::new();
@@ -69,7 +80,12 @@ pub fn call(module: &Module, name: &str, args: &mut [InterpArg], fuel: u64) -> R
                 arrays.push(m.memory.len() - 1);
                 vals.push(Val::Ref(m.memory.len() - 1, 0));
             }
-            _ => return Err(InterpError::Unsupported(format!("argument for `{}` has the wrong kind", p.name))),
+            _ => {
+                return Err(InterpError::Unsupported(format!(
+                    "argument for `{}` has the wrong kind",
+                    p.name
+                )))
+            }
         }
     }
     let result = m.run(func, vals)?;
@@ -146,11 +162,15 @@ fn math(func: MathFunc, args: &[Constant]) -> Constant {
 impl Machine<'_> {
     fn run(&mut self, func: &Function, params: Vec<Val>) -> Result<Vec<Constant>, InterpError> {
         let mut env: Vec<Option<Val>> = vec![None; func.dfg.num_values()];
-        let Some(mut block) = func.entry_block() else { return Err(InterpError::Unsupported("empty function".into())) };
+        let Some(mut block) = func.entry_block() else {
+            return Err(InterpError::Unsupported("empty function".into()));
+        };
         for (v, x) in func.dfg.block_params(block).iter().zip(params) {
             env[v.index()] = Some(x);
         }
-        let get = |env: &Vec<Option<Val>>, v: Value| env[v.index()].expect("invariant: verified IR defines before use");
+        let get = |env: &Vec<Option<Val>>, v: Value| {
+            env[v.index()].expect("invariant: verified IR defines before use")
+        };
         let scalar = |env: &Vec<Option<Val>>, v: Value| match get(env, v) {
             Val::S(c) => c,
             _ => Constant::Bool(false),
@@ -182,12 +202,21 @@ impl Machine<'_> {
                         }
                         Some(Val::S(binary(*op, a, b)))
                     }
-                    InstData::Cmp { cond, args } => Some(Val::S(Constant::Bool(compare(*cond, scalar(&env, args[0]), scalar(&env, args[1]))))),
+                    InstData::Cmp { cond, args } => Some(Val::S(Constant::Bool(compare(
+                        *cond,
+                        scalar(&env, args[0]),
+                        scalar(&env, args[1]),
+                    )))),
                     InstData::Select { cond, args } => {
                         let c = matches!(scalar(&env, *cond), Constant::Bool(true));
                         Some(get(&env, if c { args[0] } else { args[1] }))
                     }
-                    InstData::Convert { arg } => Some(Val::S(convert(scalar(&env, *arg), result_ty.and_then(|t| t.scalar()).unwrap_or(ScalarType::F64)))),
+                    InstData::Convert { arg } => Some(Val::S(convert(
+                        scalar(&env, *arg),
+                        result_ty
+                            .and_then(|t| t.scalar())
+                            .unwrap_or(ScalarType::F64),
+                    ))),
                     InstData::Math { func: mf, args } => {
                         let xs: Vec<Constant> = args.iter().map(|a| scalar(&env, *a)).collect();
                         Some(Val::S(math(*mf, &xs)))
@@ -195,7 +224,10 @@ impl Machine<'_> {
                     InstData::Call { func: callee, args } => {
                         let callee = self.module.func(*callee);
                         if callee.is_import() {
-                            return Err(InterpError::Unsupported(format!("extern `{}`", callee.name)));
+                            return Err(InterpError::Unsupported(format!(
+                                "extern `{}`",
+                                callee.name
+                            )));
                         }
                         let vals = args.iter().map(|a| get(&env, *a)).collect();
                         let rets = self.run(callee, vals)?;
@@ -209,8 +241,12 @@ impl Machine<'_> {
                         _ => None,
                     },
                     InstData::Load { array, index, .. } | InstData::ElemRef { array, index } => {
-                        let Val::Arr(id) = get(&env, *array) else { return fail("bad array") };
-                        let Constant::I64(i) = scalar(&env, *index) else { return fail("bad index") };
+                        let Val::Arr(id) = get(&env, *array) else {
+                            return fail("bad array");
+                        };
+                        let Constant::I64(i) = scalar(&env, *index) else {
+                            return fail("bad index");
+                        };
                         if i < 0 || i as usize >= self.memory[id].len() {
                             return fail("index out of bounds");
                         }
@@ -219,9 +255,18 @@ impl Machine<'_> {
                             _ => Some(Val::Ref(id, i as usize)),
                         }
                     }
-                    InstData::Store { array, index, value, .. } => {
-                        let Val::Arr(id) = get(&env, *array) else { return fail("bad array") };
-                        let Constant::I64(i) = scalar(&env, *index) else { return fail("bad index") };
+                    InstData::Store {
+                        array,
+                        index,
+                        value,
+                        ..
+                    } => {
+                        let Val::Arr(id) = get(&env, *array) else {
+                            return fail("bad array");
+                        };
+                        let Constant::I64(i) = scalar(&env, *index) else {
+                            return fail("bad index");
+                        };
                         if i < 0 || i as usize >= self.memory[id].len() {
                             return fail("index out of bounds");
                         }
@@ -229,7 +274,9 @@ impl Machine<'_> {
                         None
                     }
                     InstData::ArrayNew { len } => {
-                        let Constant::I64(n) = scalar(&env, *len) else { return fail("bad length") };
+                        let Constant::I64(n) = scalar(&env, *len) else {
+                            return fail("bad length");
+                        };
                         if n < 0 {
                             return fail("negative array length");
                         }
@@ -262,21 +309,39 @@ impl Machine<'_> {
                     }
                     InstData::Print { .. } => None,
                     InstData::Jump { dest } => {
-                        next = Some((dest.block, dest.args.iter().map(|a| get(&env, *a)).collect::<Vec<_>>()));
+                        next = Some((
+                            dest.block,
+                            dest.args.iter().map(|a| get(&env, *a)).collect::<Vec<_>>(),
+                        ));
                         None
                     }
-                    InstData::Branch { cond, then_dest, else_dest } => {
-                        let dest = if matches!(scalar(&env, *cond), Constant::Bool(true)) { then_dest } else { else_dest };
-                        next = Some((dest.block, dest.args.iter().map(|a| get(&env, *a)).collect::<Vec<_>>()));
+                    InstData::Branch {
+                        cond,
+                        then_dest,
+                        else_dest,
+                    } => {
+                        let dest = if matches!(scalar(&env, *cond), Constant::Bool(true)) {
+                            then_dest
+                        } else {
+                            else_dest
+                        };
+                        next = Some((
+                            dest.block,
+                            dest.args.iter().map(|a| get(&env, *a)).collect::<Vec<_>>(),
+                        ));
                         None
                     }
-                    InstData::Return { args } => return Ok(args.iter().map(|a| scalar(&env, *a)).collect()),
+                    InstData::Return { args } => {
+                        return Ok(args.iter().map(|a| scalar(&env, *a)).collect())
+                    }
                 };
                 if let (Some(v), Some(r)) = (out, results.first()) {
                     env[r.index()] = Some(v);
                 }
             }
-            let Some((b, args)) = next else { return Err(InterpError::Unsupported("block without terminator".into())) };
+            let Some((b, args)) = next else {
+                return Err(InterpError::Unsupported("block without terminator".into()));
+            };
             for (p, a) in func.dfg.block_params(b).iter().zip(args) {
                 debug_assert!(matches!(func.dfg.value_def(*p), ValueDef::Param(..)));
                 env[p.index()] = Some(a);
@@ -297,8 +362,20 @@ pub fn binary(op: BinaryOp, a: Constant, b: Constant) -> Constant {
                 BinaryOp::Mul => $x * $y,
                 BinaryOp::Div => $x / $y,
                 BinaryOp::Rem => $x % $y,
-                BinaryOp::Min => if $y < $x { $y } else { $x },
-                BinaryOp::Max => if $y > $x { $y } else { $x },
+                BinaryOp::Min => {
+                    if $y < $x {
+                        $y
+                    } else {
+                        $x
+                    }
+                }
+                BinaryOp::Max => {
+                    if $y > $x {
+                        $y
+                    } else {
+                        $x
+                    }
+                }
             }
         };
     }

@@ -18,7 +18,9 @@ pub mod types;
 pub mod verify;
 
 pub use entity::{Block, FuncId, Inst, Span, Value};
-pub use function::{BlockData, DataFlowGraph, Function, Linkage, Module, Param, ParamMode, ValueDef};
+pub use function::{
+    BlockData, DataFlowGraph, Function, Linkage, Module, Param, ParamMode, ValueDef,
+};
 pub use inst::{BinaryOp, BlockCall, CmpCond, Constant, InstData, MathFunc, UnaryOp};
 pub use parse::{parse_module, ParseError};
 pub use types::{ScalarType, Type};

@@ -97,7 +97,8 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             let start = i;
             advance(1, &mut i, &mut col);
             while i < chars.len()
-                && (is_word_char(chars[i]) || (chars[i] == '-' && matches!(chars[i - 1], 'e' | 'E')))
+                && (is_word_char(chars[i])
+                    || (chars[i] == '-' && matches!(chars[i - 1], 'e' | 'E')))
             {
                 advance(1, &mut i, &mut col);
             }
@@ -127,13 +128,21 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                 '<' => "<",
                 '>' => ">",
                 _ => {
-                    return Err(ParseError { line, col, message: format!("unexpected character `{c}`") });
+                    return Err(ParseError {
+                        line,
+                        col,
+                        message: format!("unexpected character `{c}`"),
+                    });
                 }
             };
             advance(1, &mut i, &mut col);
             Tok::Punct(p)
         };
-        out.push(Token { tok, line: start_line, col: start_col });
+        out.push(Token {
+            tok,
+            line: start_line,
+            col: start_col,
+        });
     }
     Ok(out)
 }
@@ -251,7 +260,11 @@ impl Parser<'_> {
                 self.expect("<")?;
                 let s = self.scalar()?;
                 self.expect(">")?;
-                Ok(if w == "arr" { Type::Array(s) } else { Type::Ref(s) })
+                Ok(if w == "arr" {
+                    Type::Array(s)
+                } else {
+                    Type::Ref(s)
+                })
             }
             _ => Ok(Type::Scalar(self.scalar()?)),
         }
@@ -295,16 +308,27 @@ impl Parser<'_> {
                 err!(self, "expected a constant, found {t}")
             }
         };
-        let bad = |p: &Self| p.error(format!("bad constant `{text}` for type {}", ty.map_or("?".into(), |t| t.to_string())));
+        let bad = |p: &Self| {
+            p.error(format!(
+                "bad constant `{text}` for type {}",
+                ty.map_or("?".into(), |t| t.to_string())
+            ))
+        };
         Ok(match ty {
             Some(Type::Scalar(ScalarType::Bool)) => match text.as_str() {
                 "true" => Constant::Bool(true),
                 "false" => Constant::Bool(false),
                 _ => return Err(bad(self)),
             },
-            Some(Type::Scalar(ScalarType::I64)) => Constant::I64(text.parse().map_err(|_| bad(self))?),
-            Some(Type::Scalar(ScalarType::F32)) => Constant::F32(text.parse().map_err(|_| bad(self))?),
-            Some(Type::Scalar(ScalarType::F64)) => Constant::F64(text.parse().map_err(|_| bad(self))?),
+            Some(Type::Scalar(ScalarType::I64)) => {
+                Constant::I64(text.parse().map_err(|_| bad(self))?)
+            }
+            Some(Type::Scalar(ScalarType::F32)) => {
+                Constant::F32(text.parse().map_err(|_| bad(self))?)
+            }
+            Some(Type::Scalar(ScalarType::F64)) => {
+                Constant::F64(text.parse().map_err(|_| bad(self))?)
+            }
             _ => return Err(bad(self)),
         })
     }
@@ -312,22 +336,37 @@ impl Parser<'_> {
     fn inst_data(&mut self, result_types: &[Type]) -> Result<InstData, ParseError> {
         let op = self.word()?;
         let data = match op.as_str() {
-            "const" => InstData::Const { value: self.constant(result_types.first().copied())? },
+            "const" => InstData::Const {
+                value: self.constant(result_types.first().copied())?,
+            },
             "cmp" => {
                 let c = self.word()?;
-                let Some(cond) = CmpCond::from_name(&c) else { err!(self, "unknown comparison `{c}`") };
-                InstData::Cmp { cond, args: self.two()? }
+                let Some(cond) = CmpCond::from_name(&c) else {
+                    err!(self, "unknown comparison `{c}`")
+                };
+                InstData::Cmp {
+                    cond,
+                    args: self.two()?,
+                }
             }
             "select" => {
                 let cond = self.value()?;
                 self.expect(",")?;
-                InstData::Select { cond, args: self.two()? }
+                InstData::Select {
+                    cond,
+                    args: self.two()?,
+                }
             }
             "conv" => InstData::Convert { arg: self.value()? },
             "math" => {
                 let name = self.word()?;
-                let Some(func) = MathFunc::from_name(&name) else { err!(self, "unknown math function `{name}`") };
-                InstData::Math { func, args: self.value_list()? }
+                let Some(func) = MathFunc::from_name(&name) else {
+                    err!(self, "unknown math function `{name}`")
+                };
+                InstData::Math {
+                    func,
+                    args: self.value_list()?,
+                }
             }
             "call" => {
                 let name = match self.next()? {
@@ -340,20 +379,36 @@ impl Parser<'_> {
                 self.expect("(")?;
                 let args = self.value_list()?;
                 self.expect(")")?;
-                InstData::Call { func: FuncId::new(idx), args }
+                InstData::Call {
+                    func: FuncId::new(idx),
+                    args,
+                }
             }
-            "len" => InstData::ArrayLen { array: self.value()? },
+            "len" => InstData::ArrayLen {
+                array: self.value()?,
+            },
             "load" | "load.unchecked" => {
                 let [array, index] = self.two()?;
-                InstData::Load { array, index, checked: op == "load" }
+                InstData::Load {
+                    array,
+                    index,
+                    checked: op == "load",
+                }
             }
             "store" | "store.unchecked" => {
                 let [array, index] = self.two()?;
                 self.expect(",")?;
-                InstData::Store { array, index, value: self.value()?, checked: op == "store" }
+                InstData::Store {
+                    array,
+                    index,
+                    value: self.value()?,
+                    checked: op == "store",
+                }
             }
             "new" => InstData::ArrayNew { len: self.value()? },
-            "free" => InstData::ArrayFree { array: self.value()? },
+            "free" => InstData::ArrayFree {
+                array: self.value()?,
+            },
             "null" => InstData::ArrayNull,
             "elemref" => {
                 let [array, index] = self.two()?;
@@ -365,21 +420,37 @@ impl Parser<'_> {
                 InstData::RefStore { ptr, value }
             }
             "slot" => InstData::Slot,
-            "print" => InstData::Print { args: self.value_list()? },
-            "jump" => InstData::Jump { dest: self.block_call()? },
+            "print" => InstData::Print {
+                args: self.value_list()?,
+            },
+            "jump" => InstData::Jump {
+                dest: self.block_call()?,
+            },
             "br" => {
                 let cond = self.value()?;
                 self.expect(",")?;
                 let then_dest = self.block_call()?;
                 self.expect(",")?;
-                InstData::Branch { cond, then_dest, else_dest: self.block_call()? }
+                InstData::Branch {
+                    cond,
+                    then_dest,
+                    else_dest: self.block_call()?,
+                }
             }
-            "return" => InstData::Return { args: self.value_list()? },
+            "return" => InstData::Return {
+                args: self.value_list()?,
+            },
             other => {
                 if let Some(op) = UnaryOp::from_name(other) {
-                    InstData::Unary { op, arg: self.value()? }
+                    InstData::Unary {
+                        op,
+                        arg: self.value()?,
+                    }
                 } else if let Some(op) = BinaryOp::from_name(other) {
-                    InstData::Binary { op, args: self.two()? }
+                    InstData::Binary {
+                        op,
+                        args: self.two()?,
+                    }
                 } else {
                     self.pos -= 1;
                     err!(self, "unknown instruction `{other}`")
@@ -410,12 +481,25 @@ impl Parser<'_> {
                 self.expect(",")?;
             }
             let mut mode = ParamMode::In;
-            if matches!(self.peek_word(), Some("inout") | Some("out")) && !matches!(self.toks.get(self.pos + 1).map(|t| &t.tok), Some(Tok::Punct(":"))) {
-                mode = if self.word()? == "inout" { ParamMode::Inout } else { ParamMode::Out };
+            if matches!(self.peek_word(), Some("inout") | Some("out"))
+                && !matches!(
+                    self.toks.get(self.pos + 1).map(|t| &t.tok),
+                    Some(Tok::Punct(":"))
+                )
+            {
+                mode = if self.word()? == "inout" {
+                    ParamMode::Inout
+                } else {
+                    ParamMode::Out
+                };
             }
             let pname = self.word()?;
             self.expect(":")?;
-            params.push(Param { name: pname, ty: self.ty()?, mode });
+            params.push(Param {
+                name: pname,
+                ty: self.ty()?,
+                mode,
+            });
         }
         self.expect(")")?;
         let mut returns = Vec::new();
@@ -448,7 +532,10 @@ impl Parser<'_> {
                     let v = self.value()?;
                     self.expect(":")?;
                     let ty = self.ty()?;
-                    if !func.dfg.define_value_at(v, ty, ValueDef::Param(block, index)) {
+                    if !func
+                        .dfg
+                        .define_value_at(v, ty, ValueDef::Param(block, index))
+                    {
                         err!(self, "value `{v}` defined twice");
                     }
                     func.dfg.block_mut(block).params.push(v);
@@ -459,7 +546,9 @@ impl Parser<'_> {
                 current = Some(block);
                 continue;
             }
-            let Some(block) = current else { err!(self, "instruction outside a block") };
+            let Some(block) = current else {
+                err!(self, "instruction outside a block")
+            };
             let mut results = Vec::new();
             if self.lookahead_value(0) {
                 loop {
@@ -496,12 +585,20 @@ pub fn parse_module(text: &str) -> Result<Module, ParseError> {
     let mut names = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         if matches!(&t.tok, Tok::Word(w) if w == "func" || w == "extern") {
-            if let Some(Token { tok: Tok::Global(g), .. }) = toks.get(i + 1) {
+            if let Some(Token {
+                tok: Tok::Global(g),
+                ..
+            }) = toks.get(i + 1)
+            {
                 names.push(g.clone());
             }
         }
     }
-    let mut parser = Parser { toks, pos: 0, names: &names };
+    let mut parser = Parser {
+        toks,
+        pos: 0,
+        names: &names,
+    };
     let mut module = Module::default();
     while parser.peek().is_some() {
         let func = parser.function()?;

@@ -9,7 +9,11 @@ use crate::inst::{BlockCall, InstData};
 use std::fmt::{self, Write};
 
 fn join(values: &[Value]) -> String {
-    values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+    values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn fmt_call(call: &BlockCall) -> String {
@@ -43,11 +47,26 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
             format!("call @{name}({})", join(args))
         }
         InstData::ArrayLen { array } => format!("len {array}"),
-        InstData::Load { array, index, checked } => {
-            format!("load{} {array}, {index}", if *checked { "" } else { ".unchecked" })
+        InstData::Load {
+            array,
+            index,
+            checked,
+        } => {
+            format!(
+                "load{} {array}, {index}",
+                if *checked { "" } else { ".unchecked" }
+            )
         }
-        InstData::Store { array, index, value, checked } => {
-            format!("store{} {array}, {index}, {value}", if *checked { "" } else { ".unchecked" })
+        InstData::Store {
+            array,
+            index,
+            value,
+            checked,
+        } => {
+            format!(
+                "store{} {array}, {index}, {value}",
+                if *checked { "" } else { ".unchecked" }
+            )
         }
         InstData::ArrayNew { len } => format!("new {len}"),
         InstData::ArrayFree { array } => format!("free {array}"),
@@ -57,28 +76,54 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
         InstData::RefStore { ptr, value } => format!("rstore {ptr}, {value}"),
         InstData::Slot => "slot".into(),
         InstData::Print { args } => {
-            if args.is_empty() { "print".into() } else { format!("print {}", join(args)) }
+            if args.is_empty() {
+                "print".into()
+            } else {
+                format!("print {}", join(args))
+            }
         }
         InstData::Jump { dest } => format!("jump {}", fmt_call(dest)),
-        InstData::Branch { cond, then_dest, else_dest } => {
-            format!("br {cond}, {}, {}", fmt_call(then_dest), fmt_call(else_dest))
+        InstData::Branch {
+            cond,
+            then_dest,
+            else_dest,
+        } => {
+            format!(
+                "br {cond}, {}, {}",
+                fmt_call(then_dest),
+                fmt_call(else_dest)
+            )
         }
         InstData::Return { args } => {
-            if args.is_empty() { "return".into() } else { format!("return {}", join(args)) }
+            if args.is_empty() {
+                "return".into()
+            } else {
+                format!("return {}", join(args))
+            }
         }
     }
 }
 
 /// Prints one function; `module` resolves callee names.
 pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function) -> fmt::Result {
-    let params = func.params.iter().map(fmt_param).collect::<Vec<_>>().join(", ");
+    let params = func
+        .params
+        .iter()
+        .map(fmt_param)
+        .collect::<Vec<_>>()
+        .join(", ");
     let keyword = match func.linkage {
         Linkage::Export => "func",
         Linkage::Import => "extern",
     };
     write!(out, "{keyword} @{}({params})", func.name)?;
     if !func.returns.is_empty() {
-        let rets = func.returns.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+        let rets = func
+            .returns
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
         write!(out, " -> {rets}")?;
     }
     if func.linkage == Linkage::Import {

@@ -53,12 +53,24 @@ pub fn verify(module: &Module) -> Result<(), VerifierErrors> {
     let mut names = std::collections::BTreeSet::new();
     for func in &module.funcs {
         if !names.insert(func.name.as_str()) {
-            errors.push(VerifierError { func: func.name.clone(), location: String::new(), message: "function defined twice".into() });
+            errors.push(VerifierError {
+                func: func.name.clone(),
+                location: String::new(),
+                message: "function defined twice".into(),
+            });
         }
-        let mut cx = FuncVerifier { module, func, errors: &mut errors };
+        let mut cx = FuncVerifier {
+            module,
+            func,
+            errors: &mut errors,
+        };
         cx.run();
     }
-    if errors.is_empty() { Ok(()) } else { Err(VerifierErrors(errors)) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(VerifierErrors(errors))
+    }
 }
 
 struct FuncVerifier<'a> {
@@ -71,7 +83,9 @@ struct FuncVerifier<'a> {
 /// "A Simple, Fast Dominance Algorithm"). Returns (rpo, idom by block index).
 pub fn dominators(func: &Function) -> (Vec<Block>, Vec<Option<Block>>) {
     let n = func.dfg.num_blocks();
-    let Some(entry) = func.entry_block() else { return (Vec::new(), vec![None; n]) };
+    let Some(entry) = func.entry_block() else {
+        return (Vec::new(), vec![None; n]);
+    };
     // Iterative post-order so that deep CFGs cannot overflow the stack.
     let mut post = Vec::new();
     let mut visited = vec![false; n];
@@ -120,10 +134,12 @@ pub fn dominators(func: &Function) -> (Vec<Block>, Vec<Option<Block>>) {
                         let mut c = p;
                         while a != c {
                             while order[a.index()] > order[c.index()] {
-                                a = idom[a.index()].expect("invariant: processed blocks have an idom");
+                                a = idom[a.index()]
+                                    .expect("invariant: processed blocks have an idom");
                             }
                             while order[c.index()] > order[a.index()] {
-                                c = idom[c.index()].expect("invariant: processed blocks have an idom");
+                                c = idom[c.index()]
+                                    .expect("invariant: processed blocks have an idom");
                             }
                         }
                         a
@@ -154,7 +170,11 @@ pub fn dominates(idom: &[Option<Block>], a: Block, mut b: Block) -> bool {
 
 impl FuncVerifier<'_> {
     fn err(&mut self, location: String, message: String) {
-        self.errors.push(VerifierError { func: self.func.name.clone(), location, message });
+        self.errors.push(VerifierError {
+            func: self.func.name.clone(),
+            location,
+            message,
+        });
     }
 
     fn inst_err(&mut self, inst: Inst, message: String) {
@@ -180,10 +200,18 @@ impl FuncVerifier<'_> {
             }
             seen[b.index()] = true;
         }
-        let entry_types: Vec<Type> = func.dfg.block_params(entry).iter().map(|v| func.dfg.value_type(*v)).collect();
+        let entry_types: Vec<Type> = func
+            .dfg
+            .block_params(entry)
+            .iter()
+            .map(|v| func.dfg.value_type(*v))
+            .collect();
         let sig_types: Vec<Type> = func.params.iter().map(|p| p.ty).collect();
         if entry_types != sig_types {
-            self.err(format!("{entry}"), "entry block parameters do not match the signature".into());
+            self.err(
+                format!("{entry}"),
+                "entry block parameters do not match the signature".into(),
+            );
         }
         for &b in &func.layout {
             let insts = &func.dfg.block(b).insts;
@@ -220,7 +248,11 @@ impl FuncVerifier<'_> {
                 return;
             }
         }
-        let results: Vec<Type> = dfg.inst_results(inst).iter().map(|v| dfg.value_type(*v)).collect();
+        let results: Vec<Type> = dfg
+            .inst_results(inst)
+            .iter()
+            .map(|v| dfg.value_type(*v))
+            .collect();
         let scalar = |t: Type| t.scalar();
         let numeric = |t: Type| matches!(t.scalar(), Some(s) if s != ScalarType::Bool);
         let expected: Result<Vec<Type>, String> = match &data {
@@ -260,17 +292,25 @@ impl FuncVerifier<'_> {
                     Ok(vec![a])
                 }
             }
-            InstData::Convert { arg } => match (scalar(self.ty(*arg)), results.first().and_then(|t| t.scalar())) {
+            InstData::Convert { arg } => match (
+                scalar(self.ty(*arg)),
+                results.first().and_then(|t| t.scalar()),
+            ) {
                 (Some(_), Some(to)) => Ok(vec![Type::Scalar(to)]),
                 _ => Err("conv converts one scalar to another".into()),
             },
             InstData::Math { func, args } => {
                 let t = args.first().map(|a| self.ty(*a));
                 if args.len() != func.arity() || args.iter().any(|a| Some(self.ty(*a)) != t) {
-                    Err(format!("`{func}` takes {} operands of one type", func.arity()))
+                    Err(format!(
+                        "`{func}` takes {} operands of one type",
+                        func.arity()
+                    ))
                 } else {
                     match t.and_then(|t| t.scalar()) {
-                        Some(s) if s.is_float() || (s.is_int() && *func == MathFunc::Abs) => Ok(vec![Type::Scalar(s)]),
+                        Some(s) if s.is_float() || (s.is_int() && *func == MathFunc::Abs) => {
+                            Ok(vec![Type::Scalar(s)])
+                        }
                         _ => Err(format!("`{func}` does not apply to these operands")),
                     }
                 }
@@ -283,7 +323,10 @@ impl FuncVerifier<'_> {
                     let arg_types: Vec<Type> = args.iter().map(|a| self.ty(*a)).collect();
                     let param_types: Vec<Type> = callee.params.iter().map(|p| p.ty).collect();
                     if arg_types != param_types {
-                        Err(format!("arguments do not match the signature of `@{}`", callee.name))
+                        Err(format!(
+                            "arguments do not match the signature of `@{}`",
+                            callee.name
+                        ))
                     } else {
                         Ok(callee.returns.clone())
                     }
@@ -297,9 +340,16 @@ impl FuncVerifier<'_> {
                 (Type::Array(e), Type::I64) => Ok(vec![Type::Scalar(e)]),
                 _ => Err("load needs an array and an `i64` index".into()),
             },
-            InstData::Store { array, index, value, .. } => match (self.ty(*array), self.ty(*index)) {
+            InstData::Store {
+                array,
+                index,
+                value,
+                ..
+            } => match (self.ty(*array), self.ty(*index)) {
                 (Type::Array(e), Type::I64) if self.ty(*value) == Type::Scalar(e) => Ok(vec![]),
-                _ => Err("store needs an array, an `i64` index and a value of the element type".into()),
+                _ => Err(
+                    "store needs an array, an `i64` index and a value of the element type".into(),
+                ),
             },
             InstData::ArrayNew { len } => match results.first() {
                 Some(Type::Array(e)) if self.ty(*len) == Type::I64 => Ok(vec![Type::Array(*e)]),
@@ -338,23 +388,37 @@ impl FuncVerifier<'_> {
             }
             InstData::Jump { .. } => Ok(vec![]),
             InstData::Branch { cond, .. } => {
-                if self.ty(*cond) == Type::BOOL { Ok(vec![]) } else { Err("branch condition must be `bool`".into()) }
+                if self.ty(*cond) == Type::BOOL {
+                    Ok(vec![])
+                } else {
+                    Err("branch condition must be `bool`".into())
+                }
             }
             InstData::Return { args } => {
                 let types: Vec<Type> = args.iter().map(|a| self.ty(*a)).collect();
-                if types == self.func.returns { Ok(vec![]) } else { Err("return values do not match the signature".into()) }
+                if types == self.func.returns {
+                    Ok(vec![])
+                } else {
+                    Err("return values do not match the signature".into())
+                }
             }
         };
         match expected {
             Err(msg) => self.inst_err(inst, msg),
             Ok(types) if types != results => {
-                self.inst_err(inst, format!("result types {results:?} should be {types:?}"));
+                self.inst_err(
+                    inst,
+                    format!("result types {results:?} should be {types:?}"),
+                );
             }
             Ok(_) => (),
         }
         for call in data.successors() {
             if call.block.index() >= in_layout.len() || !in_layout[call.block.index()] {
-                self.inst_err(inst, format!("branch to `{}`, which is not in the layout", call.block));
+                self.inst_err(
+                    inst,
+                    format!("branch to `{}`, which is not in the layout", call.block),
+                );
                 continue;
             }
             if call.block == entry {
@@ -362,9 +426,15 @@ impl FuncVerifier<'_> {
             }
             let params = self.func.dfg.block_params(call.block);
             let ok = params.len() == call.args.len()
-                && params.iter().zip(&call.args).all(|(p, a)| self.ty(*p) == self.ty(*a));
+                && params
+                    .iter()
+                    .zip(&call.args)
+                    .all(|(p, a)| self.ty(*p) == self.ty(*a));
             if !ok {
-                self.inst_err(inst, format!("arguments do not match the parameters of `{}`", call.block));
+                self.inst_err(
+                    inst,
+                    format!("arguments do not match the parameters of `{}`", call.block),
+                );
             }
         }
     }
@@ -384,7 +454,9 @@ impl FuncVerifier<'_> {
             for (i, &inst) in func.dfg.block(b).insts.iter().enumerate() {
                 for v in func.dfg.inst(inst).args() {
                     let ok = match func.dfg.value_def(v) {
-                        ValueDef::Param(db, _) => idom[db.index()].is_some() && dominates(&idom, db, b),
+                        ValueDef::Param(db, _) => {
+                            idom[db.index()].is_some() && dominates(&idom, db, b)
+                        }
                         ValueDef::Result(di, _) => match block_of[di.index()] {
                             Some(db) if db == b => position[di.index()] < i,
                             Some(db) => idom[db.index()].is_some() && dominates(&idom, db, b),
@@ -393,7 +465,10 @@ impl FuncVerifier<'_> {
                         ValueDef::Unused => false,
                     };
                     if !ok {
-                        self.inst_err(inst, format!("use of `{v}` is not dominated by its definition"));
+                        self.inst_err(
+                            inst,
+                            format!("use of `{v}` is not dominated by its definition"),
+                        );
                     }
                 }
             }

@@ -24,8 +24,18 @@ fn def_data(func: &Function, v: Value) -> Option<&InstData> {
 
 fn is_increment_of(func: &Function, v: Value, i: Value) -> bool {
     match def_data(func, v) {
-        Some(InstData::Binary { op: BinaryOp::Add, args }) => {
-            let one = |x: Value| matches!(def_data(func, x), Some(InstData::Const { value: Constant::I64(1) }));
+        Some(InstData::Binary {
+            op: BinaryOp::Add,
+            args,
+        }) => {
+            let one = |x: Value| {
+                matches!(
+                    def_data(func, x),
+                    Some(InstData::Const {
+                        value: Constant::I64(1)
+                    })
+                )
+            };
             (args[0] == i && one(args[1])) || (args[1] == i && one(args[0]))
         }
         _ => false,
@@ -37,20 +47,39 @@ pub fn run(func: &mut Function) -> bool {
     let preds = predecessors(func);
     let mut proven: Vec<(Block, Value, Value)> = Vec::new(); // (body, index, array)
     for &h in &rpo {
-        let Some(term) = func.terminator(h) else { continue };
-        let InstData::Branch { cond, then_dest, .. } = func.dfg.inst(term) else { continue };
+        let Some(term) = func.terminator(h) else {
+            continue;
+        };
+        let InstData::Branch {
+            cond, then_dest, ..
+        } = func.dfg.inst(term)
+        else {
+            continue;
+        };
         let body = then_dest.block;
-        let Some(InstData::Cmp { cond: CmpCond::Lt, args }) = def_data(func, *cond) else { continue };
+        let Some(InstData::Cmp {
+            cond: CmpCond::Lt,
+            args,
+        }) = def_data(func, *cond)
+        else {
+            continue;
+        };
         let (i, bound) = (args[0], args[1]);
-        let Some(InstData::ArrayLen { array }) = def_data(func, bound) else { continue };
-        let ValueDef::Param(pb, k) = func.dfg.value_def(i) else { continue };
+        let Some(InstData::ArrayLen { array }) = def_data(func, bound) else {
+            continue;
+        };
+        let ValueDef::Param(pb, k) = func.dfg.value_def(i) else {
+            continue;
+        };
         if pb != h || body == h || preds.get(&body).map(|p| p.len()) != Some(1) {
             continue;
         }
         let k = k as usize;
         let mut ok = true;
         for &p in &preds[&h] {
-            let t = func.terminator(p).expect("invariant: verified blocks end in a terminator");
+            let t = func
+                .terminator(p)
+                .expect("invariant: verified blocks end in a terminator");
             for call in func.dfg.inst(t).successors() {
                 if call.block != h {
                     continue;
@@ -77,9 +106,17 @@ pub fn run(func: &mut Function) -> bool {
             }
             for inst in func.dfg.block(b).insts.clone() {
                 match func.dfg.inst_mut(inst) {
-                    InstData::Load { array: a, index, checked } | InstData::Store { array: a, index, checked, .. }
-                        if *a == array && *index == i && *checked =>
-                    {
+                    InstData::Load {
+                        array: a,
+                        index,
+                        checked,
+                    }
+                    | InstData::Store {
+                        array: a,
+                        index,
+                        checked,
+                        ..
+                    } if *a == array && *index == i && *checked => {
                         *checked = false;
                         changed = true;
                     }

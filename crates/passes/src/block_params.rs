@@ -12,7 +12,9 @@ use adc_ir::{Function, Value};
 use std::collections::BTreeMap;
 
 pub fn run(func: &mut Function) -> bool {
-    let Some(entry) = func.entry_block() else { return false };
+    let Some(entry) = func.entry_block() else {
+        return false;
+    };
     let mut changed_any = false;
     loop {
         let preds = predecessors(func);
@@ -24,7 +26,9 @@ pub fn run(func: &mut Function) -> bool {
                 let mut same: Option<Value> = None;
                 let mut redundant = true;
                 for &pred in &preds[&b] {
-                    let term = func.terminator(pred).expect("invariant: verified blocks end in a terminator");
+                    let term = func
+                        .terminator(pred)
+                        .expect("invariant: verified blocks end in a terminator");
                     for call in func.dfg.inst(term).successors() {
                         if call.block != b {
                             continue;
@@ -59,7 +63,9 @@ pub fn run(func: &mut Function) -> bool {
             let mut unique_preds = preds[&b].clone();
             unique_preds.dedup();
             for &pred in &unique_preds {
-                let term = func.terminator(pred).expect("invariant: verified blocks end in a terminator");
+                let term = func
+                    .terminator(pred)
+                    .expect("invariant: verified blocks end in a terminator");
                 for call in func.dfg.inst_mut(term).successors_mut() {
                     if call.block == b {
                         call.args.remove(i);

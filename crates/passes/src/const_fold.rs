@@ -6,7 +6,9 @@
 //! Assumes: verified input. Guarantees: verified output, same behaviour.
 
 use adc_ir::interp;
-use adc_ir::{BinaryOp, CmpCond, Constant, Function, Inst, InstData, Type, UnaryOp, Value, ValueDef};
+use adc_ir::{
+    BinaryOp, CmpCond, Constant, Function, Inst, InstData, Type, UnaryOp, Value, ValueDef,
+};
 
 fn constant_of(func: &Function, v: Value) -> Option<Constant> {
     match func.dfg.value_def(v) {
@@ -35,7 +37,11 @@ fn convert(c: Constant, to: Type) -> Option<Constant> {
 }
 
 fn fold(func: &Function, inst: Inst) -> Option<Constant> {
-    let result_ty = func.dfg.inst_results(inst).first().map(|r| func.dfg.value_type(*r));
+    let result_ty = func
+        .dfg
+        .inst_results(inst)
+        .first()
+        .map(|r| func.dfg.value_type(*r));
     match func.dfg.inst(inst) {
         InstData::Unary { op, arg } => match (op, constant_of(func, *arg)?) {
             (UnaryOp::Neg, Constant::I64(x)) => Some(Constant::I64(x.wrapping_neg())),
@@ -44,8 +50,17 @@ fn fold(func: &Function, inst: Inst) -> Option<Constant> {
             (UnaryOp::Not, Constant::Bool(b)) => Some(Constant::Bool(!b)),
             _ => None,
         },
-        InstData::Binary { op, args } => binary(*op, constant_of(func, args[0])?, constant_of(func, args[1])?),
-        InstData::Cmp { cond, args } => compare(*cond, constant_of(func, args[0])?, constant_of(func, args[1])?).map(Constant::Bool),
+        InstData::Binary { op, args } => binary(
+            *op,
+            constant_of(func, args[0])?,
+            constant_of(func, args[1])?,
+        ),
+        InstData::Cmp { cond, args } => compare(
+            *cond,
+            constant_of(func, args[0])?,
+            constant_of(func, args[1])?,
+        )
+        .map(Constant::Bool),
         InstData::Convert { arg } => convert(constant_of(func, *arg)?, result_ty?),
         InstData::Select { cond, args } => match constant_of(func, *cond)? {
             Constant::Bool(true) => constant_of(func, args[0]),
@@ -63,7 +78,12 @@ pub fn run(func: &mut Function) -> bool {
                 *func.dfg.inst_mut(inst) = InstData::Const { value: c };
                 changed = true;
             }
-            if let InstData::Branch { cond, then_dest, else_dest } = func.dfg.inst(inst).clone() {
+            if let InstData::Branch {
+                cond,
+                then_dest,
+                else_dest,
+            } = func.dfg.inst(inst).clone()
+            {
                 if let Some(Constant::Bool(taken)) = constant_of(func, cond) {
                     let dest = if taken { then_dest } else { else_dest };
                     *func.dfg.inst_mut(inst) = InstData::Jump { dest };

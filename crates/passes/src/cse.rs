@@ -35,7 +35,11 @@ pub fn run(func: &mut Function) -> bool {
             }
             data.map_args(|v| *map.get(&v).unwrap_or(&v));
             let result = func.dfg.inst_results(inst)[0];
-            let key = format!("{}:{}", func.dfg.value_type(result), adc_ir::print::fmt_inst_data(None, &data));
+            let key = format!(
+                "{}:{}",
+                func.dfg.value_type(result),
+                adc_ir::print::fmt_inst_data(None, &data)
+            );
             let candidates = seen.entry(key).or_default();
             // Blocks are visited in reverse post-order, so a dominating
             // block's instructions (and earlier ones in this block) come first.

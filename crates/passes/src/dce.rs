@@ -22,7 +22,12 @@ pub fn run(func: &mut Function) -> bool {
                 .copied()
                 .filter(|&inst| {
                     let data = func.dfg.inst(inst);
-                    data.has_side_effects() || func.dfg.inst_results(inst).iter().any(|r| counts[r.index()] > 0)
+                    data.has_side_effects()
+                        || func
+                            .dfg
+                            .inst_results(inst)
+                            .iter()
+                            .any(|r| counts[r.index()] > 0)
                 })
                 .collect();
             if keep.len() != insts.len() {

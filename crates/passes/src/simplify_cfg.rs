@@ -15,14 +15,25 @@ pub fn run(func: &mut Function) -> bool {
         let entry = func.entry_block();
         let mut merged = false;
         for &b in func.layout.clone().iter() {
-            let Some(term) = func.terminator(b) else { continue };
-            let InstData::Jump { dest } = func.dfg.inst(term).clone() else { continue };
+            let Some(term) = func.terminator(b) else {
+                continue;
+            };
+            let InstData::Jump { dest } = func.dfg.inst(term).clone() else {
+                continue;
+            };
             let target = dest.block;
-            if target == b || Some(target) == entry || preds.get(&target).map(|p| p.len()) != Some(1) {
+            if target == b
+                || Some(target) == entry
+                || preds.get(&target).map(|p| p.len()) != Some(1)
+            {
                 continue;
             }
             let params = func.dfg.block_params(target).to_vec();
-            let map: BTreeMap<Value, Value> = params.iter().copied().zip(dest.args.iter().copied()).collect();
+            let map: BTreeMap<Value, Value> = params
+                .iter()
+                .copied()
+                .zip(dest.args.iter().copied())
+                .collect();
             let moved = std::mem::take(&mut func.dfg.block_mut(target).insts);
             let insts = &mut func.dfg.block_mut(b).insts;
             insts.pop();

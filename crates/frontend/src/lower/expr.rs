@@ -9,7 +9,10 @@ use super::items::{is_float_literal, Globals, RetTy};
 use super::{type_name, ArraySource, Binding, FnLowerer, VarId};
 use crate::ast::*;
 use crate::diag::Diagnostic;
-use adc_ir::{BinaryOp, BlockCall, CmpCond, Constant, InstData, MathFunc, ScalarType, Span, Type, UnaryOp, Value};
+use adc_ir::{
+    BinaryOp, BlockCall, CmpCond, Constant, InstData, MathFunc, ScalarType, Span, Type, UnaryOp,
+    Value,
+};
 
 pub(crate) enum Place {
     Var(VarId, ScalarType),
@@ -51,7 +54,13 @@ pub(crate) fn float_literal(text: &str, span: Span) -> Result<Constant, Diagnost
 
 impl FnLowerer<'_> {
     /// Converts `v` from `from` to `to` where §2 allows it implicitly.
-    pub(crate) fn coerce(&mut self, v: Value, from: ScalarType, to: ScalarType, span: Span) -> Option<Value> {
+    pub(crate) fn coerce(
+        &mut self,
+        v: Value,
+        from: ScalarType,
+        to: ScalarType,
+        span: Span,
+    ) -> Option<Value> {
         if from == to {
             return Some(v);
         }
@@ -61,32 +70,50 @@ impl FnLowerer<'_> {
             return Some(self.ins1(InstData::Convert { arg: v }, Type::Scalar(to)));
         }
         self.error(
-            Diagnostic::error("E0110", format!("expected `{}`, found `{}`", type_name(to), type_name(from)), span)
-                .with_note(format!("convert explicitly: `{}(...)`", type_name(to))),
+            Diagnostic::error(
+                "E0110",
+                format!("expected `{}`, found `{}`", type_name(to), type_name(from)),
+                span,
+            )
+            .with_note(format!("convert explicitly: `{}(...)`", type_name(to))),
         );
         None
     }
 
     /// Lowers `e` and converts it to `ty`; on error returns a zero of `ty`.
     pub(crate) fn expr_as(&mut self, e: &Expr, ty: ScalarType) -> Value {
-        let got = self.scalar_expr(e, Some(ty)).and_then(|(v, t)| self.coerce(v, t, ty, e.span));
+        let got = self
+            .scalar_expr(e, Some(ty))
+            .and_then(|(v, t)| self.coerce(v, t, ty, e.span));
         match got {
             Some(v) => v,
             None => self.zero(ty),
         }
     }
 
-    pub(crate) fn scalar_expr(&mut self, e: &Expr, expected: Option<ScalarType>) -> Option<(Value, ScalarType)> {
+    pub(crate) fn scalar_expr(
+        &mut self,
+        e: &Expr,
+        expected: Option<ScalarType>,
+    ) -> Option<(Value, ScalarType)> {
         match self.expr(e, expected) {
             ExprVal::Scalar(v, t) => Some((v, t)),
             ExprVal::Void => {
-                self.error(Diagnostic::error("E0114", "this expression has no value (`void`)", e.span));
+                self.error(Diagnostic::error(
+                    "E0114",
+                    "this expression has no value (`void`)",
+                    e.span,
+                ));
                 None
             }
             ExprVal::Tuple(..) => {
                 self.error(
-                    Diagnostic::error("E0114", "a tuple can only be returned or destructured", e.span)
-                        .with_note("bind it with `auto [a, b] = ...;`"),
+                    Diagnostic::error(
+                        "E0114",
+                        "a tuple can only be returned or destructured",
+                        e.span,
+                    )
+                    .with_note("bind it with `auto [a, b] = ...;`"),
                 );
                 None
             }
@@ -125,45 +152,89 @@ impl FnLowerer<'_> {
             ExprKind::Bool(b) => scalar(self.constant(Constant::Bool(*b)), ScalarType::Bool),
             ExprKind::Var(name) => match self.lookup(name) {
                 Some(Binding::Local { var, ty, .. }) => scalar(self.var(var), ty),
-                Some(Binding::Ref { value, ty }) => scalar(self.ins1(InstData::RefLoad { ptr: value }, Type::Scalar(ty)), ty),
+                Some(Binding::Ref { value, ty }) => scalar(
+                    self.ins1(InstData::RefLoad { ptr: value }, Type::Scalar(ty)),
+                    ty,
+                ),
                 Some(Binding::Const(c)) => {
                     let c = match (c, expected) {
-                        (Constant::F64(x), Some(ScalarType::F32)) if false => Constant::F32(x as f32),
+                        (Constant::F64(x), Some(ScalarType::F32)) if false => {
+                            Constant::F32(x as f32)
+                        }
                         (c, _) => c,
                     };
                     scalar(self.constant(c), c.ty())
                 }
                 Some(Binding::Array { .. }) => {
                     self.error(
-                        Diagnostic::error("E0115", format!("`{name}` is an array, not a value"), e.span)
-                            .with_note("index it (`a[i]`), take `len(a)`, or pass it to a function"),
+                        Diagnostic::error(
+                            "E0115",
+                            format!("`{name}` is an array, not a value"),
+                            e.span,
+                        )
+                        .with_note("index it (`a[i]`), take `len(a)`, or pass it to a function"),
                     );
                     ExprVal::Error
                 }
                 None => {
-                    self.error(Diagnostic::error("E0116", format!("cannot find `{name}` in this scope"), e.span));
+                    self.error(Diagnostic::error(
+                        "E0116",
+                        format!("cannot find `{name}` in this scope"),
+                        e.span,
+                    ));
                     ExprVal::Error
                 }
             },
             ExprKind::Unary(op, a) => {
-                let Some((v, t)) = self.scalar_expr(a, expected) else { return ExprVal::Error };
+                let Some((v, t)) = self.scalar_expr(a, expected) else {
+                    return ExprVal::Error;
+                };
                 self.span = e.span;
                 match (op, t) {
-                    (UnOp::Neg, ScalarType::Bool) | (UnOp::Not, ScalarType::I64 | ScalarType::F32 | ScalarType::F64) => {
+                    (UnOp::Neg, ScalarType::Bool)
+                    | (UnOp::Not, ScalarType::I64 | ScalarType::F32 | ScalarType::F64) => {
                         let sym = if *op == UnOp::Neg { "-" } else { "!" };
-                        self.error(Diagnostic::error("E0117", format!("cannot apply `{sym}` to `{}`", type_name(t)), e.span));
+                        self.error(Diagnostic::error(
+                            "E0117",
+                            format!("cannot apply `{sym}` to `{}`", type_name(t)),
+                            e.span,
+                        ));
                         ExprVal::Error
                     }
-                    (UnOp::Neg, _) => scalar(self.ins1(InstData::Unary { op: UnaryOp::Neg, arg: v }, Type::Scalar(t)), t),
-                    (UnOp::Not, _) => scalar(self.ins1(InstData::Unary { op: UnaryOp::Not, arg: v }, Type::BOOL), t),
+                    (UnOp::Neg, _) => scalar(
+                        self.ins1(
+                            InstData::Unary {
+                                op: UnaryOp::Neg,
+                                arg: v,
+                            },
+                            Type::Scalar(t),
+                        ),
+                        t,
+                    ),
+                    (UnOp::Not, _) => scalar(
+                        self.ins1(
+                            InstData::Unary {
+                                op: UnaryOp::Not,
+                                arg: v,
+                            },
+                            Type::BOOL,
+                        ),
+                        t,
+                    ),
                 }
             }
-            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => self.short_circuit(*op, a, b, e.span),
+            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+                self.short_circuit(*op, a, b, e.span)
+            }
             ExprKind::Binary(op, a, b) => {
-                let Some(((va, ta), (vb, tb))) = self.operands(a, b, expected) else { return ExprVal::Error };
+                let Some(((va, ta), (vb, tb))) = self.operands(a, b, expected) else {
+                    return ExprVal::Error;
+                };
                 self.span = e.span;
                 let r = match op {
-                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => self.compare(*op, (va, ta), (vb, tb), e.span),
+                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                        self.compare(*op, (va, ta), (vb, tb), e.span)
+                    }
                     _ => self.arith(*op, (va, ta), (vb, tb), e.span),
                 };
                 match r {
@@ -175,12 +246,17 @@ impl FnLowerer<'_> {
             ExprKind::Call(f, args) => self.call(f, args, e.span),
             ExprKind::Cast(t, a) => {
                 let to = super::scalar_of(*t);
-                let Some((v, from)) = self.scalar_expr(a, Some(to)) else { return ExprVal::Error };
+                let Some((v, from)) = self.scalar_expr(a, Some(to)) else {
+                    return ExprVal::Error;
+                };
                 self.span = e.span;
                 if from == to {
                     scalar(v, to)
                 } else {
-                    scalar(self.ins1(InstData::Convert { arg: v }, Type::Scalar(to)), to)
+                    scalar(
+                        self.ins1(InstData::Convert { arg: v }, Type::Scalar(to)),
+                        to,
+                    )
                 }
             }
             ExprKind::Index(..) => match self.place(e, false) {
@@ -191,7 +267,11 @@ impl FnLowerer<'_> {
                 None => ExprVal::Error,
             },
             ExprKind::Tuple(_) => {
-                self.error(Diagnostic::error("E0114", "a tuple can only be returned", e.span));
+                self.error(Diagnostic::error(
+                    "E0114",
+                    "a tuple can only be returned",
+                    e.span,
+                ));
                 ExprVal::Error
             }
             ExprKind::Error => ExprVal::Error,
@@ -199,7 +279,12 @@ impl FnLowerer<'_> {
     }
 
     /// Lowers two operands; an untyped float literal takes the other's type.
-    fn operands(&mut self, a: &Expr, b: &Expr, expected: Option<ScalarType>) -> Option<((Value, ScalarType), (Value, ScalarType))> {
+    fn operands(
+        &mut self,
+        a: &Expr,
+        b: &Expr,
+        expected: Option<ScalarType>,
+    ) -> Option<((Value, ScalarType), (Value, ScalarType))> {
         if is_float_literal(a) && !is_float_literal(b) {
             let rb = self.scalar_expr(b, expected);
             let ra = self.scalar_expr(a, rb.map(|r| r.1).or(expected));
@@ -211,18 +296,34 @@ impl FnLowerer<'_> {
         }
     }
 
-    fn unify(&mut self, a: (Value, ScalarType), b: (Value, ScalarType), span: Span) -> Option<(Value, Value, ScalarType)> {
+    fn unify(
+        &mut self,
+        a: (Value, ScalarType),
+        b: (Value, ScalarType),
+        span: Span,
+    ) -> Option<(Value, Value, ScalarType)> {
         let t = if rank(a.1) >= rank(b.1) { a.1 } else { b.1 };
         let va = self.coerce(a.0, a.1, t, span)?;
         let vb = self.coerce(b.0, b.1, t, span)?;
         Some((va, vb, t))
     }
 
-    pub(crate) fn arith(&mut self, op: BinOp, a: (Value, ScalarType), b: (Value, ScalarType), span: Span) -> Option<(Value, ScalarType)> {
+    pub(crate) fn arith(
+        &mut self,
+        op: BinOp,
+        a: (Value, ScalarType),
+        b: (Value, ScalarType),
+        span: Span,
+    ) -> Option<(Value, ScalarType)> {
         if a.1 == ScalarType::Bool || b.1 == ScalarType::Bool {
             self.error(Diagnostic::error(
                 "E0118",
-                format!("cannot apply `{}` to `{}` and `{}`", op.spelling(), type_name(a.1), type_name(b.1)),
+                format!(
+                    "cannot apply `{}` to `{}` and `{}`",
+                    op.spelling(),
+                    type_name(a.1),
+                    type_name(b.1)
+                ),
                 span,
             ));
             return None;
@@ -235,16 +336,34 @@ impl FnLowerer<'_> {
             BinOp::Div => BinaryOp::Div,
             BinOp::Rem if t == ScalarType::I64 => BinaryOp::Rem,
             BinOp::Rem => {
-                self.error(Diagnostic::error("E0118", "`%` needs `int` operands", span).with_note("use `fmod` for floating-point remainders"));
+                self.error(
+                    Diagnostic::error("E0118", "`%` needs `int` operands", span)
+                        .with_note("use `fmod` for floating-point remainders"),
+                );
                 return None;
             }
             _ => return None,
         };
         self.span = span;
-        Some((self.ins1(InstData::Binary { op: bop, args: [va, vb] }, Type::Scalar(t)), t))
+        Some((
+            self.ins1(
+                InstData::Binary {
+                    op: bop,
+                    args: [va, vb],
+                },
+                Type::Scalar(t),
+            ),
+            t,
+        ))
     }
 
-    fn compare(&mut self, op: BinOp, a: (Value, ScalarType), b: (Value, ScalarType), span: Span) -> Option<(Value, ScalarType)> {
+    fn compare(
+        &mut self,
+        op: BinOp,
+        a: (Value, ScalarType),
+        b: (Value, ScalarType),
+        span: Span,
+    ) -> Option<(Value, ScalarType)> {
         let cond = match op {
             BinOp::Eq => CmpCond::Eq,
             BinOp::Ne => CmpCond::Ne,
@@ -258,14 +377,28 @@ impl FnLowerer<'_> {
         if (any_bool && !both_bool) || (both_bool && !matches!(cond, CmpCond::Eq | CmpCond::Ne)) {
             self.error(Diagnostic::error(
                 "E0118",
-                format!("cannot compare `{}` with `{}` by `{}`", type_name(a.1), type_name(b.1), op.spelling()),
+                format!(
+                    "cannot compare `{}` with `{}` by `{}`",
+                    type_name(a.1),
+                    type_name(b.1),
+                    op.spelling()
+                ),
                 span,
             ));
             return None;
         }
         let (va, vb, _) = self.unify(a, b, span)?;
         self.span = span;
-        Some((self.ins1(InstData::Cmp { cond, args: [va, vb] }, Type::BOOL), ScalarType::Bool))
+        Some((
+            self.ins1(
+                InstData::Cmp {
+                    cond,
+                    args: [va, vb],
+                },
+                Type::BOOL,
+            ),
+            ScalarType::Bool,
+        ))
     }
 
     fn short_circuit(&mut self, op: BinOp, a: &Expr, b: &Expr, span: Span) -> ExprVal {
@@ -275,9 +408,23 @@ impl FnLowerer<'_> {
         let join = self.new_join(&[Type::BOOL]);
         let short = self.constant(Constant::Bool(op == BinOp::Or));
         let skip = self.call_args(&join, &[short]);
-        let to_rhs = BlockCall { block: rhs, args: vec![] };
-        let (then_dest, else_dest) = if op == BinOp::And { (to_rhs, skip) } else { (skip, to_rhs) };
-        self.ins(InstData::Branch { cond: va, then_dest, else_dest }, &[]);
+        let to_rhs = BlockCall {
+            block: rhs,
+            args: vec![],
+        };
+        let (then_dest, else_dest) = if op == BinOp::And {
+            (to_rhs, skip)
+        } else {
+            (skip, to_rhs)
+        };
+        self.ins(
+            InstData::Branch {
+                cond: va,
+                then_dest,
+                else_dest,
+            },
+            &[],
+        );
         self.cur = rhs;
         let vb = self.expr_as(b, ScalarType::Bool);
         self.span = span;
@@ -286,7 +433,14 @@ impl FnLowerer<'_> {
         ExprVal::Scalar(r[0], ScalarType::Bool)
     }
 
-    fn ternary(&mut self, c: &Expr, a: &Expr, b: &Expr, expected: Option<ScalarType>, span: Span) -> ExprVal {
+    fn ternary(
+        &mut self,
+        c: &Expr,
+        a: &Expr,
+        b: &Expr,
+        expected: Option<ScalarType>,
+        span: Span,
+    ) -> ExprVal {
         let vc = self.expr_as(c, ScalarType::Bool);
         self.span = span;
         let then_block = self.plain_block();
@@ -294,8 +448,14 @@ impl FnLowerer<'_> {
         self.ins(
             InstData::Branch {
                 cond: vc,
-                then_dest: BlockCall { block: then_block, args: vec![] },
-                else_dest: BlockCall { block: else_block, args: vec![] },
+                then_dest: BlockCall {
+                    block: then_block,
+                    args: vec![],
+                },
+                else_dest: BlockCall {
+                    block: else_block,
+                    args: vec![],
+                },
             },
             &[],
         );
@@ -307,20 +467,34 @@ impl FnLowerer<'_> {
         self.var_values = entry_values;
         self.cur = else_block;
         let rb = self.scalar_expr(b, ra.map(|r| r.1).or(expected));
-        let (Some(ra), Some(rb)) = (ra, rb) else { return ExprVal::Error };
+        let (Some(ra), Some(rb)) = (ra, rb) else {
+            return ExprVal::Error;
+        };
         let t = if rank(ra.1) >= rank(rb.1) { ra.1 } else { rb.1 };
         if (ra.1 == ScalarType::Bool) != (rb.1 == ScalarType::Bool) {
-            self.error(Diagnostic::error("E0119", format!("the arms of `?:` have types `{}` and `{}`", type_name(ra.1), type_name(rb.1)), span));
+            self.error(Diagnostic::error(
+                "E0119",
+                format!(
+                    "the arms of `?:` have types `{}` and `{}`",
+                    type_name(ra.1),
+                    type_name(rb.1)
+                ),
+                span,
+            ));
             return ExprVal::Error;
         }
-        let Some(vb) = self.coerce(rb.0, rb.1, t, b.span) else { return ExprVal::Error };
+        let Some(vb) = self.coerce(rb.0, rb.1, t, b.span) else {
+            return ExprVal::Error;
+        };
         let join = self.new_join(&[Type::Scalar(t)]);
         self.span = span;
         self.jump(&join, &[vb]);
         let dead = self.cur;
         self.cur = then_end;
         self.var_values = then_values;
-        let Some(va) = self.coerce(ra.0, ra.1, t, a.span) else { return ExprVal::Error };
+        let Some(va) = self.coerce(ra.0, ra.1, t, a.span) else {
+            return ExprVal::Error;
+        };
         self.span = span;
         let dest = self.call_args(&join, &[va]);
         self.ins(InstData::Jump { dest }, &[]);
@@ -335,22 +509,38 @@ impl FnLowerer<'_> {
             ExprKind::Var(name) => match self.lookup(name) {
                 Some(Binding::Local { var, ty, is_const }) => {
                     if is_const && for_write {
-                        self.error(Diagnostic::error("E0120", format!("cannot assign to constant `{name}`"), e.span));
+                        self.error(Diagnostic::error(
+                            "E0120",
+                            format!("cannot assign to constant `{name}`"),
+                            e.span,
+                        ));
                         return None;
                     }
                     Some(Place::Var(var, ty))
                 }
                 Some(Binding::Ref { value, ty }) => Some(Place::Ref(value, ty)),
                 Some(Binding::Const(_)) => {
-                    self.error(Diagnostic::error("E0120", format!("cannot assign to constant `{name}`"), e.span));
+                    self.error(Diagnostic::error(
+                        "E0120",
+                        format!("cannot assign to constant `{name}`"),
+                        e.span,
+                    ));
                     None
                 }
                 Some(Binding::Array { .. }) => {
-                    self.error(Diagnostic::error("E0115", format!("cannot assign to array `{name}` as a whole"), e.span));
+                    self.error(Diagnostic::error(
+                        "E0115",
+                        format!("cannot assign to array `{name}` as a whole"),
+                        e.span,
+                    ));
                     None
                 }
                 None => {
-                    self.error(Diagnostic::error("E0116", format!("cannot find `{name}` in this scope"), e.span));
+                    self.error(Diagnostic::error(
+                        "E0116",
+                        format!("cannot find `{name}` in this scope"),
+                        e.span,
+                    ));
                     None
                 }
             },
@@ -358,8 +548,12 @@ impl FnLowerer<'_> {
                 let (array, elem, writable) = self.array_arg(arr)?;
                 if for_write && !writable {
                     self.error(
-                        Diagnostic::error("E0121", "cannot write to an element of a read-only array", e.span)
-                            .with_note("declare the parameter `inout` or `out` to write to it"),
+                        Diagnostic::error(
+                            "E0121",
+                            "cannot write to an element of a read-only array",
+                            e.span,
+                        )
+                        .with_note("declare the parameter `inout` or `out` to write to it"),
                     );
                     return None;
                 }
@@ -368,7 +562,11 @@ impl FnLowerer<'_> {
                 Some(Place::Elem(array, i, elem))
             }
             _ => {
-                self.error(Diagnostic::error("E0122", "this expression is not assignable", e.span));
+                self.error(Diagnostic::error(
+                    "E0122",
+                    "this expression is not assignable",
+                    e.span,
+                ));
                 None
             }
         }
@@ -378,7 +576,14 @@ impl FnLowerer<'_> {
         match *p {
             Place::Var(var, _) => self.var(var),
             Place::Ref(r, t) => self.ins1(InstData::RefLoad { ptr: r }, Type::Scalar(t)),
-            Place::Elem(a, i, t) => self.ins1(InstData::Load { array: a, index: i, checked: true }, Type::Scalar(t)),
+            Place::Elem(a, i, t) => self.ins1(
+                InstData::Load {
+                    array: a,
+                    index: i,
+                    checked: true,
+                },
+                Type::Scalar(t),
+            ),
         }
     }
 
@@ -389,7 +594,15 @@ impl FnLowerer<'_> {
                 self.ins(InstData::RefStore { ptr: r, value: v }, &[]);
             }
             Place::Elem(a, i, _) => {
-                self.ins(InstData::Store { array: a, index: i, value: v, checked: true }, &[]);
+                self.ins(
+                    InstData::Store {
+                        array: a,
+                        index: i,
+                        value: v,
+                        checked: true,
+                    },
+                    &[],
+                );
             }
         }
     }
@@ -398,7 +611,11 @@ impl FnLowerer<'_> {
     fn array_arg(&mut self, e: &Expr) -> Option<(Value, ScalarType, bool)> {
         if let ExprKind::Var(name) = &e.kind {
             match self.lookup(name) {
-                Some(Binding::Array { source, elem, writable }) => {
+                Some(Binding::Array {
+                    source,
+                    elem,
+                    writable,
+                }) => {
                     let v = match source {
                         ArraySource::Param(v) => v,
                         ArraySource::Local(var) => self.var(var),
@@ -406,7 +623,11 @@ impl FnLowerer<'_> {
                     return Some((v, elem, writable));
                 }
                 None => {
-                    self.error(Diagnostic::error("E0116", format!("cannot find `{name}` in this scope"), e.span));
+                    self.error(Diagnostic::error(
+                        "E0116",
+                        format!("cannot find `{name}` in this scope"),
+                        e.span,
+                    ));
                     return None;
                 }
                 Some(_) => (),
@@ -422,8 +643,15 @@ impl FnLowerer<'_> {
         }
         if let Some(g) = self.globals.generated.get(&f.name).cloned() {
             self.error(
-                Diagnostic::error("E0400", format!("`{}` is a derivative of `{}`, and derivatives are not generated yet", f.name, g.of), f.span)
-                    .with_label(g.span, "requested here"),
+                Diagnostic::error(
+                    "E0400",
+                    format!(
+                        "`{}` is a derivative of `{}`, and derivatives are not generated yet",
+                        f.name, g.of
+                    ),
+                    f.span,
+                )
+                .with_label(g.span, "requested here"),
             );
             return ExprVal::Error;
         }
@@ -434,7 +662,12 @@ impl FnLowerer<'_> {
         if args.len() != n {
             self.error(Diagnostic::error(
                 "E0124",
-                format!("`{}` takes {n} argument{}, but {} were given", f.name, if n == 1 { "" } else { "s" }, args.len()),
+                format!(
+                    "`{}` takes {n} argument{}, but {} were given",
+                    f.name,
+                    if n == 1 { "" } else { "s" },
+                    args.len()
+                ),
                 span,
             ));
             return false;
@@ -448,9 +681,14 @@ impl FnLowerer<'_> {
                 if !self.arity(f, args, 1, span) {
                     return ExprVal::Error;
                 }
-                let Some((a, _, _)) = self.array_arg(&args[0]) else { return ExprVal::Error };
+                let Some((a, _, _)) = self.array_arg(&args[0]) else {
+                    return ExprVal::Error;
+                };
                 self.span = span;
-                ExprVal::Scalar(self.ins1(InstData::ArrayLen { array: a }, Type::I64), ScalarType::I64)
+                ExprVal::Scalar(
+                    self.ins1(InstData::ArrayLen { array: a }, Type::I64),
+                    ScalarType::I64,
+                )
             }
             "print" => {
                 let mut vals = Vec::new();
@@ -476,19 +714,38 @@ impl FnLowerer<'_> {
                 if !self.arity(f, args, 2, span) {
                     return ExprVal::Error;
                 }
-                let Some((a, b)) = self.operands(&args[0], &args[1], None) else { return ExprVal::Error };
+                let Some((a, b)) = self.operands(&args[0], &args[1], None) else {
+                    return ExprVal::Error;
+                };
                 if a.1 == ScalarType::Bool || b.1 == ScalarType::Bool {
-                    self.error(Diagnostic::error("E0125", format!("`{}` needs numbers", f.name), span));
+                    self.error(Diagnostic::error(
+                        "E0125",
+                        format!("`{}` needs numbers", f.name),
+                        span,
+                    ));
                     return ExprVal::Error;
                 }
-                let Some((va, vb, t)) = self.unify(a, b, span) else { return ExprVal::Error };
-                let op = if f.name == "min" { BinaryOp::Min } else { BinaryOp::Max };
+                let Some((va, vb, t)) = self.unify(a, b, span) else {
+                    return ExprVal::Error;
+                };
+                let op = if f.name == "min" {
+                    BinaryOp::Min
+                } else {
+                    BinaryOp::Max
+                };
                 self.span = span;
-                ExprVal::Scalar(self.ins1(InstData::Binary { op, args: [va, vb] }, Type::Scalar(t)), t)
+                ExprVal::Scalar(
+                    self.ins1(InstData::Binary { op, args: [va, vb] }, Type::Scalar(t)),
+                    t,
+                )
             }
             name => {
                 let Some(func) = MathFunc::from_name(name) else {
-                    self.error(Diagnostic::error("E0126", format!("cannot find function `{name}`"), f.span));
+                    self.error(Diagnostic::error(
+                        "E0126",
+                        format!("cannot find function `{name}`"),
+                        f.span,
+                    ));
                     return ExprVal::Error;
                 };
                 if !self.arity(f, args, func.arity(), span) {
@@ -499,7 +756,11 @@ impl FnLowerer<'_> {
                     match self.scalar_expr(a, None) {
                         Some(r) if r.1 != ScalarType::Bool => vals.push(r),
                         Some(_) => {
-                            self.error(Diagnostic::error("E0125", format!("`{name}` needs a number"), a.span));
+                            self.error(Diagnostic::error(
+                                "E0125",
+                                format!("`{name}` needs a number"),
+                                a.span,
+                            ));
                             return ExprVal::Error;
                         }
                         None => return ExprVal::Error,
@@ -508,9 +769,17 @@ impl FnLowerer<'_> {
                 let all_int = vals.iter().all(|r| r.1 == ScalarType::I64);
                 let t = if func == MathFunc::Abs && all_int {
                     ScalarType::I64
-                } else if vals.iter().all(|r| r.1 == ScalarType::F32 || (r.1 == ScalarType::F64 && false)) {
+                } else if vals
+                    .iter()
+                    .all(|r| r.1 == ScalarType::F32 || (r.1 == ScalarType::F64 && false))
+                {
                     ScalarType::F32
-                } else if vals.iter().any(|r| r.1 == ScalarType::F32) && args.iter().zip(&vals).all(|(a, r)| r.1 == ScalarType::F32 || is_float_literal(a)) {
+                } else if vals.iter().any(|r| r.1 == ScalarType::F32)
+                    && args
+                        .iter()
+                        .zip(&vals)
+                        .all(|(a, r)| r.1 == ScalarType::F32 || is_float_literal(a))
+                {
                     ScalarType::F32
                 } else {
                     ScalarType::F64
@@ -529,12 +798,21 @@ impl FnLowerer<'_> {
                     conv.push(v);
                 }
                 self.span = span;
-                ExprVal::Scalar(self.ins1(InstData::Math { func, args: conv }, Type::Scalar(t)), t)
+                ExprVal::Scalar(
+                    self.ins1(InstData::Math { func, args: conv }, Type::Scalar(t)),
+                    t,
+                )
             }
         }
     }
 
-    fn user_call(&mut self, f: &Ident, sig: &super::items::Signature, args: &[Expr], span: Span) -> ExprVal {
+    fn user_call(
+        &mut self,
+        f: &Ident,
+        sig: &super::items::Signature,
+        args: &[Expr],
+        span: Span,
+    ) -> ExprVal {
         if !self.arity(f, args, sig.params.len(), span) {
             return ExprVal::Error;
         }
@@ -548,7 +826,15 @@ impl FnLowerer<'_> {
                 match self.array_arg(a) {
                     Some((v, e, writable)) => {
                         if e != elem {
-                            self.error(Diagnostic::error("E0127", format!("expected an array of `{}`, found an array of `{}`", type_name(elem), type_name(e)), a.span));
+                            self.error(Diagnostic::error(
+                                "E0127",
+                                format!(
+                                    "expected an array of `{}`, found an array of `{}`",
+                                    type_name(elem),
+                                    type_name(e)
+                                ),
+                                a.span,
+                            ));
                             ok = false;
                         } else if p.mode != Mode::Value && !writable {
                             self.error(
@@ -571,7 +857,13 @@ impl FnLowerer<'_> {
                 if place.ty() != elem {
                     self.error(Diagnostic::error(
                         "E0127",
-                        format!("`{}` parameter `{}` needs a `{}` variable, found `{}`", if p.mode == Mode::Out { "out" } else { "inout" }, p.name.name, type_name(elem), type_name(place.ty())),
+                        format!(
+                            "`{}` parameter `{}` needs a `{}` variable, found `{}`",
+                            if p.mode == Mode::Out { "out" } else { "inout" },
+                            p.name.name,
+                            type_name(elem),
+                            type_name(place.ty())
+                        ),
                         a.span,
                     ));
                     ok = false;
@@ -582,12 +874,24 @@ impl FnLowerer<'_> {
                     Place::Var(var, t) => {
                         let slot = self.ins1(InstData::Slot, Type::Ref(t));
                         let cur = self.var(var);
-                        self.ins(InstData::RefStore { ptr: slot, value: cur }, &[]);
+                        self.ins(
+                            InstData::RefStore {
+                                ptr: slot,
+                                value: cur,
+                            },
+                            &[],
+                        );
                         write_back.push((slot, var, t));
                         slot
                     }
                     Place::Ref(r, _) => r,
-                    Place::Elem(arr, i, t) => self.ins1(InstData::ElemRef { array: arr, index: i }, Type::Ref(t)),
+                    Place::Elem(arr, i, t) => self.ins1(
+                        InstData::ElemRef {
+                            array: arr,
+                            index: i,
+                        },
+                        Type::Ref(t),
+                    ),
                 };
                 vals.push(r);
             }
@@ -597,7 +901,13 @@ impl FnLowerer<'_> {
         }
         self.span = span;
         let types = sig.ret.types();
-        let results = self.ins(InstData::Call { func: sig.id, args: vals }, &types);
+        let results = self.ins(
+            InstData::Call {
+                func: sig.id,
+                args: vals,
+            },
+            &types,
+        );
         for (slot, var, t) in write_back {
             let v = self.ins1(InstData::RefLoad { ptr: slot }, Type::Scalar(t));
             self.set_var(var, v);
@@ -624,7 +934,11 @@ pub(crate) fn check_function_attr(
         "autodiff_reverse" | "autodiff_forward" => {
             let reverse = name == "autodiff_reverse";
             let Some(AttrArg::Ident(gen)) = args.first() else {
-                diags.push(Diagnostic::error("E0301", format!("`{name}` needs the generated function's name first"), a.span));
+                diags.push(Diagnostic::error(
+                    "E0301",
+                    format!("`{name}` needs the generated function's name first"),
+                    a.span,
+                ));
                 return;
             };
             let has_ret = f.ret != ReturnType::Void;
@@ -656,33 +970,68 @@ pub(crate) fn check_function_attr(
                     }
                 } else {
                     match (&f.ret, reverse) {
-                        (ReturnType::Base(BaseType::Double | BaseType::Float), true) => &["Const", "Active", "ActiveOnly"],
-                        (ReturnType::Base(BaseType::Double | BaseType::Float), false) => &["Const", "Dual", "DualOnly"],
+                        (ReturnType::Base(BaseType::Double | BaseType::Float), true) => {
+                            &["Const", "Active", "ActiveOnly"]
+                        }
+                        (ReturnType::Base(BaseType::Double | BaseType::Float), false) => {
+                            &["Const", "Dual", "DualOnly"]
+                        }
                         _ => &["Const"],
                     }
                 };
                 if !allowed.contains(&act.name.as_str()) {
-                    let what = if i < f.params.len() { format!("parameter `{}`", f.params[i].name.name) } else { "the return value".to_string() };
+                    let what = if i < f.params.len() {
+                        format!("parameter `{}`", f.params[i].name.name)
+                    } else {
+                        "the return value".to_string()
+                    };
                     diags.push(
-                        Diagnostic::error("E0303", format!("activity `{}` does not fit {what}", act.name), act.span)
-                            .with_note(format!("allowed here: {}", allowed.join(", "))),
+                        Diagnostic::error(
+                            "E0303",
+                            format!("activity `{}` does not fit {what}", act.name),
+                            act.span,
+                        )
+                        .with_note(format!("allowed here: {}", allowed.join(", "))),
                     );
                     ok = false;
                 }
             }
             if ok && claim_name(gen, diags) {
-                diags.push(Diagnostic::error("E0400", format!("cannot generate `{}`: derivative generation is not implemented yet", gen.name), a.span));
+                diags.push(Diagnostic::error(
+                    "E0400",
+                    format!(
+                        "cannot generate `{}`: derivative generation is not implemented yet",
+                        gen.name
+                    ),
+                    a.span,
+                ));
             }
         }
         "reverse_derivative" | "forward_derivative" => match args.as_slice() {
             [AttrArg::Ident(g)] if globals.funcs.contains_key(&g.name) => {
                 diags.push(Diagnostic::error("E0400", format!("custom derivative `{}` cannot be used: derivatives are not implemented yet", g.name), a.span));
             }
-            [AttrArg::Ident(g)] => diags.push(Diagnostic::error("E0306", format!("cannot find function `{}`", g.name), g.span)),
-            _ => diags.push(Diagnostic::error("E0306", format!("`{name}` takes the name of one function"), a.span)),
+            [AttrArg::Ident(g)] => diags.push(Diagnostic::error(
+                "E0306",
+                format!("cannot find function `{}`", g.name),
+                g.span,
+            )),
+            _ => diags.push(Diagnostic::error(
+                "E0306",
+                format!("`{name}` takes the name of one function"),
+                a.span,
+            )),
         },
         "checkpoint" if a.args.is_none() => (),
-        "checkpoint" => diags.push(Diagnostic::error("E0305", "a function's `checkpoint` takes no arguments", a.span)),
-        other => diags.push(Diagnostic::error("E0304", format!("unknown attribute `{other}`"), a.name.span)),
+        "checkpoint" => diags.push(Diagnostic::error(
+            "E0305",
+            "a function's `checkpoint` takes no arguments",
+            a.span,
+        )),
+        other => diags.push(Diagnostic::error(
+            "E0304",
+            format!("unknown attribute `{other}`"),
+            a.name.span,
+        )),
     }
 }

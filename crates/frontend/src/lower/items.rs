@@ -4,7 +4,9 @@
 use super::{scalar_of, type_name, Binding, FnLowerer};
 use crate::ast::*;
 use crate::diag::Diagnostic;
-use adc_ir::{Constant, FuncId, Function, InstData, Linkage, Module, Param, ParamMode, ScalarType, Span, Type};
+use adc_ir::{
+    Constant, FuncId, Function, InstData, Linkage, Module, Param, ParamMode, ScalarType, Span, Type,
+};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -62,7 +64,11 @@ fn param_ir(p: &ParamDecl) -> Param {
         (false, Mode::Inout) => (Type::Ref(elem), ParamMode::Inout),
         (false, Mode::Out) => (Type::Ref(elem), ParamMode::Out),
     };
-    Param { name: p.name.name.clone(), ty, mode }
+    Param {
+        name: p.name.name.clone(),
+        ty,
+        mode,
+    }
 }
 
 /// Built-in names a user function may not take (they would be unreachable).
@@ -70,14 +76,22 @@ const RESERVED: &[&str] = &["len", "print", "no_diff"];
 
 /// Lowers a parsed program. Returns the module only when there is no error.
 pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Module> {
-    let mut globals = Globals { consts: BTreeMap::new(), funcs: BTreeMap::new(), generated: BTreeMap::new() };
+    let mut globals = Globals {
+        consts: BTreeMap::new(),
+        funcs: BTreeMap::new(),
+        generated: BTreeMap::new(),
+    };
     let mut module = Module::default();
     let mut seen: BTreeMap<String, Span> = BTreeMap::new();
     let mut check_unique = |name: &Ident, diags: &mut Vec<Diagnostic>| {
         if let Some(prev) = seen.get(&name.name) {
             diags.push(
-                Diagnostic::error("E0201", format!("`{}` is defined more than once", name.name), name.span)
-                    .with_label(*prev, "first defined here"),
+                Diagnostic::error(
+                    "E0201",
+                    format!("`{}` is defined more than once", name.name),
+                    name.span,
+                )
+                .with_label(*prev, "first defined here"),
             );
             false
         } else {
@@ -96,7 +110,11 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
             }
             Item::Func(f) => {
                 if RESERVED.contains(&f.name.name.as_str()) {
-                    diags.push(Diagnostic::error("E0202", format!("`{}` is a built-in and cannot be redefined", f.name.name), f.name.span));
+                    diags.push(Diagnostic::error(
+                        "E0202",
+                        format!("`{}` is a built-in and cannot be redefined", f.name.name),
+                        f.name.span,
+                    ));
                     continue;
                 }
                 if !check_unique(&f.name, diags) {
@@ -106,16 +124,36 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                 for p in &f.params {
                     if let Some(prev) = pnames.insert(&p.name.name, p.name.span) {
                         diags.push(
-                            Diagnostic::error("E0203", format!("parameter `{}` is declared twice", p.name.name), p.name.span)
-                                .with_label(prev, "first declared here"),
+                            Diagnostic::error(
+                                "E0203",
+                                format!("parameter `{}` is declared twice", p.name.name),
+                                p.name.span,
+                            )
+                            .with_label(prev, "first declared here"),
                         );
                     }
                 }
                 let ret = ret_ty(&f.ret);
-                let linkage = if f.body.is_some() { Linkage::Export } else { Linkage::Import };
-                let func = Function::new(f.name.name.clone(), f.params.iter().map(param_ir).collect(), ret.types(), linkage);
+                let linkage = if f.body.is_some() {
+                    Linkage::Export
+                } else {
+                    Linkage::Import
+                };
+                let func = Function::new(
+                    f.name.name.clone(),
+                    f.params.iter().map(param_ir).collect(),
+                    ret.types(),
+                    linkage,
+                );
                 let id = module.push(func);
-                globals.funcs.insert(f.name.name.clone(), Signature { id, params: f.params.clone(), ret });
+                globals.funcs.insert(
+                    f.name.name.clone(),
+                    Signature {
+                        id,
+                        params: f.params.clone(),
+                        ret,
+                    },
+                );
             }
             Item::Error => (),
         }
@@ -123,18 +161,32 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
     for item in items {
         if let Item::Func(f) = item {
             for a in &f.attrs {
-                super::expr::check_function_attr(f, a, &globals, diags, &mut |name: &Ident, diags: &mut Vec<Diagnostic>| check_unique(name, diags));
-                if let (Some(Some(AttrArg::Ident(name))), true) =
-                    (a.args.as_ref().map(|v| v.first()), a.name.name.starts_with("autodiff_"))
-                {
-                    globals.generated.insert(name.name.clone(), Generated { of: f.name.name.clone(), span: a.span });
+                super::expr::check_function_attr(f, a, &globals, diags, &mut |name: &Ident,
+                                                                              diags: &mut Vec<
+                    Diagnostic,
+                >| {
+                    check_unique(name, diags)
+                });
+                if let (Some(Some(AttrArg::Ident(name))), true) = (
+                    a.args.as_ref().map(|v| v.first()),
+                    a.name.name.starts_with("autodiff_"),
+                ) {
+                    globals.generated.insert(
+                        name.name.clone(),
+                        Generated {
+                            of: f.name.name.clone(),
+                            span: a.span,
+                        },
+                    );
                 }
             }
         }
     }
     for item in items {
         if let Item::Func(f) = item {
-            let Some(sig) = globals.funcs.get(&f.name.name) else { continue };
+            let Some(sig) = globals.funcs.get(&f.name.name) else {
+                continue;
+            };
             if module.func(sig.id).name != f.name.name {
                 continue;
             }
@@ -156,20 +208,28 @@ fn collect_array_sites(stmts: &[Stmt], out: &mut Vec<(ScalarType, Span)>) {
     for s in stmts {
         match s {
             Stmt::ArrayDecl { ty, span, .. } => out.push((scalar_of(*ty), *span)),
-            Stmt::If { then_branch, else_branch, .. } => {
+            Stmt::If {
+                then_branch,
+                else_branch,
+                ..
+            } => {
                 collect_array_sites(then_branch, out);
                 if let Some(e) = else_branch {
                     collect_array_sites(e, out);
                 }
             }
             Stmt::While { body, .. } | Stmt::Block(body) => collect_array_sites(body, out),
-            Stmt::For { init, body, step, .. } => {
+            Stmt::For {
+                init, body, step, ..
+            } => {
                 for s in init.iter().chain(step.iter()) {
                     collect_array_sites(std::slice::from_ref(s.as_ref()), out);
                 }
                 collect_array_sites(body, out);
             }
-            Stmt::Attributed { stmt, .. } => collect_array_sites(std::slice::from_ref(stmt.as_ref()), out),
+            Stmt::Attributed { stmt, .. } => {
+                collect_array_sites(std::slice::from_ref(stmt.as_ref()), out)
+            }
             Stmt::Decl { .. }
             | Stmt::Destructure { .. }
             | Stmt::Assign { .. }
@@ -183,10 +243,21 @@ fn collect_array_sites(stmts: &[Stmt], out: &mut Vec<(ScalarType, Span)>) {
     }
 }
 
-fn lower_function(globals: &Globals, diags: &mut Vec<Diagnostic>, mut func: Function, sig: &Signature, body: &[Stmt], span: Span) -> Function {
+fn lower_function(
+    globals: &Globals,
+    diags: &mut Vec<Diagnostic>,
+    mut func: Function,
+    sig: &Signature,
+    body: &[Stmt],
+    span: Span,
+) -> Function {
     let entry = func.dfg.make_block();
     func.layout.push(entry);
-    let params: Vec<_> = func.params.iter().map(|p| func.dfg.append_block_param(entry, p.ty)).collect();
+    let params: Vec<_> = func
+        .params
+        .iter()
+        .map(|p| func.dfg.append_block_param(entry, p.ty))
+        .collect();
     let mut cx = FnLowerer {
         globals,
         diags,
@@ -213,10 +284,18 @@ fn lower_function(globals: &Globals, diags: &mut Vec<Diagnostic>, mut func: Func
     for (p, v) in sig.params.iter().zip(params) {
         let elem = scalar_of(p.ty);
         let binding = match (p.is_array, p.mode) {
-            (true, mode) => Binding::Array { source: super::ArraySource::Param(v), elem, writable: mode != Mode::Value },
+            (true, mode) => Binding::Array {
+                source: super::ArraySource::Param(v),
+                elem,
+                writable: mode != Mode::Value,
+            },
             (false, Mode::Value) => {
                 let var = cx.new_var(Type::Scalar(elem), v);
-                Binding::Local { var, ty: elem, is_const: false }
+                Binding::Local {
+                    var,
+                    ty: elem,
+                    is_const: false,
+                }
             }
             (false, Mode::Inout | Mode::Out) => Binding::Ref { value: v, ty: elem },
         };
@@ -238,7 +317,10 @@ fn lower_function(globals: &Globals, diags: &mut Vec<Diagnostic>, mut func: Func
     if has_value && reachable.contains(&end_block) {
         diags.push(Diagnostic::error(
             "E0108",
-            format!("function `{}` can reach its end without returning a value", func.name),
+            format!(
+                "function `{}` can reach its end without returning a value",
+                func.name
+            ),
             Span::new(span.end.saturating_sub(1) as usize, span.end as usize),
         ));
     }
@@ -247,7 +329,12 @@ fn lower_function(globals: &Globals, diags: &mut Vec<Diagnostic>, mut func: Func
 }
 
 /// Evaluates a global constant's initializer at compile time.
-fn eval_const(e: &Expr, ty: ScalarType, consts: &BTreeMap<String, Constant>, diags: &mut Vec<Diagnostic>) -> Option<Constant> {
+fn eval_const(
+    e: &Expr,
+    ty: ScalarType,
+    consts: &BTreeMap<String, Constant>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Constant> {
     let v = match const_value(e, consts) {
         Ok(v) => v,
         Err(d) => {
@@ -267,7 +354,11 @@ fn eval_const(e: &Expr, ty: ScalarType, consts: &BTreeMap<String, Constant>, dia
         (v, _) => {
             diags.push(Diagnostic::error(
                 "E0110",
-                format!("expected `{}`, found `{}`", type_name(ty), type_name(v.ty())),
+                format!(
+                    "expected `{}`, found `{}`",
+                    type_name(ty),
+                    type_name(v.ty())
+                ),
                 e.span,
             ));
             return None;
@@ -285,14 +376,20 @@ pub(crate) fn is_float_literal(e: &Expr) -> bool {
 }
 
 fn const_value(e: &Expr, consts: &BTreeMap<String, Constant>) -> Result<Constant, Diagnostic> {
-    let not_const = || Diagnostic::error("E0111", "a global constant's value must be a constant expression", e.span);
+    let not_const = || {
+        Diagnostic::error(
+            "E0111",
+            "a global constant's value must be a constant expression",
+            e.span,
+        )
+    };
     Ok(match &e.kind {
         ExprKind::Int(i) => Constant::I64(*i),
         ExprKind::Float(s) => super::expr::float_literal(s, e.span)?,
         ExprKind::Bool(b) => Constant::Bool(*b),
-        ExprKind::Var(name) => *consts
-            .get(name)
-            .ok_or_else(|| Diagnostic::error("E0112", format!("cannot find constant `{name}`"), e.span))?,
+        ExprKind::Var(name) => *consts.get(name).ok_or_else(|| {
+            Diagnostic::error("E0112", format!("cannot find constant `{name}`"), e.span)
+        })?,
         ExprKind::Unary(op, a) => match (op, const_value(a, consts)?) {
             (UnOp::Neg, Constant::I64(i)) => Constant::I64(i.wrapping_neg()),
             (UnOp::Neg, Constant::F64(x)) => Constant::F64(-x),
@@ -318,7 +415,9 @@ fn const_value(e: &Expr, consts: &BTreeMap<String, Constant>) -> Result<Constant
                     _ => return Err(not_const()),
                 }),
                 _ => {
-                    let (Some(x), Some(y)) = (as_f64(a), as_f64(b)) else { return Err(not_const()) };
+                    let (Some(x), Some(y)) = (as_f64(a), as_f64(b)) else {
+                        return Err(not_const());
+                    };
                     let r = match op {
                         BinOp::Add => x + y,
                         BinOp::Sub => x - y,
@@ -326,7 +425,11 @@ fn const_value(e: &Expr, consts: &BTreeMap<String, Constant>) -> Result<Constant
                         BinOp::Div => x / y,
                         _ => return Err(not_const()),
                     };
-                    if a.ty() == ScalarType::F64 || b.ty() == ScalarType::F64 { Constant::F64(r) } else { Constant::F32(r as f32) }
+                    if a.ty() == ScalarType::F64 || b.ty() == ScalarType::F64 {
+                        Constant::F64(r)
+                    } else {
+                        Constant::F32(r as f32)
+                    }
                 }
             }
         }

@@ -23,11 +23,22 @@ type VarId = usize;
 #[derive(Clone, Debug)]
 enum Binding {
     /// A scalar local (or by-value parameter) held in SSA variable `var`.
-    Local { var: VarId, ty: ScalarType, is_const: bool },
+    Local {
+        var: VarId,
+        ty: ScalarType,
+        is_const: bool,
+    },
     /// An `inout`/`out` scalar parameter: a reference.
-    Ref { value: Value, ty: ScalarType },
+    Ref {
+        value: Value,
+        ty: ScalarType,
+    },
     /// An array parameter, or a local array held in hidden variable `var`.
-    Array { source: ArraySource, elem: ScalarType, writable: bool },
+    Array {
+        source: ArraySource,
+        elem: ScalarType,
+        writable: bool,
+    },
     Const(Constant),
 }
 
@@ -102,7 +113,10 @@ impl<'g> FnLowerer<'g> {
     }
 
     fn bind(&mut self, name: &str, b: Binding) {
-        self.scopes.last_mut().expect("invariant: a function scope is open").push((name.to_string(), b));
+        self.scopes
+            .last_mut()
+            .expect("invariant: a function scope is open")
+            .push((name.to_string(), b));
     }
 
     fn new_var(&mut self, ty: Type, init: Value) -> VarId {
@@ -155,7 +169,10 @@ impl<'g> FnLowerer<'g> {
     fn call_args(&self, join: &Join, extra: &[Value]) -> BlockCall {
         let mut args: Vec<Value> = join.vars.iter().map(|v| self.var(*v)).collect();
         args.extend_from_slice(extra);
-        BlockCall { block: join.block, args }
+        BlockCall {
+            block: join.block,
+            args,
+        }
     }
 
     /// Emits a terminator and continues in a fresh (unreachable) block.
@@ -196,7 +213,13 @@ impl<'g> FnLowerer<'g> {
 
     fn stmt(&mut self, s: &Stmt) {
         match s {
-            Stmt::Decl { is_const, ty, name, init, span } => {
+            Stmt::Decl {
+                is_const,
+                ty,
+                name,
+                init,
+                span,
+            } => {
                 self.span = *span;
                 let (value, sty) = match (ty, init) {
                     (DeclType::Base(b), Some(e)) => {
@@ -212,25 +235,60 @@ impl<'g> FnLowerer<'g> {
                         None => (self.zero(ScalarType::F64), ScalarType::F64),
                     },
                     (DeclType::Auto, None) => {
-                        self.error(Diagnostic::error("E0101", "`auto` needs an initializer", *span));
+                        self.error(Diagnostic::error(
+                            "E0101",
+                            "`auto` needs an initializer",
+                            *span,
+                        ));
                         (self.zero(ScalarType::F64), ScalarType::F64)
                     }
                 };
                 let var = self.new_var(Type::Scalar(sty), value);
-                self.bind(&name.name, Binding::Local { var, ty: sty, is_const: *is_const });
+                self.bind(
+                    &name.name,
+                    Binding::Local {
+                        var,
+                        ty: sty,
+                        is_const: *is_const,
+                    },
+                );
             }
-            Stmt::ArrayDecl { ty, name, len, init, span } => self.array_decl(*ty, name, len.as_ref(), init.as_deref(), *span),
+            Stmt::ArrayDecl {
+                ty,
+                name,
+                len,
+                init,
+                span,
+            } => self.array_decl(*ty, name, len.as_ref(), init.as_deref(), *span),
             Stmt::Destructure { names, value, span } => self.destructure(names, value, *span),
-            Stmt::Assign { target, op, value, span } => self.assign(target, *op, Some(value), *span),
-            Stmt::IncDec { target, increment, span } => {
-                let op = if *increment { AssignOp::Add } else { AssignOp::Sub };
+            Stmt::Assign {
+                target,
+                op,
+                value,
+                span,
+            } => self.assign(target, *op, Some(value), *span),
+            Stmt::IncDec {
+                target,
+                increment,
+                span,
+            } => {
+                let op = if *increment {
+                    AssignOp::Add
+                } else {
+                    AssignOp::Sub
+                };
                 self.assign(target, op, None, *span)
             }
             Stmt::Expr(e) => {
                 self.span = e.span;
                 self.expr(e, None);
             }
-            Stmt::If { cond, then_branch, else_branch, span } => {
+            Stmt::If {
+                cond,
+                then_branch,
+                else_branch,
+                span,
+            } => {
                 self.span = *span;
                 let c = self.expr_as(cond, ScalarType::Bool);
                 let then_block = self.plain_block();
@@ -240,8 +298,14 @@ impl<'g> FnLowerer<'g> {
                 self.ins(
                     InstData::Branch {
                         cond: c,
-                        then_dest: BlockCall { block: then_block, args: vec![] },
-                        else_dest: BlockCall { block: else_block, args: vec![] },
+                        then_dest: BlockCall {
+                            block: then_block,
+                            args: vec![],
+                        },
+                        else_dest: BlockCall {
+                            block: else_block,
+                            args: vec![],
+                        },
                     },
                     &[],
                 );
@@ -266,7 +330,13 @@ impl<'g> FnLowerer<'g> {
                 let c = self.expr_as(cond, ScalarType::Bool);
                 self.loop_body(c, body, header.clone(), exit, None, *span);
             }
-            Stmt::For { init, cond, step, body, span } => {
+            Stmt::For {
+                init,
+                cond,
+                step,
+                body,
+                span,
+            } => {
                 self.span = *span;
                 let saved = self.push_scope();
                 if let Some(i) = init {
@@ -281,18 +351,35 @@ impl<'g> FnLowerer<'g> {
                     Some(c) => self.expr_as(c, ScalarType::Bool),
                     None => self.constant(Constant::Bool(true)),
                 };
-                self.loop_body(c, body, step_join, exit, Some((step.as_deref(), header)), *span);
+                self.loop_body(
+                    c,
+                    body,
+                    step_join,
+                    exit,
+                    Some((step.as_deref(), header)),
+                    *span,
+                );
                 self.pop_scope(saved);
             }
             Stmt::Break(span) | Stmt::Continue(span) => {
                 self.span = *span;
                 let is_break = matches!(s, Stmt::Break(_));
-                let target = self.loops.last().map(|l| if is_break { l.break_to.clone() } else { l.continue_to.clone() });
+                let target = self.loops.last().map(|l| {
+                    if is_break {
+                        l.break_to.clone()
+                    } else {
+                        l.continue_to.clone()
+                    }
+                });
                 match target {
                     Some(t) => self.jump(&t, &[]),
                     None => {
                         let what = if is_break { "break" } else { "continue" };
-                        self.error(Diagnostic::error("E0102", format!("`{what}` outside of a loop"), *span));
+                        self.error(Diagnostic::error(
+                            "E0102",
+                            format!("`{what}` outside of a loop"),
+                            *span,
+                        ));
                     }
                 }
             }
@@ -310,13 +397,34 @@ impl<'g> FnLowerer<'g> {
 
     /// Branches on `c` into the body, then continues at `exit`. With a
     /// `step`, `continue_to` is the step block, which jumps to `header`.
-    fn loop_body(&mut self, c: Value, body: &[Stmt], continue_to: Join, exit: Join, step: Option<(Option<&Stmt>, Join)>, span: Span) {
+    fn loop_body(
+        &mut self,
+        c: Value,
+        body: &[Stmt],
+        continue_to: Join,
+        exit: Join,
+        step: Option<(Option<&Stmt>, Join)>,
+        span: Span,
+    ) {
         let body_block = self.plain_block();
         let else_dest = self.call_args(&exit, &[]);
         self.span = span;
-        self.ins(InstData::Branch { cond: c, then_dest: BlockCall { block: body_block, args: vec![] }, else_dest }, &[]);
+        self.ins(
+            InstData::Branch {
+                cond: c,
+                then_dest: BlockCall {
+                    block: body_block,
+                    args: vec![],
+                },
+                else_dest,
+            },
+            &[],
+        );
         self.cur = body_block;
-        self.loops.push(LoopTargets { continue_to: continue_to.clone(), break_to: exit.clone() });
+        self.loops.push(LoopTargets {
+            continue_to: continue_to.clone(),
+            break_to: exit.clone(),
+        });
         self.block(body);
         self.loops.pop();
         self.jump(&continue_to, &[]);
@@ -334,18 +442,34 @@ impl<'g> FnLowerer<'g> {
     fn statement_attr(&mut self, a: &Attr) {
         match (a.name.name.as_str(), a.args.as_deref()) {
             ("checkpoint", Some([AttrArg::Int(k, span)])) if *k <= 0 => {
-                self.error(Diagnostic::error("E0305", "`checkpoint` needs a positive interval", *span));
+                self.error(Diagnostic::error(
+                    "E0305",
+                    "`checkpoint` needs a positive interval",
+                    *span,
+                ));
             }
             ("checkpoint", Some([AttrArg::Int(..)])) => (),
             ("checkpoint", Some([AttrArg::Ident(id)])) => match self.lookup(&id.name) {
                 Some(Binding::Const(Constant::I64(k))) if k > 0 => (),
-                _ => self.error(Diagnostic::error("E0305", "`checkpoint` needs a positive integer literal or `const`", id.span)),
+                _ => self.error(Diagnostic::error(
+                    "E0305",
+                    "`checkpoint` needs a positive integer literal or `const`",
+                    id.span,
+                )),
             },
             ("checkpoint", _) => {
-                self.error(Diagnostic::error("E0305", "a loop's `checkpoint` takes one interval, as in `[checkpoint(8)]`", a.span));
+                self.error(Diagnostic::error(
+                    "E0305",
+                    "a loop's `checkpoint` takes one interval, as in `[checkpoint(8)]`",
+                    a.span,
+                ));
             }
             (other, _) => {
-                self.error(Diagnostic::error("E0304", format!("unknown statement attribute `{other}`"), a.name.span));
+                self.error(Diagnostic::error(
+                    "E0304",
+                    format!("unknown statement attribute `{other}`"),
+                    a.name.span,
+                ));
             }
         }
     }
@@ -356,13 +480,21 @@ impl<'g> FnLowerer<'g> {
         let values: Vec<Value> = match (&ret, value) {
             (RetTy::Void, None) => vec![],
             (RetTy::Void, Some(e)) => {
-                self.error(Diagnostic::error("E0103", "a `void` function cannot return a value", e.span));
+                self.error(Diagnostic::error(
+                    "E0103",
+                    "a `void` function cannot return a value",
+                    e.span,
+                ));
                 vec![]
             }
             (RetTy::Scalar(t), Some(e)) => vec![self.expr_as(e, *t)],
             (RetTy::Tuple(ts), Some(e)) => self.tuple_value(e, ts),
             (_, None) => {
-                self.error(Diagnostic::error("E0103", "this function must return a value", span));
+                self.error(Diagnostic::error(
+                    "E0103",
+                    "this function must return a value",
+                    span,
+                ));
                 ret.types().iter().map(|t| self.zero(t.elem())).collect()
             }
         };
@@ -373,29 +505,54 @@ impl<'g> FnLowerer<'g> {
 
     fn tuple_value(&mut self, e: &Expr, ts: &[ScalarType]) -> Vec<Value> {
         match &e.kind {
-            ExprKind::Tuple(items) if items.len() == ts.len() => {
-                items.iter().zip(ts).map(|(item, t)| self.expr_as(item, *t)).collect()
-            }
+            ExprKind::Tuple(items) if items.len() == ts.len() => items
+                .iter()
+                .zip(ts)
+                .map(|(item, t)| self.expr_as(item, *t))
+                .collect(),
             _ => {
                 if let Some((vals, types)) = self.tuple_call(e) {
                     if types == ts {
                         return vals;
                     }
                 }
-                let want = ts.iter().map(|t| type_name(*t)).collect::<Vec<_>>().join(", ");
-                self.error(Diagnostic::error("E0104", format!("expected a tuple `({want})`"), e.span));
+                let want = ts
+                    .iter()
+                    .map(|t| type_name(*t))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.error(Diagnostic::error(
+                    "E0104",
+                    format!("expected a tuple `({want})`"),
+                    e.span,
+                ));
                 ts.iter().map(|t| self.zero(*t)).collect()
             }
         }
     }
 
-    fn array_decl(&mut self, ty: BaseType, name: &Ident, len: Option<&Expr>, init: Option<&[Expr]>, span: Span) {
+    fn array_decl(
+        &mut self,
+        ty: BaseType,
+        name: &Ident,
+        len: Option<&Expr>,
+        init: Option<&[Expr]>,
+        span: Span,
+    ) {
         self.span = span;
         let elem = scalar_of(ty);
-        let site = match self.array_sites.iter().find(|s| self.site_spans.contains(&(**s, span))) {
+        let site = match self
+            .array_sites
+            .iter()
+            .find(|s| self.site_spans.contains(&(**s, span)))
+        {
             Some(s) => *s,
             None => {
-                self.error(Diagnostic::error("E0900", "internal: local array site not found", span));
+                self.error(Diagnostic::error(
+                    "E0900",
+                    "internal: local array site not found",
+                    span,
+                ));
                 return;
             }
         };
@@ -403,13 +560,31 @@ impl<'g> FnLowerer<'g> {
             (Some(l), _) => self.expr_as(l, ScalarType::I64),
             (None, Some(items)) => self.constant(Constant::I64(items.len() as i64)),
             (None, None) => {
-                self.error(Diagnostic::error("E0105", "a local array needs a length or an initializer", span));
+                self.error(Diagnostic::error(
+                    "E0105",
+                    "a local array needs a length or an initializer",
+                    span,
+                ));
                 self.constant(Constant::I64(0))
             }
         };
-        if let (Some(Expr { kind: ExprKind::Int(k), span: lspan }), Some(items)) = (len, init) {
+        if let (
+            Some(Expr {
+                kind: ExprKind::Int(k),
+                span: lspan,
+            }),
+            Some(items),
+        ) = (len, init)
+        {
             if *k as usize != items.len() {
-                self.error(Diagnostic::error("E0105", format!("array of length {k} initialized with {} values", items.len()), *lspan));
+                self.error(Diagnostic::error(
+                    "E0105",
+                    format!(
+                        "array of length {k} initialized with {} values",
+                        items.len()
+                    ),
+                    *lspan,
+                ));
             }
         }
         self.span = span;
@@ -422,29 +597,59 @@ impl<'g> FnLowerer<'g> {
                 let v = self.expr_as(item, elem);
                 self.span = item.span;
                 let idx = self.constant(Constant::I64(i as i64));
-                self.ins(InstData::Store { array: arr, index: idx, value: v, checked: true }, &[]);
+                self.ins(
+                    InstData::Store {
+                        array: arr,
+                        index: idx,
+                        value: v,
+                        checked: true,
+                    },
+                    &[],
+                );
             }
         }
-        self.bind(&name.name, Binding::Array { source: ArraySource::Local(site), elem, writable: true });
+        self.bind(
+            &name.name,
+            Binding::Array {
+                source: ArraySource::Local(site),
+                elem,
+                writable: true,
+            },
+        );
     }
 
     fn destructure(&mut self, names: &[Ident], value: &Expr, span: Span) {
         self.span = span;
         let Some((vals, types)) = self.tuple_call(value) else {
-            self.error(Diagnostic::error("E0106", "`auto [..]` needs a call of a function that returns a tuple", value.span));
+            self.error(Diagnostic::error(
+                "E0106",
+                "`auto [..]` needs a call of a function that returns a tuple",
+                value.span,
+            ));
             return;
         };
         if vals.len() != names.len() {
             self.error(Diagnostic::error(
                 "E0106",
-                format!("the call returns {} values but {} names are bound", vals.len(), names.len()),
+                format!(
+                    "the call returns {} values but {} names are bound",
+                    vals.len(),
+                    names.len()
+                ),
                 span,
             ));
             return;
         }
         for ((name, v), t) in names.iter().zip(vals).zip(types) {
             let var = self.new_var(Type::Scalar(t), v);
-            self.bind(&name.name, Binding::Local { var, ty: t, is_const: false });
+            self.bind(
+                &name.name,
+                Binding::Local {
+                    var,
+                    ty: t,
+                    is_const: false,
+                },
+            );
         }
     }
 
@@ -458,7 +663,11 @@ impl<'g> FnLowerer<'g> {
         };
         let ty = place.ty();
         if value.is_none() && !matches!(ty, ScalarType::I64 | ScalarType::F32 | ScalarType::F64) {
-            self.error(Diagnostic::error("E0107", format!("`++`/`--` need a number, found `{}`", type_name(ty)), target.span));
+            self.error(Diagnostic::error(
+                "E0107",
+                format!("`++`/`--` need a number, found `{}`", type_name(ty)),
+                target.span,
+            ));
             return;
         }
         let new_value = match (op, value) {
@@ -479,7 +688,9 @@ impl<'g> FnLowerer<'g> {
                     None => (self.constant(Constant::I64(1)), ScalarType::I64),
                 };
                 self.span = span;
-                let Some((res, res_ty)) = self.arith(bop, (old, ty), (r, rt), span) else { return };
+                let Some((res, res_ty)) = self.arith(bop, (old, ty), (r, rt), span) else {
+                    return;
+                };
                 match self.coerce(res, res_ty, ty, span) {
                     Some(v) => v,
                     None => return,
