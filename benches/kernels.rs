@@ -1,5 +1,6 @@
-//! Benchmark (not a test): prints a table of JIT run time against the same
-//! kernels compiled by `cc -O2` (benches/c/kernels.c), and compile latency
+//! Benchmark (not a test): prints a table of JIT run time of the example
+//! kernels (`gmm_loglik`, `lstm_loss`, `heat_energy`) against their C
+//! translations compiled by `cc -O2` (benches/c/kernels.c), and compile latency
 //! (source text to callable function) for every example.
 //!
 //! Run: `cargo bench --bench kernels`.
@@ -7,60 +8,12 @@
 use adc::{ArgValue, ArrayValue};
 use std::time::Instant;
 
-const KERNELS: &str = r#"
-const double LOG_2PI = 1.8378770664093453;
-double gmm(double[] x, double[] weights, double[] mu, double[] sigma) {
-    int k_count = len(mu);
-    double total = 0.0;
-    double lp[k_count];
-    for (int n = 0; n < len(x); n++) {
-        double best = -1e300;
-        for (int k = 0; k < k_count; k++) {
-            double z = (x[n] - mu[k]) / sigma[k];
-            lp[k] = log(weights[k]) - log(sigma[k]) - 0.5 * (LOG_2PI + z * z);
-            best = max(best, lp[k]);
-        }
-        double s = 0.0;
-        for (int k = 0; k < k_count; k++) s += exp(lp[k] - best);
-        total += best + log(s);
-    }
-    return total;
+/// The kernels are the example programs themselves.
+const KERNEL_FILES: &[&str] = &["gmm.ad", "lstm.ad", "heat.ad"];
+
+fn examples_dir() -> &'static str {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/examples")
 }
-double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
-double lstm(double[] w, double[] b, double[] x, double[] h, double[] c) {
-    int hs = len(h);
-    int xs = len(x);
-    int cols = xs + hs;
-    double s = 0.0;
-    double gate[4];
-    for (int k = 0; k < hs; k++) {
-        for (int g = 0; g < 4; g++) {
-            int row = g * hs + k;
-            double acc = b[row];
-            for (int j = 0; j < xs; j++) acc += w[row * cols + j] * x[j];
-            for (int j = 0; j < hs; j++) acc += w[row * cols + xs + j] * h[j];
-            gate[g] = acc;
-        }
-        double cn = sigmoid(gate[1]) * c[k] + sigmoid(gate[0]) * tanh(gate[2]);
-        double hn = sigmoid(gate[3]) * tanh(cn);
-        s += hn + 0.5 * cn;
-    }
-    return s;
-}
-double heat(inout double[] u, double alpha, int steps) {
-    int n = len(u);
-    double next[n];
-    for (int t = 0; t < steps; t++) {
-        next[0] = u[0];
-        next[n - 1] = u[n - 1];
-        for (int i = 1; i < n - 1; i++) next[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
-        for (int i = 0; i < n; i++) u[i] = next[i];
-    }
-    double e = 0.0;
-    for (int i = 0; i < n; i++) e += u[i] * u[i];
-    return e;
-}
-"#;
 
 fn f64s(n: usize, f: impl Fn(usize) -> f64) -> ArgValue {
     ArgValue::Array(ArrayValue::F64((0..n).map(f).collect()))
@@ -105,7 +58,11 @@ fn c_times() -> Option<Vec<(String, f64)>> {
 }
 
 fn main() {
-    let jit = adc::compile_jit("kernels.ad", KERNELS, false).expect("kernels compile");
+    let [gmm, lstm, heat] = KERNEL_FILES.map(|f| {
+        let source =
+            std::fs::read_to_string(format!("{}/{f}", examples_dir())).expect("read example");
+        adc::compile_jit(f, &source, false).expect("example compiles")
+    });
     let (n, k, hs, xs, hn, steps) = (100_000usize, 8usize, 64usize, 64usize, 1000usize, 200i64);
     let mut gmm_args = vec![
         f64s(n, |i| (i as f64).sin() * 3.0),
@@ -125,13 +82,13 @@ fn main() {
         (
             "gmm",
             best_of(5, || {
-                jit.call("gmm", &mut gmm_args).expect("gmm runs");
+                gmm.call("gmm_loglik", &mut gmm_args).expect("gmm runs");
             }),
         ),
         (
             "lstm",
             best_of(200, || {
-                jit.call("lstm", &mut lstm_args).expect("lstm runs");
+                lstm.call("lstm_loss", &mut lstm_args).expect("lstm runs");
             }),
         ),
         (
@@ -142,7 +99,7 @@ fn main() {
                     ArgValue::Scalar(adc::Constant::F64(0.25)),
                     ArgValue::Scalar(adc::Constant::I64(steps)),
                 ];
-                jit.call("heat", &mut args).expect("heat runs");
+                heat.call("heat_energy", &mut args).expect("heat runs");
             }),
         ),
     ];
@@ -166,7 +123,7 @@ fn main() {
     println!();
     println!("| example | compile latency, source to callable (ms, best of 20) |");
     println!("|---|---|");
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    let dir = examples_dir();
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .expect("examples")
         .map(|e| e.expect("entry").path())

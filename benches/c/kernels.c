@@ -1,4 +1,5 @@
-/* The benchmark kernels of benches/kernels.rs, written in C for `cc -O2`. */
+/* C translations of the example kernels that benches/kernels.rs times
+   (examples/gmm.ad, lstm.ad, heat.ad), for `cc -O2`. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,11 +24,11 @@ static double gmm(const double *x, int64_t n, const double *w, const double *mu,
 
 static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
 
-static double lstm(const double *w, const double *b, const double *x, int64_t xs, const double *h, const double *c, int64_t hs) {
+static void lstm_step(const double *w, const double *b, const double *x, int64_t xs, const double *h, const double *c,
+                      int64_t hs, double *h_new, double *c_new) {
     int64_t cols = xs + hs;
-    double s = 0.0;
+    double gate[4];
     for (int64_t k = 0; k < hs; k++) {
-        double gate[4];
         for (int g = 0; g < 4; g++) {
             int64_t row = g * hs + k;
             double acc = b[row];
@@ -35,10 +36,18 @@ static double lstm(const double *w, const double *b, const double *x, int64_t xs
             for (int64_t j = 0; j < hs; j++) acc += w[row * cols + xs + j] * h[j];
             gate[g] = acc;
         }
-        double cn = sigmoid(gate[1]) * c[k] + sigmoid(gate[0]) * tanh(gate[2]);
-        double hn = sigmoid(gate[3]) * tanh(cn);
-        s += hn + 0.5 * cn;
+        c_new[k] = sigmoid(gate[1]) * c[k] + sigmoid(gate[0]) * tanh(gate[2]);
+        h_new[k] = sigmoid(gate[3]) * tanh(c_new[k]);
     }
+}
+
+static double lstm(const double *w, const double *b, const double *x, int64_t xs, const double *h, const double *c, int64_t hs) {
+    double *h2 = calloc(hs, sizeof(double)), *c2 = calloc(hs, sizeof(double));
+    lstm_step(w, b, x, xs, h, c, hs, h2, c2);
+    double s = 0.0;
+    for (int64_t k = 0; k < hs; k++) s += h2[k] + 0.5 * c2[k];
+    free(h2);
+    free(c2);
     return s;
 }
 

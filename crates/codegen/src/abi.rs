@@ -9,14 +9,16 @@
 //!   for the host, reading arguments from and writing results to arrays of
 //!   8-byte slots (an array takes two: pointer, length).
 
-use crate::translate::{clif_types, impl_signature, scalar_clif, trusted, uses_return_area, PTR};
+use crate::translate::{
+    clif_types, declare_import, scalar_clif, uses_return_area, zeroed_slot16, PTR, TRUSTED,
+};
 use crate::{CodegenError, Symbols};
 use adc_ir::{ScalarType, Type};
 use cranelift_codegen::ir::{
     self as clif, types, AbiParam, ArgumentPurpose, InstBuilder, StackSlotData, StackSlotKind,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{FuncId, Linkage, Module};
+use cranelift_module::{FuncId, Module};
 
 /// The C layout of a tuple struct: (offset of each field, size, align).
 pub fn tuple_layout(fields: &[ScalarType]) -> (Vec<u32>, u32) {
@@ -81,31 +83,6 @@ pub(crate) fn c_signature<M: Module>(m: &M, func: &adc_ir::Function) -> clif::Si
     sig
 }
 
-fn new_ctx_slot(b: &mut FunctionBuilder) -> clif::Value {
-    let tf = trusted(b);
-    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
-    let ctx = b.ins().stack_addr(PTR, slot, 0);
-    let z = b.ins().iconst(types::I64, 0);
-    b.ins().store(tf, z, ctx, 0);
-    b.ins().store(tf, z, ctx, 8);
-    ctx
-}
-
-fn import<M: Module>(
-    m: &mut M,
-    b: &mut FunctionBuilder,
-    name: &str,
-    params: &[clif::Type],
-    returns: &[clif::Type],
-) -> Result<clif::FuncRef, CodegenError> {
-    let mut sig = m.make_signature();
-    sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
-    sig.returns
-        .extend(returns.iter().map(|t| AbiParam::new(*t)));
-    let id = m.declare_function(name, Linkage::Import, &sig)?;
-    Ok(m.declare_func_in_func(id, b.func))
-}
-
 /// Defines the C-ABI wrapper `NAME` of `func`.
 pub(crate) fn define_c_wrapper<M: Module>(
     m: &mut M,
@@ -121,7 +98,6 @@ pub(crate) fn define_c_wrapper<M: Module>(
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
-    let tf = trusted(&mut b);
     let params = b.block_params(entry).to_vec();
     let scalars: Vec<ScalarType> = func.returns.iter().map(|t| t.elem()).collect();
     let memory_return = func.returns.len() > 1 && matches!(classify(&scalars), TupleReturn::Memory);
@@ -130,7 +106,7 @@ pub(crate) fn define_c_wrapper<M: Module>(
     } else {
         (None, &params[..])
     };
-    let ctx_ptr = new_ctx_slot(&mut b);
+    let ctx_ptr = zeroed_slot16(&mut b);
     let mut call_args = vec![ctx_ptr];
     let area = if uses_return_area(func) {
         let slot = b.create_sized_stack_slot(StackSlotData::new(
@@ -155,25 +131,25 @@ pub(crate) fn define_c_wrapper<M: Module>(
             .enumerate()
             .map(|(i, r)| {
                 b.ins()
-                    .load(scalar_clif(r.elem()), tf, addr, (i * 8) as i32)
+                    .load(scalar_clif(r.elem()), TRUSTED, addr, (i * 8) as i32)
             })
             .collect();
     }
-    let msg = b.ins().load(PTR, tf, ctx_ptr, 0);
+    let msg = b.ins().load(PTR, TRUSTED, ctx_ptr, 0);
     let fail = b.create_block();
     let ok = b.create_block();
     b.ins().brif(msg, fail, &[], ok, &[]);
     b.switch_to_block(fail);
     b.set_cold_block(fail);
-    let write = import(
+    let write = declare_import(
         m,
         &mut b,
         "write",
         &[types::I32, PTR, types::I64],
         &[types::I64],
     )?;
-    let exit = import(m, &mut b, "exit", &[types::I32], &[])?;
-    let len = b.ins().load(types::I64, tf, ctx_ptr, 8);
+    let exit = declare_import(m, &mut b, "exit", &[types::I32], &[])?;
+    let len = b.ins().load(types::I64, TRUSTED, ctx_ptr, 8);
     let fd = b.ins().iconst(types::I32, 2);
     b.ins().call(write, &[fd, msg, len]);
     let code = b.ins().iconst(types::I32, 3);
@@ -181,35 +157,23 @@ pub(crate) fn define_c_wrapper<M: Module>(
     b.ins().trap(clif::TrapCode::unwrap_user(1));
     b.switch_to_block(ok);
     if func.returns.len() > 1 {
-        let (offsets, size) = tuple_layout(&scalars);
+        let (offsets, _) = tuple_layout(&scalars);
         let base = match sret {
             Some(p) => p,
-            None => {
-                let slot = b.create_sized_stack_slot(StackSlotData::new(
-                    StackSlotKind::ExplicitSlot,
-                    16,
-                    3,
-                ));
-                let addr = b.ins().stack_addr(PTR, slot, 0);
-                let z = b.ins().iconst(types::I64, 0);
-                b.ins().store(tf, z, addr, 0);
-                b.ins().store(tf, z, addr, 8);
-                addr
-            }
+            None => zeroed_slot16(&mut b),
         };
         for (v, off) in results.iter().zip(&offsets) {
-            b.ins().store(tf, *v, base, *off as i32);
+            b.ins().store(TRUSTED, *v, base, *off as i32);
         }
         match classify(&scalars) {
             TupleReturn::Memory => {
                 b.ins().return_(&[]);
             }
             TupleReturn::Registers(words) => {
-                let _ = size;
                 let vals: Vec<clif::Value> = words
                     .iter()
                     .enumerate()
-                    .map(|(i, t)| b.ins().load(*t, tf, base, (i * 8) as i32))
+                    .map(|(i, t)| b.ins().load(*t, TRUSTED, base, (i * 8) as i32))
                     .collect();
                 b.ins().return_(&vals);
             }
@@ -238,7 +202,6 @@ pub(crate) fn define_entry<M: Module>(
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
-    let tf = trusted(&mut b);
     let p = b.block_params(entry).to_vec();
     let (ctx_ptr, args_ptr, rets_ptr) = (p[0], p[1], p[2]);
     let mut call_args = vec![ctx_ptr];
@@ -248,7 +211,7 @@ pub(crate) fn define_entry<M: Module>(
     let mut slot = 0;
     for param in &func.params {
         for t in clif_types(param.ty) {
-            call_args.push(b.ins().load(t, tf, args_ptr, slot * 8));
+            call_args.push(b.ins().load(t, TRUSTED, args_ptr, slot * 8));
             slot += 1;
         }
     }
@@ -257,12 +220,11 @@ pub(crate) fn define_entry<M: Module>(
     let results = b.inst_results(call).to_vec();
     // With a return area the callee already wrote `rets`; `results` is empty.
     for (i, v) in results.iter().enumerate() {
-        b.ins().store(tf, *v, rets_ptr, (i * 8) as i32);
+        b.ins().store(TRUSTED, *v, rets_ptr, (i * 8) as i32);
     }
     b.ins().return_(&[]);
     b.seal_all_blocks();
     b.finalize(m.target_config());
-    let _ = impl_signature::<M>;
     m.define_function(entry_id, &mut ctx)
         .map_err(CodegenError::from)
 }

@@ -298,7 +298,8 @@ impl JitModule {
                 }
             }
         }
-        let mut rets: Vec<u64> = vec![0; f.returns.len() * 2 + 1];
+        // One 8-byte slot per (scalar) result; at least one so the pointer is valid.
+        let mut rets: Vec<u64> = vec![0; f.returns.len().max(1)];
         let mut ctx: [u64; 2] = [0, 0];
         type Entry = unsafe extern "C" fn(*mut u64, *const u64, *mut u64);
         // SAFETY: `entry` is the finalized `__adc_entry_NAME` trampoline

@@ -21,6 +21,9 @@ use std::collections::BTreeMap;
 
 pub(crate) const PTR: clif::Type = types::I64;
 
+/// Flags for memory known to be aligned and in bounds (checked before).
+pub(crate) const TRUSTED: MemFlagsData = MemFlagsData::trusted();
+
 pub(crate) fn scalar_clif(s: ScalarType) -> clif::Type {
     match s {
         ScalarType::Bool => types::I8,
@@ -82,7 +85,6 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     ctx_ptr: clif::Value,
     error_exit: Option<clif::Block>,
     error_sites: BTreeMap<String, clif::Block>,
-    flags: MemFlagsData,
     ret_area: Option<clif::Value>,
 }
 
@@ -110,7 +112,6 @@ pub(crate) fn translate<M: Module>(
     } else {
         None
     };
-    let flags = trusted(&mut b);
     let mut t = FuncTranslator {
         m,
         ir,
@@ -123,7 +124,6 @@ pub(crate) fn translate<M: Module>(
         ctx_ptr,
         error_exit: None,
         error_sites: BTreeMap::new(),
-        flags,
         ret_area,
     };
     let entry_params: Vec<clif::Value> = t.b.block_params(entry)[n_hidden..].to_vec();
@@ -205,8 +205,8 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             let gv = self.m.declare_data_in_func(data, self.b.func);
             let addr = self.b.ins().symbol_value(PTR, gv);
             let len = self.b.ins().iconst(types::I64, text.len() as i64);
-            self.b.ins().store(self.flags, addr, self.ctx_ptr, 0);
-            self.b.ins().store(self.flags, len, self.ctx_ptr, 8);
+            self.b.ins().store(TRUSTED, addr, self.ctx_ptr, 0);
+            self.b.ins().store(TRUSTED, len, self.ctx_ptr, 8);
             let exit = self.error_exit();
             self.b.ins().jump(exit, &[]);
         }
@@ -267,12 +267,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         returns: &[clif::Type],
         args: &[clif::Value],
     ) -> Result<Vec<clif::Value>, CodegenError> {
-        let mut sig = self.m.make_signature();
-        sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
-        sig.returns
-            .extend(returns.iter().map(|t| AbiParam::new(*t)));
-        let id = self.m.declare_function(name, Linkage::Import, &sig)?;
-        let fref = self.m.declare_func_in_func(id, self.b.func);
+        let fref = declare_import(self.m, &mut self.b, name, params, returns)?;
         let call = self.b.ins().call(fref, args);
         Ok(self.b.inst_results(call).to_vec())
     }
@@ -393,17 +388,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                         .iter()
                         .enumerate()
                         .map(|(i, r)| {
-                            self.b.ins().load(
-                                scalar_clif(r.elem()),
-                                self.flags,
-                                addr,
-                                (i * 8) as i32,
-                            )
+                            self.b
+                                .ins()
+                                .load(scalar_clif(r.elem()), TRUSTED, addr, (i * 8) as i32)
                         })
                         .collect();
                 }
                 if !callee.is_import() {
-                    let msg = self.b.ins().load(PTR, self.flags, self.ctx_ptr, 0);
+                    let msg = self.b.ins().load(PTR, TRUSTED, self.ctx_ptr, 0);
                     let exit = self.error_exit();
                     let ok = self.b.create_block();
                     self.b.ins().brif(msg, exit, &[], ok, &[]);
@@ -419,7 +411,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             } => {
                 let addr = self.elem_addr(inst, *array, *index, *checked)?;
                 let ty = scalar_clif(self.func.dfg.value_type(*array).elem());
-                vec![self.b.ins().load(ty, self.flags, addr, 0)]
+                vec![self.b.ins().load(ty, TRUSTED, addr, 0)]
             }
             InstData::Store {
                 array,
@@ -429,18 +421,18 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             } => {
                 let addr = self.elem_addr(inst, *array, *index, *checked)?;
                 let x = self.v(*value);
-                self.b.ins().store(self.flags, x, addr, 0);
+                self.b.ins().store(TRUSTED, x, addr, 0);
                 vec![]
             }
             InstData::ElemRef { array, index } => vec![self.elem_addr(inst, *array, *index, true)?],
             InstData::RefLoad { ptr } => {
                 let ty = scalar_clif(self.func.dfg.value_type(*ptr).elem());
                 let p = self.v(*ptr);
-                vec![self.b.ins().load(ty, self.flags, p, 0)]
+                vec![self.b.ins().load(ty, TRUSTED, p, 0)]
             }
             InstData::RefStore { ptr, value } => {
                 let (p, x) = (self.v(*ptr), self.v(*value));
-                self.b.ins().store(self.flags, x, p, 0);
+                self.b.ins().store(TRUSTED, x, p, 0);
                 vec![]
             }
             InstData::Slot => {
@@ -513,7 +505,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 match self.ret_area {
                     Some(area) => {
                         for (i, v) in vals.iter().enumerate() {
-                            self.b.ins().store(self.flags, *v, area, (i * 8) as i32);
+                            self.b.ins().store(TRUSTED, *v, area, (i * 8) as i32);
                         }
                         self.b.ins().return_(&[]);
                     }
@@ -544,8 +536,15 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             (BinaryOp::Mul, true) => self.b.ins().fmul(x, y),
             (BinaryOp::Mul, false) => self.b.ins().imul(x, y),
             (BinaryOp::Div, true) => self.b.ins().fdiv(x, y),
+            // The verifier rejects float `rem` (the language has `fmod`);
+            // should it ever reach here, it means C's `fmod`.
             (BinaryOp::Rem, true) => {
-                self.call_symbol("fmod", &[types::F64, types::F64], &[types::F64], &[x, y])?[0]
+                let ty = if self.b.func.dfg.value_type(x) == types::F32 {
+                    ScalarType::F32
+                } else {
+                    ScalarType::F64
+                };
+                self.math(MathFunc::Fmod, ty, &[x, y])?
             }
             (BinaryOp::Div | BinaryOp::Rem, false) => {
                 let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
@@ -630,7 +629,28 @@ pub(crate) fn zero(b: &mut FunctionBuilder, ty: clif::Type) -> clif::Value {
     }
 }
 
-/// Flags for memory known to be aligned and in bounds (checked before).
-pub(crate) fn trusted(_b: &mut FunctionBuilder) -> MemFlagsData {
-    MemFlagsData::trusted()
+/// Declares the external C function `name` and a reference to it in `b`.
+pub(crate) fn declare_import<M: Module>(
+    m: &mut M,
+    b: &mut FunctionBuilder,
+    name: &str,
+    params: &[clif::Type],
+    returns: &[clif::Type],
+) -> Result<clif::FuncRef, CodegenError> {
+    let mut sig = m.make_signature();
+    sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+    sig.returns
+        .extend(returns.iter().map(|t| AbiParam::new(*t)));
+    let id = m.declare_function(name, Linkage::Import, &sig)?;
+    Ok(m.declare_func_in_func(id, b.func))
+}
+
+/// The address of a fresh 16-byte stack slot, zero-filled.
+pub(crate) fn zeroed_slot16(b: &mut FunctionBuilder) -> clif::Value {
+    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+    let addr = b.ins().stack_addr(PTR, slot, 0);
+    let z = b.ins().iconst(types::I64, 0);
+    b.ins().store(TRUSTED, z, addr, 0);
+    b.ins().store(TRUSTED, z, addr, 8);
+    addr
 }

@@ -17,6 +17,16 @@ pub enum Constant {
 }
 
 impl Constant {
+    /// The zero (or `false`) of a scalar type.
+    pub fn zero(ty: ScalarType) -> Constant {
+        match ty {
+            ScalarType::Bool => Constant::Bool(false),
+            ScalarType::I64 => Constant::I64(0),
+            ScalarType::F32 => Constant::F32(0.0),
+            ScalarType::F64 => Constant::F64(0.0),
+        }
+    }
+
     pub fn ty(self) -> ScalarType {
         match self {
             Constant::Bool(_) => ScalarType::Bool,
@@ -283,6 +293,36 @@ impl InstData {
             | InstData::Jump { .. }
             | InstData::Branch { .. }
             | InstData::Return { .. } => true,
+        }
+    }
+
+    /// True when the result depends only on the operands: equal
+    /// instructions give equal results, so CSE may merge them. (Loads are
+    /// not pure: memory changes; `slot` and `new` make distinct objects.)
+    pub fn is_pure(&self) -> bool {
+        match self {
+            InstData::Binary { op, .. } => !matches!(op, BinaryOp::Div | BinaryOp::Rem),
+            InstData::Const { .. }
+            | InstData::Unary { .. }
+            | InstData::Cmp { .. }
+            | InstData::Select { .. }
+            | InstData::Convert { .. }
+            | InstData::Math { .. }
+            | InstData::ArrayLen { .. } => true,
+            InstData::Call { .. }
+            | InstData::Load { .. }
+            | InstData::Store { .. }
+            | InstData::ArrayNew { .. }
+            | InstData::ArrayFree { .. }
+            | InstData::ArrayNull
+            | InstData::ElemRef { .. }
+            | InstData::RefLoad { .. }
+            | InstData::RefStore { .. }
+            | InstData::Slot
+            | InstData::Print { .. }
+            | InstData::Jump { .. }
+            | InstData::Branch { .. }
+            | InstData::Return { .. } => false,
         }
     }
 

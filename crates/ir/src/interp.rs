@@ -40,15 +40,6 @@ struct Machine<'m> {
     fuel: u64,
 }
 
-fn zero_of(t: ScalarType) -> Constant {
-    match t {
-        ScalarType::Bool => Constant::Bool(false),
-        ScalarType::I64 => Constant::I64(0),
-        ScalarType::F32 => Constant::F32(0.0),
-        ScalarType::F64 => Constant::F64(0.0),
-    }
-}
-
 /// Calls `name` with `args`, with at most `fuel` instructions executed.
 pub fn call(
     module: &Module,
@@ -284,7 +275,7 @@ impl Machine<'_> {
                         if n > 1 << 32 {
                             return fail("out of memory");
                         }
-                        self.memory.push(vec![zero_of(elem); n as usize]);
+                        self.memory.push(vec![Constant::zero(elem); n as usize]);
                         Some(Val::Arr(self.memory.len() - 1))
                     }
                     InstData::ArrayFree { .. } => None,
@@ -304,7 +295,7 @@ impl Machine<'_> {
                     }
                     InstData::Slot => {
                         let elem = result_ty.map(|t| t.elem()).unwrap_or(ScalarType::F64);
-                        self.memory.push(vec![zero_of(elem)]);
+                        self.memory.push(vec![Constant::zero(elem)]);
                         Some(Val::Ref(self.memory.len() - 1, 0))
                     }
                     InstData::Print { .. } => None,

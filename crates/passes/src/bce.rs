@@ -11,7 +11,7 @@
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
 
-use crate::util::predecessors;
+use crate::util::incoming_edges;
 use adc_ir::verify::{dominates, dominators};
 use adc_ir::{BinaryOp, Block, CmpCond, Constant, Function, InstData, Value, ValueDef};
 
@@ -44,7 +44,7 @@ fn is_increment_of(func: &Function, v: Value, i: Value) -> bool {
 
 pub fn run(func: &mut Function) -> bool {
     let (rpo, idom) = dominators(func);
-    let preds = predecessors(func);
+    let edges = incoming_edges(func);
     let mut proven: Vec<(Block, Value, Value)> = Vec::new(); // (body, index, array)
     for &h in &rpo {
         let Some(term) = func.terminator(h) else {
@@ -71,29 +71,19 @@ pub fn run(func: &mut Function) -> bool {
         let ValueDef::Param(pb, k) = func.dfg.value_def(i) else {
             continue;
         };
-        if pb != h || body == h || preds.get(&body).map(|p| p.len()) != Some(1) {
+        if pb != h || body == h || edges.get(&body).map(|e| e.len()) != Some(1) {
             continue;
         }
         let k = k as usize;
-        let mut ok = true;
-        for &p in &preds[&h] {
-            let t = func
-                .terminator(p)
-                .expect("invariant: verified blocks end in a terminator");
-            for call in func.dfg.inst(t).successors() {
-                if call.block != h {
-                    continue;
-                }
-                let arg = call.args[k];
-                let in_loop = idom[p.index()].is_some() && dominates(&idom, body, p);
-                let good = if in_loop {
-                    is_increment_of(func, arg, i)
-                } else {
-                    matches!(def_data(func, arg), Some(InstData::Const { value: Constant::I64(c) }) if *c >= 0)
-                };
-                ok &= good;
+        let ok = edges[&h].iter().all(|edge| {
+            let arg = edge.args[k];
+            let in_loop = idom[edge.from.index()].is_some() && dominates(&idom, body, edge.from);
+            if in_loop {
+                is_increment_of(func, arg, i)
+            } else {
+                matches!(def_data(func, arg), Some(InstData::Const { value: Constant::I64(c) }) if *c >= 0)
             }
-        }
+        });
         if ok {
             proven.push((body, i, *array));
         }

@@ -7,48 +7,29 @@
 //! Assumes: verified input. Guarantees: verified output; the entry block's
 //! parameters are untouched.
 
-use crate::util::{predecessors, substitute};
-use adc_ir::{Function, Value};
+use crate::util::{incoming_edges, substitute};
+use adc_ir::{Block, Function, Value};
 use std::collections::BTreeMap;
 
 pub fn run(func: &mut Function) -> bool {
-    let Some(entry) = func.entry_block() else {
-        return false;
-    };
     let mut changed_any = false;
     loop {
-        let preds = predecessors(func);
+        let edges = incoming_edges(func);
         let mut map: BTreeMap<Value, Value> = BTreeMap::new();
         let mut removals = Vec::new();
         for &b in func.layout.iter().skip(1) {
-            let params = func.dfg.block_params(b).to_vec();
-            for (i, &p) in params.iter().enumerate() {
-                let mut same: Option<Value> = None;
-                let mut redundant = true;
-                for &pred in &preds[&b] {
-                    let term = func
-                        .terminator(pred)
-                        .expect("invariant: verified blocks end in a terminator");
-                    for call in func.dfg.inst(term).successors() {
-                        if call.block != b {
-                            continue;
-                        }
-                        let a = call.args[i];
-                        if a == p || Some(a) == same {
-                            continue;
-                        }
-                        if same.is_none() {
-                            same = Some(a);
-                        } else {
-                            redundant = false;
-                        }
-                    }
-                }
-                if redundant {
-                    if let Some(v) = same {
-                        map.insert(p, v);
-                        removals.push((b, i));
-                    }
+            for (i, &p) in func.dfg.block_params(b).iter().enumerate() {
+                // The distinct incoming values other than `p` itself.
+                let mut incoming: Vec<Value> = edges[&b]
+                    .iter()
+                    .map(|e| e.args[i])
+                    .filter(|a| *a != p)
+                    .collect();
+                incoming.sort();
+                incoming.dedup();
+                if let [only] = incoming[..] {
+                    map.insert(p, only);
+                    removals.push((b, i));
                 }
             }
         }
@@ -60,12 +41,12 @@ pub fn run(func: &mut Function) -> bool {
         // Remove from the highest index down so earlier indices stay valid.
         removals.sort();
         for &(b, i) in removals.iter().rev() {
-            let mut unique_preds = preds[&b].clone();
-            unique_preds.dedup();
-            for &pred in &unique_preds {
+            let mut sources: Vec<Block> = edges[&b].iter().map(|e| e.from).collect();
+            sources.dedup();
+            for from in sources {
                 let term = func
-                    .terminator(pred)
-                    .expect("invariant: verified blocks end in a terminator");
+                    .terminator(from)
+                    .expect("invariant: an edge's source ends in a terminator");
                 for call in func.dfg.inst_mut(term).successors_mut() {
                     if call.block == b {
                         call.args.remove(i);
@@ -74,6 +55,5 @@ pub fn run(func: &mut Function) -> bool {
             }
             func.dfg.remove_block_param(b, i);
         }
-        let _ = entry;
     }
 }

@@ -6,22 +6,8 @@
 
 use crate::util::substitute;
 use adc_ir::verify::{dominates, dominators};
-use adc_ir::{Block, Function, InstData, Value};
+use adc_ir::{Block, Function, Value};
 use std::collections::BTreeMap;
-
-fn is_pure(data: &InstData) -> bool {
-    match data {
-        InstData::Const { .. }
-        | InstData::Unary { .. }
-        | InstData::Cmp { .. }
-        | InstData::Select { .. }
-        | InstData::Convert { .. }
-        | InstData::Math { .. }
-        | InstData::ArrayLen { .. } => true,
-        InstData::Binary { op, .. } => !matches!(op, adc_ir::BinaryOp::Div | adc_ir::BinaryOp::Rem),
-        _ => false,
-    }
-}
 
 pub fn run(func: &mut Function) -> bool {
     let (rpo, idom) = dominators(func);
@@ -30,7 +16,7 @@ pub fn run(func: &mut Function) -> bool {
     for &b in &rpo {
         for &inst in &func.dfg.block(b).insts {
             let mut data = func.dfg.inst(inst).clone();
-            if !is_pure(&data) {
+            if !data.is_pure() {
                 continue;
             }
             data.map_args(|v| *map.get(&v).unwrap_or(&v));

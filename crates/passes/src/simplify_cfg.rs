@@ -4,14 +4,14 @@
 //!
 //! Assumes: verified input. Guarantees: verified output.
 
-use crate::util::{predecessors, substitute};
+use crate::util::{incoming_edges, substitute};
 use adc_ir::{Function, InstData, Value};
 use std::collections::BTreeMap;
 
 pub fn run(func: &mut Function) -> bool {
     let mut changed = false;
     loop {
-        let preds = predecessors(func);
+        let edges = incoming_edges(func);
         let entry = func.entry_block();
         let mut merged = false;
         for &b in func.layout.clone().iter() {
@@ -24,7 +24,7 @@ pub fn run(func: &mut Function) -> bool {
             let target = dest.block;
             if target == b
                 || Some(target) == entry
-                || preds.get(&target).map(|p| p.len()) != Some(1)
+                || edges.get(&target).map(|e| e.len()) != Some(1)
             {
                 continue;
             }

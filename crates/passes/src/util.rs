@@ -4,16 +4,30 @@
 use adc_ir::{Block, Function, Value};
 use std::collections::BTreeMap;
 
-/// Predecessor blocks of every block, one entry per incoming edge.
-pub(crate) fn predecessors(func: &Function) -> BTreeMap<Block, Vec<Block>> {
-    let mut preds: BTreeMap<Block, Vec<Block>> = BTreeMap::new();
+/// A control-flow edge into a block: the source block and the arguments
+/// it passes to the target's parameters.
+pub(crate) struct Edge {
+    pub from: Block,
+    pub args: Vec<Value>,
+}
+
+/// The incoming edges of every block in the layout (one per branch target,
+/// so a block branching twice to the same target gives two edges).
+pub(crate) fn incoming_edges(func: &Function) -> BTreeMap<Block, Vec<Edge>> {
+    let mut edges: BTreeMap<Block, Vec<Edge>> =
+        func.layout.iter().map(|b| (*b, Vec::new())).collect();
     for &b in &func.layout {
-        preds.entry(b).or_default();
-        for s in func.successors(b) {
-            preds.entry(s).or_default().push(b);
+        let Some(term) = func.terminator(b) else {
+            continue;
+        };
+        for call in func.dfg.inst(term).successors() {
+            edges.entry(call.block).or_default().push(Edge {
+                from: b,
+                args: call.args.clone(),
+            });
         }
     }
-    preds
+    edges
 }
 
 /// Applies a substitution map (followed transitively) to every operand.

@@ -35,7 +35,7 @@ pub(crate) enum ExprVal {
     Error,
 }
 
-fn rank(t: ScalarType) -> u8 {
+pub(crate) fn rank(t: ScalarType) -> u8 {
     match t {
         ScalarType::Bool => 0,
         ScalarType::I64 => 1,
@@ -156,15 +156,7 @@ impl FnLowerer<'_> {
                     self.ins1(InstData::RefLoad { ptr: value }, Type::Scalar(ty)),
                     ty,
                 ),
-                Some(Binding::Const(c)) => {
-                    let c = match (c, expected) {
-                        (Constant::F64(x), Some(ScalarType::F32)) if false => {
-                            Constant::F32(x as f32)
-                        }
-                        (c, _) => c,
-                    };
-                    scalar(self.constant(c), c.ty())
-                }
+                Some(Binding::Const(c)) => scalar(self.constant(c), c.ty()),
                 Some(Binding::Array { .. }) => {
                     self.error(
                         Diagnostic::error(
@@ -766,14 +758,11 @@ impl FnLowerer<'_> {
                         None => return ExprVal::Error,
                     }
                 }
+                // `float` when some argument is `float` and the others are
+                // `float` or unsuffixed literals; `int` only for `abs`.
                 let all_int = vals.iter().all(|r| r.1 == ScalarType::I64);
                 let t = if func == MathFunc::Abs && all_int {
                     ScalarType::I64
-                } else if vals
-                    .iter()
-                    .all(|r| r.1 == ScalarType::F32 || (r.1 == ScalarType::F64 && false))
-                {
-                    ScalarType::F32
                 } else if vals.iter().any(|r| r.1 == ScalarType::F32)
                     && args
                         .iter()

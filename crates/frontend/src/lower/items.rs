@@ -4,8 +4,10 @@
 use super::{scalar_of, type_name, Binding, FnLowerer};
 use crate::ast::*;
 use crate::diag::Diagnostic;
+use adc_ir::interp;
 use adc_ir::{
-    Constant, FuncId, Function, InstData, Linkage, Module, Param, ParamMode, ScalarType, Span, Type,
+    BinaryOp, Constant, FuncId, Function, InstData, Linkage, Module, Param, ParamMode, ScalarType,
+    Span, Type,
 };
 use std::collections::BTreeMap;
 
@@ -270,7 +272,6 @@ fn lower_function(
         cur: entry,
         loops: Vec::new(),
         array_sites: Vec::new(),
-        site_spans: Vec::new(),
         span,
     };
     let mut sites = Vec::new();
@@ -278,8 +279,7 @@ fn lower_function(
     for (elem, site_span) in sites {
         let null = cx.ins1(InstData::ArrayNull, Type::Array(elem));
         let var = cx.new_var(Type::Array(elem), null);
-        cx.array_sites.push(var);
-        cx.site_spans.push((var, site_span));
+        cx.array_sites.push((var, site_span));
     }
     for (p, v) in sig.params.iter().zip(params) {
         let elem = scalar_of(p.ty);
@@ -342,29 +342,21 @@ fn eval_const(
             return None;
         }
     };
-    let converted = match (v, ty) {
-        (Constant::I64(i), ScalarType::I64) => Constant::I64(i),
-        (Constant::I64(i), ScalarType::F64) => Constant::F64(i as f64),
-        (Constant::I64(i), ScalarType::F32) => Constant::F32(i as f32),
-        (Constant::F64(x), ScalarType::F64) => Constant::F64(x),
-        (Constant::F64(x), ScalarType::F32) if is_float_literal(e) => Constant::F32(x as f32),
-        (Constant::F32(x), ScalarType::F32) => Constant::F32(x),
-        (Constant::F32(x), ScalarType::F64) => Constant::F64(x as f64),
-        (Constant::Bool(b), ScalarType::Bool) => Constant::Bool(b),
-        (v, _) => {
-            diags.push(Diagnostic::error(
-                "E0110",
-                format!(
-                    "expected `{}`, found `{}`",
-                    type_name(ty),
-                    type_name(v.ty())
-                ),
-                e.span,
-            ));
-            return None;
-        }
-    };
-    Some(converted)
+    // The implicit conversions of §2 (what `FnLowerer::coerce` allows).
+    let from = v.ty();
+    let widening = from != ScalarType::Bool
+        && ty != ScalarType::Bool
+        && super::expr::rank(from) < super::expr::rank(ty);
+    let literal_to_float = from == ScalarType::F64 && ty == ScalarType::F32 && is_float_literal(e);
+    if from != ty && !widening && !literal_to_float {
+        diags.push(Diagnostic::error(
+            "E0110",
+            format!("expected `{}`, found `{}`", type_name(ty), type_name(from)),
+            e.span,
+        ));
+        return None;
+    }
+    Some(interp::convert(v, ty))
 }
 
 pub(crate) fn is_float_literal(e: &Expr) -> bool {
@@ -391,66 +383,33 @@ fn const_value(e: &Expr, consts: &BTreeMap<String, Constant>) -> Result<Constant
             Diagnostic::error("E0112", format!("cannot find constant `{name}`"), e.span)
         })?,
         ExprKind::Unary(op, a) => match (op, const_value(a, consts)?) {
-            (UnOp::Neg, Constant::I64(i)) => Constant::I64(i.wrapping_neg()),
-            (UnOp::Neg, Constant::F64(x)) => Constant::F64(-x),
-            (UnOp::Neg, Constant::F32(x)) => Constant::F32(-x),
             (UnOp::Not, Constant::Bool(b)) => Constant::Bool(!b),
-            _ => return Err(not_const()),
+            (UnOp::Neg, Constant::Bool(_)) | (UnOp::Not, _) => return Err(not_const()),
+            (UnOp::Neg, c) => interp::binary(BinaryOp::Sub, Constant::zero(c.ty()), c),
         },
         ExprKind::Binary(op, a, b) => {
             let (a, b) = (const_value(a, consts)?, const_value(b, consts)?);
-            let as_f64 = |c: Constant| match c {
-                Constant::I64(i) => Some(i as f64),
-                Constant::F32(x) => Some(x as f64),
-                Constant::F64(x) => Some(x),
-                Constant::Bool(_) => None,
-            };
-            match (a, b) {
-                (Constant::I64(x), Constant::I64(y)) => Constant::I64(match op {
-                    BinOp::Add => x.wrapping_add(y),
-                    BinOp::Sub => x.wrapping_sub(y),
-                    BinOp::Mul => x.wrapping_mul(y),
-                    BinOp::Div if y != 0 => x.wrapping_div(y),
-                    BinOp::Rem if y != 0 => x.wrapping_rem(y),
-                    _ => return Err(not_const()),
-                }),
-                _ => {
-                    let (Some(x), Some(y)) = (as_f64(a), as_f64(b)) else {
-                        return Err(not_const());
-                    };
-                    let r = match op {
-                        BinOp::Add => x + y,
-                        BinOp::Sub => x - y,
-                        BinOp::Mul => x * y,
-                        BinOp::Div => x / y,
-                        _ => return Err(not_const()),
-                    };
-                    if a.ty() == ScalarType::F64 || b.ty() == ScalarType::F64 {
-                        Constant::F64(r)
-                    } else {
-                        Constant::F32(r as f32)
-                    }
-                }
+            if a.ty() == ScalarType::Bool || b.ty() == ScalarType::Bool {
+                return Err(not_const());
             }
-        }
-        ExprKind::Cast(t, a) => {
-            let v = const_value(a, consts)?;
-            let x = match v {
-                Constant::I64(i) => i as f64,
-                Constant::F32(x) => x as f64,
-                Constant::F64(x) => x,
-                Constant::Bool(b) => b as i64 as f64,
+            // The same promotion and semantics as at run time.
+            let t = if super::expr::rank(a.ty()) >= super::expr::rank(b.ty()) {
+                a.ty()
+            } else {
+                b.ty()
             };
-            match scalar_of(*t) {
-                ScalarType::I64 => Constant::I64(match v {
-                    Constant::I64(i) => i,
-                    _ => x as i64,
-                }),
-                ScalarType::F64 => Constant::F64(x),
-                ScalarType::F32 => Constant::F32(x as f32),
-                ScalarType::Bool => Constant::Bool(x != 0.0),
-            }
+            let (a, b) = (interp::convert(a, t), interp::convert(b, t));
+            let bop = match op {
+                BinOp::Add => BinaryOp::Add,
+                BinOp::Sub => BinaryOp::Sub,
+                BinOp::Mul => BinaryOp::Mul,
+                BinOp::Div if b != Constant::I64(0) => BinaryOp::Div,
+                BinOp::Rem if t == ScalarType::I64 && b != Constant::I64(0) => BinaryOp::Rem,
+                _ => return Err(not_const()),
+            };
+            interp::binary(bop, a, b)
         }
+        ExprKind::Cast(t, a) => interp::convert(const_value(a, consts)?, scalar_of(*t)),
         _ => return Err(not_const()),
     })
 }

@@ -70,9 +70,9 @@ pub(crate) struct FnLowerer<'g> {
     live: Vec<VarId>,
     cur: Block,
     loops: Vec<LoopTargets>,
-    array_sites: Vec<VarId>,
-    /// The declaration span of each local array's hidden variable.
-    site_spans: Vec<(VarId, Span)>,
+    /// Each local array declaration's hidden variable, with the span of
+    /// the declaration that identifies it.
+    array_sites: Vec<(VarId, Span)>,
     span: Span,
 }
 
@@ -95,12 +95,7 @@ impl<'g> FnLowerer<'g> {
     }
 
     fn zero(&mut self, ty: ScalarType) -> Value {
-        self.constant(match ty {
-            ScalarType::Bool => Constant::Bool(false),
-            ScalarType::I64 => Constant::I64(0),
-            ScalarType::F32 => Constant::F32(0.0),
-            ScalarType::F64 => Constant::F64(0.0),
-        })
+        self.constant(Constant::zero(ty))
     }
 
     fn lookup(&self, name: &str) -> Option<Binding> {
@@ -197,7 +192,7 @@ impl<'g> FnLowerer<'g> {
     }
 
     fn free_local_arrays(&mut self) {
-        for site in self.array_sites.clone() {
+        for (site, _) in self.array_sites.clone() {
             let a = self.var(site);
             self.ins(InstData::ArrayFree { array: a }, &[]);
         }
@@ -541,12 +536,8 @@ impl<'g> FnLowerer<'g> {
     ) {
         self.span = span;
         let elem = scalar_of(ty);
-        let site = match self
-            .array_sites
-            .iter()
-            .find(|s| self.site_spans.contains(&(**s, span)))
-        {
-            Some(s) => *s,
+        let site = match self.array_sites.iter().find(|(_, s)| *s == span) {
+            Some((var, _)) => *var,
             None => {
                 self.error(Diagnostic::error(
                     "E0900",
