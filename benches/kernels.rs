@@ -9,7 +9,7 @@ use adc::{ArgValue, ArrayValue};
 use std::time::Instant;
 
 /// The kernels are the example programs themselves.
-const KERNEL_FILES: &[&str] = &["gmm.ad", "lstm.ad", "heat.ad"];
+const KERNEL_FILES: [&str; 3] = ["gmm.ad", "lstm.ad", "heat.ad"];
 
 fn examples_dir() -> &'static str {
     concat!(env!("CARGO_MANIFEST_DIR"), "/examples")
