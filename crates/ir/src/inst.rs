@@ -48,33 +48,27 @@ impl Constant {
     }
 }
 
-/// Floats print in Rust's shortest form that reads back exactly.
-pub fn fmt_f64(x: f64) -> String {
-    if x.is_nan() {
-        "nan".into()
-    } else if x.is_infinite() {
-        if x > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        }
-    } else {
-        format!("{x:?}")
+/// Floats print in Rust's shortest form that reads back exactly (to the
+/// value of their own type), with `nan`, `inf` and `-inf` spelled out.
+fn fmt_float<T: fmt::Debug + PartialOrd + Default>(
+    x: T,
+    is_nan: bool,
+    is_infinite: bool,
+) -> String {
+    match (is_nan, is_infinite) {
+        (true, _) => "nan".into(),
+        (false, true) if x > T::default() => "inf".into(),
+        (false, true) => "-inf".into(),
+        (false, false) => format!("{x:?}"),
     }
 }
 
+pub fn fmt_f64(x: f64) -> String {
+    fmt_float(x, x.is_nan(), x.is_infinite())
+}
+
 pub fn fmt_f32(x: f32) -> String {
-    if x.is_nan() {
-        "nan".into()
-    } else if x.is_infinite() {
-        if x > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        }
-    } else {
-        format!("{x:?}")
-    }
+    fmt_float(x, x.is_nan(), x.is_infinite())
 }
 
 impl fmt::Display for Constant {

@@ -151,6 +151,16 @@ fn math(func: MathFunc, args: &[Constant]) -> Constant {
 }
 
 impl Machine<'_> {
+    /// The (array, index) of an in-bounds element, or `None`.
+    fn element(&self, array: Val, index: Constant) -> Option<(usize, usize)> {
+        match (array, index) {
+            (Val::Arr(id), Constant::I64(i)) if i >= 0 && (i as usize) < self.memory[id].len() => {
+                Some((id, i as usize))
+            }
+            _ => None,
+        }
+    }
+
     fn run(&mut self, func: &Function, params: Vec<Val>) -> Result<Vec<Constant>, InterpError> {
         let mut env: Vec<Option<Val>> = vec![None; func.dfg.num_values()];
         let Some(mut block) = func.entry_block() else {
@@ -232,18 +242,13 @@ impl Machine<'_> {
                         _ => None,
                     },
                     InstData::Load { array, index, .. } | InstData::ElemRef { array, index } => {
-                        let Val::Arr(id) = get(&env, *array) else {
-                            return fail("bad array");
-                        };
-                        let Constant::I64(i) = scalar(&env, *index) else {
-                            return fail("bad index");
-                        };
-                        if i < 0 || i as usize >= self.memory[id].len() {
+                        let Some((id, i)) = self.element(get(&env, *array), scalar(&env, *index))
+                        else {
                             return fail("index out of bounds");
-                        }
+                        };
                         match func.dfg.inst(inst) {
-                            InstData::Load { .. } => Some(Val::S(self.memory[id][i as usize])),
-                            _ => Some(Val::Ref(id, i as usize)),
+                            InstData::Load { .. } => Some(Val::S(self.memory[id][i])),
+                            _ => Some(Val::Ref(id, i)),
                         }
                     }
                     InstData::Store {
@@ -252,16 +257,11 @@ impl Machine<'_> {
                         value,
                         ..
                     } => {
-                        let Val::Arr(id) = get(&env, *array) else {
-                            return fail("bad array");
-                        };
-                        let Constant::I64(i) = scalar(&env, *index) else {
-                            return fail("bad index");
-                        };
-                        if i < 0 || i as usize >= self.memory[id].len() {
+                        let Some((id, i)) = self.element(get(&env, *array), scalar(&env, *index))
+                        else {
                             return fail("index out of bounds");
-                        }
-                        self.memory[id][i as usize] = scalar(&env, *value);
+                        };
+                        self.memory[id][i] = scalar(&env, *value);
                         None
                     }
                     InstData::ArrayNew { len } => {

@@ -435,22 +435,7 @@ impl FnLowerer<'_> {
     ) -> ExprVal {
         let vc = self.expr_as(c, ScalarType::Bool);
         self.span = span;
-        let then_block = self.plain_block();
-        let else_block = self.plain_block();
-        self.ins(
-            InstData::Branch {
-                cond: vc,
-                then_dest: BlockCall {
-                    block: then_block,
-                    args: vec![],
-                },
-                else_dest: BlockCall {
-                    block: else_block,
-                    args: vec![],
-                },
-            },
-            &[],
-        );
+        let (then_block, else_block) = self.branch_two_ways(vc);
         let entry_values = self.var_values.clone();
         self.cur = then_block;
         let hint_a = if is_float_literal(a) { None } else { expected };

@@ -155,6 +155,26 @@ impl<'g> FnLowerer<'g> {
         Join { block, vars }
     }
 
+    /// Ends the current block with `br cond` into two fresh blocks,
+    /// returned as (then, else).
+    fn branch_two_ways(&mut self, cond: Value) -> (Block, Block) {
+        let then_block = self.plain_block();
+        let else_block = self.plain_block();
+        let to = |block| BlockCall {
+            block,
+            args: vec![],
+        };
+        self.ins(
+            InstData::Branch {
+                cond,
+                then_dest: to(then_block),
+                else_dest: to(else_block),
+            },
+            &[],
+        );
+        (then_block, else_block)
+    }
+
     fn plain_block(&mut self) -> Block {
         let block = self.func.dfg.make_block();
         self.func.layout.push(block);
@@ -286,24 +306,9 @@ impl<'g> FnLowerer<'g> {
             } => {
                 self.span = *span;
                 let c = self.expr_as(cond, ScalarType::Bool);
-                let then_block = self.plain_block();
-                let else_block = self.plain_block();
-                let join = self.new_join(&[]);
                 self.span = *span;
-                self.ins(
-                    InstData::Branch {
-                        cond: c,
-                        then_dest: BlockCall {
-                            block: then_block,
-                            args: vec![],
-                        },
-                        else_dest: BlockCall {
-                            block: else_block,
-                            args: vec![],
-                        },
-                    },
-                    &[],
-                );
+                let (then_block, else_block) = self.branch_two_ways(c);
+                let join = self.new_join(&[]);
                 let entry_values = self.var_values.clone();
                 self.cur = then_block;
                 self.block(then_branch);
