@@ -80,12 +80,14 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     pub func: &'a adc_ir::Function,
     pub b: FunctionBuilder<'b>,
     pub locate: &'a dyn Fn(Span) -> String,
-    values: Vec<Vec<clif::Value>>,
+    pub(crate) values: Vec<Vec<clif::Value>>,
     blocks: BTreeMap<adc_ir::Block, clif::Block>,
     ctx_ptr: clif::Value,
     error_exit: Option<clif::Block>,
     error_sites: BTreeMap<String, clif::Block>,
     ret_area: Option<clif::Value>,
+    /// The tape and deferred-free list of this call (`crate::tape`).
+    pub(crate) tape_state: Option<clif::Value>,
 }
 
 pub(crate) fn translate<M: Module>(
@@ -125,7 +127,11 @@ pub(crate) fn translate<M: Module>(
         error_exit: None,
         error_sites: BTreeMap::new(),
         ret_area,
+        tape_state: None,
     };
+    if crate::tape::uses_tape(func) {
+        t.tape_state = Some(crate::tape::init_state(&mut t.b));
+    }
     let entry_params: Vec<clif::Value> = t.b.block_params(entry)[n_hidden..].to_vec();
     let mut k = 0;
     for &v in func.dfg.block_params(entry_ir) {
@@ -158,11 +164,11 @@ pub(crate) fn translate<M: Module>(
 }
 
 impl<M: Module> FuncTranslator<'_, '_, M> {
-    fn v(&self, v: Value) -> clif::Value {
+    pub(crate) fn v(&self, v: Value) -> clif::Value {
         self.values[v.index()][0]
     }
 
-    fn vs(&self, v: Value) -> Vec<clif::Value> {
+    pub(crate) fn vs(&self, v: Value) -> Vec<clif::Value> {
         self.values[v.index()].clone()
     }
 
@@ -226,7 +232,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     }
 
     /// Branches to the error site when `fail` is true, else continues.
-    fn check(
+    pub(crate) fn check(
         &mut self,
         fail: clif::Value,
         inst: adc_ir::Inst,
@@ -260,7 +266,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(self.b.ins().iadd(arr[0], off))
     }
 
-    fn call_symbol(
+    pub(crate) fn call_symbol(
         &mut self,
         name: &str,
         params: &[clif::Type],
@@ -311,6 +317,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                     (UnaryOp::Not, _) => self.b.ins().bxor_imm_u(x, 1),
                     (UnaryOp::Neg, ScalarType::F32 | ScalarType::F64) => self.b.ins().fneg(x),
                     (UnaryOp::Neg, _) => self.b.ins().ineg(x),
+                    (UnaryOp::NoDiff, _) => x,
                 }]
             }
             InstData::Binary { op, args } => {
@@ -462,6 +469,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 self.check(null, inst, "out of memory")?;
                 vec![p, n]
             }
+            InstData::ArrayCopy { array } => self.array_copy(inst, *array)?,
+            InstData::DeferFree { array } => {
+                let p = self.vs(*array)[0];
+                self.defer_free(inst, p)?;
+                vec![]
+            }
+            InstData::TapePush { value } => {
+                let words = self.vs(*value);
+                self.tape_push(inst, &words)?;
+                vec![]
+            }
+            InstData::TapePop | InstData::TapeRead => {
+                let ty = result_ty.expect("invariant: the verifier gives tape reads a result");
+                self.tape_take(ty, matches!(data, InstData::TapePop))
+            }
             InstData::ArrayFree { array } => {
                 let p = self.vs(*array)[0];
                 self.call_symbol("free", &[PTR], &[], &[p])?;
@@ -502,6 +524,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             }
             InstData::Return { args } => {
                 let vals: Vec<clif::Value> = args.iter().flat_map(|a| self.vs(*a)).collect();
+                self.release_tape()?;
                 match self.ret_area {
                     Some(area) => {
                         for (i, v) in vals.iter().enumerate() {
@@ -534,7 +557,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             (BinaryOp::Sub, true) => self.b.ins().fsub(x, y),
             (BinaryOp::Sub, false) => self.b.ins().isub(x, y),
             (BinaryOp::Mul, true) => self.b.ins().fmul(x, y),
-            (BinaryOp::Mul, false) => self.b.ins().imul(x, y),
+            (BinaryOp::Mul | BinaryOp::MulZ, false) => self.b.ins().imul(x, y),
+            (BinaryOp::MulZ, true) => {
+                let p = self.b.ins().fmul(x, y);
+                let ty = self.b.func.dfg.value_type(x);
+                let z = zero(&mut self.b, ty);
+                let is_zero = self.b.ins().fcmp(FloatCC::Equal, x, z);
+                self.b.ins().select(is_zero, z, p)
+            }
             (BinaryOp::Div, true) => self.b.ins().fdiv(x, y),
             // The verifier rejects float `rem` (the language has `fmod`);
             // should it ever reach here, it means C's `fmod`.

@@ -5,6 +5,7 @@
 //! or as a block parameter (there are no phis). `layout` is the block order;
 //! each block lists its instructions in order, the last one a terminator.
 
+use crate::ad::{DerivSpec, Tag};
 use crate::entity::{Block, FuncId, Inst, Span, Value};
 use crate::inst::InstData;
 use crate::types::Type;
@@ -198,6 +199,16 @@ pub struct Function {
     pub layout: Vec<Block>,
     /// Source span per instruction, indexed by `Inst` (side table).
     pub srclocs: Vec<Span>,
+    /// Primal/differential tag per instruction, indexed by `Inst` (side
+    /// table; missing entries are primal).
+    pub tags: Vec<Tag>,
+    /// Set while the body is still to be generated (or turned around) by
+    /// the derivative passes.
+    pub deriv: Option<DerivSpec>,
+    /// `[forward_derivative(H)]`: callers' derivatives call `H` instead.
+    pub custom_forward: Option<String>,
+    /// `[reverse_derivative(G)]`.
+    pub custom_reverse: Option<String>,
 }
 
 impl Function {
@@ -215,6 +226,10 @@ impl Function {
             dfg: DataFlowGraph::default(),
             layout: Vec::new(),
             srclocs: Vec::new(),
+            tags: Vec::new(),
+            deriv: None,
+            custom_forward: None,
+            custom_reverse: None,
         }
     }
 
@@ -245,6 +260,17 @@ impl Function {
         self.set_span(inst, span);
         self.dfg.block_mut(block).insts.push(inst);
         inst
+    }
+
+    pub fn tag(&self, inst: Inst) -> Tag {
+        self.tags.get(inst.index()).copied().unwrap_or_default()
+    }
+
+    pub fn set_tag(&mut self, inst: Inst, tag: Tag) {
+        if self.tags.len() <= inst.index() {
+            self.tags.resize(inst.index() + 1, Tag::Primal);
+        }
+        self.tags[inst.index()] = tag;
     }
 
     pub fn set_span(&mut self, inst: Inst, span: Span) {

@@ -103,16 +103,20 @@ macro_rules! op_enum {
 }
 
 op_enum!(
-    /// Unary operations: `neg` on numbers, `not` on bools.
-    UnaryOp { Neg = "neg", Not = "not" }
+    /// Unary operations: `neg` on numbers, `not` on bools, `no_diff` (the
+    /// identity, with a zero derivative) on anything scalar.
+    UnaryOp { Neg = "neg", Not = "not", NoDiff = "no_diff" }
 );
 
 op_enum!(
     /// Binary operations on two operands of one scalar type. Integer `div`
     /// and `rem` trap (a runtime error) on a zero divisor and wrap otherwise.
+    /// `mulz a, b` is `a * b` on floats except that it is exactly zero when
+    /// `a` is zero (the strong zero of derivative code: a zero tangent or
+    /// adjoint times an infinite or NaN partial contributes nothing).
     BinaryOp {
         Add = "add", Sub = "sub", Mul = "mul", Div = "div", Rem = "rem",
-        Min = "min", Max = "max",
+        Min = "min", Max = "max", MulZ = "mulz",
     }
 );
 
@@ -240,6 +244,24 @@ pub enum InstData {
     Print {
         args: Vec<Value>,
     },
+    /// A fresh heap array holding a copy of `array` (derivative code keeps
+    /// an argument's contents for the reverse sweep this way).
+    ArrayCopy {
+        array: Value,
+    },
+    /// Releases an array when the function returns rather than now.
+    DeferFree {
+        array: Value,
+    },
+    /// Appends a value to the function's tape (one per call, grows on demand;
+    /// exhausted memory is a runtime error).
+    TapePush {
+        value: Value,
+    },
+    /// Removes and returns the last value pushed (reverse sweep).
+    TapePop,
+    /// Returns the oldest value not read yet (forward replay after unzip).
+    TapeRead,
     Jump {
         dest: BlockCall,
     },
@@ -284,6 +306,11 @@ impl InstData {
             | InstData::ElemRef { .. }
             | InstData::RefStore { .. }
             | InstData::Print { .. }
+            | InstData::ArrayCopy { .. }
+            | InstData::DeferFree { .. }
+            | InstData::TapePush { .. }
+            | InstData::TapePop
+            | InstData::TapeRead
             | InstData::Jump { .. }
             | InstData::Branch { .. }
             | InstData::Return { .. } => true,
@@ -314,6 +341,11 @@ impl InstData {
             | InstData::RefStore { .. }
             | InstData::Slot
             | InstData::Print { .. }
+            | InstData::ArrayCopy { .. }
+            | InstData::DeferFree { .. }
+            | InstData::TapePush { .. }
+            | InstData::TapePop
+            | InstData::TapeRead
             | InstData::Jump { .. }
             | InstData::Branch { .. }
             | InstData::Return { .. } => false,
@@ -338,7 +370,12 @@ impl InstData {
     /// Rewrites every value operand through `f`.
     pub fn map_args(&mut self, mut f: impl FnMut(Value) -> Value) {
         match self {
-            InstData::Const { .. } | InstData::ArrayNull | InstData::Slot => (),
+            InstData::Const { .. }
+            | InstData::ArrayNull
+            | InstData::Slot
+            | InstData::TapePop
+            | InstData::TapeRead => (),
+            InstData::TapePush { value } => *value = f(*value),
             InstData::Unary { arg, .. } | InstData::Convert { arg } => *arg = f(*arg),
             InstData::Binary { args, .. } | InstData::Cmp { args, .. } => {
                 args[0] = f(args[0]);
@@ -353,7 +390,10 @@ impl InstData {
             | InstData::Call { args, .. }
             | InstData::Print { args }
             | InstData::Return { args } => args.iter_mut().for_each(|a| *a = f(*a)),
-            InstData::ArrayLen { array } | InstData::ArrayFree { array } => *array = f(*array),
+            InstData::ArrayLen { array }
+            | InstData::ArrayFree { array }
+            | InstData::ArrayCopy { array }
+            | InstData::DeferFree { array } => *array = f(*array),
             InstData::ArrayNew { len } => *len = f(*len),
             InstData::Load { array, index, .. } | InstData::ElemRef { array, index } => {
                 *array = f(*array);

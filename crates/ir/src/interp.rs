@@ -163,6 +163,10 @@ impl Machine<'_> {
 
     fn run(&mut self, func: &Function, params: Vec<Val>) -> Result<Vec<Constant>, InterpError> {
         let mut env: Vec<Option<Val>> = vec![None; func.dfg.num_values()];
+        // This call's tape: pushed at the back, popped at the back, read
+        // from the front (`read` is the forward replay of `unzip`).
+        let mut tape: Vec<Val> = Vec::new();
+        let mut tape_front = 0;
         let Some(mut block) = func.entry_block() else {
             return Err(InterpError::Unsupported("empty function".into()));
         };
@@ -191,6 +195,7 @@ impl Machine<'_> {
                     InstData::Const { value } => Some(Val::S(*value)),
                     InstData::Unary { op, arg } => Some(Val::S(match (op, scalar(&env, *arg)) {
                         (UnaryOp::Not, Constant::Bool(b)) => Constant::Bool(!b),
+                        (UnaryOp::NoDiff, c) => c,
                         (_, Constant::I64(x)) => Constant::I64(x.wrapping_neg()),
                         (_, Constant::F32(x)) => Constant::F32(-x),
                         (_, Constant::F64(x)) => Constant::F64(-x),
@@ -298,7 +303,29 @@ impl Machine<'_> {
                         self.memory.push(vec![Constant::zero(elem)]);
                         Some(Val::Ref(self.memory.len() - 1, 0))
                     }
-                    InstData::Print { .. } => None,
+                    InstData::Print { .. } | InstData::DeferFree { .. } => None,
+                    InstData::ArrayCopy { array } => match get(&env, *array) {
+                        Val::Arr(id) => {
+                            self.memory.push(self.memory[id].clone());
+                            Some(Val::Arr(self.memory.len() - 1))
+                        }
+                        _ => None,
+                    },
+                    InstData::TapePush { value } => {
+                        tape.push(get(&env, *value));
+                        None
+                    }
+                    InstData::TapePop => match tape.pop() {
+                        Some(v) => Some(v),
+                        None => return Err(InterpError::Unsupported("pop of an empty tape".into())),
+                    },
+                    InstData::TapeRead => match tape.get(tape_front) {
+                        Some(v) => {
+                            tape_front += 1;
+                            Some(*v)
+                        }
+                        None => return Err(InterpError::Unsupported("read past the tape".into())),
+                    },
                     InstData::Jump { dest } => {
                         next = Some((
                             dest.block,
@@ -353,6 +380,13 @@ pub fn binary(op: BinaryOp, a: Constant, b: Constant) -> Constant {
                 BinaryOp::Mul => $x * $y,
                 BinaryOp::Div => $x / $y,
                 BinaryOp::Rem => $x % $y,
+                BinaryOp::MulZ => {
+                    if $x == 0.0 {
+                        0.0
+                    } else {
+                        $x * $y
+                    }
+                }
                 BinaryOp::Min => {
                     if $y < $x {
                         $y
@@ -374,7 +408,7 @@ pub fn binary(op: BinaryOp, a: Constant, b: Constant) -> Constant {
         (I64(x), I64(y)) => I64(match op {
             BinaryOp::Add => x.wrapping_add(y),
             BinaryOp::Sub => x.wrapping_sub(y),
-            BinaryOp::Mul => x.wrapping_mul(y),
+            BinaryOp::Mul | BinaryOp::MulZ => x.wrapping_mul(y),
             BinaryOp::Div => x.wrapping_div(y),
             BinaryOp::Rem => x.wrapping_rem(y),
             BinaryOp::Min => x.min(y),

@@ -8,6 +8,7 @@
 //!
 //! This crate depends on none of adc's other crates.
 
+pub mod ad;
 pub mod entity;
 pub mod function;
 pub mod inst;
@@ -17,6 +18,7 @@ pub mod print;
 pub mod types;
 pub mod verify;
 
+pub use ad::{Activity, AdMode, DerivSpec, Tag};
 pub use entity::{Block, FuncId, Inst, Span, Value};
 pub use function::{
     BlockData, DataFlowGraph, Function, Linkage, Module, Param, ParamMode, ValueDef,

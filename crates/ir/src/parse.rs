@@ -6,14 +6,17 @@
 //!
 //! ```text
 //! module   := item*
-//! item     := ("func" | "extern") "@" name "(" params ")" ["->" types] [body]
+//! item     := ("func" | "extern") "@" name "(" params ")" ["->" types]
+//!             [("reverse_derivative" | "forward_derivative") "@" name]*
+//!             ["=" ("forward" | "reverse") "@" name "(" activities ")"] [body]
 //! param    := ["inout" | "out"] name ":" type
 //! type     := scalar | "arr" "<" scalar ">" | "ref" "<" scalar ">"
 //! body     := "{" (block_header inst*)* "}"
 //! block    := blockN "(" [vN ":" type ("," ...)*] ")" ":"
-//! inst     := [vN ":" type ("," vN ":" type)* "="] opcode operands
+//! inst     := [vN ":" type ("," vN ":" type)* "="] ["diff" | "mixed"] opcode operands
 //! ```
 
+use crate::ad::{Activity, AdMode, DerivSpec, Tag};
 use crate::entity::{Block, FuncId, Span, Value};
 use crate::function::{Function, Linkage, Module, Param, ParamMode, ValueDef};
 use crate::inst::{BinaryOp, BlockCall, CmpCond, Constant, InstData, MathFunc, UnaryOp};
@@ -420,6 +423,17 @@ impl Parser<'_> {
                 InstData::RefStore { ptr, value }
             }
             "slot" => InstData::Slot,
+            "copy" => InstData::ArrayCopy {
+                array: self.value()?,
+            },
+            "free.defer" => InstData::DeferFree {
+                array: self.value()?,
+            },
+            "tape.push" => InstData::TapePush {
+                value: self.value()?,
+            },
+            "tape.pop" => InstData::TapePop,
+            "tape.read" => InstData::TapeRead,
             "print" => InstData::Print {
                 args: self.value_list()?,
             },
@@ -458,6 +472,43 @@ impl Parser<'_> {
             }
         };
         Ok(data)
+    }
+
+    fn global(&mut self) -> Result<String, ParseError> {
+        match self.next()? {
+            Tok::Global(g) => Ok(g),
+            t => {
+                self.pos -= 1;
+                err!(self, "expected `@name`, found {t}")
+            }
+        }
+    }
+
+    /// `forward @f(Dual, Const)` or `reverse @f(Active, ActiveOnly)`.
+    fn deriv_spec(&mut self) -> Result<DerivSpec, ParseError> {
+        let mode = match self.word()?.as_str() {
+            "forward" => AdMode::Forward,
+            "reverse" => AdMode::Reverse,
+            w => err!(self, "expected `forward` or `reverse`, found `{w}`"),
+        };
+        let of = self.global()?;
+        self.expect("(")?;
+        let mut acts = Vec::new();
+        while !self.peek_is(")") {
+            if !acts.is_empty() {
+                self.expect(",")?;
+            }
+            let w = self.word()?;
+            let Some(a) = Activity::from_name(&w) else {
+                self.pos -= 1;
+                err!(self, "unknown activity `{w}`")
+            };
+            acts.push(a);
+        }
+        self.expect(")")?;
+        let ret = acts.pop().unwrap_or(Activity::Const);
+        // The return activity is always written, `Const` for `void`.
+        Ok(DerivSpec { mode, of, params: acts, ret })
     }
 
     fn function(&mut self) -> Result<Function, ParseError> {
@@ -510,7 +561,23 @@ impl Parser<'_> {
             }
         }
         let mut func = Function::new(name, params, returns, linkage);
-        if linkage == Linkage::Import {
+        loop {
+            match self.peek_word() {
+                Some("reverse_derivative") => {
+                    self.pos += 1;
+                    func.custom_reverse = Some(self.global()?);
+                }
+                Some("forward_derivative") => {
+                    self.pos += 1;
+                    func.custom_forward = Some(self.global()?);
+                }
+                _ => break,
+            }
+        }
+        if self.eat("=") {
+            func.deriv = Some(self.deriv_spec()?);
+        }
+        if linkage == Linkage::Import || (func.deriv.is_some() && !self.peek_is("{")) {
             return Ok(func);
         }
         self.expect("{")?;
@@ -563,6 +630,14 @@ impl Parser<'_> {
                 self.expect("=")?;
             }
             let types: Vec<Type> = results.iter().map(|r| r.1).collect();
+            let tag = match self.peek_word() {
+                Some("diff") => Tag::Diff,
+                Some("mixed") => Tag::Mixed,
+                _ => Tag::Primal,
+            };
+            if tag != Tag::Primal {
+                self.pos += 1;
+            }
             let data = self.inst_data(&types)?;
             let mut values = Vec::new();
             for (v, ty) in results {
@@ -573,6 +648,7 @@ impl Parser<'_> {
             }
             let inst = func.dfg.make_inst_with_results(data, values);
             func.set_span(inst, Span::UNDEFINED);
+            func.set_tag(inst, tag);
             func.dfg.block_mut(block).insts.push(inst);
         }
         Ok(func)

@@ -3,6 +3,7 @@
 //! The format is line based and round-trips through `crate::parse`:
 //! `print(parse(print(m))) == print(m)` for every module.
 
+use crate::ad::AdMode;
 use crate::entity::Value;
 use crate::function::{Function, Linkage, Module, Param, ParamMode};
 use crate::inst::{BlockCall, InstData};
@@ -75,6 +76,11 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
         InstData::RefLoad { ptr } => format!("rload {ptr}"),
         InstData::RefStore { ptr, value } => format!("rstore {ptr}, {value}"),
         InstData::Slot => "slot".into(),
+        InstData::ArrayCopy { array } => format!("copy {array}"),
+        InstData::DeferFree { array } => format!("free.defer {array}"),
+        InstData::TapePush { value } => format!("tape.push {value}"),
+        InstData::TapePop => "tape.pop".into(),
+        InstData::TapeRead => "tape.read".into(),
         InstData::Print { args } => {
             if args.is_empty() {
                 "print".into()
@@ -126,7 +132,26 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
             .join(", ");
         write!(out, " -> {rets}")?;
     }
-    if func.linkage == Linkage::Import {
+    if let Some(g) = &func.custom_reverse {
+        write!(out, " reverse_derivative @{g}")?;
+    }
+    if let Some(h) = &func.custom_forward {
+        write!(out, " forward_derivative @{h}")?;
+    }
+    if let Some(spec) = &func.deriv {
+        let mode = match spec.mode {
+            AdMode::Forward => "forward",
+            AdMode::Reverse => "reverse",
+        };
+        let acts: Vec<String> = spec
+            .params
+            .iter()
+            .chain(std::iter::once(&spec.ret))
+            .map(|a| a.to_string())
+            .collect();
+        write!(out, " = {mode} @{}({})", spec.of, acts.join(", "))?;
+    }
+    if func.linkage == Linkage::Import || func.layout.is_empty() {
         return writeln!(out);
     }
     writeln!(out, " {{")?;
@@ -150,7 +175,12 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
                     .join(", ");
                 write!(out, "{lhs} = ")?;
             }
-            writeln!(out, "{}", fmt_inst_data(module, func.dfg.inst(inst)))?;
+            writeln!(
+                out,
+                "{}{}",
+                func.tag(inst).prefix(),
+                fmt_inst_data(module, func.dfg.inst(inst))
+            )?;
         }
     }
     writeln!(out, "}}")

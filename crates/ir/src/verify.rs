@@ -184,7 +184,8 @@ impl FuncVerifier<'_> {
 
     fn run(&mut self) {
         let func = self.func;
-        if func.is_import() {
+        // Imports, and derivatives the passes have not generated yet, have no body.
+        if func.is_import() || (func.deriv.is_some() && func.layout.is_empty()) {
             return;
         }
         let Some(entry) = func.entry_block() else {
@@ -262,6 +263,7 @@ impl FuncVerifier<'_> {
                 match op {
                     UnaryOp::Neg if numeric(t) => Ok(vec![t]),
                     UnaryOp::Not if t == Type::BOOL => Ok(vec![t]),
+                    UnaryOp::NoDiff if scalar(t).is_some() => Ok(vec![t]),
                     _ => Err(format!("`{op}` does not apply to `{t}`")),
                 }
             }
@@ -269,7 +271,10 @@ impl FuncVerifier<'_> {
                 let (a, b) = (self.ty(args[0]), self.ty(args[1]));
                 if a != b {
                     Err(format!("operand types differ: `{a}` and `{b}`"))
-                } else if !numeric(a) || (*op == BinaryOp::Rem && a != Type::I64) {
+                } else if !numeric(a)
+                    || (*op == BinaryOp::Rem && a != Type::I64)
+                    || (*op == BinaryOp::MulZ && !a.elem().is_float())
+                {
                     Err(format!("`{op}` does not apply to `{a}`"))
                 } else {
                     Ok(vec![a])
@@ -378,6 +383,19 @@ impl FuncVerifier<'_> {
             InstData::Slot => match results.first() {
                 Some(Type::Ref(e)) => Ok(vec![Type::Ref(*e)]),
                 _ => Err("slot makes a reference".into()),
+            },
+            InstData::ArrayCopy { array } => match self.ty(*array) {
+                Type::Array(e) => Ok(vec![Type::Array(e)]),
+                t => Err(format!("cannot copy `{t}`")),
+            },
+            InstData::DeferFree { array } => match self.ty(*array) {
+                Type::Array(_) => Ok(vec![]),
+                t => Err(format!("cannot free `{t}`")),
+            },
+            InstData::TapePush { .. } => Ok(vec![]),
+            InstData::TapePop | InstData::TapeRead => match results.as_slice() {
+                [t] => Ok(vec![*t]),
+                _ => Err("a tape read has one result".into()),
             },
             InstData::Print { args } => {
                 if args.iter().all(|a| scalar(self.ty(*a)).is_some()) {

@@ -1,0 +1,193 @@
+//! The per-call tape of derivative code, and its deferred-free list.
+//!
+//! Both are growable stacks of 8-byte cells on the C heap (`realloc`), with
+//! their state in a stack slot of the call: `[tape ptr, len, cap, front,
+//! defer ptr, len, cap]`. Nothing is global, so derivative functions may
+//! run on many threads at once. Growth that fails is a runtime error, not
+//! an abort. `return` frees everything; a call that stops on a runtime
+//! error leaks its tape (the process is about to report and exit).
+
+use crate::translate::{FuncTranslator, PTR, TRUSTED};
+use crate::CodegenError;
+use adc_ir::{InstData, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{self as clif, types, InstBuilder, StackSlotData, StackSlotKind};
+use cranelift_frontend::FunctionBuilder;
+use cranelift_module::Module;
+
+const TAPE: i32 = 0;
+const FRONT: i32 = 24;
+const DEFER: i32 = 32;
+const STATE_WORDS: i32 = 7;
+
+pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
+    func.layout.iter().any(|b| {
+        func.dfg.block(*b).insts.iter().any(|i| {
+            matches!(
+                func.dfg.inst(*i),
+                InstData::TapePush { .. }
+                    | InstData::TapePop
+                    | InstData::TapeRead
+                    | InstData::DeferFree { .. }
+            )
+        })
+    })
+}
+
+/// Allocates and zeroes the state slot (at the entry block's start).
+pub(crate) fn init_state(b: &mut FunctionBuilder) -> clif::Value {
+    let slot = b.create_sized_stack_slot(StackSlotData::new(
+        StackSlotKind::ExplicitSlot,
+        (STATE_WORDS * 8) as u32,
+        3,
+    ));
+    let addr = b.ins().stack_addr(PTR, slot, 0);
+    let z = b.ins().iconst(types::I64, 0);
+    for k in 0..STATE_WORDS {
+        b.ins().store(TRUSTED, z, addr, k * 8);
+    }
+    addr
+}
+
+impl<M: Module> FuncTranslator<'_, '_, M> {
+    fn state(&self) -> clif::Value {
+        self.tape_state
+            .expect("invariant: functions with tape instructions get a state slot")
+    }
+
+    /// Pushes 8-byte cells on the stack at `base`, growing it when full.
+    fn stack_push(
+        &mut self,
+        inst: adc_ir::Inst,
+        base: i32,
+        cells: &[clif::Value],
+    ) -> Result<(), CodegenError> {
+        let st = self.state();
+        for &cell in cells {
+            let len = self.b.ins().load(types::I64, TRUSTED, st, base + 8);
+            let cap = self.b.ins().load(types::I64, TRUSTED, st, base + 16);
+            let full = self.b.ins().icmp(IntCC::Equal, len, cap);
+            let grow = self.b.create_block();
+            let cont = self.b.create_block();
+            self.b.set_cold_block(grow);
+            self.b.ins().brif(full, grow, &[], cont, &[]);
+            self.b.switch_to_block(grow);
+            let doubled = self.b.ins().ishl_imm_s(cap, 1);
+            let min = self.b.ins().iconst(types::I64, 64);
+            let new_cap = self.b.ins().smax(doubled, min);
+            let bytes = self.b.ins().ishl_imm_s(new_cap, 3);
+            let old = self.b.ins().load(PTR, TRUSTED, st, base);
+            let p = self.call_symbol("realloc", &[PTR, types::I64], &[PTR], &[old, bytes])?[0];
+            let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+            self.check(null, inst, "out of memory for the derivative tape")?;
+            self.b.ins().store(TRUSTED, p, st, base);
+            self.b.ins().store(TRUSTED, new_cap, st, base + 16);
+            self.b.ins().jump(cont, &[]);
+            self.b.switch_to_block(cont);
+            let ptr = self.b.ins().load(PTR, TRUSTED, st, base);
+            let off = self.b.ins().ishl_imm_s(len, 3);
+            let addr = self.b.ins().iadd(ptr, off);
+            self.b.ins().store(TRUSTED, cell, addr, 0);
+            let len1 = self.b.ins().iadd_imm_s(len, 1);
+            self.b.ins().store(TRUSTED, len1, st, base + 8);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn tape_push(
+        &mut self,
+        inst: adc_ir::Inst,
+        cells: &[clif::Value],
+    ) -> Result<(), CodegenError> {
+        self.stack_push(inst, TAPE, cells)
+    }
+
+    pub(crate) fn defer_free(
+        &mut self,
+        inst: adc_ir::Inst,
+        ptr: clif::Value,
+    ) -> Result<(), CodegenError> {
+        self.stack_push(inst, DEFER, &[ptr])
+    }
+
+    /// Takes one value of type `ty` off the tape: the newest (`pop`) or
+    /// the oldest unread (`read`). Arrays take two cells.
+    pub(crate) fn tape_take(&mut self, ty: Type, pop: bool) -> Vec<clif::Value> {
+        let cell_types = crate::translate::clif_types(ty);
+        let st = self.state();
+        let mut out = Vec::new();
+        let n = cell_types.len();
+        for k in 0..n {
+            // Pops come off in reverse push order.
+            let cty = if pop { cell_types[n - 1 - k] } else { cell_types[k] };
+            let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+            let idx = if pop {
+                let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
+                let i = self.b.ins().iadd_imm_s(len, -1);
+                self.b.ins().store(TRUSTED, i, st, TAPE + 8);
+                i
+            } else {
+                let front = self.b.ins().load(types::I64, TRUSTED, st, FRONT);
+                let next = self.b.ins().iadd_imm_s(front, 1);
+                self.b.ins().store(TRUSTED, next, st, FRONT);
+                front
+            };
+            let off = self.b.ins().ishl_imm_s(idx, 3);
+            let addr = self.b.ins().iadd(ptr, off);
+            out.push(self.b.ins().load(cty, TRUSTED, addr, 0));
+        }
+        if pop {
+            out.reverse();
+        }
+        out
+    }
+
+    /// Frees the tape, every deferred array, and the deferred list.
+    pub(crate) fn release_tape(&mut self) -> Result<(), CodegenError> {
+        let Some(st) = self.tape_state else {
+            return Ok(());
+        };
+        let tape = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        self.call_symbol("free", &[PTR], &[], &[tape])?;
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let len = self.b.ins().load(types::I64, TRUSTED, st, DEFER + 8);
+        let empty = self.b.ins().icmp_imm_s(IntCC::Equal, len, 0);
+        self.b.ins().brif(empty, done, &[], body, &[]);
+        self.b.switch_to_block(body);
+        let i = self.b.ins().iadd_imm_s(len, -1);
+        self.b.ins().store(TRUSTED, i, st, DEFER + 8);
+        let list = self.b.ins().load(PTR, TRUSTED, st, DEFER);
+        let off = self.b.ins().ishl_imm_s(i, 3);
+        let addr = self.b.ins().iadd(list, off);
+        let p = self.b.ins().load(PTR, TRUSTED, addr, 0);
+        self.call_symbol("free", &[PTR], &[], &[p])?;
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(done);
+        let list = self.b.ins().load(PTR, TRUSTED, st, DEFER);
+        self.call_symbol("free", &[PTR], &[], &[list])?;
+        Ok(())
+    }
+
+    /// `copy a`: a fresh heap array with `a`'s contents.
+    pub(crate) fn array_copy(
+        &mut self,
+        inst: adc_ir::Inst,
+        array: adc_ir::Value,
+    ) -> Result<Vec<clif::Value>, CodegenError> {
+        let src = self.vs(array);
+        let size = self.func.dfg.value_type(array).elem().size() as i64;
+        let one = self.b.ins().iconst(types::I64, 1);
+        let count = self.b.ins().smax(src[1], one);
+        let size_v = self.b.ins().iconst(types::I64, size);
+        let p = self.call_symbol("calloc", &[types::I64, types::I64], &[PTR], &[count, size_v])?[0];
+        let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+        self.check(null, inst, "out of memory")?;
+        let bytes = self.b.ins().imul_imm_s(src[1], size);
+        self.call_symbol("memcpy", &[PTR, PTR, types::I64], &[PTR], &[p, src[0], bytes])?;
+        Ok(vec![p, src[1]])
+    }
+}

@@ -1,0 +1,229 @@
+//! The vocabulary of derivatives shared by the frontend and the passes:
+//! activities (§5.1, §5.2 of the language contract), derivative requests,
+//! instruction tags, and the signatures generated functions get.
+
+use crate::function::{Function, Param, ParamMode};
+use crate::types::Type;
+use std::fmt;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Activity {
+    Const,
+    Active,
+    ActiveOnly,
+    Duplicated,
+    DuplicatedOnly,
+    Dual,
+    DualOnly,
+}
+
+impl Activity {
+    pub const ALL: &'static [Activity] = &[
+        Activity::Const,
+        Activity::Active,
+        Activity::ActiveOnly,
+        Activity::Duplicated,
+        Activity::DuplicatedOnly,
+        Activity::Dual,
+        Activity::DualOnly,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Activity::Const => "Const",
+            Activity::Active => "Active",
+            Activity::ActiveOnly => "ActiveOnly",
+            Activity::Duplicated => "Duplicated",
+            Activity::DuplicatedOnly => "DuplicatedOnly",
+            Activity::Dual => "Dual",
+            Activity::DualOnly => "DualOnly",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Activity> {
+        Activity::ALL.iter().copied().find(|a| a.name() == s)
+    }
+
+    /// True for everything but `Const`: the value carries a derivative.
+    pub fn is_active(self) -> bool {
+        self != Activity::Const
+    }
+}
+
+impl fmt::Display for Activity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum AdMode {
+    Forward,
+    Reverse,
+}
+
+/// A function whose body the derivative passes generate: `NAME` of an
+/// `autodiff_*` attribute, or an internal derivative of a callee. Printed
+/// after the signature as `= reverse @f(Active, Const, Active)`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct DerivSpec {
+    pub mode: AdMode,
+    /// The differentiated function, by name.
+    pub of: String,
+    /// One activity per parameter of `of`.
+    pub params: Vec<Activity>,
+    /// The return's activity (`Const` for `void`).
+    pub ret: Activity,
+}
+
+/// What an instruction computes, as the `propagate` pass classifies it:
+/// only primal values, only differentials (linear in the tangents), or both
+/// (a call of a derivative, a branch carrying both kinds).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Hash)]
+pub enum Tag {
+    #[default]
+    Primal,
+    Diff,
+    Mixed,
+}
+
+impl Tag {
+    /// The prefix the printer writes before the opcode (none for primal).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Tag::Primal => "",
+            Tag::Diff => "diff ",
+            Tag::Mixed => "mixed ",
+        }
+    }
+}
+
+/// Float values, and arrays and references of floats, carry derivatives.
+pub fn is_differentiable(ty: Type) -> bool {
+    ty.elem().is_float()
+}
+
+/// The default activity of a parameter (§5.3).
+pub fn default_activity(p: &Param, mode: AdMode) -> Activity {
+    match (is_differentiable(p.ty), p.ty, mode) {
+        (false, _, _) => Activity::Const,
+        (true, Type::Scalar(_), AdMode::Reverse) => Activity::Active,
+        (true, _, AdMode::Reverse) => Activity::Duplicated,
+        (true, _, AdMode::Forward) => Activity::Dual,
+    }
+}
+
+/// The derivative of `src` with default activities, as callees are
+/// differentiated: tangents of every float result in forward mode
+/// (`Dual`), gradients only in reverse mode (`ActiveOnly`).
+pub fn default_spec(src: &Function, mode: AdMode) -> DerivSpec {
+    let float_ret = src.returns.iter().any(|t| t.elem().is_float());
+    DerivSpec {
+        mode,
+        of: src.name.clone(),
+        params: src
+            .params
+            .iter()
+            .map(|p| default_activity(p, mode))
+            .collect(),
+        ret: match (float_ret, mode) {
+            (false, _) => Activity::Const,
+            (true, AdMode::Forward) => Activity::Dual,
+            (true, AdMode::Reverse) => Activity::ActiveOnly,
+        },
+    }
+}
+
+fn tangent_param(p: &Param) -> Param {
+    let mode = match (p.ty, p.mode) {
+        (Type::Array(_), ParamMode::In) | (Type::Scalar(_), _) => ParamMode::In,
+        _ => ParamMode::Inout,
+    };
+    Param {
+        name: format!("d_{}", p.name),
+        ty: p.ty,
+        mode,
+    }
+}
+
+/// Whether each parameter of the forward-mode signature is a tangent: the
+/// layout is each primal parameter followed by its tangent when active.
+pub fn forward_param_layout(src: &Function, acts: &[Activity]) -> Vec<(usize, bool)> {
+    let mut out = Vec::new();
+    for (i, a) in acts.iter().enumerate().take(src.params.len()) {
+        out.push((i, false));
+        if a.is_active() {
+            out.push((i, true));
+        }
+    }
+    out
+}
+
+/// The forward-mode signature for `acts` and return activity `ret`:
+/// tangents right after their parameter; `Dual` returns the primal results
+/// then one tangent per float result, `DualOnly` the tangents only.
+pub fn forward_signature(src: &Function, acts: &[Activity], ret: Activity) -> (Vec<Param>, Vec<Type>) {
+    let params = forward_param_layout(src, acts)
+        .into_iter()
+        .map(|(i, t)| {
+            if t {
+                tangent_param(&src.params[i])
+            } else {
+                src.params[i].clone()
+            }
+        })
+        .collect();
+    let tangents = src.returns.iter().filter(|t| t.elem().is_float()).copied();
+    let returns = match ret {
+        Activity::Const => src.returns.clone(),
+        Activity::DualOnly | Activity::ActiveOnly => tangents.collect(),
+        _ => src.returns.iter().copied().chain(tangents).collect(),
+    };
+    (params, returns)
+}
+
+/// The reverse-mode signature of §5.1: shadows after `Duplicated`
+/// parameters, one seed per float result appended when the return is
+/// active; the primal results (unless `ActiveOnly`), then one gradient per
+/// `Active` parameter.
+pub fn reverse_signature(src: &Function, acts: &[Activity], ret: Activity) -> (Vec<Param>, Vec<Type>) {
+    let mut params = Vec::new();
+    let mut grads = Vec::new();
+    for (p, a) in src.params.iter().zip(acts) {
+        params.push(p.clone());
+        match a {
+            Activity::Active => grads.push(p.ty),
+            Activity::Duplicated | Activity::DuplicatedOnly => params.push(tangent_param(p)),
+            _ => (),
+        }
+    }
+    let seeded = matches!(ret, Activity::Active | Activity::ActiveOnly);
+    let float_rets: Vec<Type> = src.returns.iter().filter(|t| t.elem().is_float()).copied().collect();
+    if seeded {
+        for (k, t) in float_rets.iter().enumerate() {
+            let name = if float_rets.len() == 1 { "seed".to_string() } else { format!("seed{k}") };
+            params.push(Param { name, ty: *t, mode: ParamMode::In });
+        }
+    }
+    let mut returns = if ret == Activity::ActiveOnly { Vec::new() } else { src.returns.clone() };
+    returns.extend(grads);
+    (params, returns)
+}
+
+/// The signature a request generates.
+pub fn spec_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type>) {
+    match spec.mode {
+        AdMode::Forward => forward_signature(src, &spec.params, spec.ret),
+        AdMode::Reverse => reverse_signature(src, &spec.params, spec.ret),
+    }
+}
+
+/// The forward-mode (linearized) form of a reverse request: what
+/// `linearize` produces before `unzip` and `transpose` turn it around.
+pub fn linearized_activities(spec: &DerivSpec) -> (Vec<Activity>, Activity) {
+    let dual = |a: Activity| if a.is_active() { Activity::Dual } else { Activity::Const };
+    match spec.mode {
+        AdMode::Forward => (spec.params.clone(), spec.ret),
+        AdMode::Reverse => (spec.params.iter().map(|a| dual(*a)).collect(), dual(spec.ret)),
+    }
+}
