@@ -34,7 +34,7 @@ fn example_ir_snapshots() {
         let lowered = module.to_string();
         support::assert_round_trips(&lowered);
         insta::assert_snapshot!(format!("lower__{name}"), lowered);
-        driver::run_stages(&mut module, Stage::Opt);
+        driver::run_stages(&mut module, Stage::Opt).expect("stages run");
         adc_ir::verify(&module)
             .unwrap_or_else(|e| panic!("{name}: optimised IR does not verify:\n{e}"));
         let optimised = module.to_string();
@@ -189,7 +189,7 @@ fn jit_agrees_with_interpreter_on_every_example() {
         for stage in [Stage::Lower, Stage::Opt] {
             let mut module =
                 driver::frontend(&name, &source, false).unwrap_or_else(|f| panic!("{f}"));
-            driver::run_stages(&mut module, stage);
+            driver::run_stages(&mut module, stage).expect("stages run");
             let interp = adc_ir::interp::call(&module, "main", &mut [], 100_000_000)
                 .unwrap_or_else(|e| panic!("{name}: {e:?}"));
             let (a, b) = match (interp[0], jit_result) {

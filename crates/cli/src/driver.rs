@@ -84,12 +84,43 @@ pub fn parse_ir(path: &str, text: &str) -> Result<Module, Failure> {
     Ok(m)
 }
 
-/// Runs the passes of every stage up to and including `stage`. The
-/// derivative stages have nothing to do until derivative requests exist.
-pub fn run_stages(module: &mut Module, stage: Stage) {
+/// Runs the passes of every stage up to and including `stage`.
+pub fn run_stages(module: &mut Module, stage: Stage) -> Result<(), adc_passes::ad::AdError> {
+    use adc_passes::ad::AdStage;
+    let stop = match stage {
+        Stage::Lower => return Ok(()),
+        Stage::Linearize => AdStage::Linearize,
+        Stage::Propagate => AdStage::Propagate,
+        Stage::Unzip => AdStage::Unzip,
+        _ => AdStage::Transpose,
+    };
+    adc_passes::ad::differentiate(module, stop)?;
+    if cfg!(debug_assertions) {
+        if let Err(e) = adc_ir::verify(module) {
+            return Err(adc_passes::ad::AdError::new(
+                format!("internal compiler error: IR after `{stage:?}` does not verify:\n{e}\n{module}"),
+                Span::UNDEFINED,
+            ));
+        }
+    }
     if stage >= Stage::Opt {
         adc_passes::optimize(module);
     }
+    Ok(())
+}
+
+/// `run_stages`, with a derivative error as a rendered diagnostic.
+pub fn run_stages_for(
+    module: &mut Module,
+    stage: Stage,
+    path: &str,
+    source: &str,
+    color: bool,
+) -> Result<(), Failure> {
+    run_stages(module, stage).map_err(|e| {
+        let code = if e.message.starts_with("internal") { "E0999" } else { "E0401" };
+        failure(vec![Diagnostic::error(code, e.message, e.span)], path, source, color)
+    })
 }
 
 /// `file:line:col` of a span, for runtime error messages.
@@ -119,7 +150,7 @@ pub fn compile_jit(
     color: bool,
 ) -> Result<adc_codegen::JitModule, Failure> {
     let mut module = load(path, source, color)?;
-    run_stages(&mut module, Stage::Final);
+    run_stages_for(&mut module, Stage::Final, path, source, color)?;
     adc_codegen::jit(&module, &locator(path, source), &[])
         .map_err(|e| codegen_failure(e, path, source, color))
 }
@@ -132,7 +163,7 @@ pub fn compile_object(
     color: bool,
 ) -> Result<(Vec<u8>, String), Failure> {
     let mut module = load(path, source, color)?;
-    run_stages(&mut module, Stage::Final);
+    run_stages_for(&mut module, Stage::Final, path, source, color)?;
     let obj = adc_codegen::object(&module, &locator(path, source))
         .map_err(|e| codegen_failure(e, path, source, color))?;
     Ok((obj, adc_codegen::c_header(&module, guard)))

@@ -192,9 +192,12 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(c) => return c,
             };
-            match driver::load(&file, &source, color) {
-                Ok(mut m) => {
-                    driver::run_stages(&mut m, stage);
+            let loaded = driver::load(&file, &source, color).and_then(|mut m| {
+                driver::run_stages_for(&mut m, stage, &file, &source, color)?;
+                Ok(m)
+            });
+            match loaded {
+                Ok(m) => {
                     print!("{m}");
                     ExitCode::SUCCESS
                 }

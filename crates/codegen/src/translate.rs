@@ -470,6 +470,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 vec![p, n]
             }
             InstData::ArrayCopy { array } => self.array_copy(inst, *array)?,
+            InstData::LenCheck { args } => {
+                let (a, b) = (self.vs(args[0])[1], self.vs(args[1])[1]);
+                let differ = self.b.ins().icmp(IntCC::NotEqual, a, b);
+                self.check(differ, inst, "shadow length differs from its primal's")?;
+                vec![]
+            }
             InstData::DeferFree { array } => {
                 let p = self.vs(*array)[0];
                 self.defer_free(inst, p)?;

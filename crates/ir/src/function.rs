@@ -205,6 +205,8 @@ pub struct Function {
     /// Set while the body is still to be generated (or turned around) by
     /// the derivative passes.
     pub deriv: Option<DerivSpec>,
+    /// Where the request was written (for diagnostics; not printed).
+    pub deriv_span: Span,
     /// `[forward_derivative(H)]`: callers' derivatives call `H` instead.
     pub custom_forward: Option<String>,
     /// `[reverse_derivative(G)]`.
@@ -228,6 +230,7 @@ impl Function {
             srclocs: Vec::new(),
             tags: Vec::new(),
             deriv: None,
+            deriv_span: Span::UNDEFINED,
             custom_forward: None,
             custom_reverse: None,
         }

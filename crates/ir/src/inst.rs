@@ -249,6 +249,11 @@ pub enum InstData {
     ArrayCopy {
         array: Value,
     },
+    /// A runtime error unless the two arrays have the same length (a
+    /// shadow must be as long as its primal).
+    LenCheck {
+        args: [Value; 2],
+    },
     /// Releases an array when the function returns rather than now.
     DeferFree {
         array: Value,
@@ -307,6 +312,7 @@ impl InstData {
             | InstData::RefStore { .. }
             | InstData::Print { .. }
             | InstData::ArrayCopy { .. }
+            | InstData::LenCheck { .. }
             | InstData::DeferFree { .. }
             | InstData::TapePush { .. }
             | InstData::TapePop
@@ -342,6 +348,7 @@ impl InstData {
             | InstData::Slot
             | InstData::Print { .. }
             | InstData::ArrayCopy { .. }
+            | InstData::LenCheck { .. }
             | InstData::DeferFree { .. }
             | InstData::TapePush { .. }
             | InstData::TapePop
@@ -377,7 +384,9 @@ impl InstData {
             | InstData::TapeRead => (),
             InstData::TapePush { value } => *value = f(*value),
             InstData::Unary { arg, .. } | InstData::Convert { arg } => *arg = f(*arg),
-            InstData::Binary { args, .. } | InstData::Cmp { args, .. } => {
+            InstData::Binary { args, .. }
+            | InstData::Cmp { args, .. }
+            | InstData::LenCheck { args } => {
                 args[0] = f(args[0]);
                 args[1] = f(args[1]);
             }

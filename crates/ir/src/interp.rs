@@ -311,6 +311,16 @@ impl Machine<'_> {
                         }
                         _ => None,
                     },
+                    InstData::LenCheck { args } => {
+                        match (get(&env, args[0]), get(&env, args[1])) {
+                            (Val::Arr(a), Val::Arr(b))
+                                if self.memory[a].len() != self.memory[b].len() =>
+                            {
+                                return fail("shadow length differs from its primal's")
+                            }
+                            _ => None,
+                        }
+                    }
                     InstData::TapePush { value } => {
                         tape.push(get(&env, *value));
                         None

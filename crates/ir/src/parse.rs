@@ -426,6 +426,7 @@ impl Parser<'_> {
             "copy" => InstData::ArrayCopy {
                 array: self.value()?,
             },
+            "lencheck" => InstData::LenCheck { args: self.two()? },
             "free.defer" => InstData::DeferFree {
                 array: self.value()?,
             },

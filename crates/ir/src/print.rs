@@ -77,6 +77,7 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
         InstData::RefStore { ptr, value } => format!("rstore {ptr}, {value}"),
         InstData::Slot => "slot".into(),
         InstData::ArrayCopy { array } => format!("copy {array}"),
+        InstData::LenCheck { args } => format!("lencheck {}, {}", args[0], args[1]),
         InstData::DeferFree { array } => format!("free.defer {array}"),
         InstData::TapePush { value } => format!("tape.push {value}"),
         InstData::TapePop => "tape.pop".into(),

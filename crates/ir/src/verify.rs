@@ -388,6 +388,10 @@ impl FuncVerifier<'_> {
                 Type::Array(e) => Ok(vec![Type::Array(e)]),
                 t => Err(format!("cannot copy `{t}`")),
             },
+            InstData::LenCheck { args } => match (self.ty(args[0]), self.ty(args[1])) {
+                (Type::Array(_), Type::Array(_)) => Ok(vec![]),
+                _ => Err("lencheck compares two arrays".into()),
+            },
             InstData::DeferFree { array } => match self.ty(*array) {
                 Type::Array(_) => Ok(vec![]),
                 t => Err(format!("cannot free `{t}`")),

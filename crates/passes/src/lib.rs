@@ -6,7 +6,12 @@
 //! The derivative passes (linearize, propagate, unzip, transpose) will join
 //! these; `optimize` is the `opt` stage.
 
+pub mod ad;
 pub mod bce;
+pub mod linearize;
+pub mod propagate;
+pub mod transpose;
+pub mod unzip;
 pub mod block_params;
 pub mod const_fold;
 pub mod cse;
@@ -35,15 +40,19 @@ pub fn find_pass(name: &str) -> Option<FuncPass> {
 
 /// The `opt` stage: every pass, repeated until nothing changes (bounded).
 pub fn optimize(module: &mut Module) {
-    for func in module.funcs.iter_mut().filter(|f| !f.is_import()) {
-        for _ in 0..8 {
-            let mut changed = false;
-            for (_, pass) in PASSES {
-                changed |= pass(func);
-            }
-            if !changed {
-                break;
-            }
+    for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+        optimize_function(func);
+    }
+}
+
+pub fn optimize_function(func: &mut Function) {
+    for _ in 0..8 {
+        let mut changed = false;
+        for (_, pass) in PASSES {
+            changed |= pass(func);
+        }
+        if !changed {
+            break;
         }
     }
 }

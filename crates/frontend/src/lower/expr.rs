@@ -10,7 +10,7 @@ use super::{type_name, ArraySource, Binding, FnLowerer, VarId};
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{
-    BinaryOp, BlockCall, CmpCond, Constant, InstData, MathFunc, ScalarType, Span, Type, UnaryOp,
+    Activity, AdMode, BinaryOp, BlockCall, DerivSpec, CmpCond, Constant, InstData, MathFunc, ScalarType, Span, Type, UnaryOp,
     Value,
 };
 
@@ -618,20 +618,6 @@ impl FnLowerer<'_> {
         if let Some(sig) = self.globals.funcs.get(&f.name).cloned() {
             return self.user_call(f, &sig, args, span);
         }
-        if let Some(g) = self.globals.generated.get(&f.name).cloned() {
-            self.error(
-                Diagnostic::error(
-                    "E0400",
-                    format!(
-                        "`{}` is a derivative of `{}`, and derivatives are not generated yet",
-                        f.name, g.of
-                    ),
-                    f.span,
-                )
-                .with_label(g.span, "requested here"),
-            );
-            return ExprVal::Error;
-        }
         self.builtin(f, args, span)
     }
 
@@ -683,7 +669,14 @@ impl FnLowerer<'_> {
                     return ExprVal::Error;
                 }
                 match self.scalar_expr(&args[0], None) {
-                    Some((v, t)) => ExprVal::Scalar(v, t),
+                    Some((v, t)) => {
+                        self.span = span;
+                        let op = UnaryOp::NoDiff;
+                        ExprVal::Scalar(
+                            self.ins1(InstData::Unary { op, arg: v }, Type::Scalar(t)),
+                            t,
+                        )
+                    }
                     None => ExprVal::Error,
                 }
             }
@@ -894,6 +887,14 @@ impl FnLowerer<'_> {
     }
 }
 
+/// What a well-formed function attribute asks for.
+pub(crate) enum AttrRequest {
+    /// Generate function `name` by differentiating the function.
+    Generate(Ident, DerivSpec),
+    /// Use `g` as the function's custom derivative in this mode.
+    Custom(AdMode, Ident),
+}
+
 /// Checks a function attribute (§5) against the signature it stands on.
 pub(crate) fn check_function_attr(
     f: &FuncDecl,
@@ -901,7 +902,7 @@ pub(crate) fn check_function_attr(
     globals: &Globals,
     diags: &mut Vec<Diagnostic>,
     claim_name: &mut dyn FnMut(&Ident, &mut Vec<Diagnostic>) -> bool,
-) {
+) -> Option<AttrRequest> {
     let name = a.name.name.as_str();
     let args = a.args.clone().unwrap_or_default();
     match name {
@@ -913,7 +914,7 @@ pub(crate) fn check_function_attr(
                     format!("`{name}` needs the generated function's name first"),
                     a.span,
                 ));
-                return;
+                return None;
             };
             let has_ret = f.ret != ReturnType::Void;
             let want = f.params.len() + usize::from(has_ret);
@@ -923,9 +924,10 @@ pub(crate) fn check_function_attr(
                     Diagnostic::error("E0302", format!("`{}` has {} parameter{}{}, so `{name}` needs {want} activities, found {}", f.name.name, f.params.len(), if f.params.len() == 1 { "" } else { "s" }, if has_ret { " and a return value" } else { "" }, acts.len()), a.span)
                         .with_note("give one activity per parameter, then one for the return value (none for `void`)"),
                 );
-                return;
+                return None;
             }
             let mut ok = true;
+            let mut activities = Vec::new();
             for (i, act) in acts.iter().enumerate() {
                 let AttrArg::Ident(act) = act else {
                     diags.push(Diagnostic::error("E0303", "expected an activity", a.span));
@@ -953,6 +955,7 @@ pub(crate) fn check_function_attr(
                         _ => &["Const"],
                     }
                 };
+                activities.push(Activity::from_name(&act.name).unwrap_or(Activity::Const));
                 if !allowed.contains(&act.name.as_str()) {
                     let what = if i < f.params.len() {
                         format!("parameter `{}`", f.params[i].name.name)
@@ -971,41 +974,61 @@ pub(crate) fn check_function_attr(
                 }
             }
             if ok && claim_name(gen, diags) {
-                diags.push(Diagnostic::error(
-                    "E0400",
-                    format!(
-                        "cannot generate `{}`: derivative generation is not implemented yet",
-                        gen.name
-                    ),
-                    a.span,
+                let ret = if has_ret { activities.pop() } else { None };
+                return Some(AttrRequest::Generate(
+                    gen.clone(),
+                    DerivSpec {
+                        mode: if reverse { AdMode::Reverse } else { AdMode::Forward },
+                        of: f.name.name.clone(),
+                        params: activities,
+                        ret: ret.unwrap_or(Activity::Const),
+                    },
                 ));
             }
+            None
         }
         "reverse_derivative" | "forward_derivative" => match args.as_slice() {
             [AttrArg::Ident(g)] if globals.funcs.contains_key(&g.name) => {
-                diags.push(Diagnostic::error("E0400", format!("custom derivative `{}` cannot be used: derivatives are not implemented yet", g.name), a.span));
+                let mode = if name == "reverse_derivative" {
+                    AdMode::Reverse
+                } else {
+                    AdMode::Forward
+                };
+                Some(AttrRequest::Custom(mode, g.clone()))
             }
-            [AttrArg::Ident(g)] => diags.push(Diagnostic::error(
-                "E0306",
-                format!("cannot find function `{}`", g.name),
-                g.span,
-            )),
-            _ => diags.push(Diagnostic::error(
-                "E0306",
-                format!("`{name}` takes the name of one function"),
-                a.span,
-            )),
+            [AttrArg::Ident(g)] => {
+                diags.push(Diagnostic::error(
+                    "E0306",
+                    format!("cannot find function `{}`", g.name),
+                    g.span,
+                ));
+                None
+            }
+            _ => {
+                diags.push(Diagnostic::error(
+                    "E0306",
+                    format!("`{name}` takes the name of one function"),
+                    a.span,
+                ));
+                None
+            }
         },
-        "checkpoint" if a.args.is_none() => (),
-        "checkpoint" => diags.push(Diagnostic::error(
-            "E0305",
-            "a function's `checkpoint` takes no arguments",
-            a.span,
-        )),
-        other => diags.push(Diagnostic::error(
-            "E0304",
-            format!("unknown attribute `{other}`"),
-            a.name.span,
-        )),
+        "checkpoint" if a.args.is_none() => None,
+        "checkpoint" => {
+            diags.push(Diagnostic::error(
+                "E0305",
+                "a function's `checkpoint` takes no arguments",
+                a.span,
+            ));
+            None
+        }
+        other => {
+            diags.push(Diagnostic::error(
+                "E0304",
+                format!("unknown attribute `{other}`"),
+                a.name.span,
+            ));
+            None
+        }
     }
 }

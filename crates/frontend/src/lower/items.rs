@@ -1,12 +1,13 @@
 //! Items: signatures, global constants, attributes, and the per-function
 //! driver of the lowering walk.
 
+use super::expr::AttrRequest;
 use super::{scalar_of, type_name, Binding, FnLowerer};
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::interp;
 use adc_ir::{
-    BinaryOp, Constant, FuncId, Function, InstData, Linkage, Module, Param, ParamMode, ScalarType,
+    Activity, AdMode, BinaryOp, Constant, FuncId, Function, InstData, Linkage, Module, Param, ParamMode, ScalarType,
     Span, Type,
 };
 use std::collections::BTreeMap;
@@ -35,17 +36,9 @@ pub(crate) struct Signature {
     pub ret: RetTy,
 }
 
-/// A function an attribute asks to generate (derivatives come in a later stage).
-#[derive(Clone, Debug)]
-pub(crate) struct Generated {
-    pub of: String,
-    pub span: Span,
-}
-
 pub(crate) struct Globals {
     pub consts: BTreeMap<String, Constant>,
     pub funcs: BTreeMap<String, Signature>,
-    pub generated: BTreeMap<String, Generated>,
 }
 
 fn ret_ty(r: &ReturnType) -> RetTy {
@@ -81,7 +74,6 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
     let mut globals = Globals {
         consts: BTreeMap::new(),
         funcs: BTreeMap::new(),
-        generated: BTreeMap::new(),
     };
     let mut module = Module::default();
     let mut seen: BTreeMap<String, Span> = BTreeMap::new();
@@ -161,26 +153,31 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
         }
     }
     for item in items {
-        if let Item::Func(f) = item {
-            for a in &f.attrs {
-                super::expr::check_function_attr(f, a, &globals, diags, &mut |name: &Ident,
-                                                                              diags: &mut Vec<
-                    Diagnostic,
-                >| {
-                    check_unique(name, diags)
-                });
-                if let (Some(Some(AttrArg::Ident(name))), true) = (
-                    a.args.as_ref().map(|v| v.first()),
-                    a.name.name.starts_with("autodiff_"),
-                ) {
-                    globals.generated.insert(
-                        name.name.clone(),
-                        Generated {
-                            of: f.name.name.clone(),
-                            span: a.span,
-                        },
-                    );
+        let Item::Func(f) = item else { continue };
+        let Some(id) = globals.funcs.get(&f.name.name).map(|s| s.id) else {
+            continue;
+        };
+        if module.func(id).name != f.name.name {
+            continue;
+        }
+        for a in &f.attrs {
+            let request = super::expr::check_function_attr(f, a, &globals, diags, &mut |name, diags| {
+                check_unique(name, diags)
+            });
+            match request {
+                Some(AttrRequest::Generate(name, spec)) => {
+                    let src = module.func(id);
+                    let (params, returns) = adc_ir::ad::spec_signature(src, &spec);
+                    let mut func = Function::new(name.name.clone(), params, returns, Linkage::Export);
+                    func.deriv = Some(spec);
+                    func.deriv_span = a.span;
+                    let gid = module.push(func);
+                    globals.funcs.insert(name.name.clone(), signature_of(module.func(gid), gid, name.span));
                 }
+                Some(AttrRequest::Custom(mode, g)) => {
+                    check_custom(&mut module, id, mode, &g, &globals, a.span, diags);
+                }
+                None => (),
             }
         }
     }
@@ -203,6 +200,116 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
         None
     } else {
         Some(module)
+    }
+}
+
+/// The source-level signature of an IR function (for generated ones).
+fn signature_of(func: &Function, id: FuncId, span: Span) -> Signature {
+    let base = |s: ScalarType| match s {
+        ScalarType::F64 => BaseType::Double,
+        ScalarType::F32 => BaseType::Float,
+        ScalarType::I64 => BaseType::Int,
+        ScalarType::Bool => BaseType::Bool,
+    };
+    let params = func
+        .params
+        .iter()
+        .map(|p| ParamDecl {
+            mode: match p.mode {
+                ParamMode::In => Mode::Value,
+                ParamMode::Inout => Mode::Inout,
+                ParamMode::Out => Mode::Out,
+            },
+            ty: base(p.ty.elem()),
+            is_array: matches!(p.ty, Type::Array(_)),
+            name: Ident {
+                name: p.name.clone(),
+                span,
+            },
+            span,
+        })
+        .collect();
+    let ret = match func.returns.as_slice() {
+        [] => RetTy::Void,
+        [t] => RetTy::Scalar(t.elem()),
+        ts => RetTy::Tuple(ts.iter().map(|t| t.elem()).collect()),
+    };
+    Signature { id, params, ret }
+}
+
+fn fmt_signature(name: &str, params: &[Param], returns: &[Type]) -> String {
+    let ps: Vec<String> = params
+        .iter()
+        .map(|p| {
+            let mode = match p.mode {
+                ParamMode::In => "",
+                ParamMode::Inout => "inout ",
+                ParamMode::Out => "out ",
+            };
+            let t = type_name(p.ty.elem());
+            match p.ty {
+                Type::Array(_) => format!("{mode}{t}[] {}", p.name),
+                _ => format!("{mode}{t} {}", p.name),
+            }
+        })
+        .collect();
+    let ret = match returns {
+        [] => "void".to_string(),
+        [t] => type_name(t.elem()).to_string(),
+        ts => format!(
+            "({})",
+            ts.iter().map(|t| type_name(t.elem())).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    format!("{ret} {name}({})", ps.join(", "))
+}
+
+/// `[reverse_derivative(G)]` / `[forward_derivative(H)]`: `G` must have the
+/// signature `autodiff_reverse` generates with default activities and
+/// `ActiveOnly` (`H`: `autodiff_forward`, defaults, `DualOnly`).
+fn check_custom(
+    module: &mut Module,
+    id: FuncId,
+    mode: AdMode,
+    g: &Ident,
+    globals: &Globals,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let src = module.func(id);
+    let mut spec = adc_ir::ad::default_spec(src, mode);
+    if spec.ret == Activity::Dual {
+        spec.ret = Activity::DualOnly;
+    }
+    let (params, returns) = adc_ir::ad::spec_signature(src, &spec);
+    let gid = globals.funcs[&g.name].id;
+    let given = module.func(gid);
+    let same = given.returns == returns
+        && given.params.len() == params.len()
+        && given
+            .params
+            .iter()
+            .zip(&params)
+            .all(|(a, b)| a.ty == b.ty && a.mode == b.mode);
+    if !same {
+        let expected = fmt_signature(&g.name, &params, &returns);
+        let found = fmt_signature(&g.name, &given.params, &given.returns);
+        diags.push(
+            Diagnostic::error(
+                "E0307",
+                format!("`{}` does not have the signature of a custom derivative of `{}`", g.name, src.name),
+                g.span,
+            )
+            .with_label(span, "required by this attribute")
+            .with_note(format!("expected `{expected}`"))
+            .with_note(format!("found    `{found}`")),
+        );
+        return;
+    }
+    let name = g.name.clone();
+    match mode {
+        AdMode::Reverse => module.func_mut(id).custom_reverse = Some(name),
+        AdMode::Forward => module.func_mut(id).custom_forward = Some(name),
     }
 }
 

@@ -1,0 +1,172 @@
+//! What the four derivative passes share: their error type, the internal
+//! derivatives of callees, and the driver that runs the passes in rounds.
+
+use adc_ir::ad::{default_spec, spec_signature};
+use adc_ir::{AdMode, FuncId, Function, Linkage, Module, Span};
+use std::fmt;
+
+/// A derivative that cannot be generated, with the source span to blame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdError {
+    pub message: String,
+    pub span: Span,
+}
+
+impl AdError {
+    pub fn new(message: impl Into<String>, span: Span) -> AdError {
+        AdError {
+            message: message.into(),
+            span,
+        }
+    }
+}
+
+impl fmt::Display for AdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for AdError {}
+
+/// Name of the internal derivative of `name` that callers' derivatives call.
+pub fn internal_name(name: &str, mode: AdMode) -> String {
+    match mode {
+        AdMode::Forward => format!("__adc_jvp_{name}"),
+        AdMode::Reverse => format!("__adc_vjp_{name}"),
+    }
+}
+
+/// The function a derivative calls for `callee` in `mode`: its custom
+/// reverse derivative, or the internal derivative with default activities
+/// (`Dual` returns in forward mode, `ActiveOnly` in reverse mode), declared
+/// now if new. A new declaration has no body until `linearize` makes one.
+pub fn derivative_of(
+    module: &mut Module,
+    callee: FuncId,
+    mode: AdMode,
+    span: Span,
+) -> Result<FuncId, AdError> {
+    let c = module.func(callee);
+    if mode == AdMode::Reverse {
+        if let Some(g) = &c.custom_reverse {
+            return module
+                .find(g)
+                .ok_or_else(|| AdError::new(format!("custom derivative `{g}` not found"), span));
+        }
+        if c.is_import() {
+            return Err(AdError::new(
+                format!(
+                    "cannot differentiate through `extern {}` in reverse mode: give it a `[reverse_derivative(...)]`",
+                    c.name
+                ),
+                span,
+            ));
+        }
+    }
+    let name = internal_name(&c.name, mode);
+    if let Some(id) = module.find(&name) {
+        return Ok(id);
+    }
+    let spec = default_spec(c, mode);
+    let (params, returns) = spec_signature(c, &spec);
+    let mut f = Function::new(name, params, returns, Linkage::Export);
+    f.deriv = Some(spec);
+    f.deriv_span = span;
+    Ok(module.push(f))
+}
+
+/// Functions still waiting for `linearize`.
+pub fn pending(module: &Module) -> Vec<FuncId> {
+    module
+        .func_ids()
+        .filter(|id| {
+            let f = module.func(*id);
+            f.deriv.is_some() && f.layout.is_empty()
+        })
+        .collect()
+}
+
+/// True when `linearize` can differentiate `of` now: no function it calls,
+/// directly or not, is a derivative still to be generated.
+pub fn ready(module: &Module, of: FuncId) -> bool {
+    let mut seen = vec![false; module.funcs.len()];
+    let mut stack = vec![of];
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id.index()], true) {
+            continue;
+        }
+        let f = module.func(id);
+        if f.deriv.is_some() && f.layout.is_empty() {
+            return false;
+        }
+        for &b in &f.layout {
+            for &i in &f.dfg.block(b).insts {
+                if let adc_ir::InstData::Call { func, .. } = f.dfg.inst(i) {
+                    stack.push(*func);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The derivative passes in pipeline order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AdStage {
+    Linearize,
+    Propagate,
+    Unzip,
+    Transpose,
+}
+
+/// Generates every derivative the module asks for. Runs the four passes in
+/// rounds: a round handles the requests whose functions call no derivative
+/// still missing, so derivatives of generated functions (higher order) come
+/// in a later round. The last round stops after `stop`, so `adc ir --after
+/// unzip` shows the unzipped form of the last requests.
+pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> {
+    loop {
+        let waiting = pending(module);
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        let generated = crate::linearize::run(module)?;
+        if generated.is_empty() {
+            let f = module.func(waiting[0]);
+            return Err(AdError::new(
+                format!(
+                    "cannot generate `{}`: `{}` depends on derivatives that depend on it",
+                    f.name,
+                    f.deriv.as_ref().map_or("?", |d| d.of.as_str())
+                ),
+                f.deriv_span,
+            ));
+        }
+        let last = pending(module).is_empty();
+        let stop_here = |s: AdStage| last && stop < s;
+        if stop_here(AdStage::Propagate) {
+            return Ok(());
+        }
+        for &id in &generated {
+            crate::propagate::run(module, id)?;
+        }
+        if stop_here(AdStage::Unzip) {
+            return Ok(());
+        }
+        let reverse: Vec<FuncId> = generated
+            .iter()
+            .copied()
+            .filter(|id| module.func(*id).deriv.as_ref().is_some_and(|d| d.mode == AdMode::Reverse))
+            .collect();
+        for &id in &reverse {
+            crate::unzip::run(module.func_mut(id))?;
+        }
+        if stop_here(AdStage::Transpose) {
+            return Ok(());
+        }
+        for &id in &reverse {
+            crate::transpose::run(module, id)?;
+        }
+    }
+}

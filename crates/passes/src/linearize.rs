@@ -1,0 +1,789 @@
+//! `linearize`: forward mode. Generates the body of every derivative
+//! request whose function can be differentiated now.
+//!
+//! Assumes: the requested functions' sources are verified and have bodies.
+//! Guarantees (check with `adc ir --after linearize`): each generated body
+//! is the source's control-flow graph with every value paired with its
+//! differential. Float values get a tangent (tagged `diff`), float arrays
+//! and references a shadow (a primal pointer to differential memory;
+//! loads and stores through it are `diff`). Differential instructions are
+//! only the linear forms `transpose` knows: `const 0`, `add`, `sub`, `neg`,
+//! `mulz t, partial`, `select primal, t, t`, `conv`, loads and stores
+//! through shadows, `free` of a shadow, and calls of derivatives. Every
+//! partial derivative is computed by primal instructions. Calls go to the
+//! callee's derivative (`__adc_jvp_NAME`, declared on demand and generated
+//! in the same run), or its `[forward_derivative]`. A forward request is
+//! finished here; a reverse request has the forward-mode signature
+//! (`Active` scalars become tangent parameters, the return's tangent is
+//! returned) until `transpose` turns it around.
+
+use crate::ad::{derivative_of, pending, ready, AdError};
+use adc_ir::ad::{forward_param_layout, linearized_activities};
+use adc_ir::{
+    Activity, AdMode, BinaryOp, Block, BlockCall, CmpCond, Constant, FuncId, Function, InstData,
+    MathFunc, Module, ScalarType, Span, Tag, Type, UnaryOp, Value,
+};
+
+/// The derivative that goes with a primal value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tan {
+    /// Integers, bools: no derivative.
+    None,
+    /// Known zero: a tangent not computed, or a shadow not allocated.
+    Zero,
+    Val(Value),
+}
+
+/// Generates every request that is ready; returns the ids it generated.
+pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
+    let mut done = Vec::new();
+    let mut work: Vec<FuncId> = pending(module)
+        .into_iter()
+        .filter(|id| {
+            let of = &module.func(*id).deriv.as_ref().expect("pending has a spec").of;
+            module.find(of).is_some_and(|src| ready(module, src))
+        })
+        .collect();
+    while let Some(id) = work.pop() {
+        if !module.func(id).layout.is_empty() || done.contains(&id) {
+            continue;
+        }
+        let before = module.funcs.len();
+        generate(module, id)?;
+        done.push(id);
+        // Derivatives of callees declared while generating this one.
+        for k in before..module.funcs.len() {
+            let f = &module.funcs[k];
+            if f.deriv.is_some() && f.layout.is_empty() && module.find(&f.deriv.as_ref().expect("checked").of).is_some_and(|s| !module.func(s).is_import()) {
+                work.push(FuncId::new(k));
+            }
+        }
+    }
+    Ok(done)
+}
+
+fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
+    let func = module.func(id);
+    let spec = func.deriv.clone().expect("invariant: pending functions have a spec");
+    let span = func.deriv_span;
+    let src_id = module
+        .find(&spec.of)
+        .ok_or_else(|| AdError::new(format!("cannot find `{}`", spec.of), span))?;
+    let mut src = module.func(src_id).clone();
+    if src.is_import() {
+        return Err(AdError::new(
+            format!("cannot differentiate `extern {}`: it has no body", src.name),
+            span,
+        ));
+    }
+    crate::optimize_function(&mut src);
+    let (acts, ret) = linearized_activities(&spec);
+    let (params, returns) = adc_ir::ad::forward_signature(&src, &acts, ret);
+    let mut out = Function::new(module.func(id).name.clone(), params, returns, module.func(id).linkage);
+    out.deriv = Some(spec.clone());
+    out.deriv_span = span;
+    let mut lz = Linearizer {
+        module,
+        src: &src,
+        out,
+        mode: spec.mode,
+        ret,
+        vmap: vec![None; src.dfg.num_values()],
+        tan: vec![Tan::None; src.dfg.num_values()],
+        bmap: Default::default(),
+        cur: Block::new(0),
+        span,
+        const_shadows: Vec::new(),
+    };
+    lz.body(&acts)?;
+    let out = lz.out;
+    *module.func_mut(id) = out;
+    if spec.mode == AdMode::Forward {
+        module.func_mut(id).deriv = None;
+    }
+    Ok(())
+}
+
+struct Linearizer<'a> {
+    module: &'a mut Module,
+    src: &'a Function,
+    out: Function,
+    mode: AdMode,
+    ret: Activity,
+    vmap: Vec<Option<Value>>,
+    tan: Vec<Tan>,
+    bmap: std::collections::BTreeMap<Block, Block>,
+    cur: Block,
+    span: Span,
+    /// Zero shadows allocated for `Const` array parameters, freed at returns.
+    const_shadows: Vec<Value>,
+}
+
+impl Linearizer<'_> {
+    fn emit(&mut self, data: InstData, types: &[Type], tag: Tag) -> Vec<Value> {
+        let inst = self.out.append_inst(self.cur, data, types, self.span);
+        self.out.set_tag(inst, tag);
+        self.out.dfg.inst_results(inst).to_vec()
+    }
+
+    fn emit1(&mut self, data: InstData, ty: Type, tag: Tag) -> Value {
+        self.emit(data, &[ty], tag)[0]
+    }
+
+    fn p(&self, v: Value) -> Value {
+        self.vmap[v.index()].expect("invariant: defined before use in verified IR")
+    }
+
+    fn konst(&mut self, c: Constant, tag: Tag) -> Value {
+        self.emit1(InstData::Const { value: c }, Type::Scalar(c.ty()), tag)
+    }
+
+    fn fconst(&mut self, ty: ScalarType, x: f64) -> Value {
+        let c = if ty == ScalarType::F32 { Constant::F32(x as f32) } else { Constant::F64(x) };
+        self.konst(c, Tag::Primal)
+    }
+
+    /// A tangent as a value (zeros become `const 0`).
+    fn mat(&mut self, t: Tan, ty: Type) -> Value {
+        match t {
+            Tan::Val(v) => v,
+            _ => self.konst(Constant::zero(ty.elem()), Tag::Diff),
+        }
+    }
+
+    fn prim(&mut self, data: InstData, ty: Type) -> Value {
+        self.emit1(data, ty, Tag::Primal)
+    }
+
+    fn bin(&mut self, op: BinaryOp, a: Value, b: Value, ty: Type, tag: Tag) -> Value {
+        self.emit1(InstData::Binary { op, args: [a, b] }, ty, tag)
+    }
+
+    fn add(&mut self, a: Tan, b: Tan, ty: Type) -> Tan {
+        match (a, b) {
+            (Tan::Val(x), Tan::Val(y)) => Tan::Val(self.bin(BinaryOp::Add, x, y, ty, Tag::Diff)),
+            (Tan::Val(x), _) | (_, Tan::Val(x)) => Tan::Val(x),
+            _ => Tan::Zero,
+        }
+    }
+
+    fn neg(&mut self, a: Tan, ty: Type) -> Tan {
+        match a {
+            Tan::Val(x) => Tan::Val(self.emit1(InstData::Unary { op: UnaryOp::Neg, arg: x }, ty, Tag::Diff)),
+            other => other,
+        }
+    }
+
+    /// `t * partial`, exactly zero when `t` is zero (§5.5).
+    fn scale(&mut self, t: Tan, partial: Value, ty: Type) -> Tan {
+        match t {
+            Tan::Val(x) => Tan::Val(self.bin(BinaryOp::MulZ, x, partial, ty, Tag::Diff)),
+            other => other,
+        }
+    }
+
+    fn sum_scaled(&mut self, terms: &[(Tan, Value)], ty: Type) -> Tan {
+        let mut acc = Tan::Zero;
+        for &(t, p) in terms {
+            let s = self.scale(t, p, ty);
+            acc = self.add(acc, s, ty);
+        }
+        acc
+    }
+
+    fn select(&mut self, cond: Value, a: Tan, b: Tan, ty: Type) -> Tan {
+        if a == Tan::Zero && b == Tan::Zero {
+            return Tan::Zero;
+        }
+        let (x, y) = (self.mat(a, ty), self.mat(b, ty));
+        Tan::Val(self.emit1(InstData::Select { cond, args: [x, y] }, ty, Tag::Diff))
+    }
+
+    fn cmp(&mut self, cond: CmpCond, a: Value, b: Value) -> Value {
+        self.prim(InstData::Cmp { cond, args: [a, b] }, Type::BOOL)
+    }
+
+    fn math(&mut self, f: MathFunc, args: &[Value], ty: Type) -> Value {
+        self.prim(InstData::Math { func: f, args: args.to_vec() }, ty)
+    }
+
+    fn tan_of(&self, v: Value) -> Tan {
+        self.tan[v.index()]
+    }
+
+
+    fn set_tan(&mut self, v: Value, t: Tan) {
+        self.tan[v.index()] = t;
+    }
+
+    /// True when `v` (an array) is used other than by loads and `len`, so a
+    /// zero shadow must exist in memory.
+    fn needs_shadow(&self, v: Value) -> bool {
+        let src = self.src;
+        src.layout.iter().any(|b| {
+            src.dfg.block(*b).insts.iter().any(|i| match src.dfg.inst(*i) {
+                InstData::Load { array, index, .. } => *index == v && *array != v,
+                InstData::ArrayLen { .. } => false,
+                other => other.args().contains(&v),
+            })
+        })
+    }
+
+    fn body(&mut self, acts: &[Activity]) -> Result<(), AdError> {
+        let src = self.src;
+        let src_entry = src.entry_block().expect("invariant: sources have bodies");
+        for &b in &src.layout {
+            let nb = self.out.dfg.make_block();
+            self.out.layout.push(nb);
+            self.bmap.insert(b, nb);
+        }
+        let entry = self.bmap[&src_entry];
+        self.cur = entry;
+        let src_params = src.dfg.block_params(src_entry).to_vec();
+        for (k, (i, is_tan)) in forward_param_layout(src, acts).into_iter().enumerate() {
+            let ty = self.out.params[k].ty;
+            let v = self.out.dfg.append_block_param(entry, ty);
+            let sp = src_params[i];
+            if is_tan {
+                self.set_tan(sp, Tan::Val(v));
+            } else {
+                self.vmap[sp.index()] = Some(v);
+                let t = if adc_ir::ad::is_differentiable(ty) { Tan::Zero } else { Tan::None };
+                self.set_tan(sp, t);
+            }
+        }
+        for &sp in &src_params {
+            let ty = src.dfg.value_type(sp);
+            let p = self.p(sp);
+            match (self.tan_of(sp), ty) {
+                (Tan::Val(s), Type::Array(_)) => {
+                    self.emit(InstData::LenCheck { args: [p, s] }, &[], Tag::Primal);
+                }
+                (Tan::Zero, Type::Array(_)) if self.needs_shadow(sp) => {
+                    let n = self.prim(InstData::ArrayLen { array: p }, Type::I64);
+                    let s = self.prim(InstData::ArrayNew { len: n }, ty);
+                    self.const_shadows.push(s);
+                    self.set_tan(sp, Tan::Val(s));
+                }
+                (Tan::Zero, Type::Ref(e)) => {
+                    let s = self.zero_slot(e);
+                    self.set_tan(sp, Tan::Val(s));
+                }
+                _ => (),
+            }
+        }
+        for &b in &src.layout[1..] {
+            let nb = self.bmap[&b];
+            for &p in src.dfg.block_params(b) {
+                let ty = src.dfg.value_type(p);
+                let v = self.out.dfg.append_block_param(nb, ty);
+                self.vmap[p.index()] = Some(v);
+                if adc_ir::ad::is_differentiable(ty) {
+                    let t = self.out.dfg.append_block_param(nb, ty);
+                    self.set_tan(p, Tan::Val(t));
+                } else {
+                    self.set_tan(p, Tan::None);
+                }
+            }
+        }
+        for &b in &src.layout {
+            self.cur = self.bmap[&b];
+            for &inst in &src.dfg.block(b).insts {
+                self.span = src.span(inst);
+                self.inst(inst)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn zero_slot(&mut self, e: ScalarType) -> Value {
+        let s = self.prim(InstData::Slot, Type::Ref(e));
+        let z = self.konst(Constant::zero(e), Tag::Diff);
+        self.emit(InstData::RefStore { ptr: s, value: z }, &[], Tag::Diff);
+        s
+    }
+
+    /// The primal copy of `inst`, operands mapped.
+    fn copy(&mut self, inst: adc_ir::Inst) -> Vec<Value> {
+        let mut data = self.src.dfg.inst(inst).clone();
+        data.map_args(|a| self.vmap[a.index()].expect("invariant: defined before use"));
+        let types: Vec<Type> = self
+            .src
+            .dfg
+            .inst_results(inst)
+            .iter()
+            .map(|r| self.src.dfg.value_type(*r))
+            .collect();
+        let out = self.emit(data, &types, Tag::Primal);
+        for (r, v) in self.src.dfg.inst_results(inst).iter().zip(&out) {
+            self.vmap[r.index()] = Some(*v);
+        }
+        out
+    }
+
+    fn shadow(&self, v: Value) -> Result<Option<Value>, AdError> {
+        match self.tan_of(v) {
+            Tan::Val(s) => Ok(Some(s)),
+            Tan::None => Ok(None),
+            Tan::Zero => Err(AdError::new(
+                "internal error: a shadow was needed but not allocated",
+                self.span,
+            )),
+        }
+    }
+
+    fn block_call(&mut self, call: &BlockCall) -> BlockCall {
+        let mut args = Vec::new();
+        for &a in &call.args {
+            args.push(self.p(a));
+            let ty = self.src.dfg.value_type(a);
+            if adc_ir::ad::is_differentiable(ty) {
+                let t = self.tan_of(a);
+                args.push(self.mat(t, ty));
+            }
+        }
+        BlockCall {
+            block: self.bmap[&call.block],
+            args,
+        }
+    }
+
+    fn inst(&mut self, inst: adc_ir::Inst) -> Result<(), AdError> {
+        let src = self.src;
+        let data = src.dfg.inst(inst).clone();
+        let results = src.dfg.inst_results(inst).to_vec();
+        let rty = results.first().map(|r| src.dfg.value_type(*r));
+        let float_result = rty.is_some_and(|t| matches!(t, Type::Scalar(s) if s.is_float()));
+        match &data {
+            InstData::Call { func, args } => return self.call(*func, args, &results),
+            InstData::Jump { dest } => {
+                let dest = self.block_call(dest);
+                self.emit(InstData::Jump { dest }, &[], Tag::Mixed);
+                return Ok(());
+            }
+            InstData::Branch { cond, then_dest, else_dest } => {
+                let cond = self.p(*cond);
+                let then_dest = self.block_call(then_dest);
+                let else_dest = self.block_call(else_dest);
+                self.emit(InstData::Branch { cond, then_dest, else_dest }, &[], Tag::Mixed);
+                return Ok(());
+            }
+            InstData::Return { args } => return self.ret(args),
+            InstData::TapePop | InstData::TapeRead => {
+                // Tangents were pushed after their values.
+                let ty = rty.expect("verified: tape reads have a result");
+                let has_tan = adc_ir::ad::is_differentiable(ty);
+                let pop = matches!(data, InstData::TapePop);
+                let mut tv = None;
+                if has_tan && pop {
+                    tv = Some(self.emit1(data.clone(), ty, Tag::Diff));
+                }
+                self.copy(inst);
+                if has_tan && !pop {
+                    tv = Some(self.emit1(data.clone(), ty, Tag::Diff));
+                }
+                let t = tv.map_or(Tan::None, Tan::Val);
+                self.set_tan(results[0], t);
+                return Ok(());
+            }
+            _ => (),
+        }
+        let out = self.copy(inst);
+        let ty = rty.unwrap_or(Type::F64);
+        let t = |s: &Self, v: Value| s.tan_of(v);
+        let tan = match &data {
+            InstData::Const { .. } if float_result => Tan::Zero,
+            InstData::Unary { op: UnaryOp::Neg, arg } if float_result => {
+                let a = t(self, *arg);
+                self.neg(a, ty)
+            }
+            InstData::Unary { op: UnaryOp::NoDiff, .. } if float_result => Tan::Zero,
+            InstData::Binary { op, args } if float_result => {
+                let (x, y) = (self.p(args[0]), self.p(args[1]));
+                let (dx, dy) = (t(self, args[0]), t(self, args[1]));
+                self.binary(*op, x, y, dx, dy, out[0], ty)
+            }
+            InstData::Select { cond, args } if float_result => {
+                let c = self.p(*cond);
+                let (a, b) = (t(self, args[0]), t(self, args[1]));
+                self.select(c, a, b, ty)
+            }
+            InstData::Convert { arg } if float_result => {
+                match (src.dfg.value_type(*arg).elem().is_float(), t(self, *arg)) {
+                    (true, Tan::Val(d)) => Tan::Val(self.emit1(InstData::Convert { arg: d }, ty, Tag::Diff)),
+                    _ => Tan::Zero,
+                }
+            }
+            InstData::Math { func, args } if float_result => {
+                let xs: Vec<Value> = args.iter().map(|a| self.p(*a)).collect();
+                let ds: Vec<Tan> = args.iter().map(|a| t(self, *a)).collect();
+                self.math_tangent(*func, &xs, &ds, out[0], ty)?
+            }
+            InstData::Load { array, index, checked } if float_result => match t(self, *array) {
+                Tan::Val(s) => {
+                    let index = self.p(*index);
+                    Tan::Val(self.emit1(InstData::Load { array: s, index, checked: *checked }, ty, Tag::Diff))
+                }
+                _ => Tan::Zero,
+            },
+            InstData::Store { array, index, value, checked } => {
+                if let Some(s) = self.shadow(*array)? {
+                    let vt = t(self, *value);
+                    let d = self.mat(vt, src.dfg.value_type(*value));
+                    let index = self.p(*index);
+                    self.emit(InstData::Store { array: s, index, value: d, checked: *checked }, &[], Tag::Diff);
+                }
+                Tan::None
+            }
+            InstData::ArrayNew { len } if adc_ir::ad::is_differentiable(ty) => {
+                let len = self.p(*len);
+                Tan::Val(self.prim(InstData::ArrayNew { len }, ty))
+            }
+            InstData::ArrayNull if adc_ir::ad::is_differentiable(ty) => Tan::Val(self.prim(InstData::ArrayNull, ty)),
+            InstData::ArrayCopy { array } if adc_ir::ad::is_differentiable(ty) => match self.shadow(*array)? {
+                Some(s) => Tan::Val(self.prim(InstData::ArrayCopy { array: s }, ty)),
+                None => Tan::None,
+            },
+            InstData::ArrayFree { array } | InstData::DeferFree { array } => {
+                if let Some(s) = self.shadow(*array)? {
+                    let d = match data {
+                        InstData::ArrayFree { .. } => InstData::ArrayFree { array: s },
+                        _ => InstData::DeferFree { array: s },
+                    };
+                    self.emit(d, &[], Tag::Diff);
+                }
+                Tan::None
+            }
+            InstData::ElemRef { array, index } if adc_ir::ad::is_differentiable(ty) => match self.shadow(*array)? {
+                Some(s) => {
+                    let index = self.p(*index);
+                    Tan::Val(self.prim(InstData::ElemRef { array: s, index }, ty))
+                }
+                None => Tan::None,
+            },
+            InstData::RefLoad { ptr } if float_result => match self.shadow(*ptr)? {
+                Some(s) => Tan::Val(self.emit1(InstData::RefLoad { ptr: s }, ty, Tag::Diff)),
+                None => Tan::Zero,
+            },
+            InstData::RefStore { ptr, value } => {
+                if let Some(s) = self.shadow(*ptr)? {
+                    let vt = t(self, *value);
+                    let d = self.mat(vt, src.dfg.value_type(*value));
+                    self.emit(InstData::RefStore { ptr: s, value: d }, &[], Tag::Diff);
+                }
+                Tan::None
+            }
+            InstData::Slot if adc_ir::ad::is_differentiable(ty) => Tan::Val(self.zero_slot(ty.elem())),
+            InstData::TapePush { value } => {
+                if let Tan::Val(d) = t(self, *value) {
+                    self.emit(InstData::TapePush { value: d }, &[], Tag::Diff);
+                }
+                Tan::None
+            }
+            _ if float_result => Tan::Zero,
+            _ => Tan::None,
+        };
+        if let Some(r) = results.first() {
+            self.set_tan(*r, tan);
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn binary(&mut self, op: BinaryOp, x: Value, y: Value, dx: Tan, dy: Tan, result: Value, ty: Type) -> Tan {
+        let st = ty.elem();
+        match op {
+            BinaryOp::Add => self.add(dx, dy, ty),
+            BinaryOp::Sub => {
+                let ny = self.neg(dy, ty);
+                self.add(dx, ny, ty)
+            }
+            BinaryOp::Mul => self.sum_scaled(&[(dx, y), (dy, x)], ty),
+            BinaryOp::MulZ => {
+                let s = self.sum_scaled(&[(dx, y), (dy, x)], ty);
+                let zero = self.fconst(st, 0.0);
+                let is_zero = self.cmp(CmpCond::Eq, x, zero);
+                self.select(is_zero, Tan::Zero, s, ty)
+            }
+            BinaryOp::Div => {
+                if dx == Tan::Zero && dy == Tan::Zero {
+                    return Tan::Zero;
+                }
+                // d(x/y) = (dx - q dy) / y with q = x / y.
+                let one = self.fconst(st, 1.0);
+                let r = self.bin(BinaryOp::Div, one, y, ty, Tag::Primal);
+                let qdy = self.scale(dy, result, ty);
+                let nq = self.neg(qdy, ty);
+                let num = self.add(dx, nq, ty);
+                self.scale(num, r, ty)
+            }
+            BinaryOp::Min | BinaryOp::Max => {
+                // Ties split evenly (§5.5).
+                let (first, second) = if op == BinaryOp::Min { (CmpCond::Lt, CmpCond::Gt) } else { (CmpCond::Gt, CmpCond::Lt) };
+                let picks_x = self.cmp(first, x, y);
+                let picks_y = self.cmp(second, x, y);
+                let half = self.fconst(st, 0.5);
+                let sum = self.add(dx, dy, ty);
+                let mean = self.scale(sum, half, ty);
+                let tie = self.select(picks_y, dy, mean, ty);
+                self.select(picks_x, dx, tie, ty)
+            }
+            BinaryOp::Rem => Tan::Zero,
+        }
+    }
+}
+
+impl Linearizer<'_> {
+    fn pb(&mut self, op: BinaryOp, a: Value, b: Value, ty: Type) -> Value {
+        self.bin(op, a, b, ty, Tag::Primal)
+    }
+
+    fn recip(&mut self, x: Value, ty: Type) -> Value {
+        let one = self.fconst(ty.elem(), 1.0);
+        self.pb(BinaryOp::Div, one, x, ty)
+    }
+
+    /// Tangent of a math built-in: the sum of `tangent * partial` over its
+    /// arguments, each partial computed by primal instructions.
+    fn math_tangent(&mut self, f: MathFunc, xs: &[Value], ds: &[Tan], y: Value, ty: Type) -> Result<Tan, AdError> {
+        use BinaryOp::*;
+        use MathFunc::{
+            Abs, Acos, Asin, Atan, Atan2, Cbrt, Ceil, Cos, Cosh, Erf, Erfc, Exp, Expm1, Floor,
+            Fmod, Hypot, Lgamma, Log, Log10, Log1p, Log2, Pow, Round, Sin, Sinh, Sqrt, Tanh, Trunc,
+        };
+        if ds.iter().all(|d| !matches!(d, Tan::Val(_))) {
+            return Ok(Tan::Zero);
+        }
+        let st = ty.elem();
+        let x = xs[0];
+        let partial = match f {
+            Floor | Ceil | Round | Trunc => return Ok(Tan::Zero),
+            Sin => self.math(Cos, &[x], ty),
+            Cos => {
+                let s = self.math(Sin, &[x], ty);
+                self.prim(InstData::Unary { op: UnaryOp::Neg, arg: s }, ty)
+            }
+            MathFunc::Tan => {
+                let one = self.fconst(st, 1.0);
+                let yy = self.pb(Mul, y, y, ty);
+                self.pb(Add, one, yy, ty)
+            }
+            Asin | Acos => {
+                let one = self.fconst(st, 1.0);
+                let xx = self.pb(Mul, x, x, ty);
+                let d = self.pb(Sub, one, xx, ty);
+                let s = self.math(Sqrt, &[d], ty);
+                let r = self.recip(s, ty);
+                if f == Acos {
+                    self.prim(InstData::Unary { op: UnaryOp::Neg, arg: r }, ty)
+                } else {
+                    r
+                }
+            }
+            Atan => {
+                let one = self.fconst(st, 1.0);
+                let xx = self.pb(Mul, x, x, ty);
+                let d = self.pb(Add, one, xx, ty);
+                self.recip(d, ty)
+            }
+            Sinh => self.math(Cosh, &[x], ty),
+            Cosh => self.math(Sinh, &[x], ty),
+            Tanh => {
+                let one = self.fconst(st, 1.0);
+                let yy = self.pb(Mul, y, y, ty);
+                self.pb(Sub, one, yy, ty)
+            }
+            Exp => y,
+            Expm1 => {
+                let one = self.fconst(st, 1.0);
+                self.pb(Add, y, one, ty)
+            }
+            Log => self.recip(x, ty),
+            Log1p => {
+                let one = self.fconst(st, 1.0);
+                let d = self.pb(Add, one, x, ty);
+                self.recip(d, ty)
+            }
+            Log2 | Log10 => {
+                let ln = self.fconst(st, if f == Log2 { std::f64::consts::LN_2 } else { std::f64::consts::LN_10 });
+                let d = self.pb(Mul, x, ln, ty);
+                self.recip(d, ty)
+            }
+            Sqrt => {
+                let half = self.fconst(st, 0.5);
+                self.pb(Div, half, y, ty)
+            }
+            Cbrt => {
+                let three = self.fconst(st, 3.0);
+                let yy = self.pb(Mul, y, y, ty);
+                let d = self.pb(Mul, three, yy, ty);
+                self.recip(d, ty)
+            }
+            Abs => {
+                // abs'(0) = 0 (§5.5).
+                let (zero, one, m1) = (self.fconst(st, 0.0), self.fconst(st, 1.0), self.fconst(st, -1.0));
+                let pos = self.cmp(CmpCond::Gt, x, zero);
+                let neg = self.cmp(CmpCond::Lt, x, zero);
+                let s = self.prim(InstData::Select { cond: neg, args: [m1, zero] }, ty);
+                self.prim(InstData::Select { cond: pos, args: [one, s] }, ty)
+            }
+            Erf | Erfc => {
+                let c = self.fconst(st, if f == Erf { std::f64::consts::FRAC_2_SQRT_PI } else { -std::f64::consts::FRAC_2_SQRT_PI });
+                let xx = self.pb(Mul, x, x, ty);
+                let nxx = self.prim(InstData::Unary { op: UnaryOp::Neg, arg: xx }, ty);
+                let e = self.math(Exp, &[nxx], ty);
+                self.pb(Mul, c, e, ty)
+            }
+            Lgamma => {
+                return Err(AdError::new(
+                    "the derivative of `lgamma` (digamma) is not supported yet",
+                    self.span,
+                ))
+            }
+            Atan2 | Pow | Hypot | Fmod => {
+                let (a, b) = (xs[0], xs[1]);
+                let (pa, pb) = match f {
+                    Atan2 => {
+                        let aa = self.pb(Mul, a, a, ty);
+                        let bb = self.pb(Mul, b, b, ty);
+                        let d = self.pb(Add, aa, bb, ty);
+                        let r = self.recip(d, ty);
+                        let pa = self.pb(Mul, b, r, ty);
+                        let ar = self.pb(Mul, a, r, ty);
+                        let pb = self.prim(InstData::Unary { op: UnaryOp::Neg, arg: ar }, ty);
+                        (pa, pb)
+                    }
+                    Pow => {
+                        let one = self.fconst(st, 1.0);
+                        let bm1 = self.pb(Sub, b, one, ty);
+                        let pw = self.math(Pow, &[a, bm1], ty);
+                        let pa = self.pb(Mul, b, pw, ty);
+                        let pb = if matches!(ds[1], Tan::Val(_)) {
+                            let l = self.math(Log, &[a], ty);
+                            self.pb(Mul, y, l, ty)
+                        } else {
+                            pa
+                        };
+                        (pa, pb)
+                    }
+                    Hypot => {
+                        let r = self.recip(y, ty);
+                        (self.pb(Mul, a, r, ty), self.pb(Mul, b, r, ty))
+                    }
+                    _ => {
+                        let q = self.pb(Div, a, b, ty);
+                        let t = self.math(Trunc, &[q], ty);
+                        let one = self.fconst(st, 1.0);
+                        (one, self.prim(InstData::Unary { op: UnaryOp::Neg, arg: t }, ty))
+                    }
+                };
+                return Ok(self.sum_scaled(&[(ds[0], pa), (ds[1], pb)], ty));
+            }
+        };
+        Ok(self.scale(ds[0], partial, ty))
+    }
+
+    /// A call: the primal call when nothing about it is differentiable,
+    /// else the callee's derivative (results: primal, then tangents).
+    fn call(&mut self, callee: FuncId, args: &[Value], results: &[Value]) -> Result<(), AdError> {
+        let src = self.src;
+        let c = self.module.func(callee).clone();
+        let diff_args = args.iter().any(|a| adc_ir::ad::is_differentiable(src.dfg.value_type(*a)));
+        let float_rets = c.returns.iter().any(|t| t.elem().is_float());
+        let set_results = |s: &mut Self, vals: &[Value]| {
+            for (r, v) in results.iter().zip(vals) {
+                s.vmap[r.index()] = Some(*v);
+            }
+        };
+        let pargs: Vec<Value> = args.iter().map(|a| self.p(*a)).collect();
+        if !diff_args && !float_rets {
+            let vals = self.emit(InstData::Call { func: callee, args: pargs }, &c.returns, Tag::Primal);
+            set_results(self, &vals);
+            for r in results {
+                self.set_tan(*r, Tan::None);
+            }
+            return Ok(());
+        }
+        // Arguments of the derivative: each primal, then its tangent or shadow.
+        let mut dargs = Vec::new();
+        let mut temps = Vec::new();
+        for (&a, &pa) in args.iter().zip(&pargs) {
+            dargs.push(pa);
+            let ty = src.dfg.value_type(a);
+            if !adc_ir::ad::is_differentiable(ty) {
+                continue;
+            }
+            let t = self.tan_of(a);
+            let d = match (t, ty) {
+                (Tan::Val(d), _) => d,
+                (_, Type::Scalar(_)) => self.mat(t, ty),
+                (_, Type::Array(_)) => {
+                    let n = self.prim(InstData::ArrayLen { array: pa }, Type::I64);
+                    let s = self.prim(InstData::ArrayNew { len: n }, ty);
+                    temps.push(s);
+                    s
+                }
+                (_, Type::Ref(e)) => self.zero_slot(e),
+            };
+            dargs.push(d);
+        }
+        let tangent_types: Vec<Type> = c.returns.iter().filter(|t| t.elem().is_float()).copied().collect();
+        let use_custom = self.mode == AdMode::Forward && c.custom_forward.is_some();
+        let tangents: Vec<Value> = if use_custom {
+            let h = c.custom_forward.clone().expect("checked");
+            let hid = self.module.find(&h).ok_or_else(|| AdError::new(format!("cannot find `{h}`"), self.span))?;
+            let vals = self.emit(InstData::Call { func: callee, args: pargs }, &c.returns, Tag::Primal);
+            set_results(self, &vals);
+            self.emit(InstData::Call { func: hid, args: dargs }, &tangent_types, Tag::Diff)
+        } else {
+            if self.mode == AdMode::Forward && c.is_import() {
+                return Err(AdError::new(
+                    format!("cannot differentiate through `extern {}` in forward mode: give it a `[forward_derivative(...)]`", c.name),
+                    self.span,
+                ));
+            }
+            let jvp = derivative_of(self.module, callee, AdMode::Forward, self.span)?;
+            if self.mode == AdMode::Reverse {
+                derivative_of(self.module, callee, AdMode::Reverse, self.span)?;
+            }
+            let types: Vec<Type> = c.returns.iter().chain(&tangent_types).copied().collect();
+            let vals = self.emit(InstData::Call { func: jvp, args: dargs }, &types, Tag::Mixed);
+            set_results(self, &vals[..c.returns.len()]);
+            vals[c.returns.len()..].to_vec()
+        };
+        let mut k = 0;
+        for r in results {
+            if src.dfg.value_type(*r).elem().is_float() {
+                self.set_tan(*r, Tan::Val(tangents[k]));
+                k += 1;
+            } else {
+                self.set_tan(*r, Tan::None);
+            }
+        }
+        for s in temps {
+            self.emit(InstData::ArrayFree { array: s }, &[], Tag::Diff);
+        }
+        Ok(())
+    }
+
+    fn ret(&mut self, args: &[Value]) -> Result<(), AdError> {
+        for s in self.const_shadows.clone() {
+            self.emit(InstData::ArrayFree { array: s }, &[], Tag::Diff);
+        }
+        let mut vals = Vec::new();
+        if self.ret != Activity::DualOnly {
+            vals.extend(args.iter().map(|a| self.p(*a)));
+        }
+        if self.ret.is_active() {
+            for &a in args {
+                let ty = self.src.dfg.value_type(a);
+                if ty.elem().is_float() {
+                    let t = self.tan_of(a);
+                    vals.push(self.mat(t, ty));
+                }
+            }
+        }
+        self.emit(InstData::Return { args: vals }, &[], Tag::Mixed);
+        Ok(())
+    }
+}
