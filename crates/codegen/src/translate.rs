@@ -130,6 +130,7 @@ pub(crate) fn translate<M: Module>(
         tape_state: None,
     };
     if crate::tape::uses_tape(func) {
+        t.b.switch_to_block(entry);
         t.tape_state = Some(crate::tape::init_state(&mut t.b));
     }
     let entry_params: Vec<clif::Value> = t.b.block_params(entry)[n_hidden..].to_vec();
@@ -151,7 +152,9 @@ pub(crate) fn translate<M: Module>(
     }
     for &blk in &func.layout {
         let cb = t.blocks[&blk];
-        t.b.switch_to_block(cb);
+        if t.b.current_block() != Some(cb) {
+            t.b.switch_to_block(cb);
+        }
         for &inst in &func.dfg.block(blk).insts {
             t.inst(inst)?;
         }

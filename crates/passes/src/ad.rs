@@ -160,7 +160,7 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
             .filter(|id| module.func(*id).deriv.as_ref().is_some_and(|d| d.mode == AdMode::Reverse))
             .collect();
         for &id in &reverse {
-            crate::unzip::run(module.func_mut(id))?;
+            crate::unzip::run(module, id)?;
         }
         if stop_here(AdStage::Transpose) {
             return Ok(());
@@ -168,5 +168,73 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
         for &id in &reverse {
             crate::transpose::run(module, id)?;
         }
+    }
+}
+
+/// The source function of an internal forward derivative `__adc_jvp_NAME`.
+pub fn jvp_source(module: &Module, callee: FuncId) -> Option<FuncId> {
+    let name = module.func(callee).name.strip_prefix("__adc_jvp_")?;
+    module.find(name)
+}
+
+/// Which values of a linearized (or unzipped) function are differentials:
+/// scalar tangent parameters, results of `diff` instructions, the tangent
+/// results of derivative calls, and block parameters that receive any of
+/// these. Shadows are pointers, hence primal.
+pub fn diff_values(module: &Module, func: &Function) -> Vec<bool> {
+    use adc_ir::{InstData, Tag, Type, ValueDef};
+    let mut d = vec![false; func.dfg.num_values()];
+    if let (Some(spec), Some(entry)) = (&func.deriv, func.entry_block()) {
+        if let Some(src) = module.find(&spec.of) {
+            let (acts, _) = adc_ir::ad::linearized_activities(spec);
+            let layout = adc_ir::ad::forward_param_layout(module.func(src), &acts);
+            for (&v, (_, is_tan)) in func.dfg.block_params(entry).iter().zip(layout) {
+                d[v.index()] = is_tan && matches!(func.dfg.value_type(v), Type::Scalar(_));
+            }
+        }
+    }
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            let results = func.dfg.inst_results(i);
+            match (func.tag(i), func.dfg.inst(i)) {
+                (Tag::Diff, _) => results.iter().for_each(|r| d[r.index()] = true),
+                (Tag::Mixed, InstData::Call { func: callee, .. }) => {
+                    let n_primal = jvp_source(module, *callee)
+                        .map_or(results.len(), |s| module.func(s).returns.len());
+                    results[n_primal.min(results.len())..]
+                        .iter()
+                        .for_each(|r| d[r.index()] = true);
+                }
+                _ => (),
+            }
+        }
+    }
+    // Block parameters: fixpoint over the edges.
+    loop {
+        let mut changed = false;
+        for &b in &func.layout {
+            let Some(t) = func.terminator(b) else { continue };
+            for call in func.dfg.inst(t).successors() {
+                for (&p, &a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
+                    if d[a.index()] && !d[p.index()] {
+                        debug_assert!(matches!(func.dfg.value_def(p), ValueDef::Param(..)));
+                        d[p.index()] = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            return d;
+        }
+    }
+}
+
+/// The reverse derivative callers use for `callee`, if declared.
+pub fn existing_derivative(module: &Module, callee: FuncId) -> Option<FuncId> {
+    let c = module.func(callee);
+    match &c.custom_reverse {
+        Some(g) => module.find(g),
+        None => module.find(&internal_name(&c.name, AdMode::Reverse)),
     }
 }

@@ -1,6 +1,479 @@
-//! `transpose`: placeholder.
-use crate::ad::AdError;
-use adc_ir::{FuncId, Module};
-pub fn run(_module: &mut Module, _id: FuncId) -> Result<(), AdError> {
+//! `transpose`: turns the differential part of an unzipped function
+//! around, giving the reverse-mode signature of §5.1.
+//!
+//! Assumes: `unzip`'s output (its guarantees are this pass's input).
+//! Guarantees (check with `adc ir --after transpose`): the primal part is
+//! unchanged, except that its exit jumps to the reverse sweep instead of the
+//! forward replay. Each differential block `D` becomes a reverse block that
+//! pops what `D` read from the tape (newest first), runs `D`'s differential
+//! instructions backwards with adjoints accumulated, and goes back along
+//! the edge the primal part took (the popped edge index). Adjoints of
+//! values used within one block are SSA values; those that cross blocks
+//! (block parameters, branch arguments, gradients) live in stack slots
+//! zeroed at entry and reset to zero when their definition is passed, so a
+//! loop's iterations do not mix. Shadow memory is its own adjoint store:
+//! the transpose of a shadow load adds to the element, of a shadow store
+//! reads and clears it. A derivative call becomes a call of the callee's
+//! reverse derivative on the arguments' values before the call. Shadows of
+//! local arrays are freed when the function returns (`free.defer`).
+
+use crate::ad::{diff_values, jvp_source, AdError};
+use crate::util::incoming_edges;
+use adc_ir::ad::{forward_param_layout, linearized_activities, reverse_signature};
+use adc_ir::{
+    Activity, BinaryOp, Block, BlockCall, CmpCond, Constant, FuncId, Function, Inst, InstData,
+    Module, Span, Tag, Type, UnaryOp, Value,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
+    let u = module.func(id).clone();
+    let kinds = diff_values(module, &u);
+    let spec = u.deriv.clone().ok_or_else(|| AdError::new("internal error: transpose without a request", u.deriv_span))?;
+    let src = module
+        .find(&spec.of)
+        .ok_or_else(|| AdError::new(format!("cannot find `{}`", spec.of), u.deriv_span))?;
+    let src_f = module.func(src).clone();
+    let (params, returns) = reverse_signature(&src_f, &spec.params, spec.ret);
+    let mut t = Transposer {
+        module,
+        u: &u,
+        kinds,
+        out: u.clone(),
+        slots: BTreeMap::new(),
+        acc: BTreeMap::new(),
+        map: BTreeMap::new(),
+        cur: Block::new(0),
+        span: Span::UNDEFINED,
+    };
+    t.out.params = params;
+    t.out.returns = returns;
+    t.out.deriv = None;
+    t.build(&src_f, &spec.params, spec.ret)?;
+    let out = t.out;
+    *module.func_mut(id) = out;
     Ok(())
+}
+
+struct Transposer<'a> {
+    module: &'a Module,
+    u: &'a Function,
+    kinds: Vec<bool>,
+    out: Function,
+    /// Adjoint slots of differential values that cross blocks.
+    slots: BTreeMap<Value, Value>,
+    /// Adjoints accumulated as SSA values in the current reverse block.
+    acc: BTreeMap<Value, Value>,
+    /// Primal values of the differential block -> their reverse-block values.
+    map: BTreeMap<Value, Value>,
+    cur: Block,
+    span: Span,
+}
+
+impl Transposer<'_> {
+    fn emit(&mut self, data: InstData, types: &[Type]) -> Vec<Value> {
+        let inst = self.out.append_inst(self.cur, data, types, self.span);
+        self.out.set_tag(inst, Tag::Diff);
+        self.out.dfg.inst_results(inst).to_vec()
+    }
+
+    fn emit1(&mut self, data: InstData, ty: Type) -> Value {
+        self.emit(data, &[ty])[0]
+    }
+
+    fn zero(&mut self, ty: Type) -> Value {
+        self.emit1(InstData::Const { value: Constant::zero(ty.elem()) }, ty)
+    }
+
+    fn bin(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
+        let ty = self.out.dfg.value_type(a);
+        self.emit1(InstData::Binary { op, args: [a, b] }, ty)
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.u.dfg.value_type(v)
+    }
+
+    /// A primal operand as seen from the current reverse block.
+    fn p(&self, v: Value) -> Value {
+        self.map.get(&v).copied().unwrap_or(v)
+    }
+
+    /// Adds `c` to the adjoint of differential value `v`.
+    fn accumulate(&mut self, v: Value, c: Value) {
+        if !self.kinds[v.index()] {
+            return;
+        }
+        if let Some(&slot) = self.slots.get(&v) {
+            let old = self.emit1(InstData::RefLoad { ptr: slot }, self.ty(v));
+            let new = self.bin(BinaryOp::Add, old, c);
+            self.emit(InstData::RefStore { ptr: slot, value: new }, &[]);
+        } else {
+            let new = match self.acc.get(&v) {
+                Some(&old) => self.bin(BinaryOp::Add, old, c),
+                None => c,
+            };
+            self.acc.insert(v, new);
+        }
+    }
+
+    /// The whole adjoint of `v` at its definition, leaving its slot zero.
+    fn take_adjoint(&mut self, v: Value) -> Option<Value> {
+        let local = self.acc.remove(&v);
+        let Some(&slot) = self.slots.get(&v) else {
+            return local;
+        };
+        let ty = self.ty(v);
+        let s = self.emit1(InstData::RefLoad { ptr: slot }, ty);
+        let z = self.zero(ty);
+        self.emit(InstData::RefStore { ptr: slot, value: z }, &[]);
+        Some(match local {
+            Some(l) => self.bin(BinaryOp::Add, s, l),
+            None => s,
+        })
+    }
+
+    fn build(&mut self, src: &Function, acts: &[Activity], ret: Activity) -> Result<(), AdError> {
+        let u = self.u;
+        // The transition jump and the differential part.
+        let (exit_p, dentry) = u
+            .layout
+            .iter()
+            .find_map(|&b| {
+                let t = u.terminator(b)?;
+                match (u.tag(t), u.dfg.inst(t)) {
+                    (Tag::Mixed, InstData::Jump { dest }) => Some((b, dest.block)),
+                    _ => None,
+                }
+            })
+            .ok_or_else(|| AdError::new("internal error: transpose needs unzip's output", u.deriv_span))?;
+        let dpos = u.layout.iter().position(|b| *b == dentry).expect("invariant: in layout");
+        let dblocks: Vec<Block> = u.layout[dpos..].to_vec();
+        let dset: BTreeSet<Block> = dblocks.iter().copied().collect();
+        self.out.layout.truncate(dpos);
+        let entry = u.layout[0];
+        // Entry parameters: drop scalar tangents, add seeds.
+        let (lin_acts, _) = linearized_activities(self.u.deriv.as_ref().expect("checked"));
+        let layout = forward_param_layout(src, &lin_acts);
+        let old_params = u.dfg.block_params(entry).to_vec();
+        let mut grads = Vec::new();
+        for (k, (i, is_tan)) in layout.iter().enumerate().rev() {
+            if *is_tan && matches!(src.params[*i].ty, Type::Scalar(_)) {
+                self.out.dfg.remove_block_param(entry, k);
+            }
+        }
+        for (k, (i, is_tan)) in layout.iter().enumerate() {
+            if *is_tan && acts[*i] == Activity::Active {
+                grads.push(old_params[k]);
+            }
+        }
+        let seeds: Vec<Value> = if matches!(ret, Activity::Active | Activity::ActiveOnly) {
+            src.returns
+                .iter()
+                .filter(|t| t.elem().is_float())
+                .map(|t| self.out.dfg.append_block_param(entry, *t))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Slots for adjoints that cross blocks.
+        let mut crossing: BTreeSet<Value> = grads.iter().copied().collect();
+        let mut def_block: BTreeMap<Value, Block> = BTreeMap::new();
+        for &b in &dblocks {
+            for &p in u.dfg.block_params(b) {
+                crossing.insert(p);
+            }
+            for &i in &u.dfg.block(b).insts {
+                for &r in u.dfg.inst_results(i) {
+                    def_block.insert(r, b);
+                }
+            }
+        }
+        for &b in &dblocks {
+            let insts = &u.dfg.block(b).insts;
+            for (n, &i) in insts.iter().enumerate() {
+                let is_term = n + 1 == insts.len();
+                u.dfg.inst(i).for_each_arg(|a| {
+                    if self.kinds[a.index()] && (is_term || def_block.get(&a) != Some(&b)) {
+                        crossing.insert(a);
+                    }
+                });
+            }
+        }
+        let mut slot_insts = Vec::new();
+        for &v in &crossing {
+            let ty = self.ty(v);
+            let slot = self.out.dfg.make_inst(InstData::Slot, &[Type::Ref(ty.elem())]);
+            let sv = self.out.dfg.inst_results(slot)[0];
+            let z = self.out.dfg.make_inst(InstData::Const { value: Constant::zero(ty.elem()) }, &[ty]);
+            let zv = self.out.dfg.inst_results(z)[0];
+            let st = self.out.dfg.make_inst(InstData::RefStore { ptr: sv, value: zv }, &[]);
+            slot_insts.extend([slot, z, st]);
+            self.slots.insert(v, sv);
+        }
+        for (n, i) in slot_insts.iter().enumerate() {
+            self.out.set_span(*i, Span::UNDEFINED);
+            self.out.set_tag(*i, Tag::Diff);
+            self.out.dfg.block_mut(entry).insts.insert(n, *i);
+        }
+        // Reverse blocks, and the final block that returns.
+        let rblock: BTreeMap<Block, Block> = dblocks.iter().map(|&b| (b, self.out.dfg.make_block())).collect();
+        for &b in dblocks.iter().rev() {
+            self.out.layout.push(rblock[&b]);
+        }
+        let fin = self.out.dfg.make_block();
+        self.out.layout.push(fin);
+        let dexit = *dblocks
+            .iter()
+            .find(|b| matches!(u.terminator(**b).map(|t| u.dfg.inst(t)), Some(InstData::Return { .. })))
+            .ok_or_else(|| AdError::new("internal error: no return in the differential part", u.deriv_span))?;
+        let t = u.terminator(exit_p).expect("found above");
+        *self.out.dfg.inst_mut(t) = InstData::Jump { dest: BlockCall { block: rblock[&dexit], args: vec![] } };
+        self.out.set_tag(t, Tag::Primal);
+        let edges = incoming_edges(u);
+        let mut primal_returns = Vec::new();
+        for &b in &dblocks {
+            self.cur = rblock[&b];
+            self.reverse_block(b, &seeds, &mut primal_returns)?;
+            // Back along the edge taken.
+            let params: Vec<Value> = u.dfg.block_params(b).to_vec();
+            let mut adjs = Vec::new();
+            for &p in &params {
+                adjs.push(self.take_adjoint(p));
+            }
+            if b == dentry {
+                self.emit(InstData::Jump { dest: BlockCall { block: fin, args: vec![] } }, &[]);
+                continue;
+            }
+            let es: Vec<_> = edges[&b].iter().filter(|e| dset.contains(&e.from)).collect();
+            let edge_targets: Vec<Block> = es.iter().map(|_| self.out.dfg.make_block()).collect();
+            match es.len() {
+                0 => return Err(AdError::new("internal error: unreachable differential block", u.deriv_span)),
+                1 => {
+                    self.emit(InstData::Jump { dest: BlockCall { block: edge_targets[0], args: vec![] } }, &[]);
+                }
+                n => {
+                    let first_read = u.dfg.block(b).insts.iter().copied().find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead));
+                    let idx = first_read.map(|i| self.p(u.dfg.inst_results(i)[0])).ok_or_else(|| AdError::new("internal error: no edge index", u.deriv_span))?;
+                    for (k, &e) in edge_targets.iter().enumerate().take(n - 1) {
+                        let kc = self.emit1(InstData::Const { value: Constant::I64(k as i64) }, Type::I64);
+                        let c = self.emit1(InstData::Cmp { cond: CmpCond::Eq, args: [idx, kc] }, Type::BOOL);
+                        let next = self.out.dfg.make_block();
+                        self.emit(InstData::Branch { cond: c, then_dest: BlockCall { block: e, args: vec![] }, else_dest: BlockCall { block: next, args: vec![] } }, &[]);
+                        self.out.layout.push(next);
+                        self.cur = next;
+                    }
+                    self.emit(InstData::Jump { dest: BlockCall { block: edge_targets[n - 1], args: vec![] } }, &[]);
+                }
+            }
+            for (e, &eb) in es.iter().zip(&edge_targets) {
+                self.out.layout.push(eb);
+                self.cur = eb;
+                for (&a, adj) in e.args.iter().zip(&adjs) {
+                    if let Some(adj) = adj {
+                        self.accumulate(a, *adj);
+                    }
+                }
+                self.emit(InstData::Jump { dest: BlockCall { block: rblock[&e.from], args: vec![] } }, &[]);
+            }
+        }
+        // The final block: primal results, then gradients.
+        self.cur = fin;
+        let mut rets = if ret == Activity::ActiveOnly { Vec::new() } else { primal_returns };
+        for g in grads {
+            let v = self.take_adjoint(g);
+            let v = match v {
+                Some(v) => v,
+                None => self.zero(self.ty(g)),
+            };
+            rets.push(v);
+        }
+        self.emit(InstData::Return { args: rets }, &[]);
+        Ok(())
+    }
+
+    /// The reverse of one differential block, up to its control flow.
+    fn reverse_block(&mut self, b: Block, seeds: &[Value], primal_returns: &mut Vec<Value>) -> Result<(), AdError> {
+        let u = self.u;
+        self.acc.clear();
+        self.map.clear();
+        let insts = u.dfg.block(b).insts.clone();
+        let reads: Vec<Inst> = insts.iter().copied().filter(|i| matches!(u.dfg.inst(*i), InstData::TapeRead)).collect();
+        for &i in reads.iter().rev() {
+            let r = u.dfg.inst_results(i)[0];
+            let v = self.emit1(InstData::TapePop, self.ty(r));
+            self.map.insert(r, v);
+        }
+        for &i in &insts {
+            if u.tag(i) == Tag::Primal && !matches!(u.dfg.inst(i), InstData::TapeRead) && !u.dfg.inst(i).is_terminator() {
+                let mut d = u.dfg.inst(i).clone();
+                d.map_args(|a| self.p(a));
+                let types: Vec<Type> = u.dfg.inst_results(i).iter().map(|r| self.ty(*r)).collect();
+                let vals = self.emit(d, &types);
+                for (r, v) in u.dfg.inst_results(i).iter().zip(vals) {
+                    self.map.insert(*r, v);
+                }
+            }
+        }
+        let term = *insts.last().expect("invariant: blocks end in a terminator");
+        if let InstData::Return { args } = u.dfg.inst(term) {
+            let mut k = 0;
+            for &a in args {
+                if self.kinds[a.index()] {
+                    if let Some(&s) = seeds.get(k) {
+                        self.accumulate(a, s);
+                    }
+                    k += 1;
+                } else {
+                    primal_returns.push(self.p(a));
+                }
+            }
+        }
+        for &i in insts.iter().rev() {
+            if u.tag(i) != Tag::Primal && !u.dfg.inst(i).is_terminator() {
+                self.span = u.span(i);
+                self.transpose_inst(i)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn transpose_inst(&mut self, i: Inst) -> Result<(), AdError> {
+        let u = self.u;
+        let data = u.dfg.inst(i).clone();
+        let results = u.dfg.inst_results(i).to_vec();
+        let adj = match (&data, results.first()) {
+            (InstData::Call { .. }, _) => None,
+            (_, Some(&r)) => self.take_adjoint(r),
+            _ => None,
+        };
+        let nonlinear = || AdError::new(format!("internal error: `{}` is not linear", adc_ir::print::fmt_inst_data(None, &data)), self.span);
+        match &data {
+            InstData::Const { .. } => (),
+            InstData::Unary { op: UnaryOp::Neg, arg } => {
+                if let Some(a) = adj {
+                    let ty = self.ty(*arg);
+                    let n = self.emit1(InstData::Unary { op: UnaryOp::Neg, arg: a }, ty);
+                    self.accumulate(*arg, n);
+                }
+            }
+            InstData::Binary { op, args } => {
+                let Some(a) = adj else { return Ok(()) };
+                let [x, y] = *args;
+                match op {
+                    BinaryOp::Add => {
+                        self.accumulate(x, a);
+                        self.accumulate(y, a);
+                    }
+                    BinaryOp::Sub => {
+                        self.accumulate(x, a);
+                        let n = self.emit1(InstData::Unary { op: UnaryOp::Neg, arg: a }, self.ty(y));
+                        self.accumulate(y, n);
+                    }
+                    BinaryOp::MulZ if !self.kinds[y.index()] => {
+                        let py = self.p(y);
+                        let s = self.bin(BinaryOp::MulZ, a, py);
+                        self.accumulate(x, s);
+                    }
+                    _ => return Err(nonlinear()),
+                }
+            }
+            InstData::Select { cond, args } => {
+                let Some(a) = adj else { return Ok(()) };
+                let c = self.p(*cond);
+                let ty = self.ty(args[0]);
+                let z = self.zero(ty);
+                let to_x = self.emit1(InstData::Select { cond: c, args: [a, z] }, ty);
+                let to_y = self.emit1(InstData::Select { cond: c, args: [z, a] }, ty);
+                self.accumulate(args[0], to_x);
+                self.accumulate(args[1], to_y);
+            }
+            InstData::Convert { arg } => {
+                if let Some(a) = adj {
+                    let c = self.emit1(InstData::Convert { arg: a }, self.ty(*arg));
+                    self.accumulate(*arg, c);
+                }
+            }
+            InstData::Load { array, index, checked } => {
+                if let Some(a) = adj {
+                    let (s, idx) = (self.p(*array), self.p(*index));
+                    let ty = Type::Scalar(self.ty(*array).elem());
+                    let old = self.emit1(InstData::Load { array: s, index: idx, checked: *checked }, ty);
+                    let new = self.bin(BinaryOp::Add, old, a);
+                    self.emit(InstData::Store { array: s, index: idx, value: new, checked: *checked }, &[]);
+                }
+            }
+            InstData::Store { array, index, value, checked } => {
+                let (s, idx) = (self.p(*array), self.p(*index));
+                let ty = Type::Scalar(self.ty(*array).elem());
+                let old = self.emit1(InstData::Load { array: s, index: idx, checked: *checked }, ty);
+                let z = self.zero(ty);
+                self.emit(InstData::Store { array: s, index: idx, value: z, checked: *checked }, &[]);
+                self.accumulate(*value, old);
+            }
+            InstData::RefLoad { ptr } => {
+                if let Some(a) = adj {
+                    let s = self.p(*ptr);
+                    let ty = Type::Scalar(self.ty(*ptr).elem());
+                    let old = self.emit1(InstData::RefLoad { ptr: s }, ty);
+                    let new = self.bin(BinaryOp::Add, old, a);
+                    self.emit(InstData::RefStore { ptr: s, value: new }, &[]);
+                }
+            }
+            InstData::RefStore { ptr, value } => {
+                let s = self.p(*ptr);
+                let ty = Type::Scalar(self.ty(*ptr).elem());
+                let old = self.emit1(InstData::RefLoad { ptr: s }, ty);
+                let z = self.zero(ty);
+                self.emit(InstData::RefStore { ptr: s, value: z }, &[]);
+                self.accumulate(*value, old);
+            }
+            InstData::ArrayFree { array } | InstData::DeferFree { array } => {
+                let s = self.p(*array);
+                self.emit(InstData::DeferFree { array: s }, &[]);
+            }
+            InstData::Call { func, args } => self.transpose_call(*func, args, &results)?,
+            _ => return Err(nonlinear()),
+        }
+        Ok(())
+    }
+
+    /// `(y, dy) = jvp_g(x, dx, ...)` becomes `dx += vjp_g(x, ..., adj(dy))`.
+    fn transpose_call(&mut self, jvp: FuncId, args: &[Value], results: &[Value]) -> Result<(), AdError> {
+        let span = self.span;
+        let src = jvp_source(self.module, jvp)
+            .ok_or_else(|| AdError::new("internal error: a differential call that is not a derivative call", span))?;
+        let g = self.module.func(src).clone();
+        let vjp = crate::ad::existing_derivative(self.module, src)
+            .ok_or_else(|| AdError::new(format!("internal error: no reverse derivative of `{}`", g.name), span))?;
+        let mut vargs = Vec::new();
+        let mut grad_targets = Vec::new();
+        let mut k = 0;
+        for p in &g.params {
+            vargs.push(self.p(args[k]));
+            k += 1;
+            if adc_ir::ad::is_differentiable(p.ty) {
+                let t = args[k];
+                k += 1;
+                match p.ty {
+                    Type::Scalar(_) => grad_targets.push(t),
+                    _ => vargs.push(self.p(t)),
+                }
+            }
+        }
+        let n_primal = g.returns.len();
+        for &r in &results[n_primal..] {
+            let a = match self.take_adjoint(r) {
+                Some(a) => a,
+                None => self.zero(self.ty(r)),
+            };
+            vargs.push(a);
+        }
+        let types: Vec<Type> = grad_targets.iter().map(|t| self.ty(*t)).collect();
+        let grads = self.emit(InstData::Call { func: vjp, args: vargs }, &types);
+        for (t, gv) in grad_targets.into_iter().zip(grads) {
+            self.accumulate(t, gv);
+        }
+        Ok(())
+    }
 }

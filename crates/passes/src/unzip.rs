@@ -1,6 +1,472 @@
-//! `unzip`: placeholder.
-use crate::ad::AdError;
-use adc_ir::Function;
-pub fn run(_func: &mut Function) -> Result<(), AdError> {
+//! `unzip`: splits a linearized reverse request into a primal part and a
+//! differential part that replays the same control flow.
+//!
+//! Assumes: `func` is the output of `linearize` (+ `propagate`) for a
+//! reverse request.
+//! Guarantees (check with `adc ir --after unzip`):
+//! - All returns go through one exit block. The primal part is the source's
+//!   CFG with the primal instructions only; a call of a derivative becomes
+//!   the primal call, after copies of the arguments the callee may change
+//!   (writable arrays are `copy`'d, references `rload`'d).
+//! - The primal exit ends in the only `mixed` jump, to the differential
+//!   entry. The differential part is the CFG again (`block` for `block`,
+//!   in the same order, with the same edges), holding the `diff`
+//!   instructions and the derivative calls, and branching on the same
+//!   conditions.
+//! - Primal values the differential part needs reach it directly when they
+//!   are defined once per call (a block outside every loop that dominates
+//!   the exit); all others are pushed on the tape at the end of their
+//!   primal block and read back (`tape.read`) at the start of the block's
+//!   differential twin, in push order. So values of loop iterations are
+//!   kept per iteration, and the tape follows the actual trip count.
+//! - A block with several predecessors gets an `i64` parameter in the
+//!   primal part, the index of the edge taken (in `incoming_edges` order);
+//!   it is the first value taped for the block, and `transpose` pops it to
+//!   find its way back.
+//! The result runs (forward replay): it computes the same as the
+//! linearized function.
+
+use crate::ad::{diff_values, jvp_source, AdError};
+use crate::util::incoming_edges;
+use adc_ir::verify::{dominates, dominators};
+use adc_ir::{
+    Block, BlockCall, Constant, FuncId, Function, Inst, InstData, Module, ParamMode, Tag, Type,
+    Value, ValueDef,
+};
+use std::collections::BTreeMap;
+
+pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
+    let mut g = module.func(id).clone();
+    single_exit(&mut g);
+    let kinds = diff_values(module, &g);
+    let out = Unzipper::new(module, &g, kinds).build()?;
+    *module.func_mut(id) = out;
     Ok(())
+}
+
+/// Every `return` becomes a jump to one new exit block.
+fn single_exit(g: &mut Function) {
+    let exit = g.dfg.make_block();
+    let params: Vec<Value> = g
+        .returns
+        .clone()
+        .into_iter()
+        .map(|t| g.dfg.append_block_param(exit, t))
+        .collect();
+    for b in g.layout.clone() {
+        if let Some(t) = g.terminator(b) {
+            if let InstData::Return { args } = g.dfg.inst(t).clone() {
+                *g.dfg.inst_mut(t) = InstData::Jump {
+                    dest: BlockCall { block: exit, args },
+                };
+            }
+        }
+    }
+    g.layout.push(exit);
+    let r = g.append_inst(exit, InstData::Return { args: params }, &[], adc_ir::Span::UNDEFINED);
+    g.set_tag(r, Tag::Mixed);
+}
+
+struct Unzipper<'a> {
+    module: &'a Module,
+    g: &'a Function,
+    kinds: Vec<bool>,
+    out: Function,
+    pblock: BTreeMap<Block, Block>,
+    dblock: BTreeMap<Block, Block>,
+    /// G value -> its primal-part value.
+    pmap: Vec<Option<Value>>,
+    /// G diff value -> its differential-part value.
+    dmap: Vec<Option<Value>>,
+    /// Block of G that defines each primal-part value.
+    def_block: BTreeMap<Value, Block>,
+    once: BTreeMap<Block, bool>,
+    preds: BTreeMap<Block, usize>,
+}
+
+impl<'a> Unzipper<'a> {
+    fn new(module: &'a Module, g: &'a Function, kinds: Vec<bool>) -> Self {
+        let mut out = Function::new(g.name.clone(), g.params.clone(), g.returns.clone(), g.linkage);
+        out.deriv = g.deriv.clone();
+        out.deriv_span = g.deriv_span;
+        let (_, idom) = dominators(g);
+        let exit = *g.layout.last().expect("invariant: single_exit added a block");
+        let once = g
+            .layout
+            .iter()
+            .map(|&b| (b, dominates(&idom, b, exit) && !in_cycle(g, b)))
+            .collect();
+        let preds = incoming_edges(g).into_iter().map(|(b, e)| (b, e.len())).collect();
+        Unzipper {
+            module,
+            g,
+            kinds,
+            out,
+            pblock: BTreeMap::new(),
+            dblock: BTreeMap::new(),
+            pmap: vec![None; g.dfg.num_values()],
+            dmap: vec![None; g.dfg.num_values()],
+            def_block: BTreeMap::new(),
+            once,
+            preds,
+        }
+    }
+
+    fn is_diff(&self, v: Value) -> bool {
+        self.kinds[v.index()]
+    }
+
+    fn emit(&mut self, b: Block, data: InstData, types: &[Type], tag: Tag, span: adc_ir::Span) -> Vec<Value> {
+        let inst = self.out.append_inst(b, data, types, span);
+        self.out.set_tag(inst, tag);
+        self.out.dfg.inst_results(inst).to_vec()
+    }
+
+    fn p(&self, v: Value) -> Value {
+        self.pmap[v.index()].expect("invariant: primal values are defined before use")
+    }
+
+    fn build(mut self) -> Result<Function, AdError> {
+        let g = self.g;
+        for &b in &g.layout {
+            let pb = self.out.dfg.make_block();
+            self.out.layout.push(pb);
+            self.pblock.insert(b, pb);
+        }
+        for &b in &g.layout {
+            let db = self.out.dfg.make_block();
+            self.out.layout.push(db);
+            self.dblock.insert(b, db);
+        }
+        // Parameters: the entry keeps the signature; other primal blocks
+        // their primal parameters plus the edge index; differential blocks
+        // their differential parameters.
+        let entry = g.layout[0];
+        for (k, &v) in g.dfg.block_params(entry).iter().enumerate() {
+            let nv = self.out.dfg.append_block_param(self.pblock[&entry], g.dfg.value_type(v));
+            let _ = k;
+            if self.is_diff(v) {
+                self.dmap[v.index()] = Some(nv);
+            } else {
+                self.pmap[v.index()] = Some(nv);
+                self.def_block.insert(nv, entry);
+            }
+        }
+        let mut edge_index: BTreeMap<Block, Value> = BTreeMap::new();
+        for &b in &g.layout[1..] {
+            for &v in g.dfg.block_params(b) {
+                let ty = g.dfg.value_type(v);
+                if self.is_diff(v) {
+                    self.dmap[v.index()] = Some(self.out.dfg.append_block_param(self.dblock[&b], ty));
+                } else {
+                    let nv = self.out.dfg.append_block_param(self.pblock[&b], ty);
+                    self.pmap[v.index()] = Some(nv);
+                    self.def_block.insert(nv, b);
+                }
+            }
+            if self.preds[&b] > 1 {
+                let nv = self.out.dfg.append_block_param(self.pblock[&b], Type::I64);
+                self.def_block.insert(nv, b);
+                edge_index.insert(b, nv);
+            }
+        }
+        // Edge numbering, in `incoming_edges` order.
+        let mut edge_no: BTreeMap<(Block, Block, usize), i64> = BTreeMap::new();
+        for (target, edges) in incoming_edges(g) {
+            for (k, e) in edges.iter().enumerate() {
+                let nth = edges[..k].iter().filter(|x| x.from == e.from).count();
+                edge_no.insert((e.from, target, nth), k as i64);
+            }
+        }
+        for &b in &g.layout {
+            self.block(b, edge_index.get(&b).copied(), &edge_no)?;
+        }
+        Ok(self.out)
+    }
+
+    /// Whether a primal-part value is available in every differential block.
+    fn direct(&self, v: Value) -> bool {
+        self.def_block.get(&v).is_some_and(|b| self.once[b])
+    }
+
+    fn block(&mut self, b: Block, edge_index: Option<Value>, edge_no: &BTreeMap<(Block, Block, usize), i64>) -> Result<(), AdError> {
+        let g = self.g;
+        let (pb, db) = (self.pblock[&b], self.dblock[&b]);
+        // The differential twin's instructions, with primal operands as
+        // primal-part values (resolved to tape reads below).
+        let mut needs: Vec<Value> = Vec::new();
+        if let Some(e) = edge_index {
+            needs.push(e);
+        }
+        let mut deferred: Vec<(Inst, Vec<Value>)> = Vec::new();
+        let insts = g.dfg.block(b).insts.clone();
+        let (body, term) = insts.split_at(insts.len() - 1);
+        let term = term[0];
+        for &inst in body {
+            let data = g.dfg.inst(inst).clone();
+            let span = g.span(inst);
+            match (g.tag(inst), &data) {
+                (Tag::Mixed, InstData::Call { func, args }) => {
+                    let snaps = self.split_call(b, inst, *func, args)?;
+                    for (a, s) in args.iter().zip(&snaps) {
+                        if !self.kinds[a.index()] {
+                            needs.push(*s);
+                        }
+                    }
+                    deferred.push((inst, snaps));
+                }
+                (Tag::Diff, _) | (Tag::Mixed, _) => {
+                    data.for_each_arg(|a| {
+                        if !self.kinds[a.index()] {
+                            needs.push(self.p(a));
+                        }
+                    });
+                    deferred.push((inst, Vec::new()));
+                }
+                _ => {
+                    let mut d = data.clone();
+                    d.map_args(|a| self.p(a));
+                    let types: Vec<Type> = g.dfg.inst_results(inst).iter().map(|r| g.dfg.value_type(*r)).collect();
+                    let vals = self.emit(pb, d, &types, Tag::Primal, span);
+                    for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
+                        self.pmap[r.index()] = Some(v);
+                        self.def_block.insert(v, b);
+                    }
+                }
+            }
+        }
+        let tdata = g.dfg.inst(term).clone();
+        if let InstData::Branch { cond, .. } = &tdata {
+            needs.push(self.p(*cond));
+        }
+        if let InstData::Return { args } = &tdata {
+            needs.extend(args.iter().filter(|a| !self.kinds[a.index()]).map(|a| self.p(*a)));
+        }
+        let mut seen = Vec::new();
+        needs.retain(|v| !seen.contains(v) && {
+            seen.push(*v);
+            true
+        });
+        // Constants are made again in the differential block, not taped.
+        let mut local: BTreeMap<Value, Value> = BTreeMap::new();
+        for &v in &needs {
+            if let ValueDef::Result(i, _) = self.out.dfg.value_def(v) {
+                if let InstData::Const { value } = self.out.dfg.inst(i).clone() {
+                    if !self.direct(v) {
+                        let c = self.emit(db, InstData::Const { value }, &[Type::Scalar(value.ty())], Tag::Primal, g.span(term));
+                        local.insert(v, c[0]);
+                    }
+                }
+            }
+        }
+        let taped: Vec<Value> = needs
+            .iter()
+            .copied()
+            .filter(|v| Some(*v) == edge_index || (!self.direct(*v) && !local.contains_key(v)))
+            .collect();
+        let span = g.span(term);
+        for &v in &taped {
+            self.emit(pb, InstData::TapePush { value: v }, &[], Tag::Primal, span);
+        }
+        // Primal terminator.
+        match &tdata {
+            InstData::Return { .. } => {
+                let dentry = self.dblock[&g.layout[0]];
+                self.emit(pb, InstData::Jump { dest: BlockCall { block: dentry, args: vec![] } }, &[], Tag::Mixed, span);
+            }
+            _ => {
+                let mut d = tdata.clone();
+                // Edge indices for targets with several predecessors.
+                let mut counts: BTreeMap<Block, usize> = BTreeMap::new();
+                let mut extra = Vec::new();
+                for call in tdata.successors() {
+                    let nth = counts.entry(call.block).or_default();
+                    let k = edge_no[&(b, call.block, *nth)];
+                    *nth += 1;
+                    extra.push(if self.preds[&call.block] > 1 {
+                        let c = InstData::Const { value: Constant::I64(k) };
+                        Some(self.emit(pb, c, &[Type::I64], Tag::Primal, span)[0])
+                    } else {
+                        None
+                    });
+                }
+                for (call, k) in d.successors_mut().into_iter().zip(extra) {
+                    call.args.retain(|a| !self.kinds[a.index()]);
+                    for a in call.args.iter_mut() {
+                        *a = self.pmap[a.index()].expect("invariant: primal arguments are defined");
+                    }
+                    call.args.extend(k);
+                    call.block = self.pblock[&call.block];
+                }
+                if let InstData::Branch { cond, .. } = &mut d {
+                    *cond = self.p(*cond);
+                }
+                self.emit(pb, d, &[], Tag::Primal, span);
+            }
+        }
+        // Differential twin: tape reads, then the deferred instructions.
+        for &v in &taped {
+            let ty = self.out.dfg.value_type(v);
+            let r = self.emit(db, InstData::TapeRead, &[ty], Tag::Primal, span)[0];
+            local.insert(v, r);
+        }
+        for (inst, snaps) in deferred {
+            self.diff_inst(db, inst, &snaps, &local);
+        }
+        // Differential terminator: same condition, differential arguments.
+        let mut d = tdata.clone();
+        let resolve = |s: &Self, a: Value| -> Value {
+            if s.kinds[a.index()] {
+                s.dmap[a.index()].expect("diff defined")
+            } else {
+                let pv = s.p(a);
+                local.get(&pv).copied().unwrap_or(pv)
+            }
+        };
+        match &mut d {
+            InstData::Return { args } => {
+                for a in args.iter_mut() {
+                    *a = resolve(self, *a);
+                }
+            }
+            _ => {
+                for call in d.successors_mut() {
+                    call.args.retain(|a| self.kinds[a.index()]);
+                    for a in call.args.iter_mut() {
+                        *a = resolve(self, *a);
+                    }
+                    call.block = self.dblock[&call.block];
+                }
+                if let InstData::Branch { cond, .. } = &mut d {
+                    *cond = resolve(self, *cond);
+                }
+            }
+        }
+        let tag = if matches!(d, InstData::Return { .. }) { Tag::Mixed } else { Tag::Diff };
+        self.emit(db, d, &[], tag, span);
+        Ok(())
+    }
+
+    /// The primal half of a derivative call: copies of what the callee may
+    /// change, then the call of the source function. Returns, per argument
+    /// of the derivative call, the value its differential half passes
+    /// (primal-part values for primal arguments).
+    fn split_call(&mut self, b: Block, inst: Inst, jvp: FuncId, args: &[Value]) -> Result<Vec<Value>, AdError> {
+        let g = self.g;
+        let pb = self.pblock[&b];
+        let span = g.span(inst);
+        let src = jvp_source(self.module, jvp)
+            .ok_or_else(|| AdError::new("internal error: a mixed call that is not a derivative call", span))?;
+        let callee = self.module.func(src);
+        let mut primal_args = Vec::new();
+        let mut snaps = Vec::new();
+        let mut k = 0;
+        for p in &callee.params {
+            let a = args[k];
+            let pa = self.p(a);
+            primal_args.push(pa);
+            let snap = match (p.ty, p.mode) {
+                (Type::Array(_), _) if !self.read_only(a) => {
+                    self.emit(pb, InstData::ArrayCopy { array: pa }, &[p.ty], Tag::Primal, span)[0]
+                }
+                (Type::Ref(e), _) => self.emit(pb, InstData::RefLoad { ptr: pa }, &[Type::Scalar(e)], Tag::Primal, span)[0],
+                _ => pa,
+            };
+            snaps.push(snap);
+            k += 1;
+            if adc_ir::ad::is_differentiable(p.ty) {
+                let t = args[k];
+                snaps.push(if self.kinds[t.index()] { t } else { self.p(t) });
+                k += 1;
+            }
+        }
+        let vals = self.emit_call(pb, src, primal_args, &callee.returns.clone(), span);
+        for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
+            self.pmap[r.index()] = Some(v);
+            self.def_block.insert(v, b);
+        }
+        Ok(snaps)
+    }
+
+    fn emit_call(&mut self, pb: Block, func: FuncId, args: Vec<Value>, returns: &[Type], span: adc_ir::Span) -> Vec<Value> {
+        self.emit(pb, InstData::Call { func, args }, returns, Tag::Primal, span)
+    }
+
+    /// A read-only array parameter of the function: nobody writes it.
+    fn read_only(&self, a: Value) -> bool {
+        let g = self.g;
+        match g.dfg.value_def(a) {
+            ValueDef::Param(b, i) if b == g.layout[0] => g.params[i as usize].mode == ParamMode::In,
+            _ => false,
+        }
+    }
+
+    /// Emits a differential instruction in the twin block.
+    fn diff_inst(&mut self, db: Block, inst: Inst, snaps: &[Value], local: &BTreeMap<Value, Value>) {
+        let g = self.g;
+        let span = g.span(inst);
+        let mut data = g.dfg.inst(inst).clone();
+        let types: Vec<Type> = g.dfg.inst_results(inst).iter().map(|r| g.dfg.value_type(*r)).collect();
+        let tag = g.tag(inst);
+        let mut free_after = Vec::new();
+        if let (InstData::Call { args, .. }, false) = (&mut data, snaps.is_empty()) {
+            let mut new_args = Vec::new();
+            for (&orig, &s) in args.iter().zip(snaps) {
+                if self.kinds[orig.index()] {
+                    new_args.push(self.dmap[orig.index()].expect("diff arg defined"));
+                    continue;
+                }
+                let v = local.get(&s).copied().unwrap_or(s);
+                let ty = self.out.dfg.value_type(v);
+                let pty = g.dfg.value_type(orig);
+                match (pty, ty) {
+                    (Type::Ref(e), Type::Scalar(_)) => {
+                        // A fresh reference holding the value before the call.
+                        let slot = self.emit(db, InstData::Slot, &[Type::Ref(e)], Tag::Primal, span)[0];
+                        self.emit(db, InstData::RefStore { ptr: slot, value: v }, &[], Tag::Primal, span);
+                        new_args.push(slot);
+                    }
+                    (Type::Array(_), _) if s != self.p(orig) => {
+                        free_after.push(v);
+                        new_args.push(v);
+                    }
+                    _ => new_args.push(v),
+                }
+            }
+            *args = new_args;
+        } else {
+            data.map_args(|a| {
+                if self.kinds[a.index()] {
+                    self.dmap[a.index()].expect("diff operand defined")
+                } else {
+                    let pv = self.p(a);
+                    local.get(&pv).copied().unwrap_or(pv)
+                }
+            });
+        }
+        let vals = self.emit(db, data, &types, tag, span);
+        for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
+            if self.kinds[r.index()] {
+                self.dmap[r.index()] = Some(v);
+            }
+        }
+        for a in free_after {
+            self.emit(db, InstData::ArrayFree { array: a }, &[], Tag::Diff, span);
+        }
+    }
+}
+
+/// True when `b` lies on a cycle of the CFG.
+fn in_cycle(g: &Function, b: Block) -> bool {
+    let mut seen = vec![false; g.dfg.num_blocks()];
+    let mut stack = g.successors(b);
+    while let Some(x) = stack.pop() {
+        if x == b {
+            return true;
+        }
+        if !std::mem::replace(&mut seen[x.index()], true) {
+            stack.extend(g.successors(x));
+        }
+    }
+    false
 }
