@@ -155,6 +155,31 @@ pub fn compile_jit(
         .map_err(|e| codegen_failure(e, path, source, color))
 }
 
+/// Why `adc run --grad/--tangent` stopped before calling anything.
+#[derive(Debug)]
+pub enum RequestFailure {
+    Compile(Failure),
+    Usage(String),
+}
+
+/// Like `compile_jit`, after adding the derivative `req` of `entry`.
+/// Returns the module, the entry's IR signature and the generated name.
+pub fn compile_jit_request(
+    path: &str,
+    source: &str,
+    color: bool,
+    entry: &str,
+    req: &crate::derivs::Request,
+) -> Result<(adc_codegen::JitModule, adc_ir::Function, String), RequestFailure> {
+    let mut module = load(path, source, color).map_err(RequestFailure::Compile)?;
+    let name = crate::derivs::add_request(&mut module, entry, req).map_err(RequestFailure::Usage)?;
+    let src = module.func(module.find(entry).expect("add_request found it")).clone();
+    run_stages_for(&mut module, Stage::Final, path, source, color).map_err(RequestFailure::Compile)?;
+    let jit = adc_codegen::jit(&module, &locator(path, source), &[])
+        .map_err(|e| RequestFailure::Compile(codegen_failure(e, path, source, color)))?;
+    Ok((jit, src, name))
+}
+
 /// Source text to an object file and its C header.
 pub fn compile_object(
     path: &str,

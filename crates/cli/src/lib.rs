@@ -13,6 +13,7 @@
 //! assert_eq!(result, vec![adc::Constant::F64(25.0)]);
 //! ```
 
+pub mod derivs;
 pub mod driver;
 pub mod json;
 

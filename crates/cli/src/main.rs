@@ -65,6 +65,82 @@ fn read(file: &str) -> Result<String, ExitCode> {
     std::fs::read_to_string(file).map_err(|e| usage_error(&format!("cannot read `{file}`: {e}")))
 }
 
+/// `adc run --grad` / `--tangent`.
+#[allow(clippy::too_many_arguments)]
+fn run_derivative(
+    file: &str,
+    source: &str,
+    color: bool,
+    entry: &str,
+    args: Option<&str>,
+    grad: bool,
+    tangent: Option<&str>,
+    json: bool,
+) -> ExitCode {
+    use adc::derivs::{derivative_args, gradient_json, Request};
+    let req = match tangent {
+        Some(text) if !grad => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::Array(ts)) => Request::Tangent(ts),
+            _ => return usage_error("`--tangent` must be a JSON array"),
+        },
+        _ => Request::Grad,
+    };
+    let (jit, src, name) = match driver::compile_jit_request(file, source, color, entry, &req) {
+        Ok(x) => x,
+        Err(driver::RequestFailure::Compile(f)) => {
+            eprint!("{f}");
+            return ExitCode::from(1);
+        }
+        Err(driver::RequestFailure::Usage(m)) => return usage_error(&m),
+    };
+    let primal = match (args, src.params.is_empty()) {
+        (Some(text), _) => match json::args_from_json(text, &src.params) {
+            Ok(v) => v,
+            Err(msg) => return usage_error(&msg),
+        },
+        (None, true) => Vec::new(),
+        (None, false) => {
+            return usage_error(&format!(
+                "`{entry}` takes {} arguments: pass them with `--args`",
+                src.params.len()
+            ))
+        }
+    };
+    let (mut dargs, shadow_at) = match derivative_args(&src, &primal, &req) {
+        Ok(x) => x,
+        Err(m) => return usage_error(&m),
+    };
+    let results = match jit.call(&name, &mut dargs) {
+        Ok(r) => r,
+        Err(adc::CallError::Runtime(msg)) => {
+            eprintln!("runtime error: {msg}");
+            return ExitCode::from(3);
+        }
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    let n_primal = src.returns.len().min(results.len());
+    let result_text = json::result_json(&results[..n_primal]);
+    let extra = &results[n_primal..];
+    let arg_texts: Vec<String> = dargs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !shadow_at.contains(&Some(*i)) && *i < dargs.len() - usize::from(grad))
+        .map(|(_, a)| json::arg_json(a))
+        .collect();
+    let deriv = if grad {
+        format!("\"gradient\": {}", gradient_json(&src, &dargs, &shadow_at, extra))
+    } else {
+        format!("\"tangent\": {}", json::result_json(extra))
+    };
+    if json {
+        println!("{{\"result\": {result_text}, \"args\": [{}], {deriv}}}", arg_texts.join(", "));
+    } else {
+        println!("{result_text}");
+        println!("{deriv}");
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let color = std::io::stderr().is_terminal();
@@ -94,6 +170,9 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(c) => return c,
             };
+            if grad || tangent.is_some() {
+                return run_derivative(&file, &source, color, &entry, args.as_deref(), grad, tangent.as_deref(), json);
+            }
             let jit = match driver::compile_jit(&file, &source, color) {
                 Ok(j) => j,
                 Err(f) => {
@@ -101,10 +180,6 @@ fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            if grad || tangent.is_some() {
-                eprintln!("error: derivatives are not generated yet (`--grad` and `--tangent` are not available)");
-                return ExitCode::from(1);
-            }
             let Some(func) = jit.function(&entry) else {
                 return usage_error(&format!("no function `{entry}` to run"));
             };

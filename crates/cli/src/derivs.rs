@@ -1,0 +1,135 @@
+//! `adc run --grad` and `--tangent` (LANGUAGE.md §6): a derivative request
+//! for the entry, added to the module before the pipeline runs, and the
+//! arguments and JSON around its call.
+
+use adc_codegen::{ArgValue, ArrayValue};
+use adc_ir::ad::{default_activity, spec_signature};
+use adc_ir::{Activity, AdMode, Constant, DerivSpec, Function, Linkage, Module, Type};
+use serde_json::Value as Json;
+
+/// Name of the function `--grad` / `--tangent` generate and call.
+pub const GRAD_ENTRY: &str = "__adc_cli_grad";
+pub const TANGENT_ENTRY: &str = "__adc_cli_tangent";
+
+/// What the command line asked to differentiate.
+#[derive(Clone, Debug)]
+pub enum Request {
+    Grad,
+    /// One tangent per parameter (`Json::Null` for none).
+    Tangent(Vec<Json>),
+}
+
+/// Adds the request for `entry` to `module`; the error is a usage error.
+pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<String, String> {
+    let id = module
+        .find(entry)
+        .ok_or_else(|| format!("no function `{entry}` to run"))?;
+    let src = module.func(id);
+    let float_ret = matches!(src.returns.as_slice(), [t] if t.elem().is_float());
+    let (name, spec) = match req {
+        Request::Grad => {
+            if !float_ret {
+                return Err(format!("`--grad` needs an entry that returns `float` or `double`; `{entry}` does not"));
+            }
+            let params = src.params.iter().map(|p| default_activity(p, AdMode::Reverse)).collect();
+            (GRAD_ENTRY, DerivSpec { mode: AdMode::Reverse, of: entry.into(), params, ret: Activity::Active })
+        }
+        Request::Tangent(ts) => {
+            if ts.len() != src.params.len() {
+                return Err(format!(
+                    "`--tangent` has {} values, but `{entry}` takes {}",
+                    ts.len(),
+                    src.params.len()
+                ));
+            }
+            let mut params = Vec::new();
+            for (p, t) in src.params.iter().zip(ts) {
+                if t.is_null() {
+                    params.push(Activity::Const);
+                } else if adc_ir::ad::is_differentiable(p.ty) {
+                    params.push(Activity::Dual);
+                } else {
+                    return Err(format!("`--tangent`: parameter `{}` has no derivative; pass `null`", p.name));
+                }
+            }
+            let ret = if float_ret { Activity::Dual } else { Activity::Const };
+            (TANGENT_ENTRY, DerivSpec { mode: AdMode::Forward, of: entry.into(), params, ret })
+        }
+    };
+    let (params, returns) = spec_signature(src, &spec);
+    let mut f = Function::new(name, params, returns, Linkage::Export);
+    f.deriv = Some(spec);
+    module.push(f);
+    Ok(name.to_string())
+}
+
+fn zero_like(a: &ArgValue) -> ArgValue {
+    match a {
+        ArgValue::Scalar(c) => ArgValue::Scalar(Constant::zero(c.ty())),
+        ArgValue::Array(ArrayValue::F32(v)) => ArgValue::Array(ArrayValue::F32(vec![0.0; v.len()])),
+        ArgValue::Array(ArrayValue::F64(v)) => ArgValue::Array(ArrayValue::F64(vec![0.0; v.len()])),
+        other => other.clone(),
+    }
+}
+
+/// The generated function's arguments: primal values, zero shadows (and
+/// seed 1) for `--grad`, the given tangents for `--tangent`. Returns the
+/// arguments and, per entry parameter, the index of its shadow or tangent.
+pub fn derivative_args(
+    src: &Function,
+    primal: &[ArgValue],
+    req: &Request,
+) -> Result<(Vec<ArgValue>, Vec<Option<usize>>), String> {
+    let mut args = Vec::new();
+    let mut shadow_at = Vec::new();
+    for (k, (p, a)) in src.params.iter().zip(primal).enumerate() {
+        args.push(a.clone());
+        let d = match req {
+            Request::Grad => match (adc_ir::ad::is_differentiable(p.ty), p.ty) {
+                (true, Type::Array(_) | Type::Ref(_)) => Some(zero_like(a)),
+                _ => None,
+            },
+            Request::Tangent(ts) if ts[k].is_null() => None,
+            Request::Tangent(ts) => {
+                let text = ts[k].to_string();
+                let parsed = crate::json::args_from_json(&format!("[{text}]"), std::slice::from_ref(p))
+                    .map_err(|e| format!("`--tangent`: {e}"))?;
+                let t = parsed.into_iter().next().expect("one value parsed");
+                if let (ArgValue::Array(x), ArgValue::Array(y)) = (a, &t) {
+                    if x.len() != y.len() {
+                        return Err(format!("`--tangent`: the tangent of `{}` has {} elements, the argument {}", p.name, y.len(), x.len()));
+                    }
+                }
+                Some(t)
+            }
+        };
+        shadow_at.push(d.as_ref().map(|_| args.len()));
+        args.extend(d);
+    }
+    if let (Request::Grad, [t]) = (req, src.returns.as_slice()) {
+        args.push(ArgValue::Scalar(match t.elem() {
+            adc_ir::ScalarType::F32 => Constant::F32(1.0),
+            _ => Constant::F64(1.0),
+        }));
+    }
+    Ok((args, shadow_at))
+}
+
+/// The `gradient` array of §6: per parameter a number (returned gradient),
+/// an array or number (shadow after the call), or `null`.
+pub fn gradient_json(src: &Function, args: &[ArgValue], shadow_at: &[Option<usize>], grads: &[Constant]) -> String {
+    let mut next_grad = grads.iter();
+    let items: Vec<String> = src
+        .params
+        .iter()
+        .zip(shadow_at)
+        .map(|(p, at)| match (p.ty, at) {
+            (Type::Scalar(s), _) if s.is_float() => {
+                next_grad.next().map_or("null".into(), |g| crate::json::scalar_json(*g))
+            }
+            (_, Some(i)) => crate::json::arg_json(&args[*i]),
+            _ => "null".into(),
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
