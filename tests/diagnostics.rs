@@ -10,7 +10,10 @@ fn invalid_programs_are_reported() {
     for path in files {
         let name = support::name(&path);
         let source = support::read(&path);
-        let failure = match adc::driver::frontend(&name, &source, false) {
+        let compiled = adc::driver::frontend(&name, &source, false).and_then(|mut m| {
+            adc::driver::run_stages_for(&mut m, adc::Stage::Final, &name, &source, false)
+        });
+        let failure = match compiled {
             Ok(_) => panic!("{name}: should not compile"),
             Err(f) => f,
         };

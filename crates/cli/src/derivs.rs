@@ -29,10 +29,24 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
     let (name, spec) = match req {
         Request::Grad => {
             if !float_ret {
-                return Err(format!("`--grad` needs an entry that returns `float` or `double`; `{entry}` does not"));
+                return Err(format!(
+                    "`--grad` needs an entry that returns `float` or `double`; `{entry}` does not"
+                ));
             }
-            let params = src.params.iter().map(|p| default_activity(p, AdMode::Reverse)).collect();
-            (GRAD_ENTRY, DerivSpec { mode: AdMode::Reverse, of: entry.into(), params, ret: Activity::Active })
+            let params = src
+                .params
+                .iter()
+                .map(|p| default_activity(p, AdMode::Reverse))
+                .collect();
+            (
+                GRAD_ENTRY,
+                DerivSpec {
+                    mode: AdMode::Reverse,
+                    of: entry.into(),
+                    params,
+                    ret: Activity::Active,
+                },
+            )
         }
         Request::Tangent(ts) => {
             if ts.len() != src.params.len() {
@@ -49,11 +63,26 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                 } else if adc_ir::ad::is_differentiable(p.ty) {
                     params.push(Activity::Dual);
                 } else {
-                    return Err(format!("`--tangent`: parameter `{}` has no derivative; pass `null`", p.name));
+                    return Err(format!(
+                        "`--tangent`: parameter `{}` has no derivative; pass `null`",
+                        p.name
+                    ));
                 }
             }
-            let ret = if float_ret { Activity::Dual } else { Activity::Const };
-            (TANGENT_ENTRY, DerivSpec { mode: AdMode::Forward, of: entry.into(), params, ret })
+            let ret = if float_ret {
+                Activity::Dual
+            } else {
+                Activity::Const
+            };
+            (
+                TANGENT_ENTRY,
+                DerivSpec {
+                    mode: AdMode::Forward,
+                    of: entry.into(),
+                    params,
+                    ret,
+                },
+            )
         }
     };
     let (params, returns) = spec_signature(src, &spec);
@@ -92,12 +121,18 @@ pub fn derivative_args(
             Request::Tangent(ts) if ts[k].is_null() => None,
             Request::Tangent(ts) => {
                 let text = ts[k].to_string();
-                let parsed = crate::json::args_from_json(&format!("[{text}]"), std::slice::from_ref(p))
-                    .map_err(|e| format!("`--tangent`: {e}"))?;
+                let parsed =
+                    crate::json::args_from_json(&format!("[{text}]"), std::slice::from_ref(p))
+                        .map_err(|e| format!("`--tangent`: {e}"))?;
                 let t = parsed.into_iter().next().expect("one value parsed");
                 if let (ArgValue::Array(x), ArgValue::Array(y)) = (a, &t) {
                     if x.len() != y.len() {
-                        return Err(format!("`--tangent`: the tangent of `{}` has {} elements, the argument {}", p.name, y.len(), x.len()));
+                        return Err(format!(
+                            "`--tangent`: the tangent of `{}` has {} elements, the argument {}",
+                            p.name,
+                            y.len(),
+                            x.len()
+                        ));
                     }
                 }
                 Some(t)
@@ -117,16 +152,21 @@ pub fn derivative_args(
 
 /// The `gradient` array of §6: per parameter a number (returned gradient),
 /// an array or number (shadow after the call), or `null`.
-pub fn gradient_json(src: &Function, args: &[ArgValue], shadow_at: &[Option<usize>], grads: &[Constant]) -> String {
+pub fn gradient_json(
+    src: &Function,
+    args: &[ArgValue],
+    shadow_at: &[Option<usize>],
+    grads: &[Constant],
+) -> String {
     let mut next_grad = grads.iter();
     let items: Vec<String> = src
         .params
         .iter()
         .zip(shadow_at)
         .map(|(p, at)| match (p.ty, at) {
-            (Type::Scalar(s), _) if s.is_float() => {
-                next_grad.next().map_or("null".into(), |g| crate::json::scalar_json(*g))
-            }
+            (Type::Scalar(s), _) if s.is_float() => next_grad
+                .next()
+                .map_or("null".into(), |g| crate::json::scalar_json(*g)),
             (_, Some(i)) => crate::json::arg_json(&args[*i]),
             _ => "null".into(),
         })

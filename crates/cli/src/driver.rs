@@ -98,7 +98,9 @@ pub fn run_stages(module: &mut Module, stage: Stage) -> Result<(), adc_passes::a
     if cfg!(debug_assertions) {
         if let Err(e) = adc_ir::verify(module) {
             return Err(adc_passes::ad::AdError::new(
-                format!("internal compiler error: IR after `{stage:?}` does not verify:\n{e}\n{module}"),
+                format!(
+                    "internal compiler error: IR after `{stage:?}` does not verify:\n{e}\n{module}"
+                ),
                 Span::UNDEFINED,
             ));
         }
@@ -118,8 +120,17 @@ pub fn run_stages_for(
     color: bool,
 ) -> Result<(), Failure> {
     run_stages(module, stage).map_err(|e| {
-        let code = if e.message.starts_with("internal") { "E0999" } else { "E0401" };
-        failure(vec![Diagnostic::error(code, e.message, e.span)], path, source, color)
+        let code = if e.message.starts_with("internal") {
+            "E0999"
+        } else {
+            "E0401"
+        };
+        failure(
+            vec![Diagnostic::error(code, e.message, e.span)],
+            path,
+            source,
+            color,
+        )
     })
 }
 
@@ -172,9 +183,13 @@ pub fn compile_jit_request(
     req: &crate::derivs::Request,
 ) -> Result<(adc_codegen::JitModule, adc_ir::Function, String), RequestFailure> {
     let mut module = load(path, source, color).map_err(RequestFailure::Compile)?;
-    let name = crate::derivs::add_request(&mut module, entry, req).map_err(RequestFailure::Usage)?;
-    let src = module.func(module.find(entry).expect("add_request found it")).clone();
-    run_stages_for(&mut module, Stage::Final, path, source, color).map_err(RequestFailure::Compile)?;
+    let name =
+        crate::derivs::add_request(&mut module, entry, req).map_err(RequestFailure::Usage)?;
+    let src = module
+        .func(module.find(entry).expect("add_request found it"))
+        .clone();
+    run_stages_for(&mut module, Stage::Final, path, source, color)
+        .map_err(RequestFailure::Compile)?;
     let jit = adc_codegen::jit(&module, &locator(path, source), &[])
         .map_err(|e| RequestFailure::Compile(codegen_failure(e, path, source, color)))?;
     Ok((jit, src, name))

@@ -128,12 +128,18 @@ fn run_derivative(
         .map(|(_, a)| json::arg_json(a))
         .collect();
     let deriv = if grad {
-        format!("\"gradient\": {}", gradient_json(&src, &dargs, &shadow_at, extra))
+        format!(
+            "\"gradient\": {}",
+            gradient_json(&src, &dargs, &shadow_at, extra)
+        )
     } else {
         format!("\"tangent\": {}", json::result_json(extra))
     };
     if json {
-        println!("{{\"result\": {result_text}, \"args\": [{}], {deriv}}}", arg_texts.join(", "));
+        println!(
+            "{{\"result\": {result_text}, \"args\": [{}], {deriv}}}",
+            arg_texts.join(", ")
+        );
     } else {
         println!("{result_text}");
         println!("{deriv}");
@@ -171,7 +177,16 @@ fn main() -> ExitCode {
                 Err(c) => return c,
             };
             if grad || tangent.is_some() {
-                return run_derivative(&file, &source, color, &entry, args.as_deref(), grad, tangent.as_deref(), json);
+                return run_derivative(
+                    &file,
+                    &source,
+                    color,
+                    &entry,
+                    args.as_deref(),
+                    grad,
+                    tangent.as_deref(),
+                    json,
+                );
             }
             let jit = match driver::compile_jit(&file, &source, color) {
                 Ok(j) => j,

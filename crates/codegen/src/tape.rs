@@ -119,7 +119,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let n = cell_types.len();
         for k in 0..n {
             // Pops come off in reverse push order.
-            let cty = if pop { cell_types[n - 1 - k] } else { cell_types[k] };
+            let cty = if pop {
+                cell_types[n - 1 - k]
+            } else {
+                cell_types[k]
+            };
             let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
             let idx = if pop {
                 let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
@@ -183,11 +187,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let one = self.b.ins().iconst(types::I64, 1);
         let count = self.b.ins().smax(src[1], one);
         let size_v = self.b.ins().iconst(types::I64, size);
-        let p = self.call_symbol("calloc", &[types::I64, types::I64], &[PTR], &[count, size_v])?[0];
+        let p = self.call_symbol(
+            "calloc",
+            &[types::I64, types::I64],
+            &[PTR],
+            &[count, size_v],
+        )?[0];
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.check(null, inst, "out of memory")?;
         let bytes = self.b.ins().imul_imm_s(src[1], size);
-        self.call_symbol("memcpy", &[PTR, PTR, types::I64], &[PTR], &[p, src[0], bytes])?;
+        self.call_symbol(
+            "memcpy",
+            &[PTR, PTR, types::I64],
+            &[PTR],
+            &[p, src[0], bytes],
+        )?;
         Ok(vec![p, src[1]])
     }
 }

@@ -150,7 +150,10 @@ pub(crate) fn translate<M: Module>(
             t.values[v.index()] = vals;
         }
     }
-    for &blk in &func.layout {
+    // Reverse post-order visits a value's definition before its uses
+    // (dominators first), whatever the layout order.
+    let (rpo, _) = adc_ir::verify::dominators(func);
+    for &blk in &rpo {
         let cb = t.blocks[&blk];
         if t.b.current_block() != Some(cb) {
             t.b.switch_to_block(cb);

@@ -162,7 +162,11 @@ pub fn forward_param_layout(src: &Function, acts: &[Activity]) -> Vec<(usize, bo
 /// The forward-mode signature for `acts` and return activity `ret`:
 /// tangents right after their parameter; `Dual` returns the primal results
 /// then one tangent per float result, `DualOnly` the tangents only.
-pub fn forward_signature(src: &Function, acts: &[Activity], ret: Activity) -> (Vec<Param>, Vec<Type>) {
+pub fn forward_signature(
+    src: &Function,
+    acts: &[Activity],
+    ret: Activity,
+) -> (Vec<Param>, Vec<Type>) {
     let params = forward_param_layout(src, acts)
         .into_iter()
         .map(|(i, t)| {
@@ -186,7 +190,11 @@ pub fn forward_signature(src: &Function, acts: &[Activity], ret: Activity) -> (V
 /// parameters, one seed per float result appended when the return is
 /// active; the primal results (unless `ActiveOnly`), then one gradient per
 /// `Active` parameter.
-pub fn reverse_signature(src: &Function, acts: &[Activity], ret: Activity) -> (Vec<Param>, Vec<Type>) {
+pub fn reverse_signature(
+    src: &Function,
+    acts: &[Activity],
+    ret: Activity,
+) -> (Vec<Param>, Vec<Type>) {
     let mut params = Vec::new();
     let mut grads = Vec::new();
     for (p, a) in src.params.iter().zip(acts) {
@@ -198,14 +206,31 @@ pub fn reverse_signature(src: &Function, acts: &[Activity], ret: Activity) -> (V
         }
     }
     let seeded = matches!(ret, Activity::Active | Activity::ActiveOnly);
-    let float_rets: Vec<Type> = src.returns.iter().filter(|t| t.elem().is_float()).copied().collect();
+    let float_rets: Vec<Type> = src
+        .returns
+        .iter()
+        .filter(|t| t.elem().is_float())
+        .copied()
+        .collect();
     if seeded {
         for (k, t) in float_rets.iter().enumerate() {
-            let name = if float_rets.len() == 1 { "seed".to_string() } else { format!("seed{k}") };
-            params.push(Param { name, ty: *t, mode: ParamMode::In });
+            let name = if float_rets.len() == 1 {
+                "seed".to_string()
+            } else {
+                format!("seed{k}")
+            };
+            params.push(Param {
+                name,
+                ty: *t,
+                mode: ParamMode::In,
+            });
         }
     }
-    let mut returns = if ret == Activity::ActiveOnly { Vec::new() } else { src.returns.clone() };
+    let mut returns = if ret == Activity::ActiveOnly {
+        Vec::new()
+    } else {
+        src.returns.clone()
+    };
     returns.extend(grads);
     (params, returns)
 }
@@ -221,9 +246,18 @@ pub fn spec_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type
 /// The forward-mode (linearized) form of a reverse request: what
 /// `linearize` produces before `unzip` and `transpose` turn it around.
 pub fn linearized_activities(spec: &DerivSpec) -> (Vec<Activity>, Activity) {
-    let dual = |a: Activity| if a.is_active() { Activity::Dual } else { Activity::Const };
+    let dual = |a: Activity| {
+        if a.is_active() {
+            Activity::Dual
+        } else {
+            Activity::Const
+        }
+    };
     match spec.mode {
         AdMode::Forward => (spec.params.clone(), spec.ret),
-        AdMode::Reverse => (spec.params.iter().map(|a| dual(*a)).collect(), dual(spec.ret)),
+        AdMode::Reverse => (
+            spec.params.iter().map(|a| dual(*a)).collect(),
+            dual(spec.ret),
+        ),
     }
 }

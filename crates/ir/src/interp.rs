@@ -311,23 +311,23 @@ impl Machine<'_> {
                         }
                         _ => None,
                     },
-                    InstData::LenCheck { args } => {
-                        match (get(&env, args[0]), get(&env, args[1])) {
-                            (Val::Arr(a), Val::Arr(b))
-                                if self.memory[a].len() != self.memory[b].len() =>
-                            {
-                                return fail("shadow length differs from its primal's")
-                            }
-                            _ => None,
+                    InstData::LenCheck { args } => match (get(&env, args[0]), get(&env, args[1])) {
+                        (Val::Arr(a), Val::Arr(b))
+                            if self.memory[a].len() != self.memory[b].len() =>
+                        {
+                            return fail("shadow length differs from its primal's")
                         }
-                    }
+                        _ => None,
+                    },
                     InstData::TapePush { value } => {
                         tape.push(get(&env, *value));
                         None
                     }
                     InstData::TapePop => match tape.pop() {
                         Some(v) => Some(v),
-                        None => return Err(InterpError::Unsupported("pop of an empty tape".into())),
+                        None => {
+                            return Err(InterpError::Unsupported("pop of an empty tape".into()))
+                        }
                     },
                     InstData::TapeRead => match tape.get(tape_front) {
                         Some(v) => {

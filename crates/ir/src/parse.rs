@@ -509,7 +509,12 @@ impl Parser<'_> {
         self.expect(")")?;
         let ret = acts.pop().unwrap_or(Activity::Const);
         // The return activity is always written, `Const` for `void`.
-        Ok(DerivSpec { mode, of, params: acts, ret })
+        Ok(DerivSpec {
+            mode,
+            of,
+            params: acts,
+            ret,
+        })
     }
 
     fn function(&mut self) -> Result<Function, ParseError> {

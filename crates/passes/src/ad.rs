@@ -157,7 +157,13 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
         let reverse: Vec<FuncId> = generated
             .iter()
             .copied()
-            .filter(|id| module.func(*id).deriv.as_ref().is_some_and(|d| d.mode == AdMode::Reverse))
+            .filter(|id| {
+                module
+                    .func(*id)
+                    .deriv
+                    .as_ref()
+                    .is_some_and(|d| d.mode == AdMode::Reverse)
+            })
             .collect();
         for &id in &reverse {
             crate::unzip::run(module, id)?;
@@ -213,7 +219,9 @@ pub fn diff_values(module: &Module, func: &Function) -> Vec<bool> {
     loop {
         let mut changed = false;
         for &b in &func.layout {
-            let Some(t) = func.terminator(b) else { continue };
+            let Some(t) = func.terminator(b) else {
+                continue;
+            };
             for call in func.dfg.inst(t).successors() {
                 for (&p, &a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
                     if d[a.index()] && !d[p.index()] {

@@ -8,15 +8,15 @@
 
 pub mod ad;
 pub mod bce;
-pub mod linearize;
-pub mod propagate;
-pub mod transpose;
-pub mod unzip;
 pub mod block_params;
 pub mod const_fold;
 pub mod cse;
 pub mod dce;
+pub mod linearize;
+pub mod propagate;
 pub mod simplify_cfg;
+pub mod transpose;
+pub mod unzip;
 mod util;
 
 use adc_ir::{Function, Module};

@@ -40,7 +40,12 @@ pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
     let mut work: Vec<FuncId> = pending(module)
         .into_iter()
         .filter(|id| {
-            let of = &module.func(*id).deriv.as_ref().expect("pending has a spec").of;
+            let of = &module
+                .func(*id)
+                .deriv
+                .as_ref()
+                .expect("pending has a spec")
+                .of;
             module.find(of).is_some_and(|src| ready(module, src))
         })
         .collect();
@@ -54,7 +59,12 @@ pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
         // Derivatives of callees declared while generating this one.
         for k in before..module.funcs.len() {
             let f = &module.funcs[k];
-            if f.deriv.is_some() && f.layout.is_empty() && module.find(&f.deriv.as_ref().expect("checked").of).is_some_and(|s| !module.func(s).is_import()) {
+            if f.deriv.is_some()
+                && f.layout.is_empty()
+                && module
+                    .find(&f.deriv.as_ref().expect("checked").of)
+                    .is_some_and(|s| !module.func(s).is_import())
+            {
                 work.push(FuncId::new(k));
             }
         }
@@ -64,7 +74,10 @@ pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
 
 fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let func = module.func(id);
-    let spec = func.deriv.clone().expect("invariant: pending functions have a spec");
+    let spec = func
+        .deriv
+        .clone()
+        .expect("invariant: pending functions have a spec");
     let span = func.deriv_span;
     let src_id = module
         .find(&spec.of)
@@ -79,7 +92,12 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     crate::optimize_function(&mut src);
     let (acts, ret) = linearized_activities(&spec);
     let (params, returns) = adc_ir::ad::forward_signature(&src, &acts, ret);
-    let mut out = Function::new(module.func(id).name.clone(), params, returns, module.func(id).linkage);
+    let mut out = Function::new(
+        module.func(id).name.clone(),
+        params,
+        returns,
+        module.func(id).linkage,
+    );
     out.deriv = Some(spec.clone());
     out.deriv_span = span;
     let mut lz = Linearizer {
@@ -139,7 +157,11 @@ impl Linearizer<'_> {
     }
 
     fn fconst(&mut self, ty: ScalarType, x: f64) -> Value {
-        let c = if ty == ScalarType::F32 { Constant::F32(x as f32) } else { Constant::F64(x) };
+        let c = if ty == ScalarType::F32 {
+            Constant::F32(x as f32)
+        } else {
+            Constant::F64(x)
+        };
         self.konst(c, Tag::Primal)
     }
 
@@ -169,7 +191,14 @@ impl Linearizer<'_> {
 
     fn neg(&mut self, a: Tan, ty: Type) -> Tan {
         match a {
-            Tan::Val(x) => Tan::Val(self.emit1(InstData::Unary { op: UnaryOp::Neg, arg: x }, ty, Tag::Diff)),
+            Tan::Val(x) => Tan::Val(self.emit1(
+                InstData::Unary {
+                    op: UnaryOp::Neg,
+                    arg: x,
+                },
+                ty,
+                Tag::Diff,
+            )),
             other => other,
         }
     }
@@ -204,13 +233,18 @@ impl Linearizer<'_> {
     }
 
     fn math(&mut self, f: MathFunc, args: &[Value], ty: Type) -> Value {
-        self.prim(InstData::Math { func: f, args: args.to_vec() }, ty)
+        self.prim(
+            InstData::Math {
+                func: f,
+                args: args.to_vec(),
+            },
+            ty,
+        )
     }
 
     fn tan_of(&self, v: Value) -> Tan {
         self.tan[v.index()]
     }
-
 
     fn set_tan(&mut self, v: Value, t: Tan) {
         self.tan[v.index()] = t;
@@ -221,11 +255,15 @@ impl Linearizer<'_> {
     fn needs_shadow(&self, v: Value) -> bool {
         let src = self.src;
         src.layout.iter().any(|b| {
-            src.dfg.block(*b).insts.iter().any(|i| match src.dfg.inst(*i) {
-                InstData::Load { array, index, .. } => *index == v && *array != v,
-                InstData::ArrayLen { .. } => false,
-                other => other.args().contains(&v),
-            })
+            src.dfg
+                .block(*b)
+                .insts
+                .iter()
+                .any(|i| match src.dfg.inst(*i) {
+                    InstData::Load { array, index, .. } => *index == v && *array != v,
+                    InstData::ArrayLen { .. } => false,
+                    other => other.args().contains(&v),
+                })
         })
     }
 
@@ -248,7 +286,11 @@ impl Linearizer<'_> {
                 self.set_tan(sp, Tan::Val(v));
             } else {
                 self.vmap[sp.index()] = Some(v);
-                let t = if adc_ir::ad::is_differentiable(ty) { Tan::Zero } else { Tan::None };
+                let t = if adc_ir::ad::is_differentiable(ty) {
+                    Tan::Zero
+                } else {
+                    Tan::None
+                };
                 self.set_tan(sp, t);
             }
         }
@@ -361,11 +403,23 @@ impl Linearizer<'_> {
                 self.emit(InstData::Jump { dest }, &[], Tag::Mixed);
                 return Ok(());
             }
-            InstData::Branch { cond, then_dest, else_dest } => {
+            InstData::Branch {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
                 let cond = self.p(*cond);
                 let then_dest = self.block_call(then_dest);
                 let else_dest = self.block_call(else_dest);
-                self.emit(InstData::Branch { cond, then_dest, else_dest }, &[], Tag::Mixed);
+                self.emit(
+                    InstData::Branch {
+                        cond,
+                        then_dest,
+                        else_dest,
+                    },
+                    &[],
+                    Tag::Mixed,
+                );
                 return Ok(());
             }
             InstData::Return { args } => return self.ret(args),
@@ -393,11 +447,17 @@ impl Linearizer<'_> {
         let t = |s: &Self, v: Value| s.tan_of(v);
         let tan = match &data {
             InstData::Const { .. } if float_result => Tan::Zero,
-            InstData::Unary { op: UnaryOp::Neg, arg } if float_result => {
+            InstData::Unary {
+                op: UnaryOp::Neg,
+                arg,
+            } if float_result => {
                 let a = t(self, *arg);
                 self.neg(a, ty)
             }
-            InstData::Unary { op: UnaryOp::NoDiff, .. } if float_result => Tan::Zero,
+            InstData::Unary {
+                op: UnaryOp::NoDiff,
+                ..
+            } if float_result => Tan::Zero,
             InstData::Binary { op, args } if float_result => {
                 let (x, y) = (self.p(args[0]), self.p(args[1]));
                 let (dx, dy) = (t(self, args[0]), t(self, args[1]));
@@ -410,7 +470,9 @@ impl Linearizer<'_> {
             }
             InstData::Convert { arg } if float_result => {
                 match (src.dfg.value_type(*arg).elem().is_float(), t(self, *arg)) {
-                    (true, Tan::Val(d)) => Tan::Val(self.emit1(InstData::Convert { arg: d }, ty, Tag::Diff)),
+                    (true, Tan::Val(d)) => {
+                        Tan::Val(self.emit1(InstData::Convert { arg: d }, ty, Tag::Diff))
+                    }
                     _ => Tan::Zero,
                 }
             }
@@ -419,19 +481,45 @@ impl Linearizer<'_> {
                 let ds: Vec<Tan> = args.iter().map(|a| t(self, *a)).collect();
                 self.math_tangent(*func, &xs, &ds, out[0], ty)?
             }
-            InstData::Load { array, index, checked } if float_result => match t(self, *array) {
+            InstData::Load {
+                array,
+                index,
+                checked,
+            } if float_result => match t(self, *array) {
                 Tan::Val(s) => {
                     let index = self.p(*index);
-                    Tan::Val(self.emit1(InstData::Load { array: s, index, checked: *checked }, ty, Tag::Diff))
+                    Tan::Val(self.emit1(
+                        InstData::Load {
+                            array: s,
+                            index,
+                            checked: *checked,
+                        },
+                        ty,
+                        Tag::Diff,
+                    ))
                 }
                 _ => Tan::Zero,
             },
-            InstData::Store { array, index, value, checked } => {
+            InstData::Store {
+                array,
+                index,
+                value,
+                checked,
+            } => {
                 if let Some(s) = self.shadow(*array)? {
                     let vt = t(self, *value);
                     let d = self.mat(vt, src.dfg.value_type(*value));
                     let index = self.p(*index);
-                    self.emit(InstData::Store { array: s, index, value: d, checked: *checked }, &[], Tag::Diff);
+                    self.emit(
+                        InstData::Store {
+                            array: s,
+                            index,
+                            value: d,
+                            checked: *checked,
+                        },
+                        &[],
+                        Tag::Diff,
+                    );
                 }
                 Tan::None
             }
@@ -439,11 +527,15 @@ impl Linearizer<'_> {
                 let len = self.p(*len);
                 Tan::Val(self.prim(InstData::ArrayNew { len }, ty))
             }
-            InstData::ArrayNull if adc_ir::ad::is_differentiable(ty) => Tan::Val(self.prim(InstData::ArrayNull, ty)),
-            InstData::ArrayCopy { array } if adc_ir::ad::is_differentiable(ty) => match self.shadow(*array)? {
-                Some(s) => Tan::Val(self.prim(InstData::ArrayCopy { array: s }, ty)),
-                None => Tan::None,
-            },
+            InstData::ArrayNull if adc_ir::ad::is_differentiable(ty) => {
+                Tan::Val(self.prim(InstData::ArrayNull, ty))
+            }
+            InstData::ArrayCopy { array } if adc_ir::ad::is_differentiable(ty) => {
+                match self.shadow(*array)? {
+                    Some(s) => Tan::Val(self.prim(InstData::ArrayCopy { array: s }, ty)),
+                    None => Tan::None,
+                }
+            }
             InstData::ArrayFree { array } | InstData::DeferFree { array } => {
                 if let Some(s) = self.shadow(*array)? {
                     let d = match data {
@@ -454,13 +546,15 @@ impl Linearizer<'_> {
                 }
                 Tan::None
             }
-            InstData::ElemRef { array, index } if adc_ir::ad::is_differentiable(ty) => match self.shadow(*array)? {
-                Some(s) => {
-                    let index = self.p(*index);
-                    Tan::Val(self.prim(InstData::ElemRef { array: s, index }, ty))
+            InstData::ElemRef { array, index } if adc_ir::ad::is_differentiable(ty) => {
+                match self.shadow(*array)? {
+                    Some(s) => {
+                        let index = self.p(*index);
+                        Tan::Val(self.prim(InstData::ElemRef { array: s, index }, ty))
+                    }
+                    None => Tan::None,
                 }
-                None => Tan::None,
-            },
+            }
             InstData::RefLoad { ptr } if float_result => match self.shadow(*ptr)? {
                 Some(s) => Tan::Val(self.emit1(InstData::RefLoad { ptr: s }, ty, Tag::Diff)),
                 None => Tan::Zero,
@@ -473,7 +567,9 @@ impl Linearizer<'_> {
                 }
                 Tan::None
             }
-            InstData::Slot if adc_ir::ad::is_differentiable(ty) => Tan::Val(self.zero_slot(ty.elem())),
+            InstData::Slot if adc_ir::ad::is_differentiable(ty) => {
+                Tan::Val(self.zero_slot(ty.elem()))
+            }
             InstData::TapePush { value } => {
                 if let Tan::Val(d) = t(self, *value) {
                     self.emit(InstData::TapePush { value: d }, &[], Tag::Diff);
@@ -490,7 +586,16 @@ impl Linearizer<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn binary(&mut self, op: BinaryOp, x: Value, y: Value, dx: Tan, dy: Tan, result: Value, ty: Type) -> Tan {
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        x: Value,
+        y: Value,
+        dx: Tan,
+        dy: Tan,
+        result: Value,
+        ty: Type,
+    ) -> Tan {
         let st = ty.elem();
         match op {
             BinaryOp::Add => self.add(dx, dy, ty),
@@ -519,7 +624,11 @@ impl Linearizer<'_> {
             }
             BinaryOp::Min | BinaryOp::Max => {
                 // Ties split evenly (§5.5).
-                let (first, second) = if op == BinaryOp::Min { (CmpCond::Lt, CmpCond::Gt) } else { (CmpCond::Gt, CmpCond::Lt) };
+                let (first, second) = if op == BinaryOp::Min {
+                    (CmpCond::Lt, CmpCond::Gt)
+                } else {
+                    (CmpCond::Gt, CmpCond::Lt)
+                };
                 let picks_x = self.cmp(first, x, y);
                 let picks_y = self.cmp(second, x, y);
                 let half = self.fconst(st, 0.5);
@@ -545,7 +654,14 @@ impl Linearizer<'_> {
 
     /// Tangent of a math built-in: the sum of `tangent * partial` over its
     /// arguments, each partial computed by primal instructions.
-    fn math_tangent(&mut self, f: MathFunc, xs: &[Value], ds: &[Tan], y: Value, ty: Type) -> Result<Tan, AdError> {
+    fn math_tangent(
+        &mut self,
+        f: MathFunc,
+        xs: &[Value],
+        ds: &[Tan],
+        y: Value,
+        ty: Type,
+    ) -> Result<Tan, AdError> {
         use BinaryOp::*;
         use MathFunc::{
             Abs, Acos, Asin, Atan, Atan2, Cbrt, Ceil, Cos, Cosh, Erf, Erfc, Exp, Expm1, Floor,
@@ -561,7 +677,13 @@ impl Linearizer<'_> {
             Sin => self.math(Cos, &[x], ty),
             Cos => {
                 let s = self.math(Sin, &[x], ty);
-                self.prim(InstData::Unary { op: UnaryOp::Neg, arg: s }, ty)
+                self.prim(
+                    InstData::Unary {
+                        op: UnaryOp::Neg,
+                        arg: s,
+                    },
+                    ty,
+                )
             }
             MathFunc::Tan => {
                 let one = self.fconst(st, 1.0);
@@ -575,7 +697,13 @@ impl Linearizer<'_> {
                 let s = self.math(Sqrt, &[d], ty);
                 let r = self.recip(s, ty);
                 if f == Acos {
-                    self.prim(InstData::Unary { op: UnaryOp::Neg, arg: r }, ty)
+                    self.prim(
+                        InstData::Unary {
+                            op: UnaryOp::Neg,
+                            arg: r,
+                        },
+                        ty,
+                    )
                 } else {
                     r
                 }
@@ -605,7 +733,14 @@ impl Linearizer<'_> {
                 self.recip(d, ty)
             }
             Log2 | Log10 => {
-                let ln = self.fconst(st, if f == Log2 { std::f64::consts::LN_2 } else { std::f64::consts::LN_10 });
+                let ln = self.fconst(
+                    st,
+                    if f == Log2 {
+                        std::f64::consts::LN_2
+                    } else {
+                        std::f64::consts::LN_10
+                    },
+                );
                 let d = self.pb(Mul, x, ln, ty);
                 self.recip(d, ty)
             }
@@ -621,16 +756,45 @@ impl Linearizer<'_> {
             }
             Abs => {
                 // abs'(0) = 0 (§5.5).
-                let (zero, one, m1) = (self.fconst(st, 0.0), self.fconst(st, 1.0), self.fconst(st, -1.0));
+                let (zero, one, m1) = (
+                    self.fconst(st, 0.0),
+                    self.fconst(st, 1.0),
+                    self.fconst(st, -1.0),
+                );
                 let pos = self.cmp(CmpCond::Gt, x, zero);
                 let neg = self.cmp(CmpCond::Lt, x, zero);
-                let s = self.prim(InstData::Select { cond: neg, args: [m1, zero] }, ty);
-                self.prim(InstData::Select { cond: pos, args: [one, s] }, ty)
+                let s = self.prim(
+                    InstData::Select {
+                        cond: neg,
+                        args: [m1, zero],
+                    },
+                    ty,
+                );
+                self.prim(
+                    InstData::Select {
+                        cond: pos,
+                        args: [one, s],
+                    },
+                    ty,
+                )
             }
             Erf | Erfc => {
-                let c = self.fconst(st, if f == Erf { std::f64::consts::FRAC_2_SQRT_PI } else { -std::f64::consts::FRAC_2_SQRT_PI });
+                let c = self.fconst(
+                    st,
+                    if f == Erf {
+                        std::f64::consts::FRAC_2_SQRT_PI
+                    } else {
+                        -std::f64::consts::FRAC_2_SQRT_PI
+                    },
+                );
                 let xx = self.pb(Mul, x, x, ty);
-                let nxx = self.prim(InstData::Unary { op: UnaryOp::Neg, arg: xx }, ty);
+                let nxx = self.prim(
+                    InstData::Unary {
+                        op: UnaryOp::Neg,
+                        arg: xx,
+                    },
+                    ty,
+                );
                 let e = self.math(Exp, &[nxx], ty);
                 self.pb(Mul, c, e, ty)
             }
@@ -650,7 +814,13 @@ impl Linearizer<'_> {
                         let r = self.recip(d, ty);
                         let pa = self.pb(Mul, b, r, ty);
                         let ar = self.pb(Mul, a, r, ty);
-                        let pb = self.prim(InstData::Unary { op: UnaryOp::Neg, arg: ar }, ty);
+                        let pb = self.prim(
+                            InstData::Unary {
+                                op: UnaryOp::Neg,
+                                arg: ar,
+                            },
+                            ty,
+                        );
                         (pa, pb)
                     }
                     Pow => {
@@ -674,7 +844,16 @@ impl Linearizer<'_> {
                         let q = self.pb(Div, a, b, ty);
                         let t = self.math(Trunc, &[q], ty);
                         let one = self.fconst(st, 1.0);
-                        (one, self.prim(InstData::Unary { op: UnaryOp::Neg, arg: t }, ty))
+                        (
+                            one,
+                            self.prim(
+                                InstData::Unary {
+                                    op: UnaryOp::Neg,
+                                    arg: t,
+                                },
+                                ty,
+                            ),
+                        )
                     }
                 };
                 return Ok(self.sum_scaled(&[(ds[0], pa), (ds[1], pb)], ty));
@@ -688,7 +867,9 @@ impl Linearizer<'_> {
     fn call(&mut self, callee: FuncId, args: &[Value], results: &[Value]) -> Result<(), AdError> {
         let src = self.src;
         let c = self.module.func(callee).clone();
-        let diff_args = args.iter().any(|a| adc_ir::ad::is_differentiable(src.dfg.value_type(*a)));
+        let diff_args = args
+            .iter()
+            .any(|a| adc_ir::ad::is_differentiable(src.dfg.value_type(*a)));
         let float_rets = c.returns.iter().any(|t| t.elem().is_float());
         let set_results = |s: &mut Self, vals: &[Value]| {
             for (r, v) in results.iter().zip(vals) {
@@ -697,7 +878,14 @@ impl Linearizer<'_> {
         };
         let pargs: Vec<Value> = args.iter().map(|a| self.p(*a)).collect();
         if !diff_args && !float_rets {
-            let vals = self.emit(InstData::Call { func: callee, args: pargs }, &c.returns, Tag::Primal);
+            let vals = self.emit(
+                InstData::Call {
+                    func: callee,
+                    args: pargs,
+                },
+                &c.returns,
+                Tag::Primal,
+            );
             set_results(self, &vals);
             for r in results {
                 self.set_tan(*r, Tan::None);
@@ -727,14 +915,36 @@ impl Linearizer<'_> {
             };
             dargs.push(d);
         }
-        let tangent_types: Vec<Type> = c.returns.iter().filter(|t| t.elem().is_float()).copied().collect();
+        let tangent_types: Vec<Type> = c
+            .returns
+            .iter()
+            .filter(|t| t.elem().is_float())
+            .copied()
+            .collect();
         let use_custom = self.mode == AdMode::Forward && c.custom_forward.is_some();
         let tangents: Vec<Value> = if use_custom {
             let h = c.custom_forward.clone().expect("checked");
-            let hid = self.module.find(&h).ok_or_else(|| AdError::new(format!("cannot find `{h}`"), self.span))?;
-            let vals = self.emit(InstData::Call { func: callee, args: pargs }, &c.returns, Tag::Primal);
+            let hid = self
+                .module
+                .find(&h)
+                .ok_or_else(|| AdError::new(format!("cannot find `{h}`"), self.span))?;
+            let vals = self.emit(
+                InstData::Call {
+                    func: callee,
+                    args: pargs,
+                },
+                &c.returns,
+                Tag::Primal,
+            );
             set_results(self, &vals);
-            self.emit(InstData::Call { func: hid, args: dargs }, &tangent_types, Tag::Diff)
+            self.emit(
+                InstData::Call {
+                    func: hid,
+                    args: dargs,
+                },
+                &tangent_types,
+                Tag::Diff,
+            )
         } else {
             if self.mode == AdMode::Forward && c.is_import() {
                 return Err(AdError::new(
@@ -747,7 +957,14 @@ impl Linearizer<'_> {
                 derivative_of(self.module, callee, AdMode::Reverse, self.span)?;
             }
             let types: Vec<Type> = c.returns.iter().chain(&tangent_types).copied().collect();
-            let vals = self.emit(InstData::Call { func: jvp, args: dargs }, &types, Tag::Mixed);
+            let vals = self.emit(
+                InstData::Call {
+                    func: jvp,
+                    args: dargs,
+                },
+                &types,
+                Tag::Mixed,
+            );
             set_results(self, &vals[..c.returns.len()]);
             vals[c.returns.len()..].to_vec()
         };

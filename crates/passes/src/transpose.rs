@@ -29,7 +29,10 @@ use std::collections::{BTreeMap, BTreeSet};
 pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let u = module.func(id).clone();
     let kinds = diff_values(module, &u);
-    let spec = u.deriv.clone().ok_or_else(|| AdError::new("internal error: transpose without a request", u.deriv_span))?;
+    let spec = u
+        .deriv
+        .clone()
+        .ok_or_else(|| AdError::new("internal error: transpose without a request", u.deriv_span))?;
     let src = module
         .find(&spec.of)
         .ok_or_else(|| AdError::new(format!("cannot find `{}`", spec.of), u.deriv_span))?;
@@ -82,7 +85,12 @@ impl Transposer<'_> {
     }
 
     fn zero(&mut self, ty: Type) -> Value {
-        self.emit1(InstData::Const { value: Constant::zero(ty.elem()) }, ty)
+        self.emit1(
+            InstData::Const {
+                value: Constant::zero(ty.elem()),
+            },
+            ty,
+        )
     }
 
     fn bin(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
@@ -107,7 +115,13 @@ impl Transposer<'_> {
         if let Some(&slot) = self.slots.get(&v) {
             let old = self.emit1(InstData::RefLoad { ptr: slot }, self.ty(v));
             let new = self.bin(BinaryOp::Add, old, c);
-            self.emit(InstData::RefStore { ptr: slot, value: new }, &[]);
+            self.emit(
+                InstData::RefStore {
+                    ptr: slot,
+                    value: new,
+                },
+                &[],
+            );
         } else {
             let new = match self.acc.get(&v) {
                 Some(&old) => self.bin(BinaryOp::Add, old, c),
@@ -126,7 +140,13 @@ impl Transposer<'_> {
         let ty = self.ty(v);
         let s = self.emit1(InstData::RefLoad { ptr: slot }, ty);
         let z = self.zero(ty);
-        self.emit(InstData::RefStore { ptr: slot, value: z }, &[]);
+        self.emit(
+            InstData::RefStore {
+                ptr: slot,
+                value: z,
+            },
+            &[],
+        );
         Some(match local {
             Some(l) => self.bin(BinaryOp::Add, s, l),
             None => s,
@@ -146,8 +166,17 @@ impl Transposer<'_> {
                     _ => None,
                 }
             })
-            .ok_or_else(|| AdError::new("internal error: transpose needs unzip's output", u.deriv_span))?;
-        let dpos = u.layout.iter().position(|b| *b == dentry).expect("invariant: in layout");
+            .ok_or_else(|| {
+                AdError::new(
+                    "internal error: transpose needs unzip's output",
+                    u.deriv_span,
+                )
+            })?;
+        let dpos = u
+            .layout
+            .iter()
+            .position(|b| *b == dentry)
+            .expect("invariant: in layout");
         let dblocks: Vec<Block> = u.layout[dpos..].to_vec();
         let dset: BTreeSet<Block> = dblocks.iter().copied().collect();
         self.out.layout.truncate(dpos);
@@ -203,11 +232,22 @@ impl Transposer<'_> {
         let mut slot_insts = Vec::new();
         for &v in &crossing {
             let ty = self.ty(v);
-            let slot = self.out.dfg.make_inst(InstData::Slot, &[Type::Ref(ty.elem())]);
+            let slot = self
+                .out
+                .dfg
+                .make_inst(InstData::Slot, &[Type::Ref(ty.elem())]);
             let sv = self.out.dfg.inst_results(slot)[0];
-            let z = self.out.dfg.make_inst(InstData::Const { value: Constant::zero(ty.elem()) }, &[ty]);
+            let z = self.out.dfg.make_inst(
+                InstData::Const {
+                    value: Constant::zero(ty.elem()),
+                },
+                &[ty],
+            );
             let zv = self.out.dfg.inst_results(z)[0];
-            let st = self.out.dfg.make_inst(InstData::RefStore { ptr: sv, value: zv }, &[]);
+            let st = self
+                .out
+                .dfg
+                .make_inst(InstData::RefStore { ptr: sv, value: zv }, &[]);
             slot_insts.extend([slot, z, st]);
             self.slots.insert(v, sv);
         }
@@ -217,7 +257,10 @@ impl Transposer<'_> {
             self.out.dfg.block_mut(entry).insts.insert(n, *i);
         }
         // Reverse blocks, and the final block that returns.
-        let rblock: BTreeMap<Block, Block> = dblocks.iter().map(|&b| (b, self.out.dfg.make_block())).collect();
+        let rblock: BTreeMap<Block, Block> = dblocks
+            .iter()
+            .map(|&b| (b, self.out.dfg.make_block()))
+            .collect();
         for &b in dblocks.iter().rev() {
             self.out.layout.push(rblock[&b]);
         }
@@ -225,10 +268,25 @@ impl Transposer<'_> {
         self.out.layout.push(fin);
         let dexit = *dblocks
             .iter()
-            .find(|b| matches!(u.terminator(**b).map(|t| u.dfg.inst(t)), Some(InstData::Return { .. })))
-            .ok_or_else(|| AdError::new("internal error: no return in the differential part", u.deriv_span))?;
+            .find(|b| {
+                matches!(
+                    u.terminator(**b).map(|t| u.dfg.inst(t)),
+                    Some(InstData::Return { .. })
+                )
+            })
+            .ok_or_else(|| {
+                AdError::new(
+                    "internal error: no return in the differential part",
+                    u.deriv_span,
+                )
+            })?;
         let t = u.terminator(exit_p).expect("found above");
-        *self.out.dfg.inst_mut(t) = InstData::Jump { dest: BlockCall { block: rblock[&dexit], args: vec![] } };
+        *self.out.dfg.inst_mut(t) = InstData::Jump {
+            dest: BlockCall {
+                block: rblock[&dexit],
+                args: vec![],
+            },
+        };
         self.out.set_tag(t, Tag::Primal);
         let edges = incoming_edges(u);
         let mut primal_returns = Vec::new();
@@ -242,28 +300,94 @@ impl Transposer<'_> {
                 adjs.push(self.take_adjoint(p));
             }
             if b == dentry {
-                self.emit(InstData::Jump { dest: BlockCall { block: fin, args: vec![] } }, &[]);
+                self.emit(
+                    InstData::Jump {
+                        dest: BlockCall {
+                            block: fin,
+                            args: vec![],
+                        },
+                    },
+                    &[],
+                );
                 continue;
             }
-            let es: Vec<_> = edges[&b].iter().filter(|e| dset.contains(&e.from)).collect();
+            let es: Vec<_> = edges[&b]
+                .iter()
+                .filter(|e| dset.contains(&e.from))
+                .collect();
             let edge_targets: Vec<Block> = es.iter().map(|_| self.out.dfg.make_block()).collect();
             match es.len() {
-                0 => return Err(AdError::new("internal error: unreachable differential block", u.deriv_span)),
+                0 => {
+                    return Err(AdError::new(
+                        "internal error: unreachable differential block",
+                        u.deriv_span,
+                    ))
+                }
                 1 => {
-                    self.emit(InstData::Jump { dest: BlockCall { block: edge_targets[0], args: vec![] } }, &[]);
+                    self.emit(
+                        InstData::Jump {
+                            dest: BlockCall {
+                                block: edge_targets[0],
+                                args: vec![],
+                            },
+                        },
+                        &[],
+                    );
                 }
                 n => {
-                    let first_read = u.dfg.block(b).insts.iter().copied().find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead));
-                    let idx = first_read.map(|i| self.p(u.dfg.inst_results(i)[0])).ok_or_else(|| AdError::new("internal error: no edge index", u.deriv_span))?;
+                    let first_read = u
+                        .dfg
+                        .block(b)
+                        .insts
+                        .iter()
+                        .copied()
+                        .find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead));
+                    let idx = first_read
+                        .map(|i| self.p(u.dfg.inst_results(i)[0]))
+                        .ok_or_else(|| {
+                            AdError::new("internal error: no edge index", u.deriv_span)
+                        })?;
                     for (k, &e) in edge_targets.iter().enumerate().take(n - 1) {
-                        let kc = self.emit1(InstData::Const { value: Constant::I64(k as i64) }, Type::I64);
-                        let c = self.emit1(InstData::Cmp { cond: CmpCond::Eq, args: [idx, kc] }, Type::BOOL);
+                        let kc = self.emit1(
+                            InstData::Const {
+                                value: Constant::I64(k as i64),
+                            },
+                            Type::I64,
+                        );
+                        let c = self.emit1(
+                            InstData::Cmp {
+                                cond: CmpCond::Eq,
+                                args: [idx, kc],
+                            },
+                            Type::BOOL,
+                        );
                         let next = self.out.dfg.make_block();
-                        self.emit(InstData::Branch { cond: c, then_dest: BlockCall { block: e, args: vec![] }, else_dest: BlockCall { block: next, args: vec![] } }, &[]);
+                        self.emit(
+                            InstData::Branch {
+                                cond: c,
+                                then_dest: BlockCall {
+                                    block: e,
+                                    args: vec![],
+                                },
+                                else_dest: BlockCall {
+                                    block: next,
+                                    args: vec![],
+                                },
+                            },
+                            &[],
+                        );
                         self.out.layout.push(next);
                         self.cur = next;
                     }
-                    self.emit(InstData::Jump { dest: BlockCall { block: edge_targets[n - 1], args: vec![] } }, &[]);
+                    self.emit(
+                        InstData::Jump {
+                            dest: BlockCall {
+                                block: edge_targets[n - 1],
+                                args: vec![],
+                            },
+                        },
+                        &[],
+                    );
                 }
             }
             for (e, &eb) in es.iter().zip(&edge_targets) {
@@ -274,12 +398,24 @@ impl Transposer<'_> {
                         self.accumulate(a, *adj);
                     }
                 }
-                self.emit(InstData::Jump { dest: BlockCall { block: rblock[&e.from], args: vec![] } }, &[]);
+                self.emit(
+                    InstData::Jump {
+                        dest: BlockCall {
+                            block: rblock[&e.from],
+                            args: vec![],
+                        },
+                    },
+                    &[],
+                );
             }
         }
         // The final block: primal results, then gradients.
         self.cur = fin;
-        let mut rets = if ret == Activity::ActiveOnly { Vec::new() } else { primal_returns };
+        let mut rets = if ret == Activity::ActiveOnly {
+            Vec::new()
+        } else {
+            primal_returns
+        };
         for g in grads {
             let v = self.take_adjoint(g);
             let v = match v {
@@ -293,19 +429,31 @@ impl Transposer<'_> {
     }
 
     /// The reverse of one differential block, up to its control flow.
-    fn reverse_block(&mut self, b: Block, seeds: &[Value], primal_returns: &mut Vec<Value>) -> Result<(), AdError> {
+    fn reverse_block(
+        &mut self,
+        b: Block,
+        seeds: &[Value],
+        primal_returns: &mut Vec<Value>,
+    ) -> Result<(), AdError> {
         let u = self.u;
         self.acc.clear();
         self.map.clear();
         let insts = u.dfg.block(b).insts.clone();
-        let reads: Vec<Inst> = insts.iter().copied().filter(|i| matches!(u.dfg.inst(*i), InstData::TapeRead)).collect();
+        let reads: Vec<Inst> = insts
+            .iter()
+            .copied()
+            .filter(|i| matches!(u.dfg.inst(*i), InstData::TapeRead))
+            .collect();
         for &i in reads.iter().rev() {
             let r = u.dfg.inst_results(i)[0];
             let v = self.emit1(InstData::TapePop, self.ty(r));
             self.map.insert(r, v);
         }
         for &i in &insts {
-            if u.tag(i) == Tag::Primal && !matches!(u.dfg.inst(i), InstData::TapeRead) && !u.dfg.inst(i).is_terminator() {
+            if u.tag(i) == Tag::Primal
+                && !matches!(u.dfg.inst(i), InstData::TapeRead)
+                && !u.dfg.inst(i).is_terminator()
+            {
                 let mut d = u.dfg.inst(i).clone();
                 d.map_args(|a| self.p(a));
                 let types: Vec<Type> = u.dfg.inst_results(i).iter().map(|r| self.ty(*r)).collect();
@@ -347,13 +495,30 @@ impl Transposer<'_> {
             (_, Some(&r)) => self.take_adjoint(r),
             _ => None,
         };
-        let nonlinear = || AdError::new(format!("internal error: `{}` is not linear", adc_ir::print::fmt_inst_data(None, &data)), self.span);
+        let nonlinear = || {
+            AdError::new(
+                format!(
+                    "internal error: `{}` is not linear",
+                    adc_ir::print::fmt_inst_data(None, &data)
+                ),
+                self.span,
+            )
+        };
         match &data {
             InstData::Const { .. } => (),
-            InstData::Unary { op: UnaryOp::Neg, arg } => {
+            InstData::Unary {
+                op: UnaryOp::Neg,
+                arg,
+            } => {
                 if let Some(a) = adj {
                     let ty = self.ty(*arg);
-                    let n = self.emit1(InstData::Unary { op: UnaryOp::Neg, arg: a }, ty);
+                    let n = self.emit1(
+                        InstData::Unary {
+                            op: UnaryOp::Neg,
+                            arg: a,
+                        },
+                        ty,
+                    );
                     self.accumulate(*arg, n);
                 }
             }
@@ -367,7 +532,13 @@ impl Transposer<'_> {
                     }
                     BinaryOp::Sub => {
                         self.accumulate(x, a);
-                        let n = self.emit1(InstData::Unary { op: UnaryOp::Neg, arg: a }, self.ty(y));
+                        let n = self.emit1(
+                            InstData::Unary {
+                                op: UnaryOp::Neg,
+                                arg: a,
+                            },
+                            self.ty(y),
+                        );
                         self.accumulate(y, n);
                     }
                     BinaryOp::MulZ if !self.kinds[y.index()] => {
@@ -383,8 +554,20 @@ impl Transposer<'_> {
                 let c = self.p(*cond);
                 let ty = self.ty(args[0]);
                 let z = self.zero(ty);
-                let to_x = self.emit1(InstData::Select { cond: c, args: [a, z] }, ty);
-                let to_y = self.emit1(InstData::Select { cond: c, args: [z, a] }, ty);
+                let to_x = self.emit1(
+                    InstData::Select {
+                        cond: c,
+                        args: [a, z],
+                    },
+                    ty,
+                );
+                let to_y = self.emit1(
+                    InstData::Select {
+                        cond: c,
+                        args: [z, a],
+                    },
+                    ty,
+                );
                 self.accumulate(args[0], to_x);
                 self.accumulate(args[1], to_y);
             }
@@ -394,21 +577,60 @@ impl Transposer<'_> {
                     self.accumulate(*arg, c);
                 }
             }
-            InstData::Load { array, index, checked } => {
+            InstData::Load {
+                array,
+                index,
+                checked,
+            } => {
                 if let Some(a) = adj {
                     let (s, idx) = (self.p(*array), self.p(*index));
                     let ty = Type::Scalar(self.ty(*array).elem());
-                    let old = self.emit1(InstData::Load { array: s, index: idx, checked: *checked }, ty);
+                    let old = self.emit1(
+                        InstData::Load {
+                            array: s,
+                            index: idx,
+                            checked: *checked,
+                        },
+                        ty,
+                    );
                     let new = self.bin(BinaryOp::Add, old, a);
-                    self.emit(InstData::Store { array: s, index: idx, value: new, checked: *checked }, &[]);
+                    self.emit(
+                        InstData::Store {
+                            array: s,
+                            index: idx,
+                            value: new,
+                            checked: *checked,
+                        },
+                        &[],
+                    );
                 }
             }
-            InstData::Store { array, index, value, checked } => {
+            InstData::Store {
+                array,
+                index,
+                value,
+                checked,
+            } => {
                 let (s, idx) = (self.p(*array), self.p(*index));
                 let ty = Type::Scalar(self.ty(*array).elem());
-                let old = self.emit1(InstData::Load { array: s, index: idx, checked: *checked }, ty);
+                let old = self.emit1(
+                    InstData::Load {
+                        array: s,
+                        index: idx,
+                        checked: *checked,
+                    },
+                    ty,
+                );
                 let z = self.zero(ty);
-                self.emit(InstData::Store { array: s, index: idx, value: z, checked: *checked }, &[]);
+                self.emit(
+                    InstData::Store {
+                        array: s,
+                        index: idx,
+                        value: z,
+                        checked: *checked,
+                    },
+                    &[],
+                );
                 self.accumulate(*value, old);
             }
             InstData::RefLoad { ptr } => {
@@ -439,13 +661,26 @@ impl Transposer<'_> {
     }
 
     /// `(y, dy) = jvp_g(x, dx, ...)` becomes `dx += vjp_g(x, ..., adj(dy))`.
-    fn transpose_call(&mut self, jvp: FuncId, args: &[Value], results: &[Value]) -> Result<(), AdError> {
+    fn transpose_call(
+        &mut self,
+        jvp: FuncId,
+        args: &[Value],
+        results: &[Value],
+    ) -> Result<(), AdError> {
         let span = self.span;
-        let src = jvp_source(self.module, jvp)
-            .ok_or_else(|| AdError::new("internal error: a differential call that is not a derivative call", span))?;
+        let src = jvp_source(self.module, jvp).ok_or_else(|| {
+            AdError::new(
+                "internal error: a differential call that is not a derivative call",
+                span,
+            )
+        })?;
         let g = self.module.func(src).clone();
-        let vjp = crate::ad::existing_derivative(self.module, src)
-            .ok_or_else(|| AdError::new(format!("internal error: no reverse derivative of `{}`", g.name), span))?;
+        let vjp = crate::ad::existing_derivative(self.module, src).ok_or_else(|| {
+            AdError::new(
+                format!("internal error: no reverse derivative of `{}`", g.name),
+                span,
+            )
+        })?;
         let mut vargs = Vec::new();
         let mut grad_targets = Vec::new();
         let mut k = 0;
@@ -470,7 +705,13 @@ impl Transposer<'_> {
             vargs.push(a);
         }
         let types: Vec<Type> = grad_targets.iter().map(|t| self.ty(*t)).collect();
-        let grads = self.emit(InstData::Call { func: vjp, args: vargs }, &types);
+        let grads = self.emit(
+            InstData::Call {
+                func: vjp,
+                args: vargs,
+            },
+            &types,
+        );
         for (t, gv) in grad_targets.into_iter().zip(grads) {
             self.accumulate(t, gv);
         }

@@ -63,7 +63,12 @@ fn single_exit(g: &mut Function) {
         }
     }
     g.layout.push(exit);
-    let r = g.append_inst(exit, InstData::Return { args: params }, &[], adc_ir::Span::UNDEFINED);
+    let r = g.append_inst(
+        exit,
+        InstData::Return { args: params },
+        &[],
+        adc_ir::Span::UNDEFINED,
+    );
     g.set_tag(r, Tag::Mixed);
 }
 
@@ -86,17 +91,28 @@ struct Unzipper<'a> {
 
 impl<'a> Unzipper<'a> {
     fn new(module: &'a Module, g: &'a Function, kinds: Vec<bool>) -> Self {
-        let mut out = Function::new(g.name.clone(), g.params.clone(), g.returns.clone(), g.linkage);
+        let mut out = Function::new(
+            g.name.clone(),
+            g.params.clone(),
+            g.returns.clone(),
+            g.linkage,
+        );
         out.deriv = g.deriv.clone();
         out.deriv_span = g.deriv_span;
         let (_, idom) = dominators(g);
-        let exit = *g.layout.last().expect("invariant: single_exit added a block");
+        let exit = *g
+            .layout
+            .last()
+            .expect("invariant: single_exit added a block");
         let once = g
             .layout
             .iter()
             .map(|&b| (b, dominates(&idom, b, exit) && !in_cycle(g, b)))
             .collect();
-        let preds = incoming_edges(g).into_iter().map(|(b, e)| (b, e.len())).collect();
+        let preds = incoming_edges(g)
+            .into_iter()
+            .map(|(b, e)| (b, e.len()))
+            .collect();
         Unzipper {
             module,
             g,
@@ -116,7 +132,14 @@ impl<'a> Unzipper<'a> {
         self.kinds[v.index()]
     }
 
-    fn emit(&mut self, b: Block, data: InstData, types: &[Type], tag: Tag, span: adc_ir::Span) -> Vec<Value> {
+    fn emit(
+        &mut self,
+        b: Block,
+        data: InstData,
+        types: &[Type],
+        tag: Tag,
+        span: adc_ir::Span,
+    ) -> Vec<Value> {
         let inst = self.out.append_inst(b, data, types, span);
         self.out.set_tag(inst, tag);
         self.out.dfg.inst_results(inst).to_vec()
@@ -143,7 +166,10 @@ impl<'a> Unzipper<'a> {
         // their differential parameters.
         let entry = g.layout[0];
         for (k, &v) in g.dfg.block_params(entry).iter().enumerate() {
-            let nv = self.out.dfg.append_block_param(self.pblock[&entry], g.dfg.value_type(v));
+            let nv = self
+                .out
+                .dfg
+                .append_block_param(self.pblock[&entry], g.dfg.value_type(v));
             let _ = k;
             if self.is_diff(v) {
                 self.dmap[v.index()] = Some(nv);
@@ -157,7 +183,8 @@ impl<'a> Unzipper<'a> {
             for &v in g.dfg.block_params(b) {
                 let ty = g.dfg.value_type(v);
                 if self.is_diff(v) {
-                    self.dmap[v.index()] = Some(self.out.dfg.append_block_param(self.dblock[&b], ty));
+                    self.dmap[v.index()] =
+                        Some(self.out.dfg.append_block_param(self.dblock[&b], ty));
                 } else {
                     let nv = self.out.dfg.append_block_param(self.pblock[&b], ty);
                     self.pmap[v.index()] = Some(nv);
@@ -189,7 +216,12 @@ impl<'a> Unzipper<'a> {
         self.def_block.get(&v).is_some_and(|b| self.once[b])
     }
 
-    fn block(&mut self, b: Block, edge_index: Option<Value>, edge_no: &BTreeMap<(Block, Block, usize), i64>) -> Result<(), AdError> {
+    fn block(
+        &mut self,
+        b: Block,
+        edge_index: Option<Value>,
+        edge_no: &BTreeMap<(Block, Block, usize), i64>,
+    ) -> Result<(), AdError> {
         let g = self.g;
         let (pb, db) = (self.pblock[&b], self.dblock[&b]);
         // The differential twin's instructions, with primal operands as
@@ -226,7 +258,12 @@ impl<'a> Unzipper<'a> {
                 _ => {
                     let mut d = data.clone();
                     d.map_args(|a| self.p(a));
-                    let types: Vec<Type> = g.dfg.inst_results(inst).iter().map(|r| g.dfg.value_type(*r)).collect();
+                    let types: Vec<Type> = g
+                        .dfg
+                        .inst_results(inst)
+                        .iter()
+                        .map(|r| g.dfg.value_type(*r))
+                        .collect();
                     let vals = self.emit(pb, d, &types, Tag::Primal, span);
                     for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
                         self.pmap[r.index()] = Some(v);
@@ -240,12 +277,18 @@ impl<'a> Unzipper<'a> {
             needs.push(self.p(*cond));
         }
         if let InstData::Return { args } = &tdata {
-            needs.extend(args.iter().filter(|a| !self.kinds[a.index()]).map(|a| self.p(*a)));
+            needs.extend(
+                args.iter()
+                    .filter(|a| !self.kinds[a.index()])
+                    .map(|a| self.p(*a)),
+            );
         }
         let mut seen = Vec::new();
-        needs.retain(|v| !seen.contains(v) && {
-            seen.push(*v);
-            true
+        needs.retain(|v| {
+            !seen.contains(v) && {
+                seen.push(*v);
+                true
+            }
         });
         // Constants are made again in the differential block, not taped.
         let mut local: BTreeMap<Value, Value> = BTreeMap::new();
@@ -253,7 +296,13 @@ impl<'a> Unzipper<'a> {
             if let ValueDef::Result(i, _) = self.out.dfg.value_def(v) {
                 if let InstData::Const { value } = self.out.dfg.inst(i).clone() {
                     if !self.direct(v) {
-                        let c = self.emit(db, InstData::Const { value }, &[Type::Scalar(value.ty())], Tag::Primal, g.span(term));
+                        let c = self.emit(
+                            db,
+                            InstData::Const { value },
+                            &[Type::Scalar(value.ty())],
+                            Tag::Primal,
+                            g.span(term),
+                        );
                         local.insert(v, c[0]);
                     }
                 }
@@ -272,7 +321,18 @@ impl<'a> Unzipper<'a> {
         match &tdata {
             InstData::Return { .. } => {
                 let dentry = self.dblock[&g.layout[0]];
-                self.emit(pb, InstData::Jump { dest: BlockCall { block: dentry, args: vec![] } }, &[], Tag::Mixed, span);
+                self.emit(
+                    pb,
+                    InstData::Jump {
+                        dest: BlockCall {
+                            block: dentry,
+                            args: vec![],
+                        },
+                    },
+                    &[],
+                    Tag::Mixed,
+                    span,
+                );
             }
             _ => {
                 let mut d = tdata.clone();
@@ -284,7 +344,9 @@ impl<'a> Unzipper<'a> {
                     let k = edge_no[&(b, call.block, *nth)];
                     *nth += 1;
                     extra.push(if self.preds[&call.block] > 1 {
-                        let c = InstData::Const { value: Constant::I64(k) };
+                        let c = InstData::Const {
+                            value: Constant::I64(k),
+                        };
                         Some(self.emit(pb, c, &[Type::I64], Tag::Primal, span)[0])
                     } else {
                         None
@@ -342,7 +404,11 @@ impl<'a> Unzipper<'a> {
                 }
             }
         }
-        let tag = if matches!(d, InstData::Return { .. }) { Tag::Mixed } else { Tag::Diff };
+        let tag = if matches!(d, InstData::Return { .. }) {
+            Tag::Mixed
+        } else {
+            Tag::Diff
+        };
         self.emit(db, d, &[], tag, span);
         Ok(())
     }
@@ -351,12 +417,22 @@ impl<'a> Unzipper<'a> {
     /// change, then the call of the source function. Returns, per argument
     /// of the derivative call, the value its differential half passes
     /// (primal-part values for primal arguments).
-    fn split_call(&mut self, b: Block, inst: Inst, jvp: FuncId, args: &[Value]) -> Result<Vec<Value>, AdError> {
+    fn split_call(
+        &mut self,
+        b: Block,
+        inst: Inst,
+        jvp: FuncId,
+        args: &[Value],
+    ) -> Result<Vec<Value>, AdError> {
         let g = self.g;
         let pb = self.pblock[&b];
         let span = g.span(inst);
-        let src = jvp_source(self.module, jvp)
-            .ok_or_else(|| AdError::new("internal error: a mixed call that is not a derivative call", span))?;
+        let src = jvp_source(self.module, jvp).ok_or_else(|| {
+            AdError::new(
+                "internal error: a mixed call that is not a derivative call",
+                span,
+            )
+        })?;
         let callee = self.module.func(src);
         let mut primal_args = Vec::new();
         let mut snaps = Vec::new();
@@ -366,10 +442,20 @@ impl<'a> Unzipper<'a> {
             let pa = self.p(a);
             primal_args.push(pa);
             let snap = match (p.ty, p.mode) {
-                (Type::Array(_), _) if !self.read_only(a) => {
-                    self.emit(pb, InstData::ArrayCopy { array: pa }, &[p.ty], Tag::Primal, span)[0]
-                }
-                (Type::Ref(e), _) => self.emit(pb, InstData::RefLoad { ptr: pa }, &[Type::Scalar(e)], Tag::Primal, span)[0],
+                (Type::Array(_), _) if !self.read_only(a) => self.emit(
+                    pb,
+                    InstData::ArrayCopy { array: pa },
+                    &[p.ty],
+                    Tag::Primal,
+                    span,
+                )[0],
+                (Type::Ref(e), _) => self.emit(
+                    pb,
+                    InstData::RefLoad { ptr: pa },
+                    &[Type::Scalar(e)],
+                    Tag::Primal,
+                    span,
+                )[0],
                 _ => pa,
             };
             snaps.push(snap);
@@ -388,8 +474,21 @@ impl<'a> Unzipper<'a> {
         Ok(snaps)
     }
 
-    fn emit_call(&mut self, pb: Block, func: FuncId, args: Vec<Value>, returns: &[Type], span: adc_ir::Span) -> Vec<Value> {
-        self.emit(pb, InstData::Call { func, args }, returns, Tag::Primal, span)
+    fn emit_call(
+        &mut self,
+        pb: Block,
+        func: FuncId,
+        args: Vec<Value>,
+        returns: &[Type],
+        span: adc_ir::Span,
+    ) -> Vec<Value> {
+        self.emit(
+            pb,
+            InstData::Call { func, args },
+            returns,
+            Tag::Primal,
+            span,
+        )
     }
 
     /// A read-only array parameter of the function: nobody writes it.
@@ -402,11 +501,22 @@ impl<'a> Unzipper<'a> {
     }
 
     /// Emits a differential instruction in the twin block.
-    fn diff_inst(&mut self, db: Block, inst: Inst, snaps: &[Value], local: &BTreeMap<Value, Value>) {
+    fn diff_inst(
+        &mut self,
+        db: Block,
+        inst: Inst,
+        snaps: &[Value],
+        local: &BTreeMap<Value, Value>,
+    ) {
         let g = self.g;
         let span = g.span(inst);
         let mut data = g.dfg.inst(inst).clone();
-        let types: Vec<Type> = g.dfg.inst_results(inst).iter().map(|r| g.dfg.value_type(*r)).collect();
+        let types: Vec<Type> = g
+            .dfg
+            .inst_results(inst)
+            .iter()
+            .map(|r| g.dfg.value_type(*r))
+            .collect();
         let tag = g.tag(inst);
         let mut free_after = Vec::new();
         if let (InstData::Call { args, .. }, false) = (&mut data, snaps.is_empty()) {
@@ -422,8 +532,18 @@ impl<'a> Unzipper<'a> {
                 match (pty, ty) {
                     (Type::Ref(e), Type::Scalar(_)) => {
                         // A fresh reference holding the value before the call.
-                        let slot = self.emit(db, InstData::Slot, &[Type::Ref(e)], Tag::Primal, span)[0];
-                        self.emit(db, InstData::RefStore { ptr: slot, value: v }, &[], Tag::Primal, span);
+                        let slot =
+                            self.emit(db, InstData::Slot, &[Type::Ref(e)], Tag::Primal, span)[0];
+                        self.emit(
+                            db,
+                            InstData::RefStore {
+                                ptr: slot,
+                                value: v,
+                            },
+                            &[],
+                            Tag::Primal,
+                            span,
+                        );
                         new_args.push(slot);
                     }
                     (Type::Array(_), _) if s != self.p(orig) => {

@@ -10,8 +10,8 @@ use super::{type_name, ArraySource, Binding, FnLowerer, VarId};
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{
-    Activity, AdMode, BinaryOp, BlockCall, DerivSpec, CmpCond, Constant, InstData, MathFunc, ScalarType, Span, Type, UnaryOp,
-    Value,
+    Activity, AdMode, BinaryOp, BlockCall, CmpCond, Constant, DerivSpec, InstData, MathFunc,
+    ScalarType, Span, Type, UnaryOp, Value,
 };
 
 pub(crate) enum Place {
@@ -978,7 +978,11 @@ pub(crate) fn check_function_attr(
                 return Some(AttrRequest::Generate(
                     gen.clone(),
                     DerivSpec {
-                        mode: if reverse { AdMode::Reverse } else { AdMode::Forward },
+                        mode: if reverse {
+                            AdMode::Reverse
+                        } else {
+                            AdMode::Forward
+                        },
                         of: f.name.name.clone(),
                         params: activities,
                         ret: ret.unwrap_or(Activity::Const),

@@ -7,8 +7,8 @@ use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::interp;
 use adc_ir::{
-    Activity, AdMode, BinaryOp, Constant, FuncId, Function, InstData, Linkage, Module, Param, ParamMode, ScalarType,
-    Span, Type,
+    Activity, AdMode, BinaryOp, Constant, FuncId, Function, InstData, Linkage, Module, Param,
+    ParamMode, ScalarType, Span, Type,
 };
 use std::collections::BTreeMap;
 
@@ -161,18 +161,23 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
             continue;
         }
         for a in &f.attrs {
-            let request = super::expr::check_function_attr(f, a, &globals, diags, &mut |name, diags| {
-                check_unique(name, diags)
-            });
+            let request =
+                super::expr::check_function_attr(f, a, &globals, diags, &mut |name, diags| {
+                    check_unique(name, diags)
+                });
             match request {
                 Some(AttrRequest::Generate(name, spec)) => {
                     let src = module.func(id);
                     let (params, returns) = adc_ir::ad::spec_signature(src, &spec);
-                    let mut func = Function::new(name.name.clone(), params, returns, Linkage::Export);
+                    let mut func =
+                        Function::new(name.name.clone(), params, returns, Linkage::Export);
                     func.deriv = Some(spec);
                     func.deriv_span = a.span;
                     let gid = module.push(func);
-                    globals.funcs.insert(name.name.clone(), signature_of(module.func(gid), gid, name.span));
+                    globals.funcs.insert(
+                        name.name.clone(),
+                        signature_of(module.func(gid), gid, name.span),
+                    );
                 }
                 Some(AttrRequest::Custom(mode, g)) => {
                     check_custom(&mut module, id, mode, &g, &globals, a.span, diags);
@@ -258,7 +263,10 @@ fn fmt_signature(name: &str, params: &[Param], returns: &[Type]) -> String {
         [t] => type_name(t.elem()).to_string(),
         ts => format!(
             "({})",
-            ts.iter().map(|t| type_name(t.elem())).collect::<Vec<_>>().join(", ")
+            ts.iter()
+                .map(|t| type_name(t.elem()))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     format!("{ret} {name}({})", ps.join(", "))
@@ -297,7 +305,10 @@ fn check_custom(
         diags.push(
             Diagnostic::error(
                 "E0307",
-                format!("`{}` does not have the signature of a custom derivative of `{}`", g.name, src.name),
+                format!(
+                    "`{}` does not have the signature of a custom derivative of `{}`",
+                    g.name, src.name
+                ),
                 g.span,
             )
             .with_label(span, "required by this attribute")
