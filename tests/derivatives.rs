@@ -1,0 +1,330 @@
+//! Generated signatures and semantics of §5: activities, shadows, custom
+//! derivatives, higher order, non-smooth points, runtime errors, threads.
+//! Expected values are worked out by hand in each test.
+
+mod support;
+
+use adc::{ArgValue, ArrayValue, CallError, Constant, JitModule};
+use support::assert_close;
+
+fn jit(source: &str) -> JitModule {
+    adc::compile_jit("test.ad", source, false).unwrap_or_else(|f| panic!("does not compile:\n{f}"))
+}
+
+fn d(x: f64) -> ArgValue {
+    ArgValue::Scalar(Constant::F64(x))
+}
+
+fn i(x: i64) -> ArgValue {
+    ArgValue::Scalar(Constant::I64(x))
+}
+
+fn arr(xs: &[f64]) -> ArgValue {
+    ArgValue::Array(ArrayValue::F64(xs.to_vec()))
+}
+
+fn f(c: &Constant) -> f64 {
+    match c {
+        Constant::F64(x) => *x,
+        other => panic!("not a double: {other:?}"),
+    }
+}
+
+fn arr_of(a: &ArgValue) -> Vec<f64> {
+    match a {
+        ArgValue::Array(ArrayValue::F64(v)) => v.clone(),
+        ArgValue::Scalar(Constant::F64(x)) => vec![*x],
+        other => panic!("not doubles: {other:?}"),
+    }
+}
+
+fn call(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Vec<f64> {
+    j.call(name, args)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .iter()
+        .map(f)
+        .collect()
+}
+
+#[test]
+fn reverse_signature_of_the_contract_example() {
+    let j = jit("[autodiff_reverse(df, Active, Active)]\ndouble sq(double x) { return x * x; }");
+    assert_eq!(call(&j, "df", &mut [d(3.0), d(0.5)]), vec![9.0, 3.0]);
+}
+
+#[test]
+fn read_only_shadow_accumulates_and_active_only_drops_the_result() {
+    let src = "[autodiff_reverse(dg, Duplicated, Const, ActiveOnly)]
+double dot_self(double[] v, int n) { double s = 0.0; for (int k = 0; k < n; k++) s += v[k] * v[k]; return s; }";
+    let j = jit(src);
+    let mut args = [arr(&[1.0, 2.0, 3.0]), arr(&[10.0, 0.0, 0.0]), i(2), d(1.0)];
+    assert!(
+        j.call("dg", &mut args).expect("runs").is_empty(),
+        "ActiveOnly of a single result is void"
+    );
+    // d_v += 2 v seed for the first n elements.
+    assert_eq!(arr_of(&args[1]), vec![12.0, 4.0, 0.0]);
+    j.call("dg", &mut args).expect("runs");
+    assert_eq!(
+        arr_of(&args[1]),
+        vec![14.0, 8.0, 0.0],
+        "calling again accumulates"
+    );
+}
+
+#[test]
+fn out_shadow_is_consumed_and_inout_shadow_is_replaced() {
+    let src = "[autodiff_reverse(dscale, Duplicated, Active, Duplicated)]
+void scale(double[] x, double a, out double[] y) { for (int k = 0; k < len(x); k++) y[k] = a * x[k] * x[k]; }
+[autodiff_reverse(dsquare, Duplicated)]
+void square_in_place(inout double[] u) { for (int k = 0; k < len(u); k++) u[k] = u[k] * u[k]; }";
+    let j = jit(src);
+    let mut args = [
+        arr(&[1.0, 2.0]),
+        arr(&[0.0, 0.0]),
+        d(3.0),
+        arr(&[0.0, 0.0]),
+        arr(&[1.0, 10.0]),
+    ];
+    let grads = call(&j, "dscale", &mut args);
+    // y = a x^2: d_x = 2 a x * seed, d_a = sum x^2 seed, seed consumed.
+    assert_eq!(arr_of(&args[1]), vec![6.0, 120.0]);
+    assert_eq!(grads, vec![1.0 + 40.0]);
+    assert_eq!(
+        arr_of(&args[4]),
+        vec![0.0, 0.0],
+        "the out shadow is zero on exit"
+    );
+    let mut args = [arr(&[3.0, -1.0]), arr(&[1.0, 0.5])];
+    call(&j, "dsquare", &mut args);
+    assert_eq!(arr_of(&args[0]), vec![9.0, 1.0]);
+    assert_eq!(
+        arr_of(&args[1]),
+        vec![6.0, -1.0],
+        "seed pulled back to the initial value"
+    );
+}
+
+#[test]
+fn inout_scalar_shadows_in_both_modes() {
+    let src = "[autodiff_reverse(r, Duplicated, Active)]
+[autodiff_forward(t, Dual, Dual)]
+void step(inout double s, double x) { s = s * x + sin(x); }";
+    let j = jit(src);
+    // s1 = s0 x + sin x: ds0 = x seed, dx = (s0 + cos x) seed.
+    let mut args = [d(2.0), d(1.0), d(0.5)];
+    let g = call(&j, "r", &mut args);
+    assert_close(arr_of(&args[1])[0], 0.5, 1e-15, "d_s");
+    assert_close(g[0], 2.0 + 0.5f64.cos(), 1e-15, "d_x");
+    let mut args = [d(2.0), d(1.0), d(0.5), d(1.0)];
+    call(&j, "t", &mut args);
+    assert_close(
+        arr_of(&args[1])[0],
+        0.5 + (2.0 + 0.5f64.cos()),
+        1e-15,
+        "tangent of s",
+    );
+}
+
+#[test]
+fn forward_signatures_dual_only_and_arrays() {
+    let src = "[autodiff_forward(df, Dual, Const, DualOnly)]
+double f(double[] xs, double a) { double s = 0.0; for (int k = 0; k < len(xs); k++) s += a * xs[k] * xs[k]; return s; }
+[autodiff_forward(dg, Dual, Dual)]
+double g(double x) { return exp(x); }";
+    let j = jit(src);
+    let r = call(&j, "df", &mut [arr(&[1.0, 2.0]), arr(&[1.0, 1.0]), d(3.0)]);
+    assert_eq!(
+        r,
+        vec![3.0 * (2.0 + 4.0)],
+        "DualOnly returns the tangent only"
+    );
+    let r = call(&j, "dg", &mut [d(0.0), d(2.0)]);
+    assert_eq!(r, vec![1.0, 2.0], "Dual returns (primal, tangent)");
+}
+
+#[test]
+fn non_smooth_points_and_strong_zero() {
+    let src = "[autodiff_reverse(dabs, Active, Active)] double fabs_(double x) { return abs(x); }
+[autodiff_reverse(dmin, Active, Active, Active)] double fmin_(double x, double y) { return min(x, y); }
+[autodiff_forward(tmax, Dual, Dual, Dual)] double fmax_(double x, double y) { return max(x, y); }
+[autodiff_reverse(dsq, Active, Const, Active)] double root(double x, double k) { return k * sqrt(x); }
+[autodiff_reverse(dsel, Active, Active)] double sel(double x) { return x > 0.0 ? x : sqrt(x); }";
+    let j = jit(src);
+    assert_eq!(call(&j, "dabs", &mut [d(0.0), d(1.0)]), vec![0.0, 0.0]);
+    assert_eq!(
+        call(&j, "dmin", &mut [d(2.0), d(2.0), d(1.0)]),
+        vec![2.0, 0.5, 0.5]
+    );
+    assert_eq!(
+        call(&j, "tmax", &mut [d(2.0), d(1.0), d(2.0), d(3.0)]),
+        vec![2.0, 2.0]
+    );
+    // sqrt'(0) is infinite; a zero seed still gives exactly zero.
+    assert_eq!(
+        call(&j, "dsq", &mut [d(0.0), d(1.0), d(0.0)]),
+        vec![0.0, 0.0]
+    );
+    // The untaken arm (sqrt of a negative, NaN partial) gets no adjoint.
+    assert_eq!(call(&j, "dsel", &mut [d(4.0), d(1.0)]), vec![4.0, 1.0]);
+    let r = call(&j, "dsel", &mut [d(-4.0), d(1.0)]);
+    assert!(
+        r[0].is_nan() && r[1].is_nan(),
+        "the taken arm is sqrt(-4): {r:?}"
+    );
+}
+
+#[test]
+fn custom_derivatives_replace_the_body() {
+    let src = "double dcube(double x, double seed) { return 42.0 * seed; }
+double tcube(double x, double dx) { return 7.0 * dx; }
+[reverse_derivative(dcube)] [forward_derivative(tcube)]
+double cube(double x) { return x * x * x; }
+[autodiff_reverse(r, Active, Active)] [autodiff_forward(t, Dual, Dual)]
+double h(double x) { return 2.0 * cube(x); }";
+    let j = jit(src);
+    assert_eq!(call(&j, "r", &mut [d(1.0), d(1.0)]), vec![2.0, 84.0]);
+    assert_eq!(call(&j, "t", &mut [d(1.0), d(1.0)]), vec![2.0, 14.0]);
+}
+
+#[test]
+fn custom_derivative_on_an_extern() {
+    let src = "double dcos_(double x, double seed) { return -sin(x) * seed; }
+[reverse_derivative(dcos_)]
+extern double cos(double x);
+[autodiff_reverse(r, Active, Active)]
+double f(double x) { return cos(x) * x; }";
+    let j = jit(src);
+    let g = call(&j, "r", &mut [d(0.3), d(1.0)]);
+    assert_close(
+        g[1],
+        0.3f64.cos() - 0.3 * 0.3f64.sin(),
+        1e-15,
+        "d/dx x cos x",
+    );
+}
+
+#[test]
+fn higher_order_both_ways() {
+    let src = "[autodiff_reverse(g, Active, Active)]
+double f(double x) { return x * x * x; }
+[autodiff_forward(hvp, Dual, Dual)]
+double fprime(double x) { auto [y, dy] = g(x, 1.0); return dy; }
+[autodiff_forward(ft, Dual, DualOnly)]
+double p(double x) { return sin(x) * x; }
+[autodiff_reverse(rt, Active, Active)]
+double pprime(double x) { return ft(x, 1.0); }";
+    let j = jit(src);
+    // f'' = 6x.
+    assert_eq!(call(&j, "hvp", &mut [d(2.0), d(1.0)]), vec![12.0, 12.0]);
+    // p' = cos x x + sin x; p'' = 2 cos x - x sin x.
+    let x = 0.7f64;
+    let r = call(&j, "rt", &mut [d(x), d(1.0)]);
+    assert_close(r[1], 2.0 * x.cos() - x * x.sin(), 1e-14, "p''");
+}
+
+#[test]
+fn recursion_loops_and_early_exits() {
+    let src = "double pw(double x, int n) { if (n == 0) return 1.0; return x * pw(x, n - 1); }
+[autodiff_reverse(dp, Active, Const, Active)]
+double pw_top(double x, int n) { return pw(x, n); }
+[autodiff_reverse(dl, Active, Const, Active)]
+double loops(double x, int n) {
+    double s = 0.0;
+    for (int a = 0; a < n; a++) {
+        if (a == 2) continue;
+        for (int b = 0; b < a; b++) {
+            if (b == 3) break;
+            s += x * double(a + b);
+        }
+    }
+    while (s > 1.0) s = s * 0.5;
+    return s;
+}";
+    let j = jit(src);
+    assert_eq!(
+        call(&j, "dp", &mut [d(2.0), i(5), d(1.0)]),
+        vec![32.0, 80.0]
+    );
+    // Hand count for n = 6: s = x * sum over a != 2, b < min(a, 3) of (a + b).
+    let mut k = 0.0;
+    for a in 0..6 {
+        if a == 2 {
+            continue;
+        }
+        for b in 0..a.min(3) {
+            k += (a + b) as f64;
+        }
+    }
+    let x = 0.3;
+    let mut s = k * x;
+    let mut halvings = 0;
+    while s > 1.0 {
+        s *= 0.5;
+        halvings += 1;
+    }
+    let r = call(&j, "dl", &mut [d(x), i(6), d(1.0)]);
+    assert_close(r[0], s, 1e-15, "primal");
+    assert_close(r[1], k * 0.5f64.powi(halvings), 1e-15, "gradient");
+}
+
+#[test]
+fn tuples_and_local_arrays_overwritten_in_loops() {
+    let src = "(double, double) polar(double r, double t) { return (r * cos(t), r * sin(t)); }
+[autodiff_reverse(dsum, Active, Active, Active)]
+double sum_xy(double r, double t) {
+    auto [x, y] = polar(r, t);
+    double buf[2];
+    for (int k = 0; k < 3; k++) { buf[0] = buf[0] * 0.5 + x; buf[1] = buf[1] * 0.5 + y; }
+    return buf[0] + buf[1];
+}";
+    let j = jit(src);
+    let (r, t) = (2.0f64, 0.4f64);
+    let r_ = call(&j, "dsum", &mut [d(r), d(t), d(1.0)]);
+    let c = 1.0 + 0.5 + 0.25; // three overwrites: ((x)*.5 + x)*.5 + x
+    assert_close(r_[1], c * (t.cos() + t.sin()), 1e-14, "d/dr");
+    assert_close(r_[2], c * r * (t.cos() - t.sin()), 1e-14, "d/dt");
+}
+
+#[test]
+fn shadow_length_mismatch_is_a_runtime_error() {
+    let j = jit(
+        "[autodiff_reverse(dg, Duplicated, ActiveOnly)]\ndouble s(double[] v) { return v[0]; }",
+    );
+    let mut args = [arr(&[1.0, 2.0]), arr(&[0.0]), d(1.0)];
+    match j.call("dg", &mut args) {
+        Err(CallError::Runtime(m)) => assert!(m.contains("shadow length"), "{m}"),
+        other => panic!("expected a runtime error, got {other:?}"),
+    }
+}
+
+#[test]
+fn one_derivative_called_from_eight_threads() {
+    let src = "[autodiff_reverse(dg, Duplicated, ActiveOnly)]
+double energy(double[] v) { double s = 0.0; for (int k = 0; k < len(v); k++) s += v[k] * v[k] * double(k + 1); return s; }";
+    let j = std::sync::Arc::new(jit(src));
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let j = j.clone();
+            std::thread::spawn(move || {
+                for round in 0..200 {
+                    let n = 50 + t * 13 + round % 7;
+                    let v: Vec<f64> = (0..n).map(|k| (k + t) as f64 * 0.01).collect();
+                    let mut args = [arr(&v), arr(&vec![0.0; n]), d(1.0)];
+                    j.call("dg", &mut args).expect("runs");
+                    let g = arr_of(&args[1]);
+                    for k in 0..n {
+                        assert_eq!(
+                            g[k],
+                            2.0 * v[k] * (k + 1) as f64,
+                            "thread {t} round {round}"
+                        );
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("thread finished");
+    }
+}
