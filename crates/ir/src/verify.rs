@@ -169,6 +169,22 @@ pub fn dominates(idom: &[Option<Block>], a: Block, mut b: Block) -> bool {
 }
 
 impl FuncVerifier<'_> {
+    /// The signature callers see. A reverse derivative still being
+    /// generated has its forward-mode signature until `transpose`; callers
+    /// already use the final one.
+    fn callee_signature(&self, callee: &Function) -> (Vec<crate::function::Param>, Vec<Type>) {
+        if let Some(spec) = callee
+            .deriv
+            .as_ref()
+            .filter(|d| d.mode == crate::ad::AdMode::Reverse)
+        {
+            if let Some(src) = self.module.find(&spec.of) {
+                return crate::ad::spec_signature(self.module.func(src), spec);
+            }
+        }
+        (callee.params.clone(), callee.returns.clone())
+    }
+
     fn err(&mut self, location: String, message: String) {
         self.errors.push(VerifierError {
             func: self.func.name.clone(),
@@ -326,14 +342,15 @@ impl FuncVerifier<'_> {
                 } else {
                     let callee = self.module.func(*func);
                     let arg_types: Vec<Type> = args.iter().map(|a| self.ty(*a)).collect();
-                    let param_types: Vec<Type> = callee.params.iter().map(|p| p.ty).collect();
+                    let (params, returns) = self.callee_signature(callee);
+                    let param_types: Vec<Type> = params.iter().map(|p| p.ty).collect();
                     if arg_types != param_types {
                         Err(format!(
                             "arguments do not match the signature of `@{}`",
                             callee.name
                         ))
                     } else {
-                        Ok(callee.returns.clone())
+                        Ok(returns)
                     }
                 }
             }

@@ -13,7 +13,7 @@
 //! partial derivative is computed by primal instructions. Calls go to the
 //! callee's derivative (`__adc_jvp_NAME`, declared on demand and generated
 //! in the same run), or its `[forward_derivative]`. A forward request is
-//! finished here; a reverse request has the forward-mode signature
+//! finished after `propagate`; a reverse request has the forward-mode signature
 //! (`Active` scalars become tangent parameters, the return's tangent is
 //! returned) until `transpose` turns it around.
 
@@ -116,9 +116,6 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     lz.body(&acts)?;
     let out = lz.out;
     *module.func_mut(id) = out;
-    if spec.mode == AdMode::Forward {
-        module.func_mut(id).deriv = None;
-    }
     Ok(())
 }
 
