@@ -255,3 +255,129 @@ int main(void) {
         stderr(&run)
     );
 }
+
+const DERIV: &str = "
+double f(double[] xs, double a, int n) {
+    double s = 0.0;
+    for (int i = 0; i < len(xs); i++) s += a * xs[i] * xs[i];
+    return s * double(n);
+}
+int count(int n) { return n; }
+";
+
+#[test]
+fn grad_and_tangent_json() {
+    let p = scratch("deriv.ad", DERIV);
+    let file = p.to_str().unwrap();
+    let o = adc(&[
+        "run",
+        file,
+        "--entry",
+        "f",
+        "--args",
+        "[[1.0, 2.0], 3.0, 2]",
+        "--grad",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // s = n a sum x^2 = 30: d/dx = 2 n a x, d/da = n sum x^2, n is `Const`.
+    assert_eq!(
+        stdout(&o).lines().last(),
+        Some(
+            r#"{"result": 30.0, "args": [[1.0, 2.0], 3.0, 2], "gradient": [[12.0, 24.0], 10.0, null]}"#
+        )
+    );
+    let o = adc(&[
+        "run",
+        file,
+        "--entry",
+        "f",
+        "--args",
+        "[[1.0, 2.0], 3.0, 2]",
+        "--tangent",
+        "[[1.0, 0.0], 1.0, null]",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).lines().last(),
+        Some(r#"{"result": 30.0, "args": [[1.0, 2.0], 3.0, 2], "tangent": 22.0}"#)
+    );
+    // Usage errors: a non-float entry, a tangent for an `int`.
+    let o = adc(&["run", file, "--entry", "count", "--args", "[1]", "--grad"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = adc(&[
+        "run",
+        file,
+        "--entry",
+        "f",
+        "--args",
+        "[[1.0, 2.0], 3.0, 2]",
+        "--tangent",
+        "[null, 1.0, 1]",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn generated_derivative_links_with_c() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let lib = scratch(
+        "dkern.ad",
+        "[autodiff_reverse(dnorm, Duplicated, Active)]
+[autodiff_forward(tnorm, Dual, Dual)]
+double norm2(double[] a) { double s = 0.0; for (int i = 0; i < len(a); i++) s += a[i] * a[i]; return s; }
+",
+    );
+    let dir = lib.parent().unwrap().to_path_buf();
+    let obj = dir.join("dkern.o");
+    let hdr = dir.join("dkern.h");
+    let o = adc(&[
+        "compile",
+        lib.to_str().unwrap(),
+        "-o",
+        obj.to_str().unwrap(),
+        "--emit-header",
+        hdr.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let header = std::fs::read_to_string(&hdr).expect("header");
+    assert!(header.contains("double dnorm(const double *a, int64_t a_len, double *d_a, int64_t d_a_len, double seed);"), "{header}");
+    assert!(!header.contains("__adc_"), "{header}");
+    let main_c = scratch(
+        "dmain.c",
+        r#"#include <stdio.h>
+#include "dkern.h"
+int main(void) {
+    double a[2] = {3, 4}, da[2] = {0, 0}, ta[2] = {1, 1};
+    double y = dnorm(a, 2, da, 2, 1.0);
+    tnorm_result t = tnorm(a, 2, ta, 2);
+    printf("%g %g %g %g %g\n", y, da[0], da[1], t._0, t._1);
+    return 0;
+}
+"#,
+    );
+    let exe = dir.join("dlinked");
+    let cc = Command::new("cc")
+        .args([
+            main_c.to_str().unwrap(),
+            obj.to_str().unwrap(),
+            "-I",
+            dir.to_str().unwrap(),
+            "-lm",
+            "-o",
+            exe.to_str().unwrap(),
+        ])
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let run = Command::new(&exe).output().expect("run linked program");
+    assert_eq!(stdout(&run), "25 6 8 25 14\n");
+}

@@ -201,7 +201,10 @@ pub fn reverse_signature(
         params.push(p.clone());
         match a {
             Activity::Active => grads.push(p.ty),
-            Activity::Duplicated | Activity::DuplicatedOnly => params.push(tangent_param(p)),
+            Activity::Duplicated | Activity::DuplicatedOnly => params.push(Param {
+                mode: ParamMode::Inout,
+                ..tangent_param(p)
+            }),
             _ => (),
         }
     }
