@@ -253,3 +253,33 @@ pub fn existing_derivative(module: &Module, callee: FuncId) -> Option<FuncId> {
         None => module.find(&internal_name(&c.name, AdMode::Reverse)),
     }
 }
+
+/// Runs one derivative pass over a whole module by name (for `.adir`
+/// filetests): `linearize` generates what is ready; the others apply to
+/// every generated function at their stage.
+pub fn run_pass(name: &str, module: &mut Module) -> Option<Result<(), AdError>> {
+    let with_body = |m: &Module, reverse_only: bool| -> Vec<FuncId> {
+        m.func_ids()
+            .filter(|id| {
+                let f = m.func(*id);
+                !f.layout.is_empty()
+                    && f.deriv
+                        .as_ref()
+                        .is_some_and(|d| !reverse_only || d.mode == AdMode::Reverse)
+            })
+            .collect()
+    };
+    Some(match name {
+        "linearize" => crate::linearize::run(module).map(|_| ()),
+        "propagate" => with_body(module, false)
+            .into_iter()
+            .try_for_each(|id| crate::propagate::run(module, id)),
+        "unzip" => with_body(module, true)
+            .into_iter()
+            .try_for_each(|id| crate::unzip::run(module, id)),
+        "transpose" => with_body(module, true)
+            .into_iter()
+            .try_for_each(|id| crate::transpose::run(module, id)),
+        _ => return None,
+    })
+}
