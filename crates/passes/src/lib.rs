@@ -13,6 +13,7 @@ pub mod const_fold;
 pub mod cse;
 pub mod dce;
 pub mod linearize;
+pub mod mem2reg;
 pub mod propagate;
 pub mod simplify_cfg;
 pub mod transpose;
@@ -32,6 +33,7 @@ pub const PASSES: &[(&str, FuncPass)] = &[
     ("dce", dce::run),
     ("simplify-cfg", simplify_cfg::run),
     ("bce", bce::run),
+    ("mem2reg", mem2reg::run),
 ];
 
 pub fn find_pass(name: &str) -> Option<FuncPass> {

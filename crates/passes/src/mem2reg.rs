@@ -1,0 +1,161 @@
+//! `mem2reg`: promotes stack slots to SSA values.
+//!
+//! A slot whose reference is only ever loaded from and stored to (never
+//! passed to a call, stored, or sent along a branch) becomes a value: each
+//! load reads the value of the last store on its dominator-tree path, and
+//! blocks in the iterated dominance frontier of the stores take it as a
+//! block parameter. A load before any store reads zero (slots are only
+//! read after a store in IR the frontend and the derivative passes build;
+//! zero is what the derivative passes store first anyway).
+//! Guarantees: verified output; fewer `slot`/`rload`/`rstore`. The
+//! derivative passes keep adjoints that cross blocks in slots, so this is
+//! what turns them into registers.
+
+use crate::util::substitute;
+use adc_ir::verify::dominators;
+use adc_ir::{Block, Constant, Function, Inst, InstData, Type, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub fn run(func: &mut Function) -> bool {
+    let (rpo, idom) = dominators(func);
+    let reachable: BTreeSet<Block> = rpo.iter().copied().collect();
+    // Unreachable blocks would need arguments for new parameters too;
+    // `simplify-cfg` removes them first.
+    if rpo.is_empty() || func.layout.iter().any(|b| !reachable.contains(b)) {
+        return false;
+    }
+    // Candidate slots and every instruction that uses each.
+    let mut slots: BTreeMap<Value, (Block, Inst)> = BTreeMap::new();
+    let mut bad: BTreeSet<Value> = BTreeSet::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            match func.dfg.inst(i) {
+                InstData::Slot if reachable.contains(&b) => {
+                    slots.insert(func.dfg.inst_results(i)[0], (b, i));
+                }
+                InstData::RefLoad { .. } if reachable.contains(&b) => (),
+                InstData::RefStore { value, .. } if reachable.contains(&b) => {
+                    bad.insert(*value);
+                }
+                other => other.for_each_arg(|a| {
+                    bad.insert(a);
+                }),
+            }
+        }
+    }
+    slots.retain(|s, _| !bad.contains(s));
+    if slots.is_empty() {
+        return false;
+    }
+    let entry = rpo[0];
+    // Dominance frontiers.
+    let preds = crate::util::incoming_edges(func);
+    let mut frontier: BTreeMap<Block, BTreeSet<Block>> = BTreeMap::new();
+    for &b in &rpo {
+        let ps: Vec<Block> = preds[&b]
+            .iter()
+            .map(|e| e.from)
+            .filter(|p| reachable.contains(p))
+            .collect();
+        if ps.len() < 2 {
+            continue;
+        }
+        for p in ps {
+            let mut runner = p;
+            while Some(runner) != idom[b.index()] && runner != b {
+                frontier.entry(runner).or_default().insert(b);
+                match idom[runner.index()] {
+                    Some(up) if up != runner => runner = up,
+                    _ => break,
+                }
+            }
+        }
+    }
+    // Blocks that take each slot's value as a parameter.
+    let mut params: BTreeMap<Block, Vec<(Value, Value)>> = BTreeMap::new();
+    for &s in slots.keys() {
+        let ty = Type::Scalar(func.dfg.value_type(s).elem());
+        let mut work: Vec<Block> = func
+            .layout
+            .iter()
+            .copied()
+            .filter(|b| {
+                reachable.contains(b)
+                    && func.dfg.block(*b).insts.iter().any(|i| matches!(func.dfg.inst(*i), InstData::RefStore { ptr, .. } if *ptr == s))
+            })
+            .collect();
+        let mut placed = BTreeSet::new();
+        while let Some(b) = work.pop() {
+            for &f in frontier.get(&b).into_iter().flatten() {
+                if placed.insert(f) {
+                    let p = func.dfg.append_block_param(f, ty);
+                    params.entry(f).or_default().push((s, p));
+                    work.push(f);
+                }
+            }
+        }
+    }
+    // Zero, the value before any store, defined first in the entry block.
+    let mut zeros: BTreeMap<Value, Value> = BTreeMap::new();
+    let mut new_entry = Vec::new();
+    for &s in slots.keys() {
+        let t = func.dfg.value_type(s).elem();
+        let z = func.dfg.make_inst(
+            InstData::Const {
+                value: Constant::zero(t),
+            },
+            &[Type::Scalar(t)],
+        );
+        func.set_span(z, adc_ir::Span::UNDEFINED);
+        new_entry.push(z);
+        zeros.insert(s, func.dfg.inst_results(z)[0]);
+    }
+    let old = std::mem::take(&mut func.dfg.block_mut(entry).insts);
+    func.dfg.block_mut(entry).insts = new_entry.into_iter().chain(old).collect();
+    // Rename along the dominator tree.
+    let mut children: BTreeMap<Block, Vec<Block>> = BTreeMap::new();
+    for &b in &rpo[1..] {
+        if let Some(p) = idom[b.index()] {
+            children.entry(p).or_default().push(b);
+        }
+    }
+    let mut loads: BTreeMap<Value, Value> = BTreeMap::new();
+    let mut dead: BTreeSet<Inst> = slots.values().map(|(_, i)| *i).collect();
+    let mut stack = vec![(entry, zeros)];
+    while let Some((b, mut cur)) = stack.pop() {
+        for (s, p) in params.get(&b).into_iter().flatten() {
+            cur.insert(*s, *p);
+        }
+        for &i in &func.dfg.block(b).insts.clone() {
+            match func.dfg.inst(i).clone() {
+                InstData::RefLoad { ptr } if cur.contains_key(&ptr) => {
+                    loads.insert(func.dfg.inst_results(i)[0], cur[&ptr]);
+                    dead.insert(i);
+                }
+                InstData::RefStore { ptr, value } if cur.contains_key(&ptr) => {
+                    cur.insert(ptr, value);
+                    dead.insert(i);
+                }
+                _ => (),
+            }
+        }
+        if let Some(t) = func.terminator(b) {
+            let mut data = func.dfg.inst(t).clone();
+            for call in data.successors_mut() {
+                for (s, _) in params.get(&call.block).into_iter().flatten() {
+                    call.args.push(cur[s]);
+                }
+            }
+            *func.dfg.inst_mut(t) = data;
+        }
+        for &c in children.get(&b).into_iter().flatten() {
+            stack.push((c, cur.clone()));
+        }
+    }
+    for b in func.layout.clone() {
+        func.dfg.block_mut(b).insts.retain(|i| !dead.contains(i));
+    }
+    // A stored value may itself be a promoted load: resolve transitively.
+    substitute(func, &loads);
+    true
+}
