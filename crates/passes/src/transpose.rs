@@ -48,6 +48,7 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
         map: BTreeMap::new(),
         cur: Block::new(0),
         span: Span::UNDEFINED,
+        tape_pairs: Vec::new(),
     };
     t.out.params = params;
     t.out.returns = returns;
@@ -71,6 +72,8 @@ struct Transposer<'a> {
     map: BTreeMap<Value, Value>,
     cur: Block,
     span: Span,
+    /// Each pop of the reverse sweep with the push it undoes.
+    tape_pairs: Vec<(Value, Inst)>,
 }
 
 impl Transposer<'_> {
@@ -292,7 +295,8 @@ impl Transposer<'_> {
         let mut primal_returns = Vec::new();
         for &b in &dblocks {
             self.cur = rblock[&b];
-            self.reverse_block(b, &seeds, &mut primal_returns)?;
+            let twin = u.layout[u.layout.iter().position(|x| *x == b).expect("in layout") - dpos];
+            self.reverse_block(b, twin, &seeds, &mut primal_returns)?;
             // Back along the edge taken.
             let params: Vec<Value> = u.dfg.block_params(b).to_vec();
             let mut adjs = Vec::new();
@@ -425,13 +429,37 @@ impl Transposer<'_> {
             rets.push(v);
         }
         self.emit(InstData::Return { args: rets }, &[]);
+        self.drop_unused_tape_values();
         Ok(())
+    }
+
+    /// A taped value the reverse sweep does not use (a branch condition,
+    /// say, which only the forward replay needed) is neither pushed nor
+    /// popped.
+    fn drop_unused_tape_values(&mut self) {
+        let uses = crate::util::use_counts(&self.out);
+        let unused: BTreeSet<Inst> = self
+            .tape_pairs
+            .iter()
+            .filter(|(v, _)| uses[v.index()] == 0)
+            .flat_map(|(v, push)| {
+                let pop = match self.out.dfg.value_def(*v) {
+                    adc_ir::ValueDef::Result(i, _) => Some(i),
+                    _ => None,
+                };
+                pop.into_iter().chain([*push])
+            })
+            .collect();
+        for b in self.out.layout.clone() {
+            self.out.dfg.block_mut(b).insts.retain(|i| !unused.contains(i));
+        }
     }
 
     /// The reverse of one differential block, up to its control flow.
     fn reverse_block(
         &mut self,
         b: Block,
+        primal_twin: Block,
         seeds: &[Value],
         primal_returns: &mut Vec<Value>,
     ) -> Result<(), AdError> {
@@ -444,10 +472,26 @@ impl Transposer<'_> {
             .copied()
             .filter(|i| matches!(u.dfg.inst(*i), InstData::TapeRead))
             .collect();
-        for &i in reads.iter().rev() {
+        // The primal twin's pushes, in the same order as these reads.
+        let pushes: Vec<Inst> = u
+            .dfg
+            .block(primal_twin)
+            .insts
+            .iter()
+            .copied()
+            .filter(|i| matches!(u.dfg.inst(*i), InstData::TapePush { .. }))
+            .collect();
+        if pushes.len() != reads.len() {
+            return Err(AdError::new(
+                "internal error: tape pushes and reads do not pair up",
+                u.deriv_span,
+            ));
+        }
+        for (&i, &push) in reads.iter().zip(&pushes).rev() {
             let r = u.dfg.inst_results(i)[0];
             let v = self.emit1(InstData::TapePop, self.ty(r));
             self.map.insert(r, v);
+            self.tape_pairs.push((v, push));
         }
         for &i in &insts {
             if u.tag(i) == Tag::Primal
