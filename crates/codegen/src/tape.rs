@@ -102,6 +102,82 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.stack_push(inst, TAPE, cells)
     }
 
+    /// Consecutive `tape.push`es: one capacity check, one length update.
+    pub(crate) fn tape_push_run(&mut self, insts: &[adc_ir::Inst]) -> Result<(), CodegenError> {
+        let mut cells = Vec::new();
+        for &i in insts {
+            if let InstData::TapePush { value } = self.func.dfg.inst(i) {
+                cells.extend(self.vs(*value));
+            }
+        }
+        let st = self.state();
+        let n = cells.len() as i64;
+        let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
+        let cap = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 16);
+        let need = self.b.ins().iadd_imm_s(len, n);
+        let full = self.b.ins().icmp(IntCC::SignedGreaterThan, need, cap);
+        let grow = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(grow);
+        self.b.ins().brif(full, grow, &[], cont, &[]);
+        self.b.switch_to_block(grow);
+        let doubled = self.b.ins().ishl_imm_s(cap, 1);
+        let at_least = self.b.ins().smax(doubled, need);
+        let min = self.b.ins().iconst(types::I64, 64);
+        let new_cap = self.b.ins().smax(at_least, min);
+        let bytes = self.b.ins().ishl_imm_s(new_cap, 3);
+        let old = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        let p = self.call_symbol("realloc", &[PTR, types::I64], &[PTR], &[old, bytes])?[0];
+        let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+        self.check(null, insts[0], "out of memory for the derivative tape")?;
+        self.b.ins().store(TRUSTED, p, st, TAPE);
+        self.b.ins().store(TRUSTED, new_cap, st, TAPE + 16);
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
+        let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        let off = self.b.ins().ishl_imm_s(len, 3);
+        let base = self.b.ins().iadd(ptr, off);
+        for (k, cell) in cells.into_iter().enumerate() {
+            self.b.ins().store(TRUSTED, cell, base, (k * 8) as i32);
+        }
+        self.b.ins().store(TRUSTED, need, st, TAPE + 8);
+        Ok(())
+    }
+
+    /// Consecutive `tape.pop`s: one length update.
+    pub(crate) fn tape_pop_run(&mut self, insts: &[adc_ir::Inst]) {
+        let types_of: Vec<Vec<clif::Type>> = insts
+            .iter()
+            .map(|i| {
+                let r = self.func.dfg.inst_results(*i)[0];
+                crate::translate::clif_types(self.func.dfg.value_type(r))
+            })
+            .collect();
+        let total: usize = types_of.iter().map(|t| t.len()).sum();
+        let st = self.state();
+        let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
+        let new_len = self.b.ins().iadd_imm_s(len, -(total as i64));
+        self.b.ins().store(TRUSTED, new_len, st, TAPE + 8);
+        let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        let off = self.b.ins().ishl_imm_s(new_len, 3);
+        let base = self.b.ins().iadd(ptr, off);
+        // The first pop takes the newest cells, at the top.
+        let mut top = total;
+        for (&i, tys) in insts.iter().zip(&types_of) {
+            top -= tys.len();
+            let vals = tys
+                .iter()
+                .enumerate()
+                .map(|(k, ty)| {
+                    self.b
+                        .ins()
+                        .load(*ty, TRUSTED, base, ((top + k) * 8) as i32)
+                })
+                .collect();
+            self.def(i, vals);
+        }
+    }
+
     pub(crate) fn defer_free(
         &mut self,
         inst: adc_ir::Inst,

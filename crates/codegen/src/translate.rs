@@ -158,8 +158,28 @@ pub(crate) fn translate<M: Module>(
         if t.b.current_block() != Some(cb) {
             t.b.switch_to_block(cb);
         }
-        for &inst in &func.dfg.block(blk).insts {
-            t.inst(inst)?;
+        let insts = &func.dfg.block(blk).insts;
+        let mut k = 0;
+        while k < insts.len() {
+            // A run of pushes (or pops) shares one capacity check (or one
+            // length update).
+            let run = insts[k..]
+                .iter()
+                .take_while(|i| {
+                    std::mem::discriminant(func.dfg.inst(**i))
+                        == std::mem::discriminant(func.dfg.inst(insts[k]))
+                })
+                .count();
+            match func.dfg.inst(insts[k]) {
+                InstData::TapePush { .. } if run > 1 => t.tape_push_run(&insts[k..k + run])?,
+                InstData::TapePop if run > 1 => t.tape_pop_run(&insts[k..k + run]),
+                _ => {
+                    t.inst(insts[k])?;
+                    k += 1;
+                    continue;
+                }
+            }
+            k += run;
         }
     }
     t.finish()?;
@@ -284,7 +304,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(self.b.inst_results(call).to_vec())
     }
 
-    fn def(&mut self, inst: adc_ir::Inst, vals: Vec<clif::Value>) {
+    pub(crate) fn def(&mut self, inst: adc_ir::Inst, vals: Vec<clif::Value>) {
         let results = self.func.dfg.inst_results(inst);
         let mut k = 0;
         for &r in results {

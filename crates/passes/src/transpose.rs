@@ -451,7 +451,11 @@ impl Transposer<'_> {
             })
             .collect();
         for b in self.out.layout.clone() {
-            self.out.dfg.block_mut(b).insts.retain(|i| !unused.contains(i));
+            self.out
+                .dfg
+                .block_mut(b)
+                .insts
+                .retain(|i| !unused.contains(i));
         }
     }
 
