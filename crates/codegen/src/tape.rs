@@ -55,45 +55,6 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .expect("invariant: functions with tape instructions get a state slot")
     }
 
-    /// Pushes 8-byte cells on the stack at `base`, growing it when full.
-    fn stack_push(
-        &mut self,
-        inst: adc_ir::Inst,
-        base: i32,
-        cells: &[clif::Value],
-    ) -> Result<(), CodegenError> {
-        let st = self.state();
-        for &cell in cells {
-            let len = self.b.ins().load(types::I64, TRUSTED, st, base + 8);
-            let cap = self.b.ins().load(types::I64, TRUSTED, st, base + 16);
-            let full = self.b.ins().icmp(IntCC::Equal, len, cap);
-            let grow = self.b.create_block();
-            let cont = self.b.create_block();
-            self.b.set_cold_block(grow);
-            self.b.ins().brif(full, grow, &[], cont, &[]);
-            self.b.switch_to_block(grow);
-            let doubled = self.b.ins().ishl_imm_s(cap, 1);
-            let min = self.b.ins().iconst(types::I64, 64);
-            let new_cap = self.b.ins().smax(doubled, min);
-            let bytes = self.b.ins().ishl_imm_s(new_cap, 3);
-            let old = self.b.ins().load(PTR, TRUSTED, st, base);
-            let p = self.call_symbol("realloc", &[PTR, types::I64], &[PTR], &[old, bytes])?[0];
-            let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-            self.check(null, inst, "out of memory for the derivative tape")?;
-            self.b.ins().store(TRUSTED, p, st, base);
-            self.b.ins().store(TRUSTED, new_cap, st, base + 16);
-            self.b.ins().jump(cont, &[]);
-            self.b.switch_to_block(cont);
-            let ptr = self.b.ins().load(PTR, TRUSTED, st, base);
-            let off = self.b.ins().ishl_imm_s(len, 3);
-            let addr = self.b.ins().iadd(ptr, off);
-            self.b.ins().store(TRUSTED, cell, addr, 0);
-            let len1 = self.b.ins().iadd_imm_s(len, 1);
-            self.b.ins().store(TRUSTED, len1, st, base + 8);
-        }
-        Ok(())
-    }
-
     pub(crate) fn tape_push(
         &mut self,
         inst: adc_ir::Inst,
@@ -110,10 +71,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 cells.extend(self.vs(*value));
             }
         }
+        self.stack_push(insts[0], TAPE, &cells)
+    }
+
+    /// Pushes 8-byte cells on the stack at `base`, growing it (at least
+    /// doubling) when they do not fit.
+    fn stack_push(
+        &mut self,
+        inst: adc_ir::Inst,
+        base: i32,
+        cells: &[clif::Value],
+    ) -> Result<(), CodegenError> {
         let st = self.state();
         let n = cells.len() as i64;
-        let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
-        let cap = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 16);
+        let len = self.b.ins().load(types::I64, TRUSTED, st, base + 8);
+        let cap = self.b.ins().load(types::I64, TRUSTED, st, base + 16);
         let need = self.b.ins().iadd_imm_s(len, n);
         let full = self.b.ins().icmp(IntCC::SignedGreaterThan, need, cap);
         let grow = self.b.create_block();
@@ -126,21 +98,23 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let min = self.b.ins().iconst(types::I64, 64);
         let new_cap = self.b.ins().smax(at_least, min);
         let bytes = self.b.ins().ishl_imm_s(new_cap, 3);
-        let old = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        let old = self.b.ins().load(PTR, TRUSTED, st, base);
         let p = self.call_symbol("realloc", &[PTR, types::I64], &[PTR], &[old, bytes])?[0];
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-        self.check(null, insts[0], "out of memory for the derivative tape")?;
-        self.b.ins().store(TRUSTED, p, st, TAPE);
-        self.b.ins().store(TRUSTED, new_cap, st, TAPE + 16);
+        self.check(null, inst, "out of memory for the derivative tape")?;
+        self.b.ins().store(TRUSTED, p, st, base);
+        self.b.ins().store(TRUSTED, new_cap, st, base + 16);
         self.b.ins().jump(cont, &[]);
         self.b.switch_to_block(cont);
-        let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        let ptr = self.b.ins().load(PTR, TRUSTED, st, base);
         let off = self.b.ins().ishl_imm_s(len, 3);
-        let base = self.b.ins().iadd(ptr, off);
-        for (k, cell) in cells.into_iter().enumerate() {
-            self.b.ins().store(TRUSTED, cell, base, (k * 8) as i32);
+        let base_addr = self.b.ins().iadd(ptr, off);
+        for (k, cell) in cells.iter().enumerate() {
+            self.b
+                .ins()
+                .store(TRUSTED, *cell, base_addr, (k * 8) as i32);
         }
-        self.b.ins().store(TRUSTED, need, st, TAPE + 8);
+        self.b.ins().store(TRUSTED, need, st, base + 8);
         Ok(())
     }
 
