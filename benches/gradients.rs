@@ -4,26 +4,12 @@
 //!
 //! Run: `cargo bench --bench gradients`.
 
+mod common;
+
 use adc::derivs::{add_request, derivative_args, Request};
 use adc::driver::{self, Stage};
-use adc::{ArgValue, ArrayValue, Constant};
-use std::time::Instant;
-
-fn f64s(n: usize, f: impl Fn(usize) -> f64) -> ArgValue {
-    ArgValue::Array(ArrayValue::F64((0..n).map(f).collect()))
-}
-
-fn best_of(reps: usize, mut run: impl FnMut()) -> f64 {
-    let mut best = f64::MAX;
-    for _ in 0..5 {
-        let t = Instant::now();
-        for _ in 0..reps {
-            run();
-        }
-        best = best.min(t.elapsed().as_secs_f64() / reps as f64);
-    }
-    best
-}
+use adc::{ArgValue, Constant};
+use common::{best_of, f64s};
 
 struct Case {
     file: &'static str,

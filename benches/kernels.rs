@@ -5,7 +5,10 @@
 //!
 //! Run: `cargo bench --bench kernels`.
 
-use adc::{ArgValue, ArrayValue};
+mod common;
+
+use adc::ArgValue;
+use common::{best_of, f64s};
 use std::time::Instant;
 
 /// The kernels are the example programs themselves.
@@ -13,22 +16,6 @@ const KERNEL_FILES: [&str; 3] = ["gmm.ad", "lstm.ad", "heat.ad"];
 
 fn examples_dir() -> &'static str {
     concat!(env!("CARGO_MANIFEST_DIR"), "/examples")
-}
-
-fn f64s(n: usize, f: impl Fn(usize) -> f64) -> ArgValue {
-    ArgValue::Array(ArrayValue::F64((0..n).map(f).collect()))
-}
-
-fn best_of(reps: usize, mut run: impl FnMut()) -> f64 {
-    let mut best = f64::MAX;
-    for _ in 0..5 {
-        let t = Instant::now();
-        for _ in 0..reps {
-            run();
-        }
-        best = best.min(t.elapsed().as_secs_f64() / reps as f64);
-    }
-    best
 }
 
 fn c_times() -> Option<Vec<(String, f64)>> {

@@ -48,10 +48,6 @@ fn module_with(
     (m, f, name)
 }
 
-fn parse_args(f: &adc_ir::Function, json: &str) -> Vec<ArgValue> {
-    adc::json::args_from_json(json, &f.params).expect("test arguments fit")
-}
-
 fn f64s(a: &ArgValue) -> Vec<f64> {
     match a {
         ArgValue::Scalar(Constant::F64(x)) => vec![*x],
@@ -74,6 +70,13 @@ fn scalar(c: Constant) -> f64 {
         Constant::F32(x) => x as f64,
         other => panic!("not a float: {other:?}"),
     }
+}
+
+/// A case's arguments, read against the function's signature.
+fn case_args(example: &str, func: &str, json: &str) -> Vec<ArgValue> {
+    let m = driver::frontend(example, &source(example), false).expect("example compiles");
+    let f = m.func(m.find(func).expect("function exists"));
+    adc::json::args_from_json(json, &f.params).expect("test arguments fit")
 }
 
 /// The reverse-mode gradient, flattened over float inputs in order.
@@ -114,10 +117,8 @@ fn inputs(args: &[ArgValue]) -> Vec<(usize, usize)> {
 #[test]
 fn reverse_mode_matches_finite_differences() {
     for (example, func, json) in CASES {
-        let src = source(example);
-        let jit = adc::compile_jit(example, &src, false).expect("compiles");
-        let f = jit.function(func).expect("exists").clone();
-        let args = adc::json::args_from_json(json, &f.params).expect("args");
+        let args = case_args(example, func, json);
+        let jit = adc::compile_jit(example, &source(example), false).expect("compiles");
         let (value, grad) = gradient(example, func, &args);
         support::assert_close(
             value,
@@ -177,10 +178,7 @@ fn tangent_request(args: &[ArgValue], v: &[f64]) -> Request {
 #[test]
 fn forward_and_reverse_agree_on_random_directions() {
     for (n_case, (example, func, json)) in CASES.iter().enumerate() {
-        let src = source(example);
-        let jit = adc::compile_jit(example, &src, false).expect("compiles");
-        let f = jit.function(func).expect("exists").clone();
-        let args = adc::json::args_from_json(json, &f.params).expect("args");
+        let args = case_args(example, func, json);
         let (_, grad) = gradient(example, func, &args);
         let v = direction(grad.len(), n_case as u64 + 7);
         let req = tangent_request(&args, &v);
@@ -197,7 +195,6 @@ fn forward_and_reverse_agree_on_random_directions() {
             1e-10,
             &format!("{example} {func}: <u, J v> = <J^T u, v>"),
         );
-        let _ = parse_args(&fsrc, json);
     }
 }
 
@@ -225,10 +222,7 @@ fn to_interp(a: &ArgValue) -> InterpArg {
 #[test]
 fn interpreter_runs_every_derivative_stage() {
     for (n_case, (example, func, json)) in CASES.iter().enumerate() {
-        let src = source(example);
-        let jit = adc::compile_jit(example, &src, false).expect("compiles");
-        let f = jit.function(func).expect("exists").clone();
-        let args = adc::json::args_from_json(json, &f.params).expect("args");
+        let args = case_args(example, func, json);
         let (_, grad) = gradient(example, func, &args);
         let v = direction(grad.len(), n_case as u64 + 11);
         let jtu_v: f64 = grad.iter().zip(&v).map(|(g, x)| g * x).sum();

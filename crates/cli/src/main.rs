@@ -65,6 +65,22 @@ fn read(file: &str) -> Result<String, ExitCode> {
     std::fs::read_to_string(file).map_err(|e| usage_error(&format!("cannot read `{file}`: {e}")))
 }
 
+/// `--args` read against the entry's parameters (none needed for none).
+fn read_args(
+    entry: &str,
+    args: Option<&str>,
+    params: &[adc_ir::Param],
+) -> Result<Vec<adc::ArgValue>, ExitCode> {
+    match (args, params.is_empty()) {
+        (Some(text), _) => json::args_from_json(text, params).map_err(|msg| usage_error(&msg)),
+        (None, true) => Ok(Vec::new()),
+        (None, false) => Err(usage_error(&format!(
+            "`{entry}` takes {} arguments: pass them with `--args`",
+            params.len()
+        ))),
+    }
+}
+
 /// `adc run --grad` / `--tangent`.
 #[allow(clippy::too_many_arguments)]
 fn run_derivative(
@@ -93,18 +109,9 @@ fn run_derivative(
         }
         Err(driver::RequestFailure::Usage(m)) => return usage_error(&m),
     };
-    let primal = match (args, src.params.is_empty()) {
-        (Some(text), _) => match json::args_from_json(text, &src.params) {
-            Ok(v) => v,
-            Err(msg) => return usage_error(&msg),
-        },
-        (None, true) => Vec::new(),
-        (None, false) => {
-            return usage_error(&format!(
-                "`{entry}` takes {} arguments: pass them with `--args`",
-                src.params.len()
-            ))
-        }
+    let primal = match read_args(entry, args, &src.params) {
+        Ok(v) => v,
+        Err(code) => return code,
     };
     let (mut dargs, shadow_at) = match derivative_args(&src, &primal, &req) {
         Ok(x) => x,
@@ -198,19 +205,9 @@ fn main() -> ExitCode {
             let Some(func) = jit.function(&entry) else {
                 return usage_error(&format!("no function `{entry}` to run"));
             };
-            let params = func.params.clone();
-            let mut values = match (&args, params.is_empty()) {
-                (Some(text), _) => match json::args_from_json(text, &params) {
-                    Ok(v) => v,
-                    Err(msg) => return usage_error(&msg),
-                },
-                (None, true) => Vec::new(),
-                (None, false) => {
-                    return usage_error(&format!(
-                        "`{entry}` takes {} arguments: pass them with `--args`",
-                        params.len()
-                    ))
-                }
+            let mut values = match read_args(&entry, args.as_deref(), &func.params) {
+                Ok(v) => v,
+                Err(code) => return code,
             };
             match jit.call(&entry, &mut values) {
                 Ok(result) => {

@@ -172,6 +172,48 @@ fn ir_after_stages_prints_parseable_ir() {
     }
 }
 
+/// `adc compile STEM.ad` with a header, then `cc` with `main_c`; returns
+/// the header and the linked program's run.
+fn compile_and_link(stem: &str, ad_src: &str, main_c: &str) -> (String, Output) {
+    let lib = scratch(&format!("{stem}.ad"), ad_src);
+    let dir = lib.parent().unwrap().to_path_buf();
+    let obj = dir.join(format!("{stem}.o"));
+    let hdr = dir.join(format!("{stem}.h"));
+    let o = adc(&[
+        "compile",
+        lib.to_str().unwrap(),
+        "-o",
+        obj.to_str().unwrap(),
+        "--emit-header",
+        hdr.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let main_path = scratch(&format!("{stem}_main.c"), main_c);
+    let exe = dir.join(format!("{stem}_linked"));
+    let cc = Command::new("cc")
+        .args([
+            main_path.to_str().unwrap(),
+            obj.to_str().unwrap(),
+            "-I",
+            dir.to_str().unwrap(),
+            "-lm",
+            "-o",
+            exe.to_str().unwrap(),
+        ])
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let header = std::fs::read_to_string(&hdr).expect("header");
+    (
+        header,
+        Command::new(&exe).output().expect("run linked program"),
+    )
+}
+
 fn have_cc() -> bool {
     Command::new("cc")
         .arg("--version")
@@ -186,29 +228,14 @@ fn compiled_object_links_with_c() {
         eprintln!("skipping: no C compiler");
         return;
     }
-    let lib = scratch(
-        "kern.ad",
+    let (_, run) = compile_and_link(
+        "kern",
         "double dot(double[] a, double[] b) { double s = 0.0; for (int i = 0; i < len(a); i++) s += a[i] * b[i]; return s; }
 (double, double, double) three(double x) { return (x, 2.0 * x, exp(x)); }
 (float, int) fi(float x, inout int n) { n = n + 1; return (x * 2.0, n); }
 void fill(out double[] xs, double v) { for (int i = 0; i < len(xs); i++) xs[i] = v + double(i); }
 double at(double[] xs, int i) { return xs[i]; }
 ",
-    );
-    let dir = lib.parent().unwrap().to_path_buf();
-    let obj = dir.join("kern.o");
-    let hdr = dir.join("kern.h");
-    let o = adc(&[
-        "compile",
-        lib.to_str().unwrap(),
-        "-o",
-        obj.to_str().unwrap(),
-        "--emit-header",
-        hdr.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let main_c = scratch(
-        "main.c",
         r#"#include <stdio.h>
 #include "kern.h"
 int main(void) {
@@ -224,25 +251,6 @@ int main(void) {
 }
 "#,
     );
-    let exe = dir.join("linked");
-    let cc = Command::new("cc")
-        .args([
-            main_c.to_str().unwrap(),
-            obj.to_str().unwrap(),
-            "-I",
-            dir.to_str().unwrap(),
-            "-lm",
-            "-o",
-            exe.to_str().unwrap(),
-        ])
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let run = Command::new(&exe).output().expect("run linked program");
     assert_eq!(stdout(&run), "32 1 2 2.718282 2.5 42 42 0.5 3.5\n");
     assert_eq!(
         run.status.code(),
@@ -325,30 +333,12 @@ fn generated_derivative_links_with_c() {
         eprintln!("skipping: no C compiler");
         return;
     }
-    let lib = scratch(
-        "dkern.ad",
+    let (header, run) = compile_and_link(
+        "dkern",
         "[autodiff_reverse(dnorm, Duplicated, Active)]
 [autodiff_forward(tnorm, Dual, Dual)]
 double norm2(double[] a) { double s = 0.0; for (int i = 0; i < len(a); i++) s += a[i] * a[i]; return s; }
 ",
-    );
-    let dir = lib.parent().unwrap().to_path_buf();
-    let obj = dir.join("dkern.o");
-    let hdr = dir.join("dkern.h");
-    let o = adc(&[
-        "compile",
-        lib.to_str().unwrap(),
-        "-o",
-        obj.to_str().unwrap(),
-        "--emit-header",
-        hdr.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let header = std::fs::read_to_string(&hdr).expect("header");
-    assert!(header.contains("double dnorm(const double *a, int64_t a_len, double *d_a, int64_t d_a_len, double seed);"), "{header}");
-    assert!(!header.contains("__adc_"), "{header}");
-    let main_c = scratch(
-        "dmain.c",
         r#"#include <stdio.h>
 #include "dkern.h"
 int main(void) {
@@ -360,24 +350,7 @@ int main(void) {
 }
 "#,
     );
-    let exe = dir.join("dlinked");
-    let cc = Command::new("cc")
-        .args([
-            main_c.to_str().unwrap(),
-            obj.to_str().unwrap(),
-            "-I",
-            dir.to_str().unwrap(),
-            "-lm",
-            "-o",
-            exe.to_str().unwrap(),
-        ])
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let run = Command::new(&exe).output().expect("run linked program");
+    assert!(header.contains("double dnorm(const double *a, int64_t a_len, double *d_a, int64_t d_a_len, double seed);"), "{header}");
+    assert!(!header.contains("__adc_"), "{header}");
     assert_eq!(stdout(&run), "25 6 8 25 14\n");
 }

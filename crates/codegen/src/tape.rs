@@ -234,17 +234,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     ) -> Result<Vec<clif::Value>, CodegenError> {
         let src = self.vs(array);
         let size = self.func.dfg.value_type(array).elem().size() as i64;
-        let one = self.b.ins().iconst(types::I64, 1);
-        let count = self.b.ins().smax(src[1], one);
-        let size_v = self.b.ins().iconst(types::I64, size);
-        let p = self.call_symbol(
-            "calloc",
-            &[types::I64, types::I64],
-            &[PTR],
-            &[count, size_v],
-        )?[0];
-        let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-        self.check(null, inst, "out of memory")?;
+        let p = self.alloc_zeroed(inst, src[1], size)?;
         let bytes = self.b.ins().imul_imm_s(src[1], size);
         self.call_symbol(
             "memcpy",

@@ -481,19 +481,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, n, 0);
                 self.check(neg, inst, "negative array length")?;
                 let size = result_ty.map(|t| t.elem().size()).unwrap_or(8) as i64;
-                let size_v = self.b.ins().iconst(types::I64, size);
-                // calloc(0, ...) may return null; ask for at least one element.
-                let one = self.b.ins().iconst(types::I64, 1);
-                let count = self.b.ins().smax(n, one);
-                let p = self.call_symbol(
-                    "calloc",
-                    &[types::I64, types::I64],
-                    &[PTR],
-                    &[count, size_v],
-                )?[0];
-                let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-                self.check(null, inst, "out of memory")?;
-                vec![p, n]
+                vec![self.alloc_zeroed(inst, n, size)?, n]
             }
             InstData::ArrayCopy { array } => self.array_copy(inst, *array)?,
             InstData::LenCheck { args } => {
@@ -573,6 +561,28 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         };
         self.def(inst, out);
         Ok(())
+    }
+
+    /// `calloc` of `n` elements of `size` bytes; null is a runtime error.
+    pub(crate) fn alloc_zeroed(
+        &mut self,
+        inst: adc_ir::Inst,
+        n: clif::Value,
+        size: i64,
+    ) -> Result<clif::Value, CodegenError> {
+        let size_v = self.b.ins().iconst(types::I64, size);
+        // calloc(0, ...) may return null; ask for at least one element.
+        let one = self.b.ins().iconst(types::I64, 1);
+        let count = self.b.ins().smax(n, one);
+        let p = self.call_symbol(
+            "calloc",
+            &[types::I64, types::I64],
+            &[PTR],
+            &[count, size_v],
+        )?[0];
+        let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+        self.check(null, inst, "out of memory")?;
+        Ok(p)
     }
 
     fn binary(

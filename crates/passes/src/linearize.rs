@@ -57,17 +57,7 @@ pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
         generate(module, id)?;
         done.push(id);
         // Derivatives of callees declared while generating this one.
-        for k in before..module.funcs.len() {
-            let f = &module.funcs[k];
-            if f.deriv.is_some()
-                && f.layout.is_empty()
-                && module
-                    .find(&f.deriv.as_ref().expect("checked").of)
-                    .is_some_and(|s| !module.func(s).is_import())
-            {
-                work.push(FuncId::new(k));
-            }
-        }
+        work.extend(pending(module).into_iter().filter(|k| k.index() >= before));
     }
     Ok(done)
 }
@@ -874,16 +864,13 @@ impl Linearizer<'_> {
             }
         };
         let pargs: Vec<Value> = args.iter().map(|a| self.p(*a)).collect();
+        let primal_call = |s: &mut Self, args: Vec<Value>| {
+            let call = InstData::Call { func: callee, args };
+            let vals = s.emit(call, &c.returns, Tag::Primal);
+            set_results(s, &vals);
+        };
         if !diff_args && !float_rets {
-            let vals = self.emit(
-                InstData::Call {
-                    func: callee,
-                    args: pargs,
-                },
-                &c.returns,
-                Tag::Primal,
-            );
-            set_results(self, &vals);
+            primal_call(self, pargs);
             for r in results {
                 self.set_tan(*r, Tan::None);
             }
@@ -925,15 +912,7 @@ impl Linearizer<'_> {
                 .module
                 .find(&h)
                 .ok_or_else(|| AdError::new(format!("cannot find `{h}`"), self.span))?;
-            let vals = self.emit(
-                InstData::Call {
-                    func: callee,
-                    args: pargs,
-                },
-                &c.returns,
-                Tag::Primal,
-            );
-            set_results(self, &vals);
+            primal_call(self, pargs);
             self.emit(
                 InstData::Call {
                     func: hid,

@@ -59,6 +59,10 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     Ok(())
 }
 
+/// A cell of shadow memory: an array element (array, index, checked) or a
+/// reference (no index), with its scalar type.
+type ShadowCell = (Value, Option<(Value, bool)>, Type);
+
 struct Transposer<'a> {
     module: &'a Module,
     u: &'a Function,
@@ -293,9 +297,9 @@ impl Transposer<'_> {
         self.out.set_tag(t, Tag::Primal);
         let edges = incoming_edges(u);
         let mut primal_returns = Vec::new();
-        for &b in &dblocks {
+        // `unzip` lays the primal twins out in the same order, before.
+        for (&b, &twin) in dblocks.iter().zip(&u.layout) {
             self.cur = rblock[&b];
-            let twin = u.layout[u.layout.iter().position(|x| *x == b).expect("in layout") - dpos];
             self.reverse_block(b, twin, &seeds, &mut primal_returns)?;
             // Back along the edge taken.
             let params: Vec<Value> = u.dfg.block_params(b).to_vec();
@@ -631,26 +635,18 @@ impl Transposer<'_> {
                 checked,
             } => {
                 if let Some(a) = adj {
-                    let (s, idx) = (self.p(*array), self.p(*index));
-                    let ty = Type::Scalar(self.ty(*array).elem());
-                    let old = self.emit1(
-                        InstData::Load {
-                            array: s,
-                            index: idx,
-                            checked: *checked,
-                        },
-                        ty,
+                    let cell = (
+                        self.p(*array),
+                        Some((self.p(*index), *checked)),
+                        Type::Scalar(self.ty(*array).elem()),
                     );
-                    let new = self.bin(BinaryOp::Add, old, a);
-                    self.emit(
-                        InstData::Store {
-                            array: s,
-                            index: idx,
-                            value: new,
-                            checked: *checked,
-                        },
-                        &[],
-                    );
+                    self.add_to_cell(cell, a);
+                }
+            }
+            InstData::RefLoad { ptr } => {
+                if let Some(a) = adj {
+                    let cell = (self.p(*ptr), None, Type::Scalar(self.ty(*ptr).elem()));
+                    self.add_to_cell(cell, a);
                 }
             }
             InstData::Store {
@@ -659,44 +655,16 @@ impl Transposer<'_> {
                 value,
                 checked,
             } => {
-                let (s, idx) = (self.p(*array), self.p(*index));
-                let ty = Type::Scalar(self.ty(*array).elem());
-                let old = self.emit1(
-                    InstData::Load {
-                        array: s,
-                        index: idx,
-                        checked: *checked,
-                    },
-                    ty,
+                let cell = (
+                    self.p(*array),
+                    Some((self.p(*index), *checked)),
+                    Type::Scalar(self.ty(*array).elem()),
                 );
-                let z = self.zero(ty);
-                self.emit(
-                    InstData::Store {
-                        array: s,
-                        index: idx,
-                        value: z,
-                        checked: *checked,
-                    },
-                    &[],
-                );
-                self.accumulate(*value, old);
-            }
-            InstData::RefLoad { ptr } => {
-                if let Some(a) = adj {
-                    let s = self.p(*ptr);
-                    let ty = Type::Scalar(self.ty(*ptr).elem());
-                    let old = self.emit1(InstData::RefLoad { ptr: s }, ty);
-                    let new = self.bin(BinaryOp::Add, old, a);
-                    self.emit(InstData::RefStore { ptr: s, value: new }, &[]);
-                }
+                self.consume_cell(cell, *value);
             }
             InstData::RefStore { ptr, value } => {
-                let s = self.p(*ptr);
-                let ty = Type::Scalar(self.ty(*ptr).elem());
-                let old = self.emit1(InstData::RefLoad { ptr: s }, ty);
-                let z = self.zero(ty);
-                self.emit(InstData::RefStore { ptr: s, value: z }, &[]);
-                self.accumulate(*value, old);
+                let cell = (self.p(*ptr), None, Type::Scalar(self.ty(*ptr).elem()));
+                self.consume_cell(cell, *value);
             }
             InstData::ArrayFree { array } | InstData::DeferFree { array } => {
                 let s = self.p(*array);
@@ -706,6 +674,49 @@ impl Transposer<'_> {
             _ => return Err(nonlinear()),
         }
         Ok(())
+    }
+
+    fn load_cell(&mut self, (ptr, index, ty): ShadowCell) -> Value {
+        match index {
+            Some((index, checked)) => self.emit1(
+                InstData::Load {
+                    array: ptr,
+                    index,
+                    checked,
+                },
+                ty,
+            ),
+            None => self.emit1(InstData::RefLoad { ptr }, ty),
+        }
+    }
+
+    fn store_cell(&mut self, (ptr, index, _): ShadowCell, value: Value) {
+        let data = match index {
+            Some((index, checked)) => InstData::Store {
+                array: ptr,
+                index,
+                value,
+                checked,
+            },
+            None => InstData::RefStore { ptr, value },
+        };
+        self.emit(data, &[]);
+    }
+
+    /// The transpose of loading from shadow memory: the adjoint adds up there.
+    fn add_to_cell(&mut self, cell: ShadowCell, adjoint: Value) {
+        let old = self.load_cell(cell);
+        let new = self.bin(BinaryOp::Add, old, adjoint);
+        self.store_cell(cell, new);
+    }
+
+    /// The transpose of storing `value` into shadow memory: the cell's
+    /// adjoint goes to `value`, and the cell (overwritten) is cleared.
+    fn consume_cell(&mut self, cell: ShadowCell, value: Value) {
+        let old = self.load_cell(cell);
+        let z = self.zero(cell.2);
+        self.store_cell(cell, z);
+        self.accumulate(value, old);
     }
 
     /// `(y, dy) = jvp_g(x, dx, ...)` becomes `dx += vjp_g(x, ..., adj(dy))`.

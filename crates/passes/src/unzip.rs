@@ -165,12 +165,11 @@ impl<'a> Unzipper<'a> {
         // their primal parameters plus the edge index; differential blocks
         // their differential parameters.
         let entry = g.layout[0];
-        for (k, &v) in g.dfg.block_params(entry).iter().enumerate() {
+        for &v in g.dfg.block_params(entry) {
             let nv = self
                 .out
                 .dfg
                 .append_block_param(self.pblock[&entry], g.dfg.value_type(v));
-            let _ = k;
             if self.is_diff(v) {
                 self.dmap[v.index()] = Some(nv);
             } else {
@@ -466,29 +465,16 @@ impl<'a> Unzipper<'a> {
                 k += 1;
             }
         }
-        let vals = self.emit_call(pb, src, primal_args, &callee.returns.clone(), span);
+        let call = InstData::Call {
+            func: src,
+            args: primal_args,
+        };
+        let vals = self.emit(pb, call, &callee.returns.clone(), Tag::Primal, span);
         for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
             self.pmap[r.index()] = Some(v);
             self.def_block.insert(v, b);
         }
         Ok(snaps)
-    }
-
-    fn emit_call(
-        &mut self,
-        pb: Block,
-        func: FuncId,
-        args: Vec<Value>,
-        returns: &[Type],
-        span: adc_ir::Span,
-    ) -> Vec<Value> {
-        self.emit(
-            pb,
-            InstData::Call { func, args },
-            returns,
-            Tag::Primal,
-            span,
-        )
     }
 
     /// A read-only array parameter of the function: nobody writes it.
