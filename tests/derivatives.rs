@@ -328,3 +328,50 @@ double energy(double[] v) { double s = 0.0; for (int k = 0; k < len(v); k++) s +
         h.join().expect("thread finished");
     }
 }
+
+#[test]
+fn lgamma_derivative_is_digamma_and_its_derivative_trigamma() {
+    let src = "[autodiff_reverse(dl, Active, Active)]
+double l(double x) { return lgamma(x); }
+[autodiff_forward(d2l, Dual, DualOnly)]
+double lprime(double x) { auto [y, dx] = dl(x, 1.0); return dx; }
+[autodiff_reverse(dlf, Active, Active)]
+float lf(float x) { return lgamma(x); }";
+    let j = jit(src);
+    // psi(1) = -gamma, psi(1/2) = -gamma - 2 ln 2, psi(-1/2) = psi(1/2) + 2
+    // (psi(x + 1) = psi(x) + 1/x), psi(25) = H_24 - gamma.
+    let euler = 0.577_215_664_901_532_9_f64;
+    let cases = [
+        (1.0, -euler),
+        (0.5, -euler - 2.0 * std::f64::consts::LN_2),
+        (-0.5, -euler - 2.0 * std::f64::consts::LN_2 + 2.0),
+        (25.0, (1..25).map(|k| 1.0 / k as f64).sum::<f64>() - euler),
+    ];
+    for (x, psi) in cases {
+        let r = call(&j, "dl", &mut [d(x), d(1.0)]);
+        assert_close(r[1], psi, 1e-13, &format!("digamma({x})"));
+    }
+    // trigamma(1) = pi^2/6, trigamma(1/2) = pi^2/2.
+    let pi2 = std::f64::consts::PI * std::f64::consts::PI;
+    for (x, psi1) in [(1.0, pi2 / 6.0), (0.5, pi2 / 2.0)] {
+        let r = call(&j, "d2l", &mut [d(x), d(1.0)]);
+        assert_close(r[0], psi1, 1e-12, &format!("trigamma({x})"));
+    }
+    // float: psi(2) = 1 - gamma.
+    let r = j
+        .call(
+            "dlf",
+            &mut [
+                ArgValue::Scalar(Constant::F32(2.0)),
+                ArgValue::Scalar(Constant::F32(1.0)),
+            ],
+        )
+        .expect("runs");
+    match r[1] {
+        Constant::F32(g) => assert!(
+            (g as f64 - (1.0 - euler)).abs() < 1e-6,
+            "psi(2) in float: {g}"
+        ),
+        ref other => panic!("not a float: {other:?}"),
+    }
+}

@@ -76,6 +76,25 @@ pub fn derivative_of(
     Ok(module.push(f))
 }
 
+/// The IR function `@__adc_digamma(f64) -> f64` (the derivative of
+/// `lgamma`), added to the module the first time a derivative needs it. It is
+/// an ordinary function with a loop, so its own derivatives (for higher
+/// orders) are generated like any other callee's.
+pub fn digamma_function(module: &mut Module) -> FuncId {
+    const NAME: &str = "__adc_digamma";
+    if let Some(id) = module.find(NAME) {
+        return id;
+    }
+    let parsed = adc_ir::parse_module(include_str!("digamma.adir"))
+        .expect("invariant: digamma.adir is valid IR (tested by ad_helpers_parse)");
+    let func = parsed
+        .funcs
+        .into_iter()
+        .next()
+        .expect("invariant: digamma.adir defines one function");
+    module.push(func)
+}
+
 /// Functions still waiting for `linearize`.
 pub fn pending(module: &Module) -> Vec<FuncId> {
     module

@@ -3,8 +3,9 @@
 //! something). Every pass keeps a verified function verified; tests check
 //! that with `adc_ir::verify` after each pass.
 //!
-//! The derivative passes (linearize, propagate, unzip, transpose) will join
-//! these; `optimize` is the `opt` stage.
+//! The derivative passes (`linearize`, `propagate`, `unzip`, `transpose`)
+//! work on a whole module and are driven by `ad::differentiate`; `optimize`
+//! is the `opt` stage.
 
 pub mod ad;
 pub mod bce;

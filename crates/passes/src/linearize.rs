@@ -639,6 +639,30 @@ impl Linearizer<'_> {
         self.pb(BinaryOp::Div, one, x, ty)
     }
 
+    /// digamma(x), computed in f64 by the module's `@__adc_digamma`.
+    fn digamma(&mut self, x: Value, ty: Type) -> Value {
+        let func = crate::ad::digamma_function(self.module);
+        let f64_ty = Type::Scalar(ScalarType::F64);
+        let wide = ty == f64_ty;
+        let x64 = if wide {
+            x
+        } else {
+            self.prim(InstData::Convert { arg: x }, f64_ty)
+        };
+        let d = self.prim(
+            InstData::Call {
+                func,
+                args: vec![x64],
+            },
+            f64_ty,
+        );
+        if wide {
+            d
+        } else {
+            self.prim(InstData::Convert { arg: d }, ty)
+        }
+    }
+
     /// Tangent of a math built-in: the sum of `tangent * partial` over its
     /// arguments, each partial computed by primal instructions.
     fn math_tangent(
@@ -785,12 +809,7 @@ impl Linearizer<'_> {
                 let e = self.math(Exp, &[nxx], ty);
                 self.pb(Mul, c, e, ty)
             }
-            Lgamma => {
-                return Err(AdError::new(
-                    "the derivative of `lgamma` (digamma) is not supported yet",
-                    self.span,
-                ))
-            }
+            Lgamma => self.digamma(x, ty),
             Atan2 | Pow | Hypot | Fmod => {
                 let (a, b) = (xs[0], xs[1]);
                 let (pa, pb) = match f {
