@@ -468,18 +468,18 @@ impl Linearizer<'_> {
                 let ds: Vec<Tan> = args.iter().map(|a| t(self, *a)).collect();
                 self.math_tangent(*func, &xs, &ds, out[0], ty)?
             }
-            InstData::Load {
-                array,
-                index,
-                checked,
-            } if float_result => match t(self, *array) {
+            // Shadow accesses are unchecked: the primal access just emitted
+            // checks the same index against an array of the same length
+            // (`lencheck` at entry; local shadows are made as long as their
+            // primals), and derivative code replays primal indices only.
+            InstData::Load { array, index, .. } if float_result => match t(self, *array) {
                 Tan::Val(s) => {
                     let index = self.p(*index);
                     Tan::Val(self.emit1(
                         InstData::Load {
                             array: s,
                             index,
-                            checked: *checked,
+                            checked: false,
                         },
                         ty,
                         Tag::Diff,
@@ -491,7 +491,7 @@ impl Linearizer<'_> {
                 array,
                 index,
                 value,
-                checked,
+                ..
             } => {
                 if let Some(s) = self.shadow(*array)? {
                     let vt = t(self, *value);
@@ -502,7 +502,7 @@ impl Linearizer<'_> {
                             array: s,
                             index,
                             value: d,
-                            checked: *checked,
+                            checked: false,
                         },
                         &[],
                         Tag::Diff,

@@ -49,6 +49,7 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
         cur: Block::new(0),
         span: Span::UNDEFINED,
         tape_pairs: Vec::new(),
+        replayed: Vec::new(),
     };
     t.out.params = params;
     t.out.returns = returns;
@@ -78,6 +79,8 @@ struct Transposer<'a> {
     span: Span,
     /// Each pop of the reverse sweep with the push it undoes.
     tape_pairs: Vec<(Value, Inst)>,
+    /// Primal instructions of differential blocks replayed in reverse blocks.
+    replayed: Vec<Inst>,
 }
 
 impl Transposer<'_> {
@@ -441,6 +444,41 @@ impl Transposer<'_> {
     /// say, which only the forward replay needed) is neither pushed nor
     /// popped.
     fn drop_unused_tape_values(&mut self) {
+        // First the primal values recomputed in reverse blocks that the
+        // reverse sweep does not use (they may be all that reads a pop).
+        loop {
+            let uses = crate::util::use_counts(&self.out);
+            let out = &self.out;
+            let dead: BTreeSet<Inst> = self
+                .replayed
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let results = out.dfg.inst_results(i);
+                    !results.is_empty()
+                        && results.iter().all(|r| uses[r.index()] == 0)
+                        && (!out.dfg.inst(i).has_side_effects()
+                            || matches!(
+                                out.dfg.inst(i),
+                                InstData::Binary {
+                                    op: BinaryOp::Div,
+                                    ..
+                                }
+                            ))
+                })
+                .collect();
+            if dead.is_empty() {
+                break;
+            }
+            self.replayed.retain(|i| !dead.contains(i));
+            for b in self.out.layout.clone() {
+                self.out
+                    .dfg
+                    .block_mut(b)
+                    .insts
+                    .retain(|i| !dead.contains(i));
+            }
+        }
         let uses = crate::util::use_counts(&self.out);
         let unused: BTreeSet<Inst> = self
             .tape_pairs
@@ -510,6 +548,9 @@ impl Transposer<'_> {
                 d.map_args(|a| self.p(a));
                 let types: Vec<Type> = u.dfg.inst_results(i).iter().map(|r| self.ty(*r)).collect();
                 let vals = self.emit(d, &types);
+                if let Some(&last) = self.out.dfg.block(self.cur).insts.last() {
+                    self.replayed.push(last);
+                }
                 for (r, v) in u.dfg.inst_results(i).iter().zip(vals) {
                     self.map.insert(*r, v);
                 }

@@ -30,10 +30,10 @@ use crate::ad::{diff_values, jvp_source, AdError};
 use crate::util::incoming_edges;
 use adc_ir::verify::{dominates, dominators};
 use adc_ir::{
-    Block, BlockCall, Constant, FuncId, Function, Inst, InstData, Module, ParamMode, Tag, Type,
-    Value, ValueDef,
+    BinaryOp, Block, BlockCall, Constant, FuncId, Function, Inst, InstData, Module, ParamMode, Tag,
+    Type, Value, ValueDef,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let mut g = module.func(id).clone();
@@ -87,6 +87,8 @@ struct Unzipper<'a> {
     def_block: BTreeMap<Value, Block>,
     once: BTreeMap<Block, bool>,
     preds: BTreeMap<Block, usize>,
+    /// Whether some primal instruction may write an array it did not make.
+    writes_param_arrays: bool,
 }
 
 impl<'a> Unzipper<'a> {
@@ -125,6 +127,7 @@ impl<'a> Unzipper<'a> {
             def_block: BTreeMap::new(),
             once,
             preds,
+            writes_param_arrays: writes_param_arrays(module, g),
         }
     }
 
@@ -289,28 +292,19 @@ impl<'a> Unzipper<'a> {
                 true
             }
         });
-        // Constants are made again in the differential block, not taped.
-        let mut local: BTreeMap<Value, Value> = BTreeMap::new();
-        for &v in &needs {
-            if let ValueDef::Result(i, _) = self.out.dfg.value_def(v) {
-                if let InstData::Const { value } = self.out.dfg.inst(i).clone() {
-                    if !self.direct(v) {
-                        let c = self.emit(
-                            db,
-                            InstData::Const { value },
-                            &[Type::Scalar(value.ty())],
-                            Tag::Primal,
-                            g.span(term),
-                        );
-                        local.insert(v, c[0]);
-                    }
-                }
-            }
-        }
+        // Cheap primal arithmetic is computed again in the differential
+        // block instead of taped, when its operands are there anyway.
+        let needed: BTreeSet<Value> = needs.iter().copied().collect();
+        let recomputed: Vec<Value> = needs
+            .iter()
+            .copied()
+            .filter(|&v| Some(v) != edge_index && !self.direct(v))
+            .filter(|&v| self.recomputable(v, b, &needed, 0))
+            .collect();
         let taped: Vec<Value> = needs
             .iter()
             .copied()
-            .filter(|v| Some(*v) == edge_index || (!self.direct(*v) && !local.contains_key(v)))
+            .filter(|v| Some(*v) == edge_index || (!self.direct(*v) && !recomputed.contains(v)))
             .collect();
         let span = g.span(term);
         for &v in &taped {
@@ -365,11 +359,16 @@ impl<'a> Unzipper<'a> {
                 self.emit(pb, d, &[], Tag::Primal, span);
             }
         }
-        // Differential twin: tape reads, then the deferred instructions.
+        // Differential twin: tape reads, recomputations, then the deferred
+        // instructions.
+        let mut local: BTreeMap<Value, Value> = BTreeMap::new();
         for &v in &taped {
             let ty = self.out.dfg.value_type(v);
             let r = self.emit(db, InstData::TapeRead, &[ty], Tag::Primal, span)[0];
             local.insert(v, r);
+        }
+        for &v in &recomputed {
+            self.recompute(v, db, &mut local, span);
         }
         for (inst, snaps) in deferred {
             self.diff_inst(db, inst, &snaps, &local);
@@ -477,6 +476,91 @@ impl<'a> Unzipper<'a> {
         Ok(snaps)
     }
 
+    /// Whether the primal-part value `v`, needed by the differential twin of
+    /// `b`, can be computed there again without taping anything more: a
+    /// constant, or cheap arithmetic of block `b` (or a load from a parameter
+    /// array nothing writes) whose operands are available, needed anyway,
+    /// or recomputable themselves.
+    fn recomputable(&self, v: Value, b: Block, needed: &BTreeSet<Value>, depth: u32) -> bool {
+        let ValueDef::Result(i, _) = self.out.dfg.value_def(v) else {
+            return false;
+        };
+        let data = self.out.dfg.inst(i);
+        if matches!(data, InstData::Const { .. }) {
+            return true;
+        }
+        let cheap = match data {
+            InstData::Unary { .. }
+            | InstData::Cmp { .. }
+            | InstData::Select { .. }
+            | InstData::Convert { .. }
+            | InstData::ArrayLen { .. } => true,
+            // Integer division can trap; float division is only slow-ish.
+            InstData::Binary { op, .. } => {
+                !matches!(op, BinaryOp::Div | BinaryOp::Rem)
+                    || self.out.dfg.value_type(v).elem().is_float()
+            }
+            InstData::Load { array, .. } => self.unwritten_param(*array),
+            _ => false,
+        };
+        if !cheap || depth > 3 || self.def_block.get(&v) != Some(&b) {
+            return false;
+        }
+        let mut ok = true;
+        data.for_each_arg(|a| {
+            ok &= self.direct(a)
+                || (a != v && needed.contains(&a))
+                || self.recomputable(a, b, needed, depth + 1)
+        });
+        ok
+    }
+
+    /// Emits the recomputation of `v` (and of operands not yet available) in
+    /// the differential block `db`.
+    fn recompute(
+        &mut self,
+        v: Value,
+        db: Block,
+        local: &mut BTreeMap<Value, Value>,
+        span: adc_ir::Span,
+    ) -> Value {
+        if let Some(&l) = local.get(&v) {
+            return l;
+        }
+        let ValueDef::Result(i, _) = self.out.dfg.value_def(v) else {
+            return v;
+        };
+        if self.direct(v) {
+            return v;
+        }
+        let mut data = self.out.dfg.inst(i).clone();
+        let mut operands = Vec::new();
+        data.for_each_arg(|a| operands.push(a));
+        let mapped: Vec<Value> = operands
+            .iter()
+            .map(|&a| self.recompute(a, db, local, span))
+            .collect();
+        let map: BTreeMap<Value, Value> = operands.into_iter().zip(mapped).collect();
+        data.map_args(|a| map[&a]);
+        if let InstData::Load { checked, .. } = &mut data {
+            // The primal part made the same access, so the check passed.
+            *checked = false;
+        }
+        let ty = self.out.dfg.value_type(v);
+        let r = self.emit(db, data, &[ty], Tag::Primal, span)[0];
+        local.insert(v, r);
+        r
+    }
+
+    /// An array parameter (of the primal part's entry) that no primal
+    /// instruction of the function writes, so its contents during the
+    /// differential part are those of the primal part.
+    fn unwritten_param(&self, array: Value) -> bool {
+        let entry = self.out.layout[0];
+        matches!(self.out.dfg.value_def(array), ValueDef::Param(b, _) if b == entry)
+            && !self.writes_param_arrays
+    }
+
     /// A read-only array parameter of the function: nobody writes it.
     fn read_only(&self, a: Value) -> bool {
         let g = self.g;
@@ -560,6 +644,27 @@ impl<'a> Unzipper<'a> {
             self.emit(db, InstData::ArrayFree { array: a }, &[], Tag::Diff, span);
         }
     }
+}
+
+/// Whether a primal instruction of `g` may write an array other than one
+/// it made with `new` (a store, an element reference, or a call that gets
+/// it as a writable parameter).
+fn writes_param_arrays(module: &Module, g: &Function) -> bool {
+    let made_here = |a: Value| matches!(g.dfg.value_def(a), ValueDef::Result(i, _) if matches!(g.dfg.inst(i), InstData::ArrayNew { .. }));
+    g.layout.iter().any(|&b| {
+        g.dfg.block(b).insts.iter().any(|&i| match g.dfg.inst(i) {
+            InstData::Store { array, .. } | InstData::ElemRef { array, .. } => {
+                g.tag(i) != Tag::Diff && !made_here(*array)
+            }
+            InstData::Call { func, args } => {
+                let callee = module.func(jvp_source(module, *func).unwrap_or(*func));
+                args.iter()
+                    .any(|&a| matches!(g.dfg.value_type(a), Type::Array(_)) && !made_here(a))
+                    && callee.params.iter().any(|p| p.mode != ParamMode::In)
+            }
+            _ => false,
+        })
+    })
 }
 
 /// True when `b` lies on a cycle of the CFG.
