@@ -1,8 +1,10 @@
 //! The per-call tape of derivative code, and its deferred-free list.
 //!
-//! Both are growable stacks of 8-byte cells on the C heap (`realloc`), with
-//! their state in a stack slot of the call: `[tape ptr, len, cap, front,
-//! defer ptr, len, cap]`. Nothing is global, so derivative functions may
+//! Both are growable byte stacks on the C heap (`realloc`), with their
+//! state in a stack slot of the call: `[tape ptr, len, cap, front, defer
+//! ptr, len, cap]` (lengths in bytes). A value takes its own size on the
+//! tape (a `bool`, such as an edge index, one byte), so cells are not
+//! aligned. Nothing is global, so derivative functions may
 //! run on many threads at once. Growth that fails is a runtime error, not
 //! an abort. `return` frees everything; a call that stops on a runtime
 //! error leaks its tape (the process is about to report and exit).
@@ -19,6 +21,8 @@ const TAPE: i32 = 0;
 const FRONT: i32 = 24;
 const DEFER: i32 = 32;
 const STATE_WORDS: i32 = 7;
+/// Tape contents: unaligned, never trapping.
+const CELL: cranelift_codegen::ir::MemFlagsData = cranelift_codegen::ir::MemFlagsData::new().with_notrap();
 
 pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
     func.layout.iter().any(|b| {
@@ -74,8 +78,8 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.stack_push(insts[0], TAPE, &cells)
     }
 
-    /// Pushes 8-byte cells on the stack at `base`, growing it (at least
-    /// doubling) when they do not fit.
+    /// Pushes cells (each of its own size) on the stack at `base`, growing
+    /// it (at least doubling) when they do not fit.
     fn stack_push(
         &mut self,
         inst: adc_ir::Inst,
@@ -83,10 +87,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         cells: &[clif::Value],
     ) -> Result<(), CodegenError> {
         let st = self.state();
-        let n = cells.len() as i64;
+        let sizes: Vec<i32> = cells
+            .iter()
+            .map(|c| self.b.func.dfg.value_type(*c).bytes() as i32)
+            .collect();
+        let n: i32 = sizes.iter().sum();
         let len = self.b.ins().load(types::I64, TRUSTED, st, base + 8);
         let cap = self.b.ins().load(types::I64, TRUSTED, st, base + 16);
-        let need = self.b.ins().iadd_imm_s(len, n);
+        let need = self.b.ins().iadd_imm_s(len, n as i64);
         let full = self.b.ins().icmp(IntCC::SignedGreaterThan, need, cap);
         let grow = self.b.create_block();
         let cont = self.b.create_block();
@@ -95,11 +103,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.b.switch_to_block(grow);
         let doubled = self.b.ins().ishl_imm_s(cap, 1);
         let at_least = self.b.ins().smax(doubled, need);
-        let min = self.b.ins().iconst(types::I64, 64);
+        let min = self.b.ins().iconst(types::I64, 512);
         let new_cap = self.b.ins().smax(at_least, min);
-        let bytes = self.b.ins().ishl_imm_s(new_cap, 3);
         let old = self.b.ins().load(PTR, TRUSTED, st, base);
-        let p = self.call_symbol("realloc", &[PTR, types::I64], &[PTR], &[old, bytes])?[0];
+        let p = self.call_symbol("realloc", &[PTR, types::I64], &[PTR], &[old, new_cap])?[0];
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.check(null, inst, "out of memory for the derivative tape")?;
         self.b.ins().store(TRUSTED, p, st, base);
@@ -107,12 +114,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.b.ins().jump(cont, &[]);
         self.b.switch_to_block(cont);
         let ptr = self.b.ins().load(PTR, TRUSTED, st, base);
-        let off = self.b.ins().ishl_imm_s(len, 3);
-        let base_addr = self.b.ins().iadd(ptr, off);
-        for (k, cell) in cells.iter().enumerate() {
-            self.b
-                .ins()
-                .store(TRUSTED, *cell, base_addr, (k * 8) as i32);
+        let base_addr = self.b.ins().iadd(ptr, len);
+        let mut off = 0;
+        for (cell, size) in cells.iter().zip(sizes) {
+            self.b.ins().store(CELL, *cell, base_addr, off);
+            off += size;
         }
         self.b.ins().store(TRUSTED, need, st, base + 8);
         Ok(())
@@ -127,27 +133,23 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 crate::translate::clif_types(self.func.dfg.value_type(r))
             })
             .collect();
-        let total: usize = types_of.iter().map(|t| t.len()).sum();
+        let total: i32 = types_of.iter().flatten().map(|t| t.bytes() as i32).sum();
         let st = self.state();
         let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
         let new_len = self.b.ins().iadd_imm_s(len, -(total as i64));
         self.b.ins().store(TRUSTED, new_len, st, TAPE + 8);
         let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
-        let off = self.b.ins().ishl_imm_s(new_len, 3);
-        let base = self.b.ins().iadd(ptr, off);
+        let base = self.b.ins().iadd(ptr, new_len);
         // The first pop takes the newest cells, at the top.
         let mut top = total;
         for (&i, tys) in insts.iter().zip(&types_of) {
-            top -= tys.len();
-            let vals = tys
-                .iter()
-                .enumerate()
-                .map(|(k, ty)| {
-                    self.b
-                        .ins()
-                        .load(*ty, TRUSTED, base, ((top + k) * 8) as i32)
-                })
-                .collect();
+            top -= tys.iter().map(|t| t.bytes() as i32).sum::<i32>();
+            let mut off = top;
+            let mut vals = Vec::new();
+            for ty in tys {
+                vals.push(self.b.ins().load(*ty, CELL, base, off));
+                off += ty.bytes() as i32;
+            }
             self.def(i, vals);
         }
     }
@@ -164,34 +166,26 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     /// the oldest unread (`read`). Arrays take two cells.
     pub(crate) fn tape_take(&mut self, ty: Type, pop: bool) -> Vec<clif::Value> {
         let cell_types = crate::translate::clif_types(ty);
+        let size: i64 = cell_types.iter().map(|t| t.bytes() as i64).sum();
         let st = self.state();
+        let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        let at = if pop {
+            let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
+            let at = self.b.ins().iadd_imm_s(len, -size);
+            self.b.ins().store(TRUSTED, at, st, TAPE + 8);
+            at
+        } else {
+            let front = self.b.ins().load(types::I64, TRUSTED, st, FRONT);
+            let next = self.b.ins().iadd_imm_s(front, size);
+            self.b.ins().store(TRUSTED, next, st, FRONT);
+            front
+        };
+        let addr = self.b.ins().iadd(ptr, at);
+        let mut off = 0;
         let mut out = Vec::new();
-        let n = cell_types.len();
-        for k in 0..n {
-            // Pops come off in reverse push order.
-            let cty = if pop {
-                cell_types[n - 1 - k]
-            } else {
-                cell_types[k]
-            };
-            let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
-            let idx = if pop {
-                let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
-                let i = self.b.ins().iadd_imm_s(len, -1);
-                self.b.ins().store(TRUSTED, i, st, TAPE + 8);
-                i
-            } else {
-                let front = self.b.ins().load(types::I64, TRUSTED, st, FRONT);
-                let next = self.b.ins().iadd_imm_s(front, 1);
-                self.b.ins().store(TRUSTED, next, st, FRONT);
-                front
-            };
-            let off = self.b.ins().ishl_imm_s(idx, 3);
-            let addr = self.b.ins().iadd(ptr, off);
-            out.push(self.b.ins().load(cty, TRUSTED, addr, 0));
-        }
-        if pop {
-            out.reverse();
+        for cty in cell_types {
+            out.push(self.b.ins().load(cty, CELL, addr, off));
+            off += cty.bytes() as i32;
         }
         out
     }
@@ -212,12 +206,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let empty = self.b.ins().icmp_imm_s(IntCC::Equal, len, 0);
         self.b.ins().brif(empty, done, &[], body, &[]);
         self.b.switch_to_block(body);
-        let i = self.b.ins().iadd_imm_s(len, -1);
+        let i = self.b.ins().iadd_imm_s(len, -(PTR.bytes() as i64));
         self.b.ins().store(TRUSTED, i, st, DEFER + 8);
         let list = self.b.ins().load(PTR, TRUSTED, st, DEFER);
-        let off = self.b.ins().ishl_imm_s(i, 3);
-        let addr = self.b.ins().iadd(list, off);
-        let p = self.b.ins().load(PTR, TRUSTED, addr, 0);
+        let addr = self.b.ins().iadd(list, i);
+        let p = self.b.ins().load(PTR, CELL, addr, 0);
         self.call_symbol("free", &[PTR], &[], &[p])?;
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(done);

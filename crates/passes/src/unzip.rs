@@ -19,8 +19,9 @@
 //!   primal block and read back (`tape.read`) at the start of the block's
 //!   differential twin, in push order. So values of loop iterations are
 //!   kept per iteration, and the tape follows the actual trip count.
-//! - A block with several predecessors gets an `i64` parameter in the
-//!   primal part, the index of the edge taken (in `incoming_edges` order);
+//! - A block with several predecessors gets a parameter in the primal
+//!   part, the index of the edge taken (in `incoming_edges` order; a `bool`
+//!   for two edges, `true` for the second, else an `i64`);
 //!   it is the first value taped for the block, and `transpose` pops it to
 //!   find its way back.
 //! The result runs (forward replay): it computes the same as the
@@ -194,7 +195,10 @@ impl<'a> Unzipper<'a> {
                 }
             }
             if self.preds[&b] > 1 {
-                let nv = self.out.dfg.append_block_param(self.pblock[&b], Type::I64);
+                let nv = self
+                    .out
+                    .dfg
+                    .append_block_param(self.pblock[&b], edge_index_type(self.preds[&b]));
                 self.def_block.insert(nv, b);
                 edge_index.insert(b, nv);
             }
@@ -336,11 +340,11 @@ impl<'a> Unzipper<'a> {
                     let nth = counts.entry(call.block).or_default();
                     let k = edge_no[&(b, call.block, *nth)];
                     *nth += 1;
-                    extra.push(if self.preds[&call.block] > 1 {
-                        let c = InstData::Const {
-                            value: Constant::I64(k),
-                        };
-                        Some(self.emit(pb, c, &[Type::I64], Tag::Primal, span)[0])
+                    let preds = self.preds[&call.block];
+                    extra.push(if preds > 1 {
+                        let value = edge_index_constant(preds, k);
+                        let c = InstData::Const { value };
+                        Some(self.emit(pb, c, &[Type::Scalar(value.ty())], Tag::Primal, span)[0])
                     } else {
                         None
                     });
@@ -643,6 +647,25 @@ impl<'a> Unzipper<'a> {
         for a in free_after {
             self.emit(db, InstData::ArrayFree { array: a }, &[], Tag::Diff, span);
         }
+    }
+}
+
+/// The type of the edge index of a block with `preds` incoming edges: a
+/// `bool` (one byte on the tape) for the common two, else an `i64`.
+fn edge_index_type(preds: usize) -> Type {
+    if preds == 2 {
+        Type::BOOL
+    } else {
+        Type::I64
+    }
+}
+
+/// The edge index `k` of a block with `preds` incoming edges.
+fn edge_index_constant(preds: usize, k: i64) -> Constant {
+    if preds == 2 {
+        Constant::Bool(k == 1)
+    } else {
+        Constant::I64(k)
     }
 }
 
