@@ -22,7 +22,8 @@ const FRONT: i32 = 24;
 const DEFER: i32 = 32;
 const STATE_WORDS: i32 = 7;
 /// Tape contents: unaligned, never trapping.
-const CELL: cranelift_codegen::ir::MemFlagsData = cranelift_codegen::ir::MemFlagsData::new().with_notrap();
+const CELL: cranelift_codegen::ir::MemFlagsData =
+    cranelift_codegen::ir::MemFlagsData::new().with_notrap();
 
 pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
     func.layout.iter().any(|b| {

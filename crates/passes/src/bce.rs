@@ -1,12 +1,15 @@
-//! Bounds-check elimination for the counted loop
-//! `for (int i = 0; i < len(a); i++) ... a[i] ...`.
+//! Bounds-check elimination for counted loops such as
+//! `for (int i = 0; i < len(a); i++) ... a[i] ...` and
+//! `for (int i = 1; i < n - 1; i++) ... a[i - 1] + a[i + 1] ...`.
 //!
 //! Pattern: a block `H` with an `i64` parameter `i` that ends in
-//! `br (cmp lt i, len a), B, ...`, where every edge into `H` passes either a
-//! non-negative constant (from a block `B` does not dominate) or `add i, 1`
-//! (from a block `B` dominates). Then `0 <= i < len(a)` holds in every block
-//! `B` dominates, and there `load`/`store`/`elemref`-free accesses `a[i]`
-//! lose their check. (`i + 1` cannot overflow there, since `i < len(a)`.)
+//! `br (cmp lt i, L - k), B, ...` (`k` a constant >= 0, `L - 0` meaning `L`),
+//! where every edge into `H` passes either a constant `>= c0 >= 0` (from a
+//! block `B` does not dominate) or `add i, 1` (from a block `B` dominates).
+//! Then `c0 <= i < L - k` holds in every block `B` dominates, and there an
+//! access `x[i + d]` (`d` a constant, also `i - d`) to an array `x` of
+//! length `L` (`L` is `len x`, or `x` is `new L`) loses its check when
+//! `-c0 <= d <= k`. (`i + 1` cannot overflow there, since `i < L`.)
 //!
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
@@ -22,30 +25,60 @@ fn def_data(func: &Function, v: Value) -> Option<&InstData> {
     }
 }
 
-fn is_increment_of(func: &Function, v: Value, i: Value) -> bool {
+fn int_const(func: &Function, v: Value) -> Option<i64> {
+    match def_data(func, v) {
+        Some(InstData::Const {
+            value: Constant::I64(c),
+        }) => Some(*c),
+        _ => None,
+    }
+}
+
+/// `v` as `base + d` with `d` a constant (`base` itself is `d = 0`).
+fn offset_of(func: &Function, v: Value) -> (Value, i64) {
     match def_data(func, v) {
         Some(InstData::Binary {
             op: BinaryOp::Add,
             args,
-        }) => {
-            let one = |x: Value| {
-                matches!(
-                    def_data(func, x),
-                    Some(InstData::Const {
-                        value: Constant::I64(1)
-                    })
-                )
-            };
-            (args[0] == i && one(args[1])) || (args[1] == i && one(args[0]))
-        }
-        _ => false,
+        }) => match (int_const(func, args[0]), int_const(func, args[1])) {
+            (_, Some(d)) => (args[0], d),
+            (Some(d), _) => (args[1], d),
+            _ => (v, 0),
+        },
+        Some(InstData::Binary {
+            op: BinaryOp::Sub,
+            args,
+        }) => match int_const(func, args[1]) {
+            Some(d) if d != i64::MIN => (args[0], -d),
+            _ => (v, 0),
+        },
+        _ => (v, 0),
     }
+}
+
+fn is_increment_of(func: &Function, v: Value, i: Value) -> bool {
+    offset_of(func, v) == (i, 1)
+}
+
+/// Whether the array `x` has length `len` (an `i64` value).
+fn has_length(func: &Function, x: Value, len: Value) -> bool {
+    matches!(def_data(func, len), Some(InstData::ArrayLen { array }) if *array == x)
+        || matches!(def_data(func, x), Some(InstData::ArrayNew { len: l }) if *l == len)
+}
+
+/// A loop body `body` in which `lo <= i < len - k`.
+struct Counted {
+    body: Block,
+    i: Value,
+    len: Value,
+    lo: i64,
+    k: i64,
 }
 
 pub fn run(func: &mut Function) -> bool {
     let (rpo, idom) = dominators(func);
     let edges = incoming_edges(func);
-    let mut proven: Vec<(Block, Value, Value)> = Vec::new(); // (body, index, array)
+    let mut proven: Vec<Counted> = Vec::new();
     for &h in &rpo {
         let Some(term) = func.terminator(h) else {
             continue;
@@ -65,52 +98,68 @@ pub fn run(func: &mut Function) -> bool {
             continue;
         };
         let (i, bound) = (args[0], args[1]);
-        let Some(InstData::ArrayLen { array }) = def_data(func, bound) else {
+        let (len, minus_k) = offset_of(func, bound);
+        let k = -minus_k;
+        let ValueDef::Param(pb, n) = func.dfg.value_def(i) else {
             continue;
         };
-        let ValueDef::Param(pb, k) = func.dfg.value_def(i) else {
-            continue;
-        };
-        if pb != h || body == h || edges.get(&body).map(|e| e.len()) != Some(1) {
+        if k < 0 || pb != h || body == h || edges.get(&body).map(|e| e.len()) != Some(1) {
             continue;
         }
-        let k = k as usize;
+        let n = n as usize;
+        let mut lo = i64::MAX;
         let ok = edges[&h].iter().all(|edge| {
-            let arg = edge.args[k];
+            let arg = edge.args[n];
             let in_loop = idom[edge.from.index()].is_some() && dominates(&idom, body, edge.from);
             if in_loop {
                 is_increment_of(func, arg, i)
             } else {
-                matches!(def_data(func, arg), Some(InstData::Const { value: Constant::I64(c) }) if *c >= 0)
+                int_const(func, arg).is_some_and(|c| {
+                    lo = lo.min(c);
+                    c >= 0
+                })
             }
         });
-        if ok {
-            proven.push((body, i, *array));
+        // `lo` stays `MAX` without an edge from outside the loop.
+        if ok && lo != i64::MAX && h != func.layout[0] {
+            proven.push(Counted {
+                body,
+                i,
+                len,
+                lo,
+                k,
+            });
         }
     }
     let mut changed = false;
-    for (body, i, array) in proven {
+    for c in proven {
         for &b in &rpo {
-            if !dominates(&idom, body, b) {
+            if !dominates(&idom, c.body, b) {
                 continue;
             }
             for inst in func.dfg.block(b).insts.clone() {
-                match func.dfg.inst_mut(inst) {
+                let (array, index) = match func.dfg.inst(inst) {
                     InstData::Load {
-                        array: a,
+                        array,
                         index,
-                        checked,
+                        checked: true,
                     }
                     | InstData::Store {
-                        array: a,
+                        array,
                         index,
-                        checked,
+                        checked: true,
                         ..
-                    } if *a == array && *index == i && *checked => {
+                    } => (*array, *index),
+                    _ => continue,
+                };
+                let (base, d) = offset_of(func, index);
+                if base == c.i && -c.lo <= d && d <= c.k && has_length(func, array, c.len) {
+                    if let InstData::Load { checked, .. } | InstData::Store { checked, .. } =
+                        func.dfg.inst_mut(inst)
+                    {
                         *checked = false;
                         changed = true;
                     }
-                    _ => (),
                 }
             }
         }
