@@ -88,8 +88,8 @@ struct Unzipper<'a> {
     def_block: BTreeMap<Value, Block>,
     once: BTreeMap<Block, bool>,
     preds: BTreeMap<Block, usize>,
-    /// Whether some primal instruction may write an array it did not make.
-    writes_param_arrays: bool,
+    /// Entry parameters (by position) whose arrays the function may write.
+    written_params: Vec<bool>,
 }
 
 impl<'a> Unzipper<'a> {
@@ -128,7 +128,7 @@ impl<'a> Unzipper<'a> {
             def_block: BTreeMap::new(),
             once,
             preds,
-            writes_param_arrays: writes_param_arrays(module, g),
+            written_params: written_params(module, g),
         }
     }
 
@@ -561,8 +561,7 @@ impl<'a> Unzipper<'a> {
     /// differential part are those of the primal part.
     fn unwritten_param(&self, array: Value) -> bool {
         let entry = self.out.layout[0];
-        matches!(self.out.dfg.value_def(array), ValueDef::Param(b, _) if b == entry)
-            && !self.writes_param_arrays
+        matches!(self.out.dfg.value_def(array), ValueDef::Param(b, k) if b == entry && !self.written_params[k as usize])
     }
 
     /// A read-only array parameter of the function: nobody writes it.
@@ -669,25 +668,49 @@ fn edge_index_constant(preds: usize, k: i64) -> Constant {
     }
 }
 
-/// Whether a primal instruction of `g` may write an array other than one
-/// it made with `new` (a store, an element reference, or a call that gets
-/// it as a writable parameter).
-fn writes_param_arrays(module: &Module, g: &Function) -> bool {
-    let made_here = |a: Value| matches!(g.dfg.value_def(a), ValueDef::Result(i, _) if matches!(g.dfg.inst(i), InstData::ArrayNew { .. }));
-    g.layout.iter().any(|&b| {
-        g.dfg.block(b).insts.iter().any(|&i| match g.dfg.inst(i) {
-            InstData::Store { array, .. } | InstData::ElemRef { array, .. } => {
-                g.tag(i) != Tag::Diff && !made_here(*array)
+/// Per entry parameter of `g`: whether a primal instruction may write its
+/// array (a store, an element reference, or a call that passes it as a
+/// writable parameter). Array parameters never alias (LANGUAGE.md §3), so
+/// the others keep their contents. A write to an array that is neither a
+/// parameter nor made here with `new` counts as a write to every parameter.
+fn written_params(module: &Module, g: &Function) -> Vec<bool> {
+    let params = g.dfg.block_params(g.layout[0]);
+    let mut written = vec![false; params.len()];
+    let mut write = |a: Value| match g.dfg.value_def(a) {
+        ValueDef::Param(b, k) if b == g.layout[0] => written[k as usize] = true,
+        ValueDef::Result(i, _) if matches!(g.dfg.inst(i), InstData::ArrayNew { .. }) => (),
+        _ => written.iter_mut().for_each(|w| *w = true),
+    };
+    for &b in &g.layout {
+        for &i in &g.dfg.block(b).insts {
+            match g.dfg.inst(i) {
+                InstData::Store { array, .. } | InstData::ElemRef { array, .. }
+                    if g.tag(i) != Tag::Diff =>
+                {
+                    write(*array)
+                }
+                InstData::Call { func, args } => {
+                    // A derivative call's arguments interleave shadows; those
+                    // of differentiable parameters are passed writable too.
+                    let callee = module.func(jvp_source(module, *func).unwrap_or(*func));
+                    let derivative = jvp_source(module, *func).is_some();
+                    let mut k = 0;
+                    for p in &callee.params {
+                        let Some(&a) = args.get(k) else { break };
+                        if p.mode != ParamMode::In && matches!(p.ty, Type::Array(_)) {
+                            write(a);
+                        }
+                        k += 1;
+                        if derivative && adc_ir::ad::is_differentiable(p.ty) {
+                            k += 1;
+                        }
+                    }
+                }
+                _ => (),
             }
-            InstData::Call { func, args } => {
-                let callee = module.func(jvp_source(module, *func).unwrap_or(*func));
-                args.iter()
-                    .any(|&a| matches!(g.dfg.value_type(a), Type::Array(_)) && !made_here(a))
-                    && callee.params.iter().any(|p| p.mode != ParamMode::In)
-            }
-            _ => false,
-        })
-    })
+        }
+    }
+    written
 }
 
 /// True when `b` lies on a cycle of the CFG.
