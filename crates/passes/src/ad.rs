@@ -275,7 +275,8 @@ pub fn existing_derivative(module: &Module, callee: FuncId) -> Option<FuncId> {
 
 /// Runs one derivative pass over a whole module by name (for `.adir`
 /// filetests): `linearize` generates what is ready; the others apply to
-/// every generated function at their stage.
+/// every generated function at their stage; `inline` (which derivative
+/// code runs on its source) to every function.
 pub fn run_pass(name: &str, module: &mut Module) -> Option<Result<(), AdError>> {
     let with_body = |m: &Module, reverse_only: bool| -> Vec<FuncId> {
         m.func_ids()
@@ -299,6 +300,14 @@ pub fn run_pass(name: &str, module: &mut Module) -> Option<Result<(), AdError>> 
         "transpose" => with_body(module, true)
             .into_iter()
             .try_for_each(|id| crate::transpose::run(module, id)),
+        // Every function with a body, against the module as it was.
+        "inline" => {
+            let before = module.clone();
+            for f in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+                crate::inline::run(f, &before);
+            }
+            Ok(())
+        }
         _ => return None,
     })
 }

@@ -13,6 +13,7 @@ pub mod block_params;
 pub mod const_fold;
 pub mod cse;
 pub mod dce;
+pub mod inline;
 pub mod linearize;
 pub mod mem2reg;
 pub mod propagate;

@@ -79,6 +79,7 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
             span,
         ));
     }
+    crate::inline::run(&mut src, module);
     crate::optimize_function(&mut src);
     let (acts, ret) = linearized_activities(&spec);
     let (params, returns) = adc_ir::ad::forward_signature(&src, &acts, ret);

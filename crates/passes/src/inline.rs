@@ -1,0 +1,187 @@
+//! `inline`: replaces calls of small functions by copies of their bodies.
+//!
+//! Derivative code runs it on the function it differentiates, before
+//! `linearize`. A call that stays a call costs reverse mode a second run of
+//! the callee's primal (its reverse derivative recomputes it, the "joint"
+//! mode of README's choices); an inlined body is differentiated with the
+//! caller, its values taped like the caller's own.
+//!
+//! Assumes: verified input. Guarantees: verified output with the same
+//! behaviour (array arguments are references, so the copied body reads and
+//! writes what the callee would have). Not inlined: imports, functions with
+//! a custom derivative (the custom derivative must be used), derivative
+//! requests and generated derivatives (they keep their own tape), the
+//! function itself, directly recursive callees, and callees of more than
+//! `MAX_CALLEE_INSTS` instructions. Calls brought in by an
+//! inlined body are inlined too, up to `MAX_INLINED_CALLS` in all.
+
+use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
+
+const MAX_CALLEE_INSTS: usize = 400;
+/// At most this many calls are inlined into one function (which also
+/// bounds the unrolling of mutual recursion).
+const MAX_INLINED_CALLS: usize = 64;
+
+pub fn run(func: &mut Function, module: &Module) -> bool {
+    let mut inlined = 0;
+    while inlined < MAX_INLINED_CALLS {
+        let found = func.layout.iter().find_map(|&b| {
+            func.dfg
+                .block(b)
+                .insts
+                .iter()
+                .copied()
+                .find_map(|i| match func.dfg.inst(i) {
+                    InstData::Call { func: callee, .. }
+                        if inlinable(module, *callee, &func.name) =>
+                    {
+                        Some((b, i))
+                    }
+                    _ => None,
+                })
+        });
+        let Some((b, call)) = found else {
+            break;
+        };
+        inline_call(func, module, b, call);
+        inlined += 1;
+    }
+    inlined > 0
+}
+
+fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
+    let callee = module.func(id);
+    let insts = || {
+        callee
+            .layout
+            .iter()
+            .flat_map(|b| callee.dfg.block(*b).insts.iter())
+    };
+    !callee.is_import()
+        && !callee.layout.is_empty()
+        && callee.deriv.is_none()
+        && callee.custom_forward.is_none()
+        && callee.custom_reverse.is_none()
+        && callee.name != caller
+        && !callee.name.starts_with("__adc_")
+        && insts().count() <= MAX_CALLEE_INSTS
+        && !insts().any(|i| match callee.dfg.inst(*i) {
+            InstData::Call { func, .. } => *func == id,
+            // Generated derivatives keep their own tape and frame.
+            InstData::TapePush { .. }
+            | InstData::TapePop
+            | InstData::TapeRead
+            | InstData::DeferFree { .. }
+            | InstData::LenCheck { .. } => true,
+            _ => false,
+        })
+}
+
+/// Replaces `call` (in block `b`) by a copy of the callee's body.
+fn inline_call(func: &mut Function, module: &Module, b: Block, call: Inst) {
+    let InstData::Call {
+        func: callee_id,
+        args,
+    } = func.dfg.inst(call).clone()
+    else {
+        unreachable!("invariant: `run` passes a call");
+    };
+    let callee = module.func(callee_id);
+    let span = func.span(call);
+    // The rest of `b` moves to a continuation block whose parameters are
+    // the call's results.
+    let cont = func.dfg.make_block();
+    let results = func.dfg.inst_results(call).to_vec();
+    let cont_params: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            let ty = func.dfg.value_type(*r);
+            func.dfg.append_block_param(cont, ty)
+        })
+        .collect();
+    let insts = func.dfg.block(b).insts.clone();
+    let at = insts
+        .iter()
+        .position(|&i| i == call)
+        .expect("invariant: the call is in its block");
+    func.dfg.block_mut(b).insts.truncate(at);
+    func.dfg.block_mut(cont).insts = insts[at + 1..].to_vec();
+    // Copies of the callee's blocks and values.
+    let mut vmap: Vec<Option<Value>> = vec![None; callee.dfg.num_values()];
+    let mut bmap = std::collections::BTreeMap::new();
+    for &cb in &callee.layout {
+        let nb = func.dfg.make_block();
+        bmap.insert(cb, nb);
+        if cb == callee.layout[0] {
+            for (p, a) in callee.dfg.block_params(cb).iter().zip(&args) {
+                vmap[p.index()] = Some(*a);
+            }
+        } else {
+            for &p in callee.dfg.block_params(cb) {
+                let ty = callee.dfg.value_type(p);
+                vmap[p.index()] = Some(func.dfg.append_block_param(nb, ty));
+            }
+        }
+    }
+    let mut copied: Vec<Inst> = Vec::new();
+    for &cb in &callee.layout {
+        for &ci in &callee.dfg.block(cb).insts {
+            let types: Vec<_> = callee
+                .dfg
+                .inst_results(ci)
+                .iter()
+                .map(|r| callee.dfg.value_type(*r))
+                .collect();
+            let data = callee.dfg.inst(ci).clone();
+            let ni = func.append_inst(bmap[&cb], data, &types, callee.span(ci));
+            func.set_tag(ni, callee.tag(ci));
+            for (r, nr) in callee
+                .dfg
+                .inst_results(ci)
+                .iter()
+                .zip(func.dfg.inst_results(ni).to_vec())
+            {
+                vmap[r.index()] = Some(nr);
+            }
+            copied.push(ni);
+        }
+    }
+    for ni in copied {
+        let data = func.dfg.inst_mut(ni);
+        data.map_args(|v| vmap[v.index()].expect("invariant: verified callee defines its values"));
+        for dest in data.successors_mut() {
+            dest.block = bmap[&dest.block];
+        }
+        if let InstData::Return { args } = data {
+            *data = InstData::Jump {
+                dest: BlockCall {
+                    block: cont,
+                    args: std::mem::take(args),
+                },
+            };
+        }
+    }
+    let entry = bmap[&callee.layout[0]];
+    func.append_inst(
+        b,
+        InstData::Jump {
+            dest: BlockCall {
+                block: entry,
+                args: vec![],
+            },
+        },
+        &[],
+        span,
+    );
+    let pos = func
+        .layout
+        .iter()
+        .position(|&x| x == b)
+        .expect("invariant: b is in the layout");
+    let mut new_blocks: Vec<Block> = callee.layout.iter().map(|cb| bmap[cb]).collect();
+    new_blocks.push(cont);
+    func.layout.splice(pos + 1..pos + 1, new_blocks);
+    let map: std::collections::BTreeMap<Value, Value> =
+        results.into_iter().zip(cont_params).collect();
+    crate::util::substitute(func, &map);
+}
