@@ -53,6 +53,9 @@ impl From<cranelift_module::ModuleError> for CodegenError {
 pub(crate) struct Symbols {
     pub func_ids: Vec<FuncId>,
     messages: BTreeMap<String, DataId>,
+    /// What grows and frees derivative tapes: `realloc`/`free` in object
+    /// files, the runtime's per-thread cache in the JIT.
+    pub tape_alloc: (&'static str, &'static str),
 }
 
 impl Symbols {
@@ -109,6 +112,11 @@ fn build<M: Module>(
     let mut syms = Symbols {
         func_ids,
         messages: BTreeMap::new(),
+        tape_alloc: if with_entries {
+            ("adc_rt_tape_realloc", "adc_rt_tape_free")
+        } else {
+            ("realloc", "free")
+        },
     };
     let mut built = Built {
         wrappers: Vec::new(),

@@ -38,6 +38,96 @@ extern "C" fn print_end() {
     let _ = out.flush();
 }
 
+/// Derivative tapes of JIT code come from these two instead of `realloc`
+/// and `free`: each thread keeps its largest freed tape (up to
+/// `MAX_SPARE_TAPE` bytes) for the next derivative call to start with, so
+/// repeated gradients do not map and fault in fresh pages every time. A
+/// tape is still owned by one call while it runs; the spare is per thread.
+mod tape_cache {
+    use std::cell::Cell;
+    use std::ffi::c_void;
+    use std::ptr::null_mut;
+
+    const MAX_SPARE_TAPE: usize = 64 << 20;
+
+    /// Frees the spare when its thread ends.
+    struct Spare(Cell<*mut c_void>);
+
+    impl Drop for Spare {
+        fn drop(&mut self) {
+            // SAFETY: the spare came from malloc and nothing else holds it.
+            unsafe { libc::free(self.0.get()) }
+        }
+    }
+
+    thread_local! {
+        static SPARE: Spare = const { Spare(Cell::new(null_mut())) };
+    }
+
+    #[cfg(target_os = "linux")]
+    fn usable_size(p: *mut c_void) -> usize {
+        // SAFETY: p is a live malloc allocation.
+        unsafe { libc::malloc_usable_size(p) }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn usable_size(_: *mut c_void) -> usize {
+        0
+    }
+
+    /// `realloc(old, bytes)`, except that it starts from the thread's spare
+    /// tape when `old` is null and the spare is large enough, and never
+    /// shrinks.
+    pub(super) extern "C" fn tape_realloc(old: *mut c_void, bytes: i64) -> *mut c_void {
+        let bytes = bytes.max(0) as usize;
+        // A spare is larger than the capacity the caller knows of: growing
+        // within it keeps the buffer (realloc would shrink it first).
+        if !old.is_null() && usable_size(old) >= bytes {
+            return old;
+        }
+        if old.is_null() {
+            let spare = SPARE
+                .try_with(|s| s.0.replace(null_mut()))
+                .unwrap_or(null_mut());
+            if !spare.is_null() {
+                if usable_size(spare) >= bytes {
+                    return spare;
+                }
+                // SAFETY: the spare came from malloc and is no longer cached.
+                unsafe { libc::free(spare) };
+            }
+        }
+        // SAFETY: old is null or a live tape from this allocator.
+        unsafe { libc::realloc(old, bytes) }
+    }
+
+    /// Keeps the larger of `p` and the current spare; frees the other.
+    pub(super) extern "C" fn tape_free(p: *mut c_void) {
+        if p.is_null() {
+            return;
+        }
+        let size = usable_size(p);
+        let keep = size > 0 && size <= MAX_SPARE_TAPE;
+        let drop_now = if keep {
+            SPARE
+                .try_with(|s| {
+                    let old = s.0.get();
+                    if old.is_null() || usable_size(old) < size {
+                        s.0.set(p);
+                        old
+                    } else {
+                        p
+                    }
+                })
+                .unwrap_or(p)
+        } else {
+            p
+        };
+        // SAFETY: drop_now came from malloc and is not cached.
+        unsafe { libc::free(drop_now) }
+    }
+}
+
 // Keeps the C math library linked so the JIT's dlsym lookup finds it.
 #[link(name = "m")]
 unsafe extern "C" {
@@ -52,6 +142,8 @@ pub(crate) fn runtime_symbols() -> Vec<(&'static str, *const u8)> {
         ("adc_rt_print_bool", print_bool as *const u8),
         ("adc_rt_print_end", print_end as *const u8),
         ("lgamma", lgamma as *const u8),
+        ("adc_rt_tape_realloc", tape_cache::tape_realloc as *const u8),
+        ("adc_rt_tape_free", tape_cache::tape_free as *const u8),
     ]
 }
 

@@ -107,7 +107,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let min = self.b.ins().iconst(types::I64, 512);
         let new_cap = self.b.ins().smax(at_least, min);
         let old = self.b.ins().load(PTR, TRUSTED, st, base);
-        let p = self.call_symbol("realloc", &[PTR, types::I64], &[PTR], &[old, new_cap])?[0];
+        let grow_fn = if base == TAPE {
+            self.syms.tape_alloc.0
+        } else {
+            "realloc"
+        };
+        let p = self.call_symbol(grow_fn, &[PTR, types::I64], &[PTR], &[old, new_cap])?[0];
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.check(null, inst, "out of memory for the derivative tape")?;
         self.b.ins().store(TRUSTED, p, st, base);
@@ -197,7 +202,8 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             return Ok(());
         };
         let tape = self.b.ins().load(PTR, TRUSTED, st, TAPE);
-        self.call_symbol("free", &[PTR], &[], &[tape])?;
+        let free_fn = self.syms.tape_alloc.1;
+        self.call_symbol(free_fn, &[PTR], &[], &[tape])?;
         let head = self.b.create_block();
         let body = self.b.create_block();
         let done = self.b.create_block();
