@@ -3,6 +3,8 @@
 use adc::{ArgValue, ArrayValue};
 use std::time::Instant;
 
+// Each bench binary compiles this module; not every one uses every helper.
+#[allow(dead_code)]
 pub fn f64s(n: usize, f: impl Fn(usize) -> f64) -> ArgValue {
     ArgValue::Array(ArrayValue::F64((0..n).map(f).collect()))
 }

@@ -1,8 +1,10 @@
 //! The per-call tape of derivative code, and its deferred-free list.
 //!
-//! Both are growable byte stacks on the C heap (`realloc`), with their
-//! state in a stack slot of the call: `[tape ptr, len, cap, front, defer
-//! ptr, len, cap]` (lengths in bytes). A value takes its own size on the
+//! Both are growable byte stacks on the C heap (`realloc`). The tape's
+//! state (pointer, length and capacity in bytes, read position) lives in
+//! SSA variables of the function, so the hot loops of derivative code keep
+//! it in registers; the deferred-free list's (`[ptr, len, cap]`) in a stack
+//! slot of the call. A value takes its own size on the
 //! tape (a `bool`, such as an edge index, one byte), so cells are not
 //! aligned. Nothing is global, so derivative functions may
 //! run on many threads at once. Growth that fails is a runtime error, not
@@ -14,13 +16,12 @@ use crate::CodegenError;
 use adc_ir::{InstData, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self as clif, types, InstBuilder, StackSlotData, StackSlotKind};
-use cranelift_frontend::FunctionBuilder;
+use cranelift_frontend::{FunctionBuilder, Variable};
 use cranelift_module::Module;
 
-const TAPE: i32 = 0;
-const FRONT: i32 = 24;
-const DEFER: i32 = 32;
-const STATE_WORDS: i32 = 7;
+const TAPE: i32 = -1;
+const DEFER: i32 = 0;
+const STATE_WORDS: i32 = 3;
 /// Tape contents: unaligned, never trapping.
 const CELL: cranelift_codegen::ir::MemFlagsData =
     cranelift_codegen::ir::MemFlagsData::new().with_notrap();
@@ -39,25 +40,87 @@ pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
     })
 }
 
-/// Allocates and zeroes the state slot (at the entry block's start).
-pub(crate) fn init_state(b: &mut FunctionBuilder) -> clif::Value {
+/// The tape's state: SSA variables of the function being translated.
+#[derive(Clone, Copy)]
+pub(crate) struct TapeState {
+    /// The deferred-free list's state slot.
+    defer: clif::Value,
+    ptr: Variable,
+    len: Variable,
+    cap: Variable,
+    front: Variable,
+}
+
+/// Zeroes the tape's state (at the entry block's start).
+pub(crate) fn init_state(b: &mut FunctionBuilder) -> TapeState {
     let slot = b.create_sized_stack_slot(StackSlotData::new(
         StackSlotKind::ExplicitSlot,
         (STATE_WORDS * 8) as u32,
         3,
     ));
-    let addr = b.ins().stack_addr(PTR, slot, 0);
+    let defer = b.ins().stack_addr(PTR, slot, 0);
     let z = b.ins().iconst(types::I64, 0);
     for k in 0..STATE_WORDS {
-        b.ins().store(TRUSTED, z, addr, k * 8);
+        b.ins().store(TRUSTED, z, defer, k * 8);
     }
-    addr
+    let mut var = || {
+        let v = b.declare_var(types::I64);
+        b.def_var(v, z);
+        v
+    };
+    TapeState {
+        ptr: var(),
+        len: var(),
+        cap: var(),
+        front: var(),
+        defer,
+    }
+}
+
+/// A field of a growable stack's state.
+#[derive(Clone, Copy)]
+enum Field {
+    Ptr,
+    Len,
+    Cap,
 }
 
 impl<M: Module> FuncTranslator<'_, '_, M> {
-    fn state(&self) -> clif::Value {
+    fn state(&self) -> TapeState {
         self.tape_state
-            .expect("invariant: functions with tape instructions get a state slot")
+            .expect("invariant: functions with tape instructions get a tape state")
+    }
+
+    /// Reads a field of the tape (`base == TAPE`) or the deferred list.
+    fn get(&mut self, base: i32, field: Field) -> clif::Value {
+        let st = self.state();
+        if base == TAPE {
+            let var = match field {
+                Field::Ptr => st.ptr,
+                Field::Len => st.len,
+                Field::Cap => st.cap,
+            };
+            return self.b.use_var(var);
+        }
+        self.b
+            .ins()
+            .load(types::I64, TRUSTED, st.defer, base + 8 * field as i32)
+    }
+
+    fn set(&mut self, base: i32, field: Field, value: clif::Value) {
+        let st = self.state();
+        if base == TAPE {
+            let var = match field {
+                Field::Ptr => st.ptr,
+                Field::Len => st.len,
+                Field::Cap => st.cap,
+            };
+            self.b.def_var(var, value);
+        } else {
+            self.b
+                .ins()
+                .store(TRUSTED, value, st.defer, base + 8 * field as i32);
+        }
     }
 
     pub(crate) fn tape_push(
@@ -87,14 +150,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         base: i32,
         cells: &[clif::Value],
     ) -> Result<(), CodegenError> {
-        let st = self.state();
         let sizes: Vec<i32> = cells
             .iter()
             .map(|c| self.b.func.dfg.value_type(*c).bytes() as i32)
             .collect();
         let n: i32 = sizes.iter().sum();
-        let len = self.b.ins().load(types::I64, TRUSTED, st, base + 8);
-        let cap = self.b.ins().load(types::I64, TRUSTED, st, base + 16);
+        let len = self.get(base, Field::Len);
+        let cap = self.get(base, Field::Cap);
         let need = self.b.ins().iadd_imm_s(len, n as i64);
         let full = self.b.ins().icmp(IntCC::SignedGreaterThan, need, cap);
         let grow = self.b.create_block();
@@ -106,7 +168,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let at_least = self.b.ins().smax(doubled, need);
         let min = self.b.ins().iconst(types::I64, 512);
         let new_cap = self.b.ins().smax(at_least, min);
-        let old = self.b.ins().load(PTR, TRUSTED, st, base);
+        let old = self.get(base, Field::Ptr);
         let grow_fn = if base == TAPE {
             self.syms.tape_alloc.0
         } else {
@@ -115,18 +177,18 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let p = self.call_symbol(grow_fn, &[PTR, types::I64], &[PTR], &[old, new_cap])?[0];
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.check(null, inst, "out of memory for the derivative tape")?;
-        self.b.ins().store(TRUSTED, p, st, base);
-        self.b.ins().store(TRUSTED, new_cap, st, base + 16);
+        self.set(base, Field::Ptr, p);
+        self.set(base, Field::Cap, new_cap);
         self.b.ins().jump(cont, &[]);
         self.b.switch_to_block(cont);
-        let ptr = self.b.ins().load(PTR, TRUSTED, st, base);
+        let ptr = self.get(base, Field::Ptr);
         let base_addr = self.b.ins().iadd(ptr, len);
         let mut off = 0;
         for (cell, size) in cells.iter().zip(sizes) {
             self.b.ins().store(CELL, *cell, base_addr, off);
             off += size;
         }
-        self.b.ins().store(TRUSTED, need, st, base + 8);
+        self.set(base, Field::Len, need);
         Ok(())
     }
 
@@ -140,11 +202,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             })
             .collect();
         let total: i32 = types_of.iter().flatten().map(|t| t.bytes() as i32).sum();
-        let st = self.state();
-        let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
+        let len = self.get(TAPE, Field::Len);
         let new_len = self.b.ins().iadd_imm_s(len, -(total as i64));
-        self.b.ins().store(TRUSTED, new_len, st, TAPE + 8);
-        let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        self.set(TAPE, Field::Len, new_len);
+        let ptr = self.get(TAPE, Field::Ptr);
         let base = self.b.ins().iadd(ptr, new_len);
         // The first pop takes the newest cells, at the top.
         let mut top = total;
@@ -173,17 +234,17 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     pub(crate) fn tape_take(&mut self, ty: Type, pop: bool) -> Vec<clif::Value> {
         let cell_types = crate::translate::clif_types(ty);
         let size: i64 = cell_types.iter().map(|t| t.bytes() as i64).sum();
-        let st = self.state();
-        let ptr = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        let ptr = self.get(TAPE, Field::Ptr);
         let at = if pop {
-            let len = self.b.ins().load(types::I64, TRUSTED, st, TAPE + 8);
+            let len = self.get(TAPE, Field::Len);
             let at = self.b.ins().iadd_imm_s(len, -size);
-            self.b.ins().store(TRUSTED, at, st, TAPE + 8);
+            self.set(TAPE, Field::Len, at);
             at
         } else {
-            let front = self.b.ins().load(types::I64, TRUSTED, st, FRONT);
+            let front_var = self.state().front;
+            let front = self.b.use_var(front_var);
             let next = self.b.ins().iadd_imm_s(front, size);
-            self.b.ins().store(TRUSTED, next, st, FRONT);
+            self.b.def_var(front_var, next);
             front
         };
         let addr = self.b.ins().iadd(ptr, at);
@@ -198,10 +259,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
 
     /// Frees the tape, every deferred array, and the deferred list.
     pub(crate) fn release_tape(&mut self) -> Result<(), CodegenError> {
-        let Some(st) = self.tape_state else {
+        if self.tape_state.is_none() {
             return Ok(());
-        };
-        let tape = self.b.ins().load(PTR, TRUSTED, st, TAPE);
+        }
+        let tape = self.get(TAPE, Field::Ptr);
         let free_fn = self.syms.tape_alloc.1;
         self.call_symbol(free_fn, &[PTR], &[], &[tape])?;
         let head = self.b.create_block();
@@ -209,19 +270,19 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let done = self.b.create_block();
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(head);
-        let len = self.b.ins().load(types::I64, TRUSTED, st, DEFER + 8);
+        let len = self.get(DEFER, Field::Len);
         let empty = self.b.ins().icmp_imm_s(IntCC::Equal, len, 0);
         self.b.ins().brif(empty, done, &[], body, &[]);
         self.b.switch_to_block(body);
         let i = self.b.ins().iadd_imm_s(len, -(PTR.bytes() as i64));
-        self.b.ins().store(TRUSTED, i, st, DEFER + 8);
-        let list = self.b.ins().load(PTR, TRUSTED, st, DEFER);
+        self.set(DEFER, Field::Len, i);
+        let list = self.get(DEFER, Field::Ptr);
         let addr = self.b.ins().iadd(list, i);
         let p = self.b.ins().load(PTR, CELL, addr, 0);
         self.call_symbol("free", &[PTR], &[], &[p])?;
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(done);
-        let list = self.b.ins().load(PTR, TRUSTED, st, DEFER);
+        let list = self.get(DEFER, Field::Ptr);
         self.call_symbol("free", &[PTR], &[], &[list])?;
         Ok(())
     }

@@ -87,7 +87,7 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     error_sites: BTreeMap<String, clif::Block>,
     ret_area: Option<clif::Value>,
     /// The tape and deferred-free list of this call (`crate::tape`).
-    pub(crate) tape_state: Option<clif::Value>,
+    pub(crate) tape_state: Option<crate::tape::TapeState>,
 }
 
 pub(crate) fn translate<M: Module>(
