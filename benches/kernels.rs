@@ -7,8 +7,7 @@
 
 mod common;
 
-use adc::ArgValue;
-use common::{best_of, f64s};
+use common::best_of;
 use std::time::Instant;
 
 /// The kernels are the example programs themselves.
@@ -51,42 +50,67 @@ fn main() {
         adc::compile_jit(f, &source, false).expect("example compiles")
     });
     let (n, k, hs, xs, hn, steps) = (100_000usize, 8usize, 64usize, 64usize, 1000usize, 200i64);
-    let mut gmm_args = vec![
-        f64s(n, |i| (i as f64).sin() * 3.0),
-        f64s(k, |_| 1.0 / k as f64),
-        f64s(k, |j| j as f64 - 4.0),
-        f64s(k, |j| 0.5 + 0.1 * j as f64),
+    let vec_of = |n: usize, f: &dyn Fn(usize) -> f64| -> Vec<f64> { (0..n).map(f).collect() };
+    let mut x = vec_of(n, &|i| (i as f64).sin() * 3.0);
+    let mut w = vec_of(k, &|_| 1.0 / k as f64);
+    let mut mu = vec_of(k, &|j| j as f64 - 4.0);
+    let mut sigma = vec_of(k, &|j| 0.5 + 0.1 * j as f64);
+    let mut lstm_args = [
+        vec_of(4 * hs * (xs + hs), &|i| 0.01 * (i as f64).sin()),
+        vec_of(4 * hs, &|i| 0.001 * i as f64),
+        vec_of(xs, &|i| (i as f64).cos()),
+        vec_of(hs, &|i| 0.1 * (i as f64).sin()),
+        vec_of(hs, &|i| 0.2 * (i as f64).cos()),
     ];
-    let mut lstm_args = vec![
-        f64s(4 * hs * (xs + hs), |i| 0.01 * (i as f64).sin()),
-        f64s(4 * hs, |i| 0.001 * i as f64),
-        f64s(xs, |i| (i as f64).cos()),
-        f64s(hs, |i| 0.1 * (i as f64).sin()),
-        f64s(hs, |i| 0.2 * (i as f64).cos()),
-    ];
-    let heat_init = |i: usize| (0.01 * i as f64).sin();
+    let heat_init = vec_of(hn, &|i| (0.01 * i as f64).sin());
+    let mut u = heat_init.clone();
+    // The JIT side is called through its C-ABI entry points (LANGUAGE.md
+    // §7), as C code would call an `adc compile`d object: no checked-call
+    // copies. SAFETY (the transmutes): these are the §7 types of the
+    // examples' signatures (an array is a pointer and a length).
+    type Gmm = extern "C" fn(*mut f64, i64, *mut f64, i64, *mut f64, i64, *mut f64, i64) -> f64;
+    type Lstm = extern "C" fn(
+        *mut f64,
+        i64,
+        *mut f64,
+        i64,
+        *mut f64,
+        i64,
+        *mut f64,
+        i64,
+        *mut f64,
+        i64,
+    ) -> f64;
+    type Heat = extern "C" fn(*mut f64, i64, f64, i64) -> f64;
+    let raw = |j: &adc::JitModule, name: &str| j.raw_function(name).expect("function exists");
+    let gmm_fn: Gmm = unsafe { std::mem::transmute(raw(&gmm, "gmm_loglik")) };
+    let lstm_fn: Lstm = unsafe { std::mem::transmute(raw(&lstm, "lstm_loss")) };
+    let heat_fn: Heat = unsafe { std::mem::transmute(raw(&heat, "heat_energy")) };
+    let p = |v: &mut Vec<f64>| (v.as_mut_ptr(), v.len() as i64);
     let jit_times = [
         (
             "gmm",
             best_of(5, || {
-                gmm.call("gmm_loglik", &mut gmm_args).expect("gmm runs");
+                let ((a, an), (b, bn), (c, cn), (d, dn)) =
+                    (p(&mut x), p(&mut w), p(&mut mu), p(&mut sigma));
+                std::hint::black_box(gmm_fn(a, an, b, bn, c, cn, d, dn));
             }),
         ),
         (
             "lstm",
             best_of(200, || {
-                lstm.call("lstm_loss", &mut lstm_args).expect("lstm runs");
+                let [lw, lb, lx, lh, lc] = &mut lstm_args;
+                let ((a, an), (b, bn), (c, cn), (d, dn), (e, en)) =
+                    (p(lw), p(lb), p(lx), p(lh), p(lc));
+                std::hint::black_box(lstm_fn(a, an, b, bn, c, cn, d, dn, e, en));
             }),
         ),
         (
             "heat",
             best_of(5, || {
-                let mut args = vec![
-                    f64s(hn, heat_init),
-                    ArgValue::Scalar(adc::Constant::F64(0.25)),
-                    ArgValue::Scalar(adc::Constant::I64(steps)),
-                ];
-                heat.call("heat_energy", &mut args).expect("heat runs");
+                u.copy_from_slice(&heat_init);
+                let (a, an) = p(&mut u);
+                std::hint::black_box(heat_fn(a, an, 0.25, steps));
             }),
         ),
     ];
