@@ -72,6 +72,7 @@ fn pass_filetests() {
         "dce",
         "simplify-cfg",
         "bce",
+        "rle",
         "inline",
         "linearize",
         "propagate",

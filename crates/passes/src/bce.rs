@@ -14,47 +14,9 @@
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
 
-use crate::util::incoming_edges;
+use crate::util::{def_data, incoming_edges, int_const, offset_of};
 use adc_ir::verify::{dominates, dominators};
-use adc_ir::{BinaryOp, Block, CmpCond, Constant, Function, InstData, Value, ValueDef};
-
-fn def_data(func: &Function, v: Value) -> Option<&InstData> {
-    match func.dfg.value_def(v) {
-        ValueDef::Result(inst, 0) => Some(func.dfg.inst(inst)),
-        _ => None,
-    }
-}
-
-fn int_const(func: &Function, v: Value) -> Option<i64> {
-    match def_data(func, v) {
-        Some(InstData::Const {
-            value: Constant::I64(c),
-        }) => Some(*c),
-        _ => None,
-    }
-}
-
-/// `v` as `base + d` with `d` a constant (`base` itself is `d = 0`).
-fn offset_of(func: &Function, v: Value) -> (Value, i64) {
-    match def_data(func, v) {
-        Some(InstData::Binary {
-            op: BinaryOp::Add,
-            args,
-        }) => match (int_const(func, args[0]), int_const(func, args[1])) {
-            (_, Some(d)) => (args[0], d),
-            (Some(d), _) => (args[1], d),
-            _ => (v, 0),
-        },
-        Some(InstData::Binary {
-            op: BinaryOp::Sub,
-            args,
-        }) => match int_const(func, args[1]) {
-            Some(d) if d != i64::MIN => (args[0], -d),
-            _ => (v, 0),
-        },
-        _ => (v, 0),
-    }
-}
+use adc_ir::{Block, CmpCond, Function, InstData, Value, ValueDef};
 
 fn is_increment_of(func: &Function, v: Value, i: Value) -> bool {
     offset_of(func, v) == (i, 1)

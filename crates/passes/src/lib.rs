@@ -17,6 +17,7 @@ pub mod inline;
 pub mod linearize;
 pub mod mem2reg;
 pub mod propagate;
+pub mod rle;
 pub mod simplify_cfg;
 pub mod transpose;
 pub mod unzip;
@@ -32,6 +33,7 @@ pub const PASSES: &[(&str, FuncPass)] = &[
     ("block-params", block_params::run),
     ("const-fold", const_fold::run),
     ("cse", cse::run),
+    ("rle", rle::run),
     ("dce", dce::run),
     ("simplify-cfg", simplify_cfg::run),
     ("bce", bce::run),

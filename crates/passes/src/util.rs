@@ -1,7 +1,7 @@
 //! Helpers shared by passes: predecessor lists, use counts, value
 //! substitution.
 
-use adc_ir::{Block, Function, Value};
+use adc_ir::{BinaryOp, Block, Constant, Function, InstData, Value, ValueDef};
 use std::collections::BTreeMap;
 
 /// A control-flow edge into a block: the source block and the arguments
@@ -58,4 +58,43 @@ pub(crate) fn use_counts(func: &Function) -> Vec<u32> {
         }
     }
     counts
+}
+
+/// The instruction that defines `v` (its first result), if any.
+pub(crate) fn def_data(func: &Function, v: Value) -> Option<&InstData> {
+    match func.dfg.value_def(v) {
+        ValueDef::Result(inst, 0) => Some(func.dfg.inst(inst)),
+        _ => None,
+    }
+}
+
+pub(crate) fn int_const(func: &Function, v: Value) -> Option<i64> {
+    match def_data(func, v) {
+        Some(InstData::Const {
+            value: Constant::I64(c),
+        }) => Some(*c),
+        _ => None,
+    }
+}
+
+/// `v` as `base + d` with `d` a constant (`base` itself is `d = 0`).
+pub(crate) fn offset_of(func: &Function, v: Value) -> (Value, i64) {
+    match def_data(func, v) {
+        Some(InstData::Binary {
+            op: BinaryOp::Add,
+            args,
+        }) => match (int_const(func, args[0]), int_const(func, args[1])) {
+            (_, Some(d)) => (args[0], d),
+            (Some(d), _) => (args[1], d),
+            _ => (v, 0),
+        },
+        Some(InstData::Binary {
+            op: BinaryOp::Sub,
+            args,
+        }) => match int_const(func, args[1]) {
+            Some(d) if d != i64::MIN => (args[0], -d),
+            _ => (v, 0),
+        },
+        _ => (v, 0),
+    }
 }

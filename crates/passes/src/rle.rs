@@ -1,0 +1,84 @@
+//! Redundant-load elimination within a block: a `load a, i` that follows a
+//! `load a, i` or a `store a, i, v` with no write in between that may reach
+//! `a[i]` is replaced by the earlier value. Reverse-mode code reads an
+//! adjoint element right after adding to it (`d_u[i]` of a stencil), and
+//! source code often reads one element twice (`u[i] * u[i]`); each removed
+//! load is also a value the tape no longer keeps.
+//!
+//! A store to `a[j]` keeps what is known of `a[i]` when `i` and `j` are
+//! the same value plus different constants (`i`, `i + 1`), and what is known
+//! of other arrays when both are objects of their own (array parameters
+//! never alias, LANGUAGE.md §3; arrays made by `new` or `copy` are fresh). Calls, reference stores and frees forget
+//! everything. A checked load may go: the earlier access checked the same
+//! index of the same array.
+//!
+//! Assumes: verified input. Guarantees: verified output.
+
+use crate::util::{offset_of, substitute};
+use adc_ir::{Function, InstData, Value, ValueDef};
+use std::collections::BTreeMap;
+
+/// An array value that is its own object: a parameter, or made here by
+/// `new` or `copy` (not one passed along through a block parameter).
+fn is_root(func: &Function, a: Value) -> bool {
+    match func.dfg.value_def(a) {
+        ValueDef::Param(b, _) => Some(b) == func.layout.first().copied(),
+        ValueDef::Result(i, _) => matches!(
+            func.dfg.inst(i),
+            InstData::ArrayNew { .. } | InstData::ArrayCopy { .. }
+        ),
+        _ => false,
+    }
+}
+
+pub fn run(func: &mut Function) -> bool {
+    let mut map: BTreeMap<Value, Value> = BTreeMap::new();
+    let mut dead = Vec::new();
+    for &b in &func.layout {
+        // (array, index) -> the element's value.
+        let mut known: Vec<((Value, Value), Value)> = Vec::new();
+        for &inst in &func.dfg.block(b).insts {
+            let resolve = |v: Value| *map.get(&v).unwrap_or(&v);
+            match func.dfg.inst(inst) {
+                InstData::Load { array, index, .. } => {
+                    let key = (resolve(*array), resolve(*index));
+                    let result = func.dfg.inst_results(inst)[0];
+                    match known.iter().find(|(k, _)| *k == key) {
+                        Some(&(_, v)) => {
+                            map.insert(result, v);
+                            dead.push(inst);
+                        }
+                        None => known.push((key, result)),
+                    }
+                }
+                InstData::Store {
+                    array,
+                    index,
+                    value,
+                    ..
+                } => {
+                    let (a, j) = (resolve(*array), resolve(*index));
+                    let (jb, jd) = offset_of(func, j);
+                    known.retain(|&((ka, ki), _)| {
+                        let (ib, id) = offset_of(func, ki);
+                        let other_array = ka != a && is_root(func, ka) && is_root(func, a);
+                        other_array || (ka == a && ib == jb && id != jd)
+                    });
+                    known.push(((a, j), resolve(*value)));
+                }
+                InstData::Call { .. } | InstData::RefStore { .. } | InstData::ArrayFree { .. } => {
+                    known.clear()
+                }
+                _ => (),
+            }
+        }
+    }
+    if map.is_empty() {
+        return false;
+    }
+    for b in func.layout.clone() {
+        func.dfg.block_mut(b).insts.retain(|i| !dead.contains(i));
+    }
+    substitute(func, &map);
+    true
+}
