@@ -15,6 +15,7 @@ pub mod cse;
 pub mod dce;
 pub mod inline;
 pub mod linearize;
+mod loops;
 pub mod mem2reg;
 pub mod propagate;
 pub mod rle;

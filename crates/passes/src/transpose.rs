@@ -18,7 +18,8 @@
 //! local arrays are freed when the function returns (`free.defer`).
 
 use crate::ad::{diff_values, jvp_source, AdError};
-use crate::util::incoming_edges;
+use crate::loops::{counted_loops, CountedLoop};
+use crate::util::{incoming_edges, Edge};
 use adc_ir::ad::{forward_param_layout, linearized_activities, reverse_signature};
 use adc_ir::{
     Activity, BinaryOp, Block, BlockCall, CmpCond, Constant, FuncId, Function, Inst, InstData,
@@ -50,6 +51,7 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
         span: Span::UNDEFINED,
         tape_pairs: Vec::new(),
         replayed: Vec::new(),
+        counted: Vec::new(),
     };
     t.out.params = params;
     t.out.returns = returns;
@@ -81,6 +83,9 @@ struct Transposer<'a> {
     tape_pairs: Vec<(Value, Inst)>,
     /// Primal instructions of differential blocks replayed in reverse blocks.
     replayed: Vec<Inst>,
+    /// Counted loops of the differential part (`crate::loops`): their
+    /// counter lives in its slot during the reverse sweep.
+    counted: Vec<CountedLoop>,
 }
 
 impl Transposer<'_> {
@@ -266,6 +271,7 @@ impl Transposer<'_> {
             self.out.set_tag(*i, Tag::Diff);
             self.out.dfg.block_mut(entry).insts.insert(n, *i);
         }
+        self.counted = counted_loops(u, &dset);
         // Reverse blocks, and the final block that returns.
         let rblock: BTreeMap<Block, Block> = dblocks
             .iter()
@@ -308,7 +314,28 @@ impl Transposer<'_> {
             let params: Vec<Value> = u.dfg.block_params(b).to_vec();
             let mut adjs = Vec::new();
             for &p in &params {
-                adjs.push(self.take_adjoint(p));
+                adjs.push(if self.kinds[p.index()] {
+                    self.take_adjoint(p)
+                } else {
+                    None
+                });
+            }
+            if let Some(k) = self.counted.iter().position(|l| l.exit == b) {
+                // Entering the loop backwards: its counter as the primal
+                // part left it (the exit's first tape value).
+                let first_read = u
+                    .dfg
+                    .block(b)
+                    .insts
+                    .iter()
+                    .copied()
+                    .find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead))
+                    .ok_or_else(|| {
+                        AdError::new("internal error: no counter at a loop exit", u.deriv_span)
+                    })?;
+                let value = self.p(u.dfg.inst_results(first_read)[0]);
+                let ptr = self.counter_slot(k);
+                self.emit(InstData::RefStore { ptr, value }, &[]);
             }
             if b == dentry {
                 self.emit(
@@ -327,7 +354,16 @@ impl Transposer<'_> {
                 .filter(|e| dset.contains(&e.from))
                 .collect();
             let edge_targets: Vec<Block> = es.iter().map(|_| self.out.dfg.make_block()).collect();
-            match es.len() {
+            let counted = self.counted.iter().position(|l| l.header == b);
+            if let Some(k) = counted {
+                self.counted_dispatch(k, &es, &edge_targets);
+            }
+            match if counted.is_some() {
+                usize::MAX
+            } else {
+                es.len()
+            } {
+                usize::MAX => (),
                 0 => {
                     return Err(AdError::new(
                         "internal error: unreachable differential block",
@@ -500,6 +536,72 @@ impl Transposer<'_> {
         }
     }
 
+    /// Counted loop `k`'s counter: its header's parameter.
+    fn counter(&self, k: usize) -> Value {
+        let lp = &self.counted[k];
+        self.u.dfg.block_params(lp.header)[lp.param]
+    }
+
+    fn counter_slot(&self, k: usize) -> Value {
+        self.slots[&self.counter(k)]
+    }
+
+    /// The way back from counted loop `k`'s header: to the entry edge
+    /// when the counter is at its initial value, else along the back edge,
+    /// with the counter stepped back.
+    fn counted_dispatch(&mut self, k: usize, es: &[&Edge], targets: &[Block]) {
+        let (init, step, latch) = {
+            let lp = &self.counted[k];
+            (lp.init, lp.step, lp.latch)
+        };
+        let back = es
+            .iter()
+            .position(|e| e.from == latch)
+            .expect("invariant: a counted loop has a back edge");
+        let entry = 1 - back;
+        let i = self.p(self.counter(k));
+        let c0 = self.emit1(
+            InstData::Const {
+                value: Constant::I64(init),
+            },
+            Type::I64,
+        );
+        let first = self.emit1(
+            InstData::Cmp {
+                cond: CmpCond::Eq,
+                args: [i, c0],
+            },
+            Type::BOOL,
+        );
+        self.emit(
+            InstData::Branch {
+                cond: first,
+                then_dest: BlockCall {
+                    block: targets[entry],
+                    args: vec![],
+                },
+                else_dest: BlockCall {
+                    block: targets[back],
+                    args: vec![],
+                },
+            },
+            &[],
+        );
+        // The back edge's own block steps the counter back first.
+        let cur = self.cur;
+        self.cur = targets[back];
+        let c = self.emit1(
+            InstData::Const {
+                value: Constant::I64(step),
+            },
+            Type::I64,
+        );
+        let prev = self.bin(BinaryOp::Sub, i, c);
+        let ptr = self.counter_slot(k);
+        self.emit(InstData::RefStore { ptr, value: prev }, &[]);
+        self.cur = cur;
+    }
+
     /// The reverse of one differential block, up to its control flow.
     fn reverse_block(
         &mut self,
@@ -511,6 +613,14 @@ impl Transposer<'_> {
         let u = self.u;
         self.acc.clear();
         self.map.clear();
+        for k in 0..self.counted.len() {
+            if self.counted[k].body.contains(&b) {
+                let ptr = self.counter_slot(k);
+                let i = self.emit1(InstData::RefLoad { ptr }, Type::I64);
+                let counter = self.counter(k);
+                self.map.insert(counter, i);
+            }
+        }
         let insts = u.dfg.block(b).insts.clone();
         let reads: Vec<Inst> = insts
             .iter()

@@ -28,6 +28,7 @@
 //! linearized function.
 
 use crate::ad::{diff_values, jvp_source, AdError};
+use crate::loops::{counted_loops, CountedLoop};
 use crate::util::incoming_edges;
 use adc_ir::verify::{dominates, dominators};
 use adc_ir::{
@@ -39,8 +40,15 @@ use std::collections::{BTreeMap, BTreeSet};
 pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let mut g = module.func(id).clone();
     single_exit(&mut g);
+    let all: BTreeSet<Block> = g.layout.iter().copied().collect();
+    for lp in counted_loops(&g, &all) {
+        split_exit(&mut g, lp.header, lp.exit);
+    }
+    let counted = counted_loops(&g, &all);
     let kinds = diff_values(module, &g);
-    let out = Unzipper::new(module, &g, kinds).build()?;
+    let mut unzipper = Unzipper::new(module, &g, kinds);
+    unzipper.counted = counted;
+    let out = unzipper.build()?;
     *module.func_mut(id) = out;
     Ok(())
 }
@@ -73,6 +81,39 @@ fn single_exit(g: &mut Function) {
     g.set_tag(r, Tag::Mixed);
 }
 
+/// Puts a new block on the edge from `header` to `exit`, so that the
+/// loop's exit has a block of its own (where its counter is taped).
+fn split_exit(g: &mut Function, header: Block, exit: Block) {
+    let x = g.dfg.make_block();
+    let t = g
+        .terminator(header)
+        .expect("invariant: a counted loop's header branches");
+    let tag = g.tag(t);
+    let span = g.span(t);
+    let mut args = Vec::new();
+    for call in g.dfg.inst_mut(t).successors_mut() {
+        if call.block == exit {
+            call.block = x;
+            args = std::mem::take(&mut call.args);
+        }
+    }
+    let j = g.append_inst(
+        x,
+        InstData::Jump {
+            dest: BlockCall { block: exit, args },
+        },
+        &[],
+        span,
+    );
+    g.set_tag(j, tag);
+    let pos = g
+        .layout
+        .iter()
+        .position(|&b| b == header)
+        .expect("invariant: the header is in the layout");
+    g.layout.insert(pos + 1, x);
+}
+
 struct Unzipper<'a> {
     module: &'a Module,
     g: &'a Function,
@@ -90,6 +131,10 @@ struct Unzipper<'a> {
     preds: BTreeMap<Block, usize>,
     /// Entry parameters (by position) whose arrays the function may write.
     written_params: Vec<bool>,
+    /// Counted loops of `g`: their counters are replayed, not taped.
+    counted: Vec<CountedLoop>,
+    /// Per counted loop, the counter's parameter of the header's twin.
+    counter_d: Vec<Value>,
 }
 
 impl<'a> Unzipper<'a> {
@@ -129,6 +174,8 @@ impl<'a> Unzipper<'a> {
             once,
             preds,
             written_params: written_params(module, g),
+            counted: Vec::new(),
+            counter_d: Vec::new(),
         }
     }
 
@@ -194,7 +241,11 @@ impl<'a> Unzipper<'a> {
                     self.def_block.insert(nv, b);
                 }
             }
-            if self.preds[&b] > 1 {
+            if let Some(k) = self.counted.iter().position(|l| l.header == b) {
+                let nv = self.out.dfg.append_block_param(self.dblock[&b], Type::I64);
+                debug_assert_eq!(self.counter_d.len(), k, "headers in layout order");
+                self.counter_d.push(nv);
+            } else if self.preds[&b] > 1 {
                 let nv = self
                     .out
                     .dfg
@@ -289,6 +340,13 @@ impl<'a> Unzipper<'a> {
                     .map(|a| self.p(*a)),
             );
         }
+        // A counted loop's exit tapes the counter (the reverse sweep starts
+        // the loop from it); it is the block's first tape value.
+        for (k, lp) in self.counted.iter().enumerate() {
+            if lp.exit == b {
+                needs.insert(0, self.counter_p(k));
+            }
+        }
         let mut seen = Vec::new();
         needs.retain(|v| {
             !seen.contains(v) && {
@@ -302,13 +360,16 @@ impl<'a> Unzipper<'a> {
         let recomputed: Vec<Value> = needs
             .iter()
             .copied()
-            .filter(|&v| Some(v) != edge_index && !self.direct(v))
+            .filter(|&v| Some(v) != edge_index && !self.direct(v) && !self.carried(v, b))
             .filter(|&v| self.recomputable(v, b, &needed, 0))
             .collect();
         let taped: Vec<Value> = needs
             .iter()
             .copied()
-            .filter(|v| Some(*v) == edge_index || (!self.direct(*v) && !recomputed.contains(v)))
+            .filter(|&v| {
+                Some(v) == edge_index
+                    || (!self.direct(v) && !recomputed.contains(&v) && !self.carried(v, b))
+            })
             .collect();
         let span = g.span(term);
         for &v in &taped {
@@ -341,7 +402,8 @@ impl<'a> Unzipper<'a> {
                     let k = edge_no[&(b, call.block, *nth)];
                     *nth += 1;
                     let preds = self.preds[&call.block];
-                    extra.push(if preds > 1 {
+                    let counted = self.counted.iter().any(|l| l.header == call.block);
+                    extra.push(if preds > 1 && !counted {
                         let value = edge_index_constant(preds, k);
                         let c = InstData::Const { value };
                         Some(self.emit(pb, c, &[Type::Scalar(value.ty())], Tag::Primal, span)[0])
@@ -371,6 +433,11 @@ impl<'a> Unzipper<'a> {
             let r = self.emit(db, InstData::TapeRead, &[ty], Tag::Primal, span)[0];
             local.insert(v, r);
         }
+        for (k, lp) in self.counted.iter().enumerate() {
+            if lp.body.contains(&b) {
+                local.insert(self.counter_p(k), self.counter_d[k]);
+            }
+        }
         for &v in &recomputed {
             self.recompute(v, db, &mut local, span);
         }
@@ -394,11 +461,16 @@ impl<'a> Unzipper<'a> {
                 }
             }
             _ => {
-                for call in d.successors_mut() {
+                let mut counters = Vec::new();
+                for call in d.successors() {
+                    counters.push(self.counter_arg(b, call.block, db, &local, span));
+                }
+                for (call, counter) in d.successors_mut().into_iter().zip(counters) {
                     call.args.retain(|a| self.kinds[a.index()]);
                     for a in call.args.iter_mut() {
                         *a = resolve(self, *a);
                     }
+                    call.args.extend(counter);
                     call.block = self.dblock[&call.block];
                 }
                 if let InstData::Branch { cond, .. } = &mut d {
@@ -480,6 +552,55 @@ impl<'a> Unzipper<'a> {
         Ok(snaps)
     }
 
+    /// The primal-part value of counted loop `k`'s counter.
+    fn counter_p(&self, k: usize) -> Value {
+        let lp = &self.counted[k];
+        self.p(self.g.dfg.block_params(lp.header)[lp.param])
+    }
+
+    /// Whether `v` is the counter of a counted loop that contains `b`: the
+    /// differential twin has it as its header's parameter, not on the tape.
+    fn carried(&self, v: Value, b: Block) -> bool {
+        (0..self.counted.len()).any(|k| self.counted[k].body.contains(&b) && self.counter_p(k) == v)
+    }
+
+    /// The counter argument the differential twin of `from` passes to a
+    /// counted loop's header `to`: the initial constant from the preheader,
+    /// the counter plus the step from the latch.
+    fn counter_arg(
+        &mut self,
+        from: Block,
+        to: Block,
+        db: Block,
+        local: &BTreeMap<Value, Value>,
+        span: adc_ir::Span,
+    ) -> Option<Value> {
+        let k = self.counted.iter().position(|l| l.header == to)?;
+        let (init, step, latch) = {
+            let lp = &self.counted[k];
+            (lp.init, lp.step, lp.latch)
+        };
+        let c = if from == latch { step } else { init };
+        let cv = self.emit(
+            db,
+            InstData::Const {
+                value: Constant::I64(c),
+            },
+            &[Type::I64],
+            Tag::Primal,
+            span,
+        )[0];
+        if from != latch {
+            return Some(cv);
+        }
+        let counter = local[&self.counter_p(k)];
+        let add = InstData::Binary {
+            op: BinaryOp::Add,
+            args: [counter, cv],
+        };
+        Some(self.emit(db, add, &[Type::I64], Tag::Primal, span)[0])
+    }
+
     /// Whether the primal-part value `v`, needed by the differential twin of
     /// `b`, can be computed there again without taping anything more: a
     /// constant, or cheap arithmetic of block `b` (or a load from a parameter
@@ -513,6 +634,7 @@ impl<'a> Unzipper<'a> {
         let mut ok = true;
         data.for_each_arg(|a| {
             ok &= self.direct(a)
+                || self.carried(a, b)
                 || (a != v && needed.contains(&a))
                 || self.recomputable(a, b, needed, depth + 1)
         });

@@ -1,0 +1,106 @@
+//! Counted loops, as `unzip` and `transpose` use them to replay and reverse
+//! a loop without taping its counter or the edge taken at its header.
+//!
+//! A counted loop has a header `h` with exactly two incoming edges: an
+//! entry edge (from a block `h` does not dominate) passing an integer
+//! constant `c0` to an `i64` parameter `i`, and a back edge (from a latch
+//! `h` dominates) passing `i + c` for a constant `c != 0`. So `i` takes
+//! `c0` on the first visit of `h` only (it moves by `c` each iteration; an
+//! `i64` cannot wrap within any feasible trip count), and the reverse sweep
+//! can tell the first visit and step `i` back. Its only exit is `h`'s
+//! branch, to a block outside the loop.
+
+use crate::util::{incoming_edges, int_const, offset_of};
+use adc_ir::verify::{dominates, dominators};
+use adc_ir::{Block, Function, InstData, Type};
+use std::collections::BTreeSet;
+
+pub(crate) struct CountedLoop {
+    pub header: Block,
+    /// Index of the counter among the header's parameters.
+    pub param: usize,
+    pub init: i64,
+    pub step: i64,
+    /// The block the back edge comes from.
+    pub latch: Block,
+    /// The header and every block on a path from it back to the latch.
+    pub body: BTreeSet<Block>,
+    /// The header's successor outside the loop.
+    pub exit: Block,
+}
+
+/// The blocks of the natural loop of the back edge `latch -> header`.
+pub(crate) fn natural_loop(func: &Function, header: Block, latch: Block) -> BTreeSet<Block> {
+    let mut preds: std::collections::BTreeMap<Block, Vec<Block>> = Default::default();
+    for &b in &func.layout {
+        for s in func.successors(b) {
+            preds.entry(s).or_default().push(b);
+        }
+    }
+    let mut body: BTreeSet<Block> = [header].into();
+    let mut stack = vec![latch];
+    while let Some(b) = stack.pop() {
+        if body.insert(b) {
+            stack.extend(preds.get(&b).into_iter().flatten().copied());
+        }
+    }
+    body
+}
+
+/// Every counted loop of `func` whose header is in `among`.
+pub(crate) fn counted_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<CountedLoop> {
+    let (_, idom) = dominators(func);
+    let edges = incoming_edges(func);
+    let mut found = Vec::new();
+    for &h in func.layout.iter().filter(|b| among.contains(b)) {
+        let Some(es) = edges.get(&h) else { continue };
+        let [a, b] = es.as_slice() else { continue };
+        let reachable = |x: Block| idom[x.index()].is_some() || x == func.layout[0];
+        if !reachable(a.from) || !reachable(b.from) {
+            continue;
+        }
+        let (entry, back) = match (dominates(&idom, h, a.from), dominates(&idom, h, b.from)) {
+            (false, true) => (a, b),
+            (true, false) => (b, a),
+            _ => continue,
+        };
+        let params = func.dfg.block_params(h);
+        let counter = (0..params.len()).find_map(|k| {
+            let i = params[k];
+            let init = int_const(func, entry.args[k])?;
+            let (base, step) = offset_of(func, back.args[k]);
+            (func.dfg.value_type(i) == Type::I64 && base == i && step != 0)
+                .then_some((k, init, step))
+        });
+        let Some((param, init, step)) = counter else {
+            continue;
+        };
+        let body = natural_loop(func, h, back.from);
+        // The only way out is the header's branch.
+        let exits: Vec<(Block, Block)> = body
+            .iter()
+            .flat_map(|&x| func.successors(x).into_iter().map(move |s| (x, s)))
+            .filter(|(_, s)| !body.contains(s))
+            .collect();
+        let [(from, exit)] = exits.as_slice() else {
+            continue;
+        };
+        let header_branches = matches!(
+            func.terminator(h).map(|t| func.dfg.inst(t)),
+            Some(InstData::Branch { .. })
+        );
+        if *from != h || !header_branches {
+            continue;
+        }
+        found.push(CountedLoop {
+            header: h,
+            param,
+            init,
+            step,
+            latch: back.from,
+            body,
+            exit: *exit,
+        });
+    }
+    found
+}
