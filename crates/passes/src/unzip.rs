@@ -628,7 +628,7 @@ impl<'a> Unzipper<'a> {
             InstData::Load { array, .. } => self.unwritten_param(*array),
             _ => false,
         };
-        if !cheap || depth > 3 || self.def_block.get(&v) != Some(&b) {
+        if !cheap || depth > 6 {
             return false;
         }
         let mut ok = true;
