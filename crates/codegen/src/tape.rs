@@ -91,35 +91,37 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .expect("invariant: functions with tape instructions get a tape state")
     }
 
+    /// The variable of a tape field.
+    fn tape_var(&self, field: Field) -> Variable {
+        let st = self.state();
+        match field {
+            Field::Ptr => st.ptr,
+            Field::Len => st.len,
+            Field::Cap => st.cap,
+        }
+    }
+
     /// Reads a field of the tape (`base == TAPE`) or the deferred list.
     fn get(&mut self, base: i32, field: Field) -> clif::Value {
-        let st = self.state();
         if base == TAPE {
-            let var = match field {
-                Field::Ptr => st.ptr,
-                Field::Len => st.len,
-                Field::Cap => st.cap,
-            };
+            let var = self.tape_var(field);
             return self.b.use_var(var);
         }
+        let defer = self.state().defer;
         self.b
             .ins()
-            .load(types::I64, TRUSTED, st.defer, base + 8 * field as i32)
+            .load(types::I64, TRUSTED, defer, base + 8 * field as i32)
     }
 
     fn set(&mut self, base: i32, field: Field, value: clif::Value) {
-        let st = self.state();
         if base == TAPE {
-            let var = match field {
-                Field::Ptr => st.ptr,
-                Field::Len => st.len,
-                Field::Cap => st.cap,
-            };
+            let var = self.tape_var(field);
             self.b.def_var(var, value);
         } else {
+            let defer = self.state().defer;
             self.b
                 .ins()
-                .store(TRUSTED, value, st.defer, base + 8 * field as i32);
+                .store(TRUSTED, value, defer, base + 8 * field as i32);
         }
     }
 

@@ -323,17 +323,9 @@ impl Transposer<'_> {
             if let Some(k) = self.counted.iter().position(|l| l.exit == b) {
                 // Entering the loop backwards: its counter as the primal
                 // part left it (the exit's first tape value).
-                let first_read = u
-                    .dfg
-                    .block(b)
-                    .insts
-                    .iter()
-                    .copied()
-                    .find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead))
-                    .ok_or_else(|| {
-                        AdError::new("internal error: no counter at a loop exit", u.deriv_span)
-                    })?;
-                let value = self.p(u.dfg.inst_results(first_read)[0]);
+                let value = self.first_tape_value(b).ok_or_else(|| {
+                    AdError::new("internal error: no counter at a loop exit", u.deriv_span)
+                })?;
                 let ptr = self.counter_slot(k);
                 self.emit(InstData::RefStore { ptr, value }, &[]);
             }
@@ -382,18 +374,9 @@ impl Transposer<'_> {
                     );
                 }
                 n => {
-                    let first_read = u
-                        .dfg
-                        .block(b)
-                        .insts
-                        .iter()
-                        .copied()
-                        .find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead));
-                    let idx = first_read
-                        .map(|i| self.p(u.dfg.inst_results(i)[0]))
-                        .ok_or_else(|| {
-                            AdError::new("internal error: no edge index", u.deriv_span)
-                        })?;
+                    let idx = self.first_tape_value(b).ok_or_else(|| {
+                        AdError::new("internal error: no edge index", u.deriv_span)
+                    })?;
                     for (k, &e) in edge_targets.iter().enumerate().take(n - 1) {
                         let value = match self.out.dfg.value_type(idx) {
                             Type::Scalar(adc_ir::ScalarType::Bool) => Constant::Bool(k == 1),
@@ -534,6 +517,20 @@ impl Transposer<'_> {
                 .insts
                 .retain(|i| !unused.contains(i));
         }
+    }
+
+    /// The reverse-block value of the first tape read of differential block
+    /// `b` (its edge index, or the counter at a loop exit).
+    fn first_tape_value(&self, b: Block) -> Option<Value> {
+        let u = self.u;
+        let read = u
+            .dfg
+            .block(b)
+            .insts
+            .iter()
+            .copied()
+            .find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead))?;
+        Some(self.p(u.dfg.inst_results(read)[0]))
     }
 
     /// Counted loop `k`'s counter: its header's parameter.
