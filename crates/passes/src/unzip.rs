@@ -27,13 +27,15 @@
 //! The result runs (forward replay): it computes the same as the
 //! linearized function.
 
-use crate::ad::{diff_values, jvp_source, AdError};
+mod calls;
+mod recompute;
+
+use crate::ad::{diff_values, AdError};
 use crate::loops::{counted_loops, CountedLoop};
 use crate::util::incoming_edges;
 use adc_ir::verify::{dominates, dominators};
 use adc_ir::{
-    BinaryOp, Block, BlockCall, Constant, FuncId, Function, Inst, InstData, Module, ParamMode, Tag,
-    Type, Value, ValueDef,
+    Block, BlockCall, Constant, FuncId, Function, Inst, InstData, Module, Tag, Type, Value,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -173,7 +175,7 @@ impl<'a> Unzipper<'a> {
             def_block: BTreeMap::new(),
             once,
             preds,
-            written_params: written_params(module, g),
+            written_params: recompute::written_params(module, g),
             counted: Vec::new(),
             counter_d: Vec::new(),
         }
@@ -487,214 +489,6 @@ impl<'a> Unzipper<'a> {
         Ok(())
     }
 
-    /// The primal half of a derivative call: copies of what the callee may
-    /// change, then the call of the source function. Returns, per argument
-    /// of the derivative call, the value its differential half passes
-    /// (primal-part values for primal arguments).
-    fn split_call(
-        &mut self,
-        b: Block,
-        inst: Inst,
-        jvp: FuncId,
-        args: &[Value],
-    ) -> Result<Vec<Value>, AdError> {
-        let g = self.g;
-        let pb = self.pblock[&b];
-        let span = g.span(inst);
-        let src = jvp_source(self.module, jvp).ok_or_else(|| {
-            AdError::new(
-                "internal error: a mixed call that is not a derivative call",
-                span,
-            )
-        })?;
-        let callee = self.module.func(src);
-        let mut primal_args = Vec::new();
-        let mut snaps = Vec::new();
-        let mut k = 0;
-        for p in &callee.params {
-            let a = args[k];
-            let pa = self.p(a);
-            primal_args.push(pa);
-            let snap = match (p.ty, p.mode) {
-                (Type::Array(_), _) if !self.read_only(a) => self.emit(
-                    pb,
-                    InstData::ArrayCopy { array: pa },
-                    &[p.ty],
-                    Tag::Primal,
-                    span,
-                )[0],
-                (Type::Ref(e), _) => self.emit(
-                    pb,
-                    InstData::RefLoad { ptr: pa },
-                    &[Type::Scalar(e)],
-                    Tag::Primal,
-                    span,
-                )[0],
-                _ => pa,
-            };
-            snaps.push(snap);
-            k += 1;
-            if adc_ir::ad::is_differentiable(p.ty) {
-                let t = args[k];
-                snaps.push(if self.kinds[t.index()] { t } else { self.p(t) });
-                k += 1;
-            }
-        }
-        let call = InstData::Call {
-            func: src,
-            args: primal_args,
-        };
-        let vals = self.emit(pb, call, &callee.returns.clone(), Tag::Primal, span);
-        for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
-            self.pmap[r.index()] = Some(v);
-            self.def_block.insert(v, b);
-        }
-        Ok(snaps)
-    }
-
-    /// The primal-part value of counted loop `k`'s counter.
-    fn counter_p(&self, k: usize) -> Value {
-        let lp = &self.counted[k];
-        self.p(self.g.dfg.block_params(lp.header)[lp.param])
-    }
-
-    /// Whether `v` is the counter of a counted loop that contains `b`: the
-    /// differential twin has it as its header's parameter, not on the tape.
-    fn carried(&self, v: Value, b: Block) -> bool {
-        (0..self.counted.len()).any(|k| self.counted[k].body.contains(&b) && self.counter_p(k) == v)
-    }
-
-    /// The counter argument the differential twin of `from` passes to a
-    /// counted loop's header `to`: the initial constant from the preheader,
-    /// the counter plus the step from the latch.
-    fn counter_arg(
-        &mut self,
-        from: Block,
-        to: Block,
-        db: Block,
-        local: &BTreeMap<Value, Value>,
-        span: adc_ir::Span,
-    ) -> Option<Value> {
-        let k = self.counted.iter().position(|l| l.header == to)?;
-        let (init, step, latch) = {
-            let lp = &self.counted[k];
-            (lp.init, lp.step, lp.latch)
-        };
-        let c = if from == latch { step } else { init };
-        let cv = self.emit(
-            db,
-            InstData::Const {
-                value: Constant::I64(c),
-            },
-            &[Type::I64],
-            Tag::Primal,
-            span,
-        )[0];
-        if from != latch {
-            return Some(cv);
-        }
-        let counter = local[&self.counter_p(k)];
-        let add = InstData::Binary {
-            op: BinaryOp::Add,
-            args: [counter, cv],
-        };
-        Some(self.emit(db, add, &[Type::I64], Tag::Primal, span)[0])
-    }
-
-    /// Whether the primal-part value `v`, needed by the differential twin of
-    /// `b`, can be computed there again without taping anything more: a
-    /// constant, or cheap arithmetic of block `b` (or a load from a parameter
-    /// array nothing writes) whose operands are available, needed anyway,
-    /// or recomputable themselves.
-    fn recomputable(&self, v: Value, b: Block, needed: &BTreeSet<Value>, depth: u32) -> bool {
-        let ValueDef::Result(i, _) = self.out.dfg.value_def(v) else {
-            return false;
-        };
-        let data = self.out.dfg.inst(i);
-        if matches!(data, InstData::Const { .. }) {
-            return true;
-        }
-        let cheap = match data {
-            InstData::Unary { .. }
-            | InstData::Cmp { .. }
-            | InstData::Select { .. }
-            | InstData::Convert { .. }
-            | InstData::ArrayLen { .. } => true,
-            // Integer division can trap; float division is only slow-ish.
-            InstData::Binary { op, .. } => {
-                !matches!(op, BinaryOp::Div | BinaryOp::Rem)
-                    || self.out.dfg.value_type(v).elem().is_float()
-            }
-            InstData::Load { array, .. } => self.unwritten_param(*array),
-            _ => false,
-        };
-        if !cheap || depth > 6 {
-            return false;
-        }
-        let mut ok = true;
-        data.for_each_arg(|a| {
-            ok &= self.direct(a)
-                || self.carried(a, b)
-                || (a != v && needed.contains(&a))
-                || self.recomputable(a, b, needed, depth + 1)
-        });
-        ok
-    }
-
-    /// Emits the recomputation of `v` (and of operands not yet available) in
-    /// the differential block `db`.
-    fn recompute(
-        &mut self,
-        v: Value,
-        db: Block,
-        local: &mut BTreeMap<Value, Value>,
-        span: adc_ir::Span,
-    ) -> Value {
-        if let Some(&l) = local.get(&v) {
-            return l;
-        }
-        let ValueDef::Result(i, _) = self.out.dfg.value_def(v) else {
-            return v;
-        };
-        if self.direct(v) {
-            return v;
-        }
-        let mut data = self.out.dfg.inst(i).clone();
-        let mut operands = Vec::new();
-        data.for_each_arg(|a| operands.push(a));
-        let mapped: Vec<Value> = operands
-            .iter()
-            .map(|&a| self.recompute(a, db, local, span))
-            .collect();
-        let map: BTreeMap<Value, Value> = operands.into_iter().zip(mapped).collect();
-        data.map_args(|a| map[&a]);
-        if let InstData::Load { checked, .. } = &mut data {
-            // The primal part made the same access, so the check passed.
-            *checked = false;
-        }
-        let ty = self.out.dfg.value_type(v);
-        let r = self.emit(db, data, &[ty], Tag::Primal, span)[0];
-        local.insert(v, r);
-        r
-    }
-
-    /// An array parameter (of the primal part's entry) that no primal
-    /// instruction of the function writes, so its contents during the
-    /// differential part are those of the primal part.
-    fn unwritten_param(&self, array: Value) -> bool {
-        let entry = self.out.layout[0];
-        matches!(self.out.dfg.value_def(array), ValueDef::Param(b, k) if b == entry && !self.written_params[k as usize])
-    }
-
-    /// A read-only array parameter of the function: nobody writes it.
-    fn read_only(&self, a: Value) -> bool {
-        let g = self.g;
-        match g.dfg.value_def(a) {
-            ValueDef::Param(b, i) if b == g.layout[0] => g.params[i as usize].mode == ParamMode::In,
-            _ => false,
-        }
-    }
-
     /// Emits a differential instruction in the twin block.
     fn diff_inst(
         &mut self,
@@ -788,51 +582,6 @@ fn edge_index_constant(preds: usize, k: i64) -> Constant {
     } else {
         Constant::I64(k)
     }
-}
-
-/// Per entry parameter of `g`: whether a primal instruction may write its
-/// array (a store, an element reference, or a call that passes it as a
-/// writable parameter). Array parameters never alias (LANGUAGE.md §3), so
-/// the others keep their contents. A write to an array that is neither a
-/// parameter nor made here with `new` counts as a write to every parameter.
-fn written_params(module: &Module, g: &Function) -> Vec<bool> {
-    let params = g.dfg.block_params(g.layout[0]);
-    let mut written = vec![false; params.len()];
-    let mut write = |a: Value| match g.dfg.value_def(a) {
-        ValueDef::Param(b, k) if b == g.layout[0] => written[k as usize] = true,
-        ValueDef::Result(i, _) if matches!(g.dfg.inst(i), InstData::ArrayNew { .. }) => (),
-        _ => written.iter_mut().for_each(|w| *w = true),
-    };
-    for &b in &g.layout {
-        for &i in &g.dfg.block(b).insts {
-            match g.dfg.inst(i) {
-                InstData::Store { array, .. } | InstData::ElemRef { array, .. }
-                    if g.tag(i) != Tag::Diff =>
-                {
-                    write(*array)
-                }
-                InstData::Call { func, args } => {
-                    // A derivative call's arguments interleave shadows; those
-                    // of differentiable parameters are passed writable too.
-                    let callee = module.func(jvp_source(module, *func).unwrap_or(*func));
-                    let derivative = jvp_source(module, *func).is_some();
-                    let mut k = 0;
-                    for p in &callee.params {
-                        let Some(&a) = args.get(k) else { break };
-                        if p.mode != ParamMode::In && matches!(p.ty, Type::Array(_)) {
-                            write(a);
-                        }
-                        k += 1;
-                        if derivative && adc_ir::ad::is_differentiable(p.ty) {
-                            k += 1;
-                        }
-                    }
-                }
-                _ => (),
-            }
-        }
-    }
-    written
 }
 
 /// True when `b` lies on a cycle of the CFG.

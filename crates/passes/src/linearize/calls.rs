@@ -1,0 +1,144 @@
+//! `linearize`'s calls (to the callee's derivative, generated on demand,
+//! or its custom forward derivative) and returns.
+
+use super::{Linearizer, Tan};
+use crate::ad::{derivative_of, AdError};
+use adc_ir::{Activity, AdMode, FuncId, InstData, Tag, Type, Value};
+
+impl Linearizer<'_> {
+    /// A call: the primal call when nothing about it is differentiable,
+    /// else the callee's derivative (results: primal, then tangents).
+    pub(super) fn call(
+        &mut self,
+        callee: FuncId,
+        args: &[Value],
+        results: &[Value],
+    ) -> Result<(), AdError> {
+        let src = self.src;
+        let c = self.module.func(callee).clone();
+        let diff_args = args
+            .iter()
+            .any(|a| adc_ir::ad::is_differentiable(src.dfg.value_type(*a)));
+        let float_rets = c.returns.iter().any(|t| t.elem().is_float());
+        let set_results = |s: &mut Self, vals: &[Value]| {
+            for (r, v) in results.iter().zip(vals) {
+                s.vmap[r.index()] = Some(*v);
+            }
+        };
+        let pargs: Vec<Value> = args.iter().map(|a| self.p(*a)).collect();
+        let primal_call = |s: &mut Self, args: Vec<Value>| {
+            let call = InstData::Call { func: callee, args };
+            let vals = s.emit(call, &c.returns, Tag::Primal);
+            set_results(s, &vals);
+        };
+        if !diff_args && !float_rets {
+            primal_call(self, pargs);
+            for r in results {
+                self.set_tan(*r, Tan::None);
+            }
+            return Ok(());
+        }
+        // Arguments of the derivative: each primal, then its tangent or shadow.
+        let mut dargs = Vec::new();
+        let mut temps = Vec::new();
+        for (&a, &pa) in args.iter().zip(&pargs) {
+            dargs.push(pa);
+            let ty = src.dfg.value_type(a);
+            if !adc_ir::ad::is_differentiable(ty) {
+                continue;
+            }
+            let t = self.tan_of(a);
+            let d = match (t, ty) {
+                (Tan::Val(d), _) => d,
+                (_, Type::Scalar(_)) => self.mat(t, ty),
+                (_, Type::Array(_)) => {
+                    let n = self.prim(InstData::ArrayLen { array: pa }, Type::I64);
+                    let s = self.prim(InstData::ArrayNew { len: n }, ty);
+                    temps.push(s);
+                    s
+                }
+                (_, Type::Ref(e)) => self.zero_slot(e),
+            };
+            dargs.push(d);
+        }
+        let tangent_types: Vec<Type> = c
+            .returns
+            .iter()
+            .filter(|t| t.elem().is_float())
+            .copied()
+            .collect();
+        let use_custom = self.mode == AdMode::Forward && c.custom_forward.is_some();
+        let tangents: Vec<Value> = if use_custom {
+            let h = c.custom_forward.clone().expect("checked");
+            let hid = self
+                .module
+                .find(&h)
+                .ok_or_else(|| AdError::new(format!("cannot find `{h}`"), self.span))?;
+            primal_call(self, pargs);
+            self.emit(
+                InstData::Call {
+                    func: hid,
+                    args: dargs,
+                },
+                &tangent_types,
+                Tag::Diff,
+            )
+        } else {
+            if self.mode == AdMode::Forward && c.is_import() {
+                return Err(AdError::new(
+                    format!("cannot differentiate through `extern {}` in forward mode: give it a `[forward_derivative(...)]`", c.name),
+                    self.span,
+                ));
+            }
+            let jvp = derivative_of(self.module, callee, AdMode::Forward, self.span)?;
+            if self.mode == AdMode::Reverse {
+                derivative_of(self.module, callee, AdMode::Reverse, self.span)?;
+            }
+            let types: Vec<Type> = c.returns.iter().chain(&tangent_types).copied().collect();
+            let vals = self.emit(
+                InstData::Call {
+                    func: jvp,
+                    args: dargs,
+                },
+                &types,
+                Tag::Mixed,
+            );
+            set_results(self, &vals[..c.returns.len()]);
+            vals[c.returns.len()..].to_vec()
+        };
+        let mut k = 0;
+        for r in results {
+            if src.dfg.value_type(*r).elem().is_float() {
+                self.set_tan(*r, Tan::Val(tangents[k]));
+                k += 1;
+            } else {
+                self.set_tan(*r, Tan::None);
+            }
+        }
+        for s in temps {
+            self.emit(InstData::ArrayFree { array: s }, &[], Tag::Diff);
+        }
+        Ok(())
+    }
+
+    pub(super) fn ret(&mut self, args: &[Value]) -> Result<(), AdError> {
+        for s in self.const_shadows.clone() {
+            self.emit(InstData::ArrayFree { array: s }, &[], Tag::Diff);
+        }
+        let mut vals = Vec::new();
+        if self.ret != Activity::DualOnly {
+            vals.extend(args.iter().map(|a| self.p(*a)));
+        }
+        if self.ret.is_active() {
+            for &a in args {
+                let ty = self.src.dfg.value_type(a);
+                if ty.elem().is_float() {
+                    let t = self.tan_of(a);
+                    vals.push(self.mat(t, ty));
+                }
+            }
+        }
+        self.emit(InstData::Return { args: vals }, &[], Tag::Mixed);
+        Ok(())
+    }
+}

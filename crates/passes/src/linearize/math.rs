@@ -1,0 +1,246 @@
+//! `linearize`'s rules for the math built-ins: each tangent is the sum of
+//! the arguments' tangents times partials computed by primal code.
+
+use super::{Linearizer, Tan};
+use crate::ad::AdError;
+use adc_ir::{BinaryOp, CmpCond, InstData, MathFunc, ScalarType, Tag, Type, UnaryOp, Value};
+
+impl Linearizer<'_> {
+    pub(super) fn pb(&mut self, op: BinaryOp, a: Value, b: Value, ty: Type) -> Value {
+        self.bin(op, a, b, ty, Tag::Primal)
+    }
+
+    pub(super) fn recip(&mut self, x: Value, ty: Type) -> Value {
+        let one = self.fconst(ty.elem(), 1.0);
+        self.pb(BinaryOp::Div, one, x, ty)
+    }
+
+    /// digamma(x), computed in f64 by the module's `@__adc_digamma`.
+    pub(super) fn digamma(&mut self, x: Value, ty: Type) -> Value {
+        let func = crate::ad::digamma_function(self.module);
+        let f64_ty = Type::Scalar(ScalarType::F64);
+        let wide = ty == f64_ty;
+        let x64 = if wide {
+            x
+        } else {
+            self.prim(InstData::Convert { arg: x }, f64_ty)
+        };
+        let d = self.prim(
+            InstData::Call {
+                func,
+                args: vec![x64],
+            },
+            f64_ty,
+        );
+        if wide {
+            d
+        } else {
+            self.prim(InstData::Convert { arg: d }, ty)
+        }
+    }
+
+    /// Tangent of a math built-in: the sum of `tangent * partial` over its
+    /// arguments, each partial computed by primal instructions.
+    pub(super) fn math_tangent(
+        &mut self,
+        f: MathFunc,
+        xs: &[Value],
+        ds: &[Tan],
+        y: Value,
+        ty: Type,
+    ) -> Result<Tan, AdError> {
+        use BinaryOp::*;
+        use MathFunc::{
+            Abs, Acos, Asin, Atan, Atan2, Cbrt, Ceil, Cos, Cosh, Erf, Erfc, Exp, Expm1, Floor,
+            Fmod, Hypot, Lgamma, Log, Log10, Log1p, Log2, Pow, Round, Sin, Sinh, Sqrt, Tanh, Trunc,
+        };
+        if ds.iter().all(|d| !matches!(d, Tan::Val(_))) {
+            return Ok(Tan::Zero);
+        }
+        let st = ty.elem();
+        let x = xs[0];
+        let partial = match f {
+            Floor | Ceil | Round | Trunc => return Ok(Tan::Zero),
+            Sin => self.math(Cos, &[x], ty),
+            Cos => {
+                let s = self.math(Sin, &[x], ty);
+                self.prim(
+                    InstData::Unary {
+                        op: UnaryOp::Neg,
+                        arg: s,
+                    },
+                    ty,
+                )
+            }
+            MathFunc::Tan => {
+                let one = self.fconst(st, 1.0);
+                let yy = self.pb(Mul, y, y, ty);
+                self.pb(Add, one, yy, ty)
+            }
+            Asin | Acos => {
+                let one = self.fconst(st, 1.0);
+                let xx = self.pb(Mul, x, x, ty);
+                let d = self.pb(Sub, one, xx, ty);
+                let s = self.math(Sqrt, &[d], ty);
+                let r = self.recip(s, ty);
+                if f == Acos {
+                    self.prim(
+                        InstData::Unary {
+                            op: UnaryOp::Neg,
+                            arg: r,
+                        },
+                        ty,
+                    )
+                } else {
+                    r
+                }
+            }
+            Atan => {
+                let one = self.fconst(st, 1.0);
+                let xx = self.pb(Mul, x, x, ty);
+                let d = self.pb(Add, one, xx, ty);
+                self.recip(d, ty)
+            }
+            Sinh => self.math(Cosh, &[x], ty),
+            Cosh => self.math(Sinh, &[x], ty),
+            Tanh => {
+                let one = self.fconst(st, 1.0);
+                let yy = self.pb(Mul, y, y, ty);
+                self.pb(Sub, one, yy, ty)
+            }
+            Exp => y,
+            Expm1 => {
+                let one = self.fconst(st, 1.0);
+                self.pb(Add, y, one, ty)
+            }
+            Log => self.recip(x, ty),
+            Log1p => {
+                let one = self.fconst(st, 1.0);
+                let d = self.pb(Add, one, x, ty);
+                self.recip(d, ty)
+            }
+            Log2 | Log10 => {
+                let ln = self.fconst(
+                    st,
+                    if f == Log2 {
+                        std::f64::consts::LN_2
+                    } else {
+                        std::f64::consts::LN_10
+                    },
+                );
+                let d = self.pb(Mul, x, ln, ty);
+                self.recip(d, ty)
+            }
+            Sqrt => {
+                let half = self.fconst(st, 0.5);
+                self.pb(Div, half, y, ty)
+            }
+            Cbrt => {
+                let three = self.fconst(st, 3.0);
+                let yy = self.pb(Mul, y, y, ty);
+                let d = self.pb(Mul, three, yy, ty);
+                self.recip(d, ty)
+            }
+            Abs => {
+                // abs'(0) = 0 (§5.5).
+                let (zero, one, m1) = (
+                    self.fconst(st, 0.0),
+                    self.fconst(st, 1.0),
+                    self.fconst(st, -1.0),
+                );
+                let pos = self.cmp(CmpCond::Gt, x, zero);
+                let neg = self.cmp(CmpCond::Lt, x, zero);
+                let s = self.prim(
+                    InstData::Select {
+                        cond: neg,
+                        args: [m1, zero],
+                    },
+                    ty,
+                );
+                self.prim(
+                    InstData::Select {
+                        cond: pos,
+                        args: [one, s],
+                    },
+                    ty,
+                )
+            }
+            Erf | Erfc => {
+                let c = self.fconst(
+                    st,
+                    if f == Erf {
+                        std::f64::consts::FRAC_2_SQRT_PI
+                    } else {
+                        -std::f64::consts::FRAC_2_SQRT_PI
+                    },
+                );
+                let xx = self.pb(Mul, x, x, ty);
+                let nxx = self.prim(
+                    InstData::Unary {
+                        op: UnaryOp::Neg,
+                        arg: xx,
+                    },
+                    ty,
+                );
+                let e = self.math(Exp, &[nxx], ty);
+                self.pb(Mul, c, e, ty)
+            }
+            Lgamma => self.digamma(x, ty),
+            Atan2 | Pow | Hypot | Fmod => {
+                let (a, b) = (xs[0], xs[1]);
+                let (pa, pb) = match f {
+                    Atan2 => {
+                        let aa = self.pb(Mul, a, a, ty);
+                        let bb = self.pb(Mul, b, b, ty);
+                        let d = self.pb(Add, aa, bb, ty);
+                        let r = self.recip(d, ty);
+                        let pa = self.pb(Mul, b, r, ty);
+                        let ar = self.pb(Mul, a, r, ty);
+                        let pb = self.prim(
+                            InstData::Unary {
+                                op: UnaryOp::Neg,
+                                arg: ar,
+                            },
+                            ty,
+                        );
+                        (pa, pb)
+                    }
+                    Pow => {
+                        let one = self.fconst(st, 1.0);
+                        let bm1 = self.pb(Sub, b, one, ty);
+                        let pw = self.math(Pow, &[a, bm1], ty);
+                        let pa = self.pb(Mul, b, pw, ty);
+                        let pb = if matches!(ds[1], Tan::Val(_)) {
+                            let l = self.math(Log, &[a], ty);
+                            self.pb(Mul, y, l, ty)
+                        } else {
+                            pa
+                        };
+                        (pa, pb)
+                    }
+                    Hypot => {
+                        let r = self.recip(y, ty);
+                        (self.pb(Mul, a, r, ty), self.pb(Mul, b, r, ty))
+                    }
+                    _ => {
+                        let q = self.pb(Div, a, b, ty);
+                        let t = self.math(Trunc, &[q], ty);
+                        let one = self.fconst(st, 1.0);
+                        (
+                            one,
+                            self.prim(
+                                InstData::Unary {
+                                    op: UnaryOp::Neg,
+                                    arg: t,
+                                },
+                                ty,
+                            ),
+                        )
+                    }
+                };
+                return Ok(self.sum_scaled(&[(ds[0], pa), (ds[1], pb)], ty));
+            }
+        };
+        Ok(self.scale(ds[0], partial, ty))
+    }
+}

@@ -1,0 +1,247 @@
+//! `transpose` of single differential instructions: adjoints of linear
+//! arithmetic, shadow memory as its own adjoint store, derivative calls.
+
+use super::{ShadowCell, Transposer};
+use crate::ad::{jvp_source, AdError};
+use adc_ir::{BinaryOp, FuncId, Inst, InstData, Type, UnaryOp, Value};
+
+impl Transposer<'_> {
+    pub(super) fn transpose_inst(&mut self, i: Inst) -> Result<(), AdError> {
+        let u = self.u;
+        let data = u.dfg.inst(i).clone();
+        let results = u.dfg.inst_results(i).to_vec();
+        let adj = match (&data, results.first()) {
+            (InstData::Call { .. }, _) => None,
+            (_, Some(&r)) => self.take_adjoint(r),
+            _ => None,
+        };
+        let nonlinear = || {
+            AdError::new(
+                format!(
+                    "internal error: `{}` is not linear",
+                    adc_ir::print::fmt_inst_data(None, &data)
+                ),
+                self.span,
+            )
+        };
+        match &data {
+            InstData::Const { .. } => (),
+            InstData::Unary {
+                op: UnaryOp::Neg,
+                arg,
+            } => {
+                if let Some(a) = adj {
+                    let ty = self.ty(*arg);
+                    let n = self.emit1(
+                        InstData::Unary {
+                            op: UnaryOp::Neg,
+                            arg: a,
+                        },
+                        ty,
+                    );
+                    self.accumulate(*arg, n);
+                }
+            }
+            InstData::Binary { op, args } => {
+                let Some(a) = adj else { return Ok(()) };
+                let [x, y] = *args;
+                match op {
+                    BinaryOp::Add => {
+                        self.accumulate(x, a);
+                        self.accumulate(y, a);
+                    }
+                    BinaryOp::Sub => {
+                        self.accumulate(x, a);
+                        let n = self.emit1(
+                            InstData::Unary {
+                                op: UnaryOp::Neg,
+                                arg: a,
+                            },
+                            self.ty(y),
+                        );
+                        self.accumulate(y, n);
+                    }
+                    BinaryOp::MulZ if !self.kinds[y.index()] => {
+                        let py = self.p(y);
+                        let s = self.bin(BinaryOp::MulZ, a, py);
+                        self.accumulate(x, s);
+                    }
+                    _ => return Err(nonlinear()),
+                }
+            }
+            InstData::Select { cond, args } => {
+                let Some(a) = adj else { return Ok(()) };
+                let c = self.p(*cond);
+                let ty = self.ty(args[0]);
+                let z = self.zero(ty);
+                let to_x = self.emit1(
+                    InstData::Select {
+                        cond: c,
+                        args: [a, z],
+                    },
+                    ty,
+                );
+                let to_y = self.emit1(
+                    InstData::Select {
+                        cond: c,
+                        args: [z, a],
+                    },
+                    ty,
+                );
+                self.accumulate(args[0], to_x);
+                self.accumulate(args[1], to_y);
+            }
+            InstData::Convert { arg } => {
+                if let Some(a) = adj {
+                    let c = self.emit1(InstData::Convert { arg: a }, self.ty(*arg));
+                    self.accumulate(*arg, c);
+                }
+            }
+            InstData::Load {
+                array,
+                index,
+                checked,
+            } => {
+                if let Some(a) = adj {
+                    let cell = (
+                        self.p(*array),
+                        Some((self.p(*index), *checked)),
+                        Type::Scalar(self.ty(*array).elem()),
+                    );
+                    self.add_to_cell(cell, a);
+                }
+            }
+            InstData::RefLoad { ptr } => {
+                if let Some(a) = adj {
+                    let cell = (self.p(*ptr), None, Type::Scalar(self.ty(*ptr).elem()));
+                    self.add_to_cell(cell, a);
+                }
+            }
+            InstData::Store {
+                array,
+                index,
+                value,
+                checked,
+            } => {
+                let cell = (
+                    self.p(*array),
+                    Some((self.p(*index), *checked)),
+                    Type::Scalar(self.ty(*array).elem()),
+                );
+                self.consume_cell(cell, *value);
+            }
+            InstData::RefStore { ptr, value } => {
+                let cell = (self.p(*ptr), None, Type::Scalar(self.ty(*ptr).elem()));
+                self.consume_cell(cell, *value);
+            }
+            InstData::ArrayFree { array } | InstData::DeferFree { array } => {
+                let s = self.p(*array);
+                self.emit(InstData::DeferFree { array: s }, &[]);
+            }
+            InstData::Call { func, args } => self.transpose_call(*func, args, &results)?,
+            _ => return Err(nonlinear()),
+        }
+        Ok(())
+    }
+
+    pub(super) fn load_cell(&mut self, (ptr, index, ty): ShadowCell) -> Value {
+        match index {
+            Some((index, checked)) => self.emit1(
+                InstData::Load {
+                    array: ptr,
+                    index,
+                    checked,
+                },
+                ty,
+            ),
+            None => self.emit1(InstData::RefLoad { ptr }, ty),
+        }
+    }
+
+    pub(super) fn store_cell(&mut self, (ptr, index, _): ShadowCell, value: Value) {
+        let data = match index {
+            Some((index, checked)) => InstData::Store {
+                array: ptr,
+                index,
+                value,
+                checked,
+            },
+            None => InstData::RefStore { ptr, value },
+        };
+        self.emit(data, &[]);
+    }
+
+    /// The transpose of loading from shadow memory: the adjoint adds up there.
+    pub(super) fn add_to_cell(&mut self, cell: ShadowCell, adjoint: Value) {
+        let old = self.load_cell(cell);
+        let new = self.bin(BinaryOp::Add, old, adjoint);
+        self.store_cell(cell, new);
+    }
+
+    /// The transpose of storing `value` into shadow memory: the cell's
+    /// adjoint goes to `value`, and the cell (overwritten) is cleared.
+    pub(super) fn consume_cell(&mut self, cell: ShadowCell, value: Value) {
+        let old = self.load_cell(cell);
+        let z = self.zero(cell.2);
+        self.store_cell(cell, z);
+        self.accumulate(value, old);
+    }
+
+    /// `(y, dy) = jvp_g(x, dx, ...)` becomes `dx += vjp_g(x, ..., adj(dy))`.
+    pub(super) fn transpose_call(
+        &mut self,
+        jvp: FuncId,
+        args: &[Value],
+        results: &[Value],
+    ) -> Result<(), AdError> {
+        let span = self.span;
+        let src = jvp_source(self.module, jvp).ok_or_else(|| {
+            AdError::new(
+                "internal error: a differential call that is not a derivative call",
+                span,
+            )
+        })?;
+        let g = self.module.func(src).clone();
+        let vjp = crate::ad::existing_derivative(self.module, src).ok_or_else(|| {
+            AdError::new(
+                format!("internal error: no reverse derivative of `{}`", g.name),
+                span,
+            )
+        })?;
+        let mut vargs = Vec::new();
+        let mut grad_targets = Vec::new();
+        let mut k = 0;
+        for p in &g.params {
+            vargs.push(self.p(args[k]));
+            k += 1;
+            if adc_ir::ad::is_differentiable(p.ty) {
+                let t = args[k];
+                k += 1;
+                match p.ty {
+                    Type::Scalar(_) => grad_targets.push(t),
+                    _ => vargs.push(self.p(t)),
+                }
+            }
+        }
+        let n_primal = g.returns.len();
+        for &r in &results[n_primal..] {
+            let a = match self.take_adjoint(r) {
+                Some(a) => a,
+                None => self.zero(self.ty(r)),
+            };
+            vargs.push(a);
+        }
+        let types: Vec<Type> = grad_targets.iter().map(|t| self.ty(*t)).collect();
+        let grads = self.emit(
+            InstData::Call {
+                func: vjp,
+                args: vargs,
+            },
+            &types,
+        );
+        for (t, gv) in grad_targets.into_iter().zip(grads) {
+            self.accumulate(t, gv);
+        }
+        Ok(())
+    }
+}

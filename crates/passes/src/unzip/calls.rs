@@ -1,0 +1,82 @@
+//! `unzip`'s split of a derivative call: the primal call, after copies of
+//! what the callee may change.
+
+use super::Unzipper;
+use crate::ad::{jvp_source, AdError};
+use adc_ir::{Block, FuncId, Inst, InstData, ParamMode, Tag, Type, Value, ValueDef};
+
+impl Unzipper<'_> {
+    /// The primal half of a derivative call: copies of what the callee may
+    /// change, then the call of the source function. Returns, per argument
+    /// of the derivative call, the value its differential half passes
+    /// (primal-part values for primal arguments).
+    pub(super) fn split_call(
+        &mut self,
+        b: Block,
+        inst: Inst,
+        jvp: FuncId,
+        args: &[Value],
+    ) -> Result<Vec<Value>, AdError> {
+        let g = self.g;
+        let pb = self.pblock[&b];
+        let span = g.span(inst);
+        let src = jvp_source(self.module, jvp).ok_or_else(|| {
+            AdError::new(
+                "internal error: a mixed call that is not a derivative call",
+                span,
+            )
+        })?;
+        let callee = self.module.func(src);
+        let mut primal_args = Vec::new();
+        let mut snaps = Vec::new();
+        let mut k = 0;
+        for p in &callee.params {
+            let a = args[k];
+            let pa = self.p(a);
+            primal_args.push(pa);
+            let snap = match (p.ty, p.mode) {
+                (Type::Array(_), _) if !self.read_only(a) => self.emit(
+                    pb,
+                    InstData::ArrayCopy { array: pa },
+                    &[p.ty],
+                    Tag::Primal,
+                    span,
+                )[0],
+                (Type::Ref(e), _) => self.emit(
+                    pb,
+                    InstData::RefLoad { ptr: pa },
+                    &[Type::Scalar(e)],
+                    Tag::Primal,
+                    span,
+                )[0],
+                _ => pa,
+            };
+            snaps.push(snap);
+            k += 1;
+            if adc_ir::ad::is_differentiable(p.ty) {
+                let t = args[k];
+                snaps.push(if self.kinds[t.index()] { t } else { self.p(t) });
+                k += 1;
+            }
+        }
+        let call = InstData::Call {
+            func: src,
+            args: primal_args,
+        };
+        let vals = self.emit(pb, call, &callee.returns.clone(), Tag::Primal, span);
+        for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
+            self.pmap[r.index()] = Some(v);
+            self.def_block.insert(v, b);
+        }
+        Ok(snaps)
+    }
+
+    /// A read-only array parameter of the function: nobody writes it.
+    pub(super) fn read_only(&self, a: Value) -> bool {
+        let g = self.g;
+        match g.dfg.value_def(a) {
+            ValueDef::Param(b, i) if b == g.layout[0] => g.params[i as usize].mode == ParamMode::In,
+            _ => false,
+        }
+    }
+}
