@@ -7,7 +7,11 @@
 //! forward replay. Each differential block `D` becomes a reverse block that
 //! pops what `D` read from the tape (newest first), runs `D`'s differential
 //! instructions backwards with adjoints accumulated, and goes back along
-//! the edge the primal part took (the popped edge index). Adjoints of
+//! the edge the primal part took (the popped edge index). A counted loop's
+//! counter (the `i64` parameter of its header's differential twin) lives in
+//! a slot: its exit block's first tape value sets it, its header goes back
+//! to the preheader when it equals the start constant and otherwise steps
+//! it back and goes to the latch. Adjoints of
 //! values used within one block are SSA values; those that cross blocks
 //! (block parameters, branch arguments, gradients) live in stack slots
 //! zeroed at entry and reset to zero when their definition is passed, so a

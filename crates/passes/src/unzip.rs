@@ -4,7 +4,9 @@
 //! Assumes: `func` is the output of `linearize` (+ `propagate`) for a
 //! reverse request.
 //! Guarantees (check with `adc ir --after unzip`):
-//! - All returns go through one exit block. The primal part is the source's
+//! - All returns go through one exit block, and the exit edge of each
+//!   counted loop (`crate::loops`) through a block of its own. The primal
+//!   part is the source's
 //!   CFG with the primal instructions only; a call of a derivative becomes
 //!   the primal call, after copies of the arguments the callee may change
 //!   (writable arrays are `copy`'d, references `rload`'d).
@@ -19,7 +21,15 @@
 //!   primal block and read back (`tape.read`) at the start of the block's
 //!   differential twin, in push order. So values of loop iterations are
 //!   kept per iteration, and the tape follows the actual trip count.
-//! - A block with several predecessors gets a parameter in the primal
+//!   Values cheap to compute again from what the twin has (constants,
+//!   integer and float arithmetic, comparisons, conversions, loads from
+//!   array parameters the function never writes) are computed again
+//!   there instead.
+//! - A counted loop's counter is a parameter of the header's twin too (the
+//!   same start constant, the same step on the back edge), so it is not
+//!   taped inside the loop; the loop's exit block tapes it first.
+//! - A block with several predecessors (other than a counted loop's
+//!   header) gets a parameter in the primal
 //!   part, the index of the edge taken (in `incoming_edges` order; a `bool`
 //!   for two edges, `true` for the second, else an `i64`);
 //!   it is the first value taped for the block, and `transpose` pops it to
