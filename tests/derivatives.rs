@@ -405,3 +405,23 @@ double squares_then_clear(inout double[] a) {
     // the clearing loop making the final a independent of the initial one.
     assert_eq!(arr_of(&args[1]), vec![2.0, -4.0, 6.0]);
 }
+
+#[test]
+fn counted_loops_run_backwards_from_their_trip_count() {
+    // Steps down by 3 from 10 (i = 10, 7, 4, 1), a triangular nest whose
+    // inner loop runs zero times first, and a loop that never runs.
+    let src = "[autodiff_reverse(df, Active, Const, Active)]
+double f(double x, int n) {
+    double s = 0.0;
+    for (int i = 10; i > 0; i -= 3) s += double(i) * x * x;
+    for (int i = 0; i < n; i++) for (int j = 0; j < i; j++) s += double(i * j) * x;
+    for (int k = 5; k < n - 100; k++) s += x;
+    return s;
+}";
+    let j = jit(src);
+    let (x, n) = (1.5f64, 5i64);
+    // sum of i over 10, 7, 4, 1 is 22; sum of i * j over j < i < 5 is 35.
+    let r = call(&j, "df", &mut [d(x), i(n), d(1.0)]);
+    assert_close(r[0], 22.0 * x * x + 35.0 * x, 1e-14, "primal");
+    assert_close(r[1], 44.0 * x + 35.0, 1e-14, "gradient");
+}
