@@ -11,9 +11,9 @@
 //! writes what the callee would have). Not inlined: imports, functions with
 //! a custom derivative (the custom derivative must be used), derivative
 //! requests and generated derivatives (they keep their own tape), the
-//! function itself, directly recursive callees, and callees of more than
-//! `MAX_CALLEE_INSTS` instructions. Calls brought in by an
-//! inlined body are inlined too, up to `MAX_INLINED_CALLS` in all.
+//! function itself, recursive callees (directly or through others), and
+//! callees of more than `MAX_CALLEE_INSTS` instructions. Calls brought in
+//! by an inlined body are inlined too, up to `MAX_INLINED_CALLS` in all.
 
 use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
 
@@ -65,8 +65,8 @@ fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
         && callee.name != caller
         && !callee.name.starts_with("__adc_")
         && insts().count() <= MAX_CALLEE_INSTS
+        && !recursive(module, id)
         && !insts().any(|i| match callee.dfg.inst(*i) {
-            InstData::Call { func, .. } => *func == id,
             // Generated derivatives keep their own tape and frame.
             InstData::TapePush { .. }
             | InstData::TapePop
@@ -75,6 +75,32 @@ fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
             | InstData::LenCheck { .. } => true,
             _ => false,
         })
+}
+
+/// Whether `id` can call itself, directly or through other functions.
+fn recursive(module: &Module, id: FuncId) -> bool {
+    let callees = |f: FuncId| -> Vec<FuncId> {
+        let f = module.func(f);
+        f.layout
+            .iter()
+            .flat_map(|b| f.dfg.block(*b).insts.iter())
+            .filter_map(|i| match f.dfg.inst(*i) {
+                InstData::Call { func, .. } => Some(*func),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack = callees(id);
+    while let Some(f) = stack.pop() {
+        if f == id {
+            return true;
+        }
+        if seen.insert(f) {
+            stack.extend(callees(f));
+        }
+    }
+    false
 }
 
 /// Replaces `call` (in block `b`) by a copy of the callee's body.
