@@ -164,10 +164,11 @@ impl<'a> Unzipper<'a> {
             .layout
             .last()
             .expect("invariant: single_exit added a block");
+        let cyclic = crate::util::blocks_on_cycles(g);
         let once = g
             .layout
             .iter()
-            .map(|&b| (b, dominates(&idom, b, exit) && !in_cycle(g, b)))
+            .map(|&b| (b, dominates(&idom, b, exit) && !cyclic.contains(&b)))
             .collect();
         let preds = incoming_edges(g)
             .into_iter()
@@ -592,19 +593,4 @@ fn edge_index_constant(preds: usize, k: i64) -> Constant {
     } else {
         Constant::I64(k)
     }
-}
-
-/// True when `b` lies on a cycle of the CFG.
-fn in_cycle(g: &Function, b: Block) -> bool {
-    let mut seen = vec![false; g.dfg.num_blocks()];
-    let mut stack = g.successors(b);
-    while let Some(x) = stack.pop() {
-        if x == b {
-            return true;
-        }
-        if !std::mem::replace(&mut seen[x.index()], true) {
-            stack.extend(g.successors(x));
-        }
-    }
-    false
 }
