@@ -16,7 +16,7 @@ pub fn run(func: &mut Function) -> bool {
     for &b in &rpo {
         for &inst in &func.dfg.block(b).insts {
             let mut data = func.dfg.inst(inst).clone();
-            if !data.is_pure() {
+            if !data.is_pure() && !crate::util::is_float_div(func, inst) {
                 continue;
             }
             data.map_args(|v| *map.get(&v).unwrap_or(&v));

@@ -21,8 +21,7 @@ pub fn run(func: &mut Function) -> bool {
                 .iter()
                 .copied()
                 .filter(|&inst| {
-                    let data = func.dfg.inst(inst);
-                    data.has_side_effects()
+                    !crate::util::is_removable(func, inst)
                         || func
                             .dfg
                             .inst_results(inst)

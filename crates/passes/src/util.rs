@@ -165,3 +165,24 @@ pub(crate) fn blocks_on_cycles(func: &Function) -> std::collections::BTreeSet<Bl
     }
     on_cycle
 }
+
+/// Whether `inst` is a float division, which (unlike an integer one)
+/// cannot trap: it may be merged or removed like pure arithmetic.
+pub(crate) fn is_float_div(func: &Function, inst: adc_ir::Inst) -> bool {
+    matches!(
+        func.dfg.inst(inst),
+        InstData::Binary {
+            op: BinaryOp::Div,
+            ..
+        }
+    ) && func
+        .dfg
+        .inst_results(inst)
+        .first()
+        .is_some_and(|r| func.dfg.value_type(*r).elem().is_float())
+}
+
+/// Whether removing `inst` when its results are unused changes nothing.
+pub(crate) fn is_removable(func: &Function, inst: adc_ir::Inst) -> bool {
+    !func.dfg.inst(inst).has_side_effects() || is_float_div(func, inst)
+}

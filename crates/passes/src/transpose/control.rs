@@ -25,14 +25,7 @@ impl Transposer<'_> {
                     let results = out.dfg.inst_results(i);
                     !results.is_empty()
                         && results.iter().all(|r| uses[r.index()] == 0)
-                        && (!out.dfg.inst(i).has_side_effects()
-                            || matches!(
-                                out.dfg.inst(i),
-                                InstData::Binary {
-                                    op: BinaryOp::Div,
-                                    ..
-                                }
-                            ))
+                        && crate::util::is_removable(out, i)
                 })
                 .collect();
             if dead.is_empty() {
