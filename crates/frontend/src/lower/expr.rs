@@ -441,7 +441,7 @@ impl FnLowerer<'_> {
         let hint_a = if is_float_literal(a) { None } else { expected };
         let ra = self.scalar_expr(a, hint_a);
         let (then_end, then_values) = (self.cur, self.var_values.clone());
-        self.var_values = entry_values;
+        self.restore_values(entry_values);
         self.cur = else_block;
         let rb = self.scalar_expr(b, ra.map(|r| r.1).or(expected));
         let (Some(ra), Some(rb)) = (ra, rb) else {
@@ -468,7 +468,7 @@ impl FnLowerer<'_> {
         self.jump(&join, &[vb]);
         let dead = self.cur;
         self.cur = then_end;
-        self.var_values = then_values;
+        self.restore_values(then_values);
         let Some(va) = self.coerce(ra.0, ra.1, t, a.span) else {
             return ExprVal::Error;
         };

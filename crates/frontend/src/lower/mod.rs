@@ -130,6 +130,14 @@ impl<'g> FnLowerer<'g> {
         self.var_values[var] = Some(v);
     }
 
+    /// Puts back the variables' values saved before a branch. Variables
+    /// declared in the branch keep their ids (they are out of scope now);
+    /// the saved list is shorter by them.
+    fn restore_values(&mut self, mut saved: Vec<Option<Value>>) {
+        saved.resize(self.var_values.len().max(saved.len()), None);
+        self.var_values = saved;
+    }
+
     fn push_scope(&mut self) -> usize {
         self.scopes.push(Vec::new());
         self.live.len()
@@ -313,7 +321,7 @@ impl<'g> FnLowerer<'g> {
                 self.cur = then_block;
                 self.block(then_branch);
                 self.jump(&join, &[]);
-                self.var_values = entry_values;
+                self.restore_values(entry_values);
                 self.cur = else_block;
                 if let Some(e) = else_branch {
                     self.block(e);
