@@ -34,6 +34,7 @@
 //!   for two edges, `true` for the second, else an `i64`);
 //!   it is the first value taped for the block, and `transpose` pops it to
 //!   find its way back.
+//!
 //! The result runs (forward replay): it computes the same as the
 //! linearized function.
 
