@@ -204,7 +204,12 @@ impl Transposer<'_> {
         self.out.layout.truncate(dpos);
         let entry = u.layout[0];
         // Entry parameters: drop scalar tangents, add seeds.
-        let (lin_acts, _) = linearized_activities(self.u.deriv.as_ref().expect("checked"));
+        let (lin_acts, _) = linearized_activities(
+            self.u
+                .deriv
+                .as_ref()
+                .expect("invariant: `run` checked the request"),
+        );
         let layout = forward_param_layout(src, &lin_acts);
         let old_params = u.dfg.block_params(entry).to_vec();
         let mut grads = Vec::new();

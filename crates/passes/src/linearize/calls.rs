@@ -69,7 +69,10 @@ impl Linearizer<'_> {
             .collect();
         let use_custom = self.mode == AdMode::Forward && c.custom_forward.is_some();
         let tangents: Vec<Value> = if use_custom {
-            let h = c.custom_forward.clone().expect("checked");
+            let h = c
+                .custom_forward
+                .clone()
+                .expect("invariant: this branch is taken only when `custom_forward` is set");
             let hid = self
                 .module
                 .find(&h)
