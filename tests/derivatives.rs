@@ -425,3 +425,33 @@ double f(double x, int n) {
     assert_close(r[0], 22.0 * x * x + 35.0 * x, 1e-14, "primal");
     assert_close(r[1], 44.0 * x + 35.0, 1e-14, "gradient");
 }
+
+#[test]
+fn checkpointed_callee_is_run_again_not_inlined() {
+    // §5.4: `[checkpoint]` on a function makes reverse-mode callers keep
+    // only its inputs and run it again in the reverse sweep; without it,
+    // the callee is inlined and its values taped.
+    let body = "double g(double x) { double s = 0.0; for (int i = 1; i <= 3; i++) s += sin(x * double(i)); return s; }
+[autodiff_reverse(df, Active, Active)]
+double f(double x) { double t = 0.0; for (int k = 0; k < 2; k++) t += g(x + double(k)); return t; }";
+    let dg = |x: f64| {
+        (1..=3)
+            .map(|i| i as f64 * (x * i as f64).cos())
+            .sum::<f64>()
+    };
+    for prefix in ["[checkpoint]\n", ""] {
+        let src = format!("{prefix}{body}");
+        let j = jit(&src);
+        let x = 0.3;
+        let r = call(&j, "df", &mut [d(x), d(1.0)]);
+        assert_close(r[1], dg(x) + dg(x + 1.0), 1e-13, "gradient");
+        let mut m = adc::driver::frontend("t.ad", &src, false).expect("compiles");
+        adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages");
+        let text = m.to_string();
+        assert_eq!(
+            text.contains("call @__adc_vjp_g"),
+            !prefix.is_empty(),
+            "checkpointed calls go to g's reverse derivative; others are inlined"
+        );
+    }
+}

@@ -211,6 +211,10 @@ pub struct Function {
     pub custom_forward: Option<String>,
     /// `[reverse_derivative(G)]`.
     pub custom_reverse: Option<String>,
+    /// `[checkpoint]` (LANGUAGE.md §5.4): reverse-mode callers keep only the
+    /// inputs of a call and run it again in the reverse sweep (it is never
+    /// inlined into derivative code).
+    pub checkpoint: bool,
 }
 
 impl Function {
@@ -233,6 +237,7 @@ impl Function {
             deriv_span: Span::UNDEFINED,
             custom_forward: None,
             custom_reverse: None,
+            checkpoint: false,
         }
     }
 

@@ -577,6 +577,10 @@ impl Parser<'_> {
                     self.pos += 1;
                     func.custom_forward = Some(self.global()?);
                 }
+                Some("checkpoint") => {
+                    self.pos += 1;
+                    func.checkpoint = true;
+                }
                 _ => break,
             }
         }

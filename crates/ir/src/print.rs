@@ -139,6 +139,9 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
     if let Some(h) = &func.custom_forward {
         write!(out, " forward_derivative @{h}")?;
     }
+    if func.checkpoint {
+        write!(out, " checkpoint")?;
+    }
     if let Some(spec) = &func.deriv {
         let mode = match spec.mode {
             AdMode::Forward => "forward",

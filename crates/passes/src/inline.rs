@@ -9,7 +9,8 @@
 //! Assumes: verified input. Guarantees: verified output with the same
 //! behaviour (array arguments are references, so the copied body reads and
 //! writes what the callee would have). Not inlined: imports, functions with
-//! a custom derivative (the custom derivative must be used), derivative
+//! a custom derivative (the custom derivative must be used), `[checkpoint]`
+//! functions (their callers re-run them instead of taping), derivative
 //! requests and generated derivatives (they keep their own tape), the
 //! function itself, recursive callees (directly or through others), and
 //! callees of more than `MAX_CALLEE_INSTS` instructions. Calls brought in
@@ -62,6 +63,7 @@ fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
         && callee.deriv.is_none()
         && callee.custom_forward.is_none()
         && callee.custom_reverse.is_none()
+        && !callee.checkpoint
         && callee.name != caller
         && !callee.name.starts_with("__adc_")
         && insts().count() <= MAX_CALLEE_INSTS

@@ -893,6 +893,8 @@ pub(crate) enum AttrRequest {
     Generate(Ident, DerivSpec),
     /// Use `g` as the function's custom derivative in this mode.
     Custom(AdMode, Ident),
+    /// `[checkpoint]`: reverse-mode callers re-run the function.
+    Checkpoint,
 }
 
 /// Checks a function attribute (§5) against the signature it stands on.
@@ -1017,7 +1019,7 @@ pub(crate) fn check_function_attr(
                 None
             }
         },
-        "checkpoint" if a.args.is_none() => None,
+        "checkpoint" if a.args.is_none() => Some(AttrRequest::Checkpoint),
         "checkpoint" => {
             diags.push(Diagnostic::error(
                 "E0305",

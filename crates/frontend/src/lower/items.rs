@@ -182,6 +182,7 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                 Some(AttrRequest::Custom(mode, g)) => {
                     check_custom(&mut module, id, mode, &g, &globals, a.span, diags);
                 }
+                Some(AttrRequest::Checkpoint) => module.func_mut(id).checkpoint = true,
                 None => (),
             }
         }
