@@ -52,6 +52,24 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let mut g = module.func(id).clone();
+    // A reverse-mode derivative's own tape would share this function's.
+    let tapes = g.layout.iter().any(|b| {
+        g.dfg.block(*b).insts.iter().any(|i| {
+            matches!(
+                g.dfg.inst(*i),
+                InstData::TapePush { .. } | InstData::TapePop | InstData::TapeRead
+            )
+        })
+    });
+    if tapes {
+        let of = g.deriv.as_ref().map(|d| d.of.as_str()).unwrap_or("?");
+        return Err(AdError::new(
+            format!(
+                "reverse mode over `{of}`, which is (or calls) a reverse-mode derivative, is not supported yet; forward mode over it is"
+            ),
+            g.deriv_span,
+        ));
+    }
     single_exit(&mut g);
     let all: BTreeSet<Block> = g.layout.iter().copied().collect();
     for lp in counted_loops(&g, &all) {
