@@ -56,6 +56,8 @@ pub(crate) struct Symbols {
     /// What grows and frees derivative tapes: `realloc`/`free` in object
     /// files, the runtime's per-thread cache in the JIT.
     pub tape_alloc: (&'static str, &'static str),
+    /// `__adc_tape_grow` (`tape.rs`), when some function has a tape.
+    pub tape_grow: Option<FuncId>,
 }
 
 impl Symbols {
@@ -117,7 +119,11 @@ fn build<M: Module>(
         } else {
             ("realloc", "free")
         },
+        tape_grow: None,
     };
+    if ir.funcs.iter().any(tape::uses_tape) {
+        syms.tape_grow = Some(tape::define_tape_grow(m, syms.tape_alloc.0)?);
+    }
     let mut built = Built {
         wrappers: Vec::new(),
         entries: Vec::new(),

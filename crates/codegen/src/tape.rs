@@ -21,7 +21,10 @@ use cranelift_module::Module;
 
 const TAPE: i32 = -1;
 const DEFER: i32 = 0;
-const STATE_WORDS: i32 = 3;
+const STATE_WORDS: i32 = 6;
+/// Where the tape's pointer and capacity go to and come back from
+/// `__adc_tape_grow` (pointer, unused, capacity).
+const EXCHANGE: i32 = 24;
 /// Tape contents: unaligned, never trapping.
 const CELL: cranelift_codegen::ir::MemFlagsData =
     cranelift_codegen::ir::MemFlagsData::new().with_notrap();
@@ -38,6 +41,48 @@ pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
             )
         })
     })
+}
+
+/// Defines `__adc_tape_grow(exchange, need)`, which grows the tape whose
+/// pointer and capacity are at `exchange` (words 0 and 2) to at least
+/// `need` bytes (at least doubling), writing them back; a null pointer
+/// means out of memory. It uses the `preserve_all` convention, so the
+/// grow path of a push clobbers no register and does not force the hot
+/// loop around it to keep its values on the stack.
+pub(crate) fn define_tape_grow<M: Module>(
+    m: &mut M,
+    alloc: &str,
+) -> Result<cranelift_module::FuncId, CodegenError> {
+    let mut sig = m.make_signature();
+    sig.call_conv = cranelift_codegen::isa::CallConv::PreserveAll;
+    sig.params.push(clif::AbiParam::new(PTR));
+    sig.params.push(clif::AbiParam::new(types::I64));
+    let id = m.declare_function("__adc_tape_grow", cranelift_module::Linkage::Local, &sig)?;
+    let mut ctx = m.make_context();
+    ctx.func.signature = sig;
+    let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let (ex, need) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+    let old = b.ins().load(PTR, TRUSTED, ex, 0);
+    let cap = b.ins().load(types::I64, TRUSTED, ex, 16);
+    let doubled = b.ins().ishl_imm_s(cap, 1);
+    let at_least = b.ins().smax(doubled, need);
+    let min = b.ins().iconst(types::I64, 512);
+    let new_cap = b.ins().smax(at_least, min);
+    let fref = crate::translate::declare_import(m, &mut b, alloc, &[PTR, types::I64], &[PTR])?;
+    let call = b.ins().call(fref, &[old, new_cap]);
+    let p = b.inst_results(call)[0];
+    b.ins().store(TRUSTED, p, ex, 0);
+    b.ins().store(TRUSTED, new_cap, ex, 16);
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(m.target_config());
+    m.define_function(id, &mut ctx)
+        .map_err(|e| CodegenError::Backend(format!("`__adc_tape_grow`: {e:?}")))?;
+    Ok(id)
 }
 
 /// The tape's state: SSA variables of the function being translated.
@@ -166,17 +211,30 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.b.set_cold_block(grow);
         self.b.ins().brif(full, grow, &[], cont, &[]);
         self.b.switch_to_block(grow);
-        let doubled = self.b.ins().ishl_imm_s(cap, 1);
-        let at_least = self.b.ins().smax(doubled, need);
-        let min = self.b.ins().iconst(types::I64, 512);
-        let new_cap = self.b.ins().smax(at_least, min);
         let old = self.get(base, Field::Ptr);
-        let grow_fn = if base == TAPE {
-            self.syms.tape_alloc.0
-        } else {
-            "realloc"
+        let (p, new_cap) = match self.syms.tape_grow {
+            Some(grow) if base == TAPE => {
+                let ex = self.state().defer;
+                self.b.ins().store(TRUSTED, old, ex, EXCHANGE);
+                self.b.ins().store(TRUSTED, cap, ex, EXCHANGE + 16);
+                let fref = self.m.declare_func_in_func(grow, self.b.func);
+                let ex_addr = self.b.ins().iadd_imm_s(ex, EXCHANGE as i64);
+                self.b.ins().call(fref, &[ex_addr, need]);
+                (
+                    self.b.ins().load(PTR, TRUSTED, ex, EXCHANGE),
+                    self.b.ins().load(types::I64, TRUSTED, ex, EXCHANGE + 16),
+                )
+            }
+            _ => {
+                let doubled = self.b.ins().ishl_imm_s(cap, 1);
+                let at_least = self.b.ins().smax(doubled, need);
+                let min = self.b.ins().iconst(types::I64, 512);
+                let new_cap = self.b.ins().smax(at_least, min);
+                let p =
+                    self.call_symbol("realloc", &[PTR, types::I64], &[PTR], &[old, new_cap])?[0];
+                (p, new_cap)
+            }
         };
-        let p = self.call_symbol(grow_fn, &[PTR, types::I64], &[PTR], &[old, new_cap])?[0];
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.check(null, inst, "out of memory for the derivative tape")?;
         self.set(base, Field::Ptr, p);
