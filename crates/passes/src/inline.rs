@@ -154,12 +154,7 @@ fn inline_call(func: &mut Function, module: &Module, b: Block, call: Inst) {
     let mut copied: Vec<Inst> = Vec::new();
     for &cb in &callee.layout {
         for &ci in &callee.dfg.block(cb).insts {
-            let types: Vec<_> = callee
-                .dfg
-                .inst_results(ci)
-                .iter()
-                .map(|r| callee.dfg.value_type(*r))
-                .collect();
+            let types = crate::util::result_types(callee, ci);
             let data = callee.dfg.inst(ci).clone();
             let ni = func.append_inst(bmap[&cb], data, &types, callee.span(ci));
             func.set_tag(ni, callee.tag(ci));

@@ -340,13 +340,7 @@ impl Linearizer<'_> {
     fn copy(&mut self, inst: adc_ir::Inst) -> Vec<Value> {
         let mut data = self.src.dfg.inst(inst).clone();
         data.map_args(|a| self.vmap[a.index()].expect("invariant: defined before use"));
-        let types: Vec<Type> = self
-            .src
-            .dfg
-            .inst_results(inst)
-            .iter()
-            .map(|r| self.src.dfg.value_type(*r))
-            .collect();
+        let types = crate::util::result_types(self.src, inst);
         let out = self.emit(data, &types, Tag::Primal);
         for (r, v) in self.src.dfg.inst_results(inst).iter().zip(&out) {
             self.vmap[r.index()] = Some(*v);

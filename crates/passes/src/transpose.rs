@@ -523,7 +523,7 @@ impl Transposer<'_> {
             {
                 let mut d = u.dfg.inst(i).clone();
                 d.map_args(|a| self.p(a));
-                let types: Vec<Type> = u.dfg.inst_results(i).iter().map(|r| self.ty(*r)).collect();
+                let types = crate::util::result_types(u, i);
                 let vals = self.emit(d, &types);
                 if let Some(&last) = self.out.dfg.block(self.cur).insts.last() {
                     self.replayed.push(last);

@@ -347,12 +347,7 @@ impl<'a> Unzipper<'a> {
                 _ => {
                     let mut d = data.clone();
                     d.map_args(|a| self.p(a));
-                    let types: Vec<Type> = g
-                        .dfg
-                        .inst_results(inst)
-                        .iter()
-                        .map(|r| g.dfg.value_type(*r))
-                        .collect();
+                    let types = crate::util::result_types(g, inst);
                     let vals = self.emit(pb, d, &types, Tag::Primal, span);
                     for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
                         self.pmap[r.index()] = Some(v);
@@ -530,12 +525,7 @@ impl<'a> Unzipper<'a> {
         let g = self.g;
         let span = g.span(inst);
         let mut data = g.dfg.inst(inst).clone();
-        let types: Vec<Type> = g
-            .dfg
-            .inst_results(inst)
-            .iter()
-            .map(|r| g.dfg.value_type(*r))
-            .collect();
+        let types = crate::util::result_types(g, inst);
         let tag = g.tag(inst);
         let mut free_after = Vec::new();
         if let (InstData::Call { args, .. }, false) = (&mut data, snaps.is_empty()) {

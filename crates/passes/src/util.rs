@@ -186,3 +186,12 @@ pub(crate) fn is_float_div(func: &Function, inst: adc_ir::Inst) -> bool {
 pub(crate) fn is_removable(func: &Function, inst: adc_ir::Inst) -> bool {
     !func.dfg.inst(inst).has_side_effects() || is_float_div(func, inst)
 }
+
+/// The types of `inst`'s results.
+pub(crate) fn result_types(func: &Function, inst: adc_ir::Inst) -> Vec<adc_ir::Type> {
+    func.dfg
+        .inst_results(inst)
+        .iter()
+        .map(|r| func.dfg.value_type(*r))
+        .collect()
+}
