@@ -43,10 +43,10 @@ pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
     })
 }
 
-/// Defines `__adc_tape_grow(exchange, need)`, which grows the tape whose
-/// pointer and capacity are at `exchange` (words 0 and 2) to at least
-/// `need` bytes (at least doubling), writing them back; a null pointer
-/// means out of memory. It uses the `preserve_all` convention, so the
+/// Defines `__adc_tape_grow(state, need)`, which grows the stack (the tape
+/// or the deferred-free list) whose pointer and capacity are at `state`
+/// (words 0 and 2) to at least `need` bytes (at least doubling), writing
+/// them back; a null pointer means out of memory. It uses the `preserve_all` convention, so the
 /// grow path of a push clobbers no register and does not force the hot
 /// loop around it to keep its values on the stack.
 pub(crate) fn define_tape_grow<M: Module>(
@@ -211,30 +211,25 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.b.set_cold_block(grow);
         self.b.ins().brif(full, grow, &[], cont, &[]);
         self.b.switch_to_block(grow);
-        let old = self.get(base, Field::Ptr);
-        let (p, new_cap) = match self.syms.tape_grow {
-            Some(grow) if base == TAPE => {
-                let ex = self.state().defer;
-                self.b.ins().store(TRUSTED, old, ex, EXCHANGE);
-                self.b.ins().store(TRUSTED, cap, ex, EXCHANGE + 16);
-                let fref = self.m.declare_func_in_func(grow, self.b.func);
-                let ex_addr = self.b.ins().iadd_imm_s(ex, EXCHANGE as i64);
-                self.b.ins().call(fref, &[ex_addr, need]);
-                (
-                    self.b.ins().load(PTR, TRUSTED, ex, EXCHANGE),
-                    self.b.ins().load(types::I64, TRUSTED, ex, EXCHANGE + 16),
-                )
-            }
-            _ => {
-                let doubled = self.b.ins().ishl_imm_s(cap, 1);
-                let at_least = self.b.ins().smax(doubled, need);
-                let min = self.b.ins().iconst(types::I64, 512);
-                let new_cap = self.b.ins().smax(at_least, min);
-                let p =
-                    self.call_symbol("realloc", &[PTR, types::I64], &[PTR], &[old, new_cap])?[0];
-                (p, new_cap)
-            }
-        };
+        // `__adc_tape_grow` reads and writes the pointer and capacity in
+        // memory: the deferred list's are there already, the tape's (SSA
+        // variables) go through the exchange words.
+        let grow_fn = self
+            .syms
+            .tape_grow
+            .expect("invariant: modules with tape instructions define __adc_tape_grow");
+        let st = self.state().defer;
+        let area = if base == TAPE { EXCHANGE } else { base };
+        if base == TAPE {
+            let old = self.get(base, Field::Ptr);
+            self.b.ins().store(TRUSTED, old, st, area);
+            self.b.ins().store(TRUSTED, cap, st, area + 16);
+        }
+        let fref = self.m.declare_func_in_func(grow_fn, self.b.func);
+        let area_addr = self.b.ins().iadd_imm_s(st, area as i64);
+        self.b.ins().call(fref, &[area_addr, need]);
+        let p = self.b.ins().load(PTR, TRUSTED, st, area);
+        let new_cap = self.b.ins().load(types::I64, TRUSTED, st, area + 16);
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.check(null, inst, "out of memory for the derivative tape")?;
         self.set(base, Field::Ptr, p);
@@ -342,8 +337,9 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.call_symbol("free", &[PTR], &[], &[p])?;
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(done);
+        // The list grew through `__adc_tape_grow`, so it goes back the same way.
         let list = self.get(DEFER, Field::Ptr);
-        self.call_symbol("free", &[PTR], &[], &[list])?;
+        self.call_symbol(free_fn, &[PTR], &[], &[list])?;
         Ok(())
     }
 

@@ -24,6 +24,9 @@ const MAX_CALLEE_INSTS: usize = 400;
 const MAX_INLINED_CALLS: usize = 64;
 
 pub fn run(func: &mut Function, module: &Module) -> bool {
+    // Whether a callee may be inlined depends on the module only: decided
+    // once per callee (it includes a search of the call graph).
+    let mut decided: std::collections::BTreeMap<FuncId, bool> = Default::default();
     let mut inlined = 0;
     while inlined < MAX_INLINED_CALLS {
         let found = func.layout.iter().find_map(|&b| {
@@ -32,14 +35,13 @@ pub fn run(func: &mut Function, module: &Module) -> bool {
                 .insts
                 .iter()
                 .copied()
-                .find_map(|i| match func.dfg.inst(i) {
-                    InstData::Call { func: callee, .. }
-                        if inlinable(module, *callee, &func.name) =>
-                    {
-                        Some((b, i))
-                    }
-                    _ => None,
+                .find(|&i| match func.dfg.inst(i) {
+                    InstData::Call { func: callee, .. } => *decided
+                        .entry(*callee)
+                        .or_insert_with(|| inlinable(module, *callee, &func.name)),
+                    _ => false,
                 })
+                .map(|i| (b, i))
         });
         let Some((b, call)) = found else {
             break;

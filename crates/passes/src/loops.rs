@@ -10,10 +10,10 @@
 //! can tell the first visit and step `i` back. Its only exit is `h`'s
 //! branch, to a block outside the loop.
 
-use crate::util::{incoming_edges, int_const, offset_of};
+use crate::util::{incoming_edges, int_const, offset_of, Edge};
 use adc_ir::verify::{dominates, dominators};
 use adc_ir::{Block, Function, InstData, Type};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) struct CountedLoop {
     pub header: Block,
@@ -30,18 +30,16 @@ pub(crate) struct CountedLoop {
 }
 
 /// The blocks of the natural loop of the back edge `latch -> header`.
-pub(crate) fn natural_loop(func: &Function, header: Block, latch: Block) -> BTreeSet<Block> {
-    let mut preds: std::collections::BTreeMap<Block, Vec<Block>> = Default::default();
-    for &b in &func.layout {
-        for s in func.successors(b) {
-            preds.entry(s).or_default().push(b);
-        }
-    }
+fn natural_loop(
+    edges: &BTreeMap<Block, Vec<Edge>>,
+    header: Block,
+    latch: Block,
+) -> BTreeSet<Block> {
     let mut body: BTreeSet<Block> = [header].into();
     let mut stack = vec![latch];
     while let Some(b) = stack.pop() {
         if body.insert(b) {
-            stack.extend(preds.get(&b).into_iter().flatten().copied());
+            stack.extend(edges.get(&b).into_iter().flatten().map(|e| e.from));
         }
     }
     body
@@ -75,7 +73,7 @@ pub(crate) fn counted_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<Cou
         let Some((param, init, step)) = counter else {
             continue;
         };
-        let body = natural_loop(func, h, back.from);
+        let body = natural_loop(&edges, h, back.from);
         // The only way out is the header's branch.
         let exits: Vec<(Block, Block)> = body
             .iter()

@@ -33,7 +33,7 @@ fn is_root(func: &Function, a: Value) -> bool {
 
 pub fn run(func: &mut Function) -> bool {
     let mut map: BTreeMap<Value, Value> = BTreeMap::new();
-    let mut dead = Vec::new();
+    let mut dead = std::collections::BTreeSet::new();
     for &b in &func.layout {
         // (array, index) -> the element's value.
         let mut known: Vec<((Value, Value), Value)> = Vec::new();
@@ -46,7 +46,7 @@ pub fn run(func: &mut Function) -> bool {
                     match known.iter().find(|(k, _)| *k == key) {
                         Some(&(_, v)) => {
                             map.insert(result, v);
-                            dead.push(inst);
+                            dead.insert(inst);
                         }
                         None => known.push((key, result)),
                     }
@@ -76,9 +76,7 @@ pub fn run(func: &mut Function) -> bool {
     if map.is_empty() {
         return false;
     }
-    for b in func.layout.clone() {
-        func.dfg.block_mut(b).insts.retain(|i| !dead.contains(i));
-    }
+    crate::util::remove_insts(func, &dead);
     substitute(func, &map);
     true
 }

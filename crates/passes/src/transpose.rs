@@ -390,10 +390,10 @@ impl Transposer<'_> {
                         AdError::new("internal error: no edge index", u.deriv_span)
                     })?;
                     for (k, &e) in edge_targets.iter().enumerate().take(n - 1) {
-                        let value = match self.out.dfg.value_type(idx) {
-                            Type::Scalar(adc_ir::ScalarType::Bool) => Constant::Bool(k == 1),
-                            _ => Constant::I64(k as i64),
-                        };
+                        let value = crate::unzip::edge_index_constant(
+                            self.out.dfg.value_type(idx),
+                            k as i64,
+                        );
                         let kc = self.emit1(InstData::Const { value }, Type::Scalar(value.ty()));
                         let c = self.emit1(
                             InstData::Cmp {

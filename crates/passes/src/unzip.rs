@@ -431,7 +431,7 @@ impl<'a> Unzipper<'a> {
                     let preds = self.preds[&call.block];
                     let counted = self.counted.iter().any(|l| l.header == call.block);
                     extra.push(if preds > 1 && !counted {
-                        let value = edge_index_constant(preds, k);
+                        let value = edge_index_constant(edge_index_type(preds), k);
                         let c = InstData::Const { value };
                         Some(self.emit(pb, c, &[Type::Scalar(value.ty())], Tag::Primal, span)[0])
                     } else {
@@ -595,9 +595,10 @@ fn edge_index_type(preds: usize) -> Type {
     }
 }
 
-/// The edge index `k` of a block with `preds` incoming edges.
-fn edge_index_constant(preds: usize, k: i64) -> Constant {
-    if preds == 2 {
+/// Edge index `k` as a constant of the edge index's type (`bool` edge
+/// indices are `true` for the second edge); `transpose` compares with it.
+pub(crate) fn edge_index_constant(ty: Type, k: i64) -> Constant {
+    if ty == Type::BOOL {
         Constant::Bool(k == 1)
     } else {
         Constant::I64(k)

@@ -195,3 +195,10 @@ pub(crate) fn result_types(func: &Function, inst: adc_ir::Inst) -> Vec<adc_ir::T
         .map(|r| func.dfg.value_type(*r))
         .collect()
 }
+
+/// Takes the instructions in `dead` out of their blocks.
+pub(crate) fn remove_insts(func: &mut Function, dead: &std::collections::BTreeSet<adc_ir::Inst>) {
+    for b in func.layout.clone() {
+        func.dfg.block_mut(b).insts.retain(|i| !dead.contains(i));
+    }
+}

@@ -32,13 +32,7 @@ impl Transposer<'_> {
                 break;
             }
             self.replayed.retain(|i| !dead.contains(i));
-            for b in self.out.layout.clone() {
-                self.out
-                    .dfg
-                    .block_mut(b)
-                    .insts
-                    .retain(|i| !dead.contains(i));
-            }
+            crate::util::remove_insts(&mut self.out, &dead);
         }
         let uses = crate::util::use_counts(&self.out);
         let unused: BTreeSet<Inst> = self
@@ -53,13 +47,7 @@ impl Transposer<'_> {
                 pop.into_iter().chain([*push])
             })
             .collect();
-        for b in self.out.layout.clone() {
-            self.out
-                .dfg
-                .block_mut(b)
-                .insts
-                .retain(|i| !unused.contains(i));
-        }
+        crate::util::remove_insts(&mut self.out, &unused);
     }
 
     /// The reverse-block value of the first tape read of differential block

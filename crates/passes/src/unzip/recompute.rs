@@ -175,8 +175,9 @@ pub(super) fn written_params(module: &Module, g: &Function) -> Vec<bool> {
                 InstData::Call { func, args } => {
                     // A derivative call's arguments interleave shadows; those
                     // of differentiable parameters are passed writable too.
-                    let callee = module.func(jvp_source(module, *func).unwrap_or(*func));
-                    let derivative = jvp_source(module, *func).is_some();
+                    let source = jvp_source(module, *func);
+                    let derivative = source.is_some();
+                    let callee = module.func(source.unwrap_or(*func));
                     let mut k = 0;
                     for p in &callee.params {
                         let Some(&a) = args.get(k) else { break };
