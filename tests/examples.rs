@@ -96,7 +96,7 @@ fn lstm_matches_reference() {
     let c = [0.7, 0.2];
     let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
     let mut want = 0.0;
-    for k in 0..hs {
+    for (k, c_k) in c.iter().enumerate() {
         let gate: Vec<f64> = (0..4)
             .map(|g| {
                 let row = g * hs + k;
@@ -105,7 +105,7 @@ fn lstm_matches_reference() {
                 b[row] + input + hidden
             })
             .collect();
-        let c_new = sig(gate[1]) * c[k] + sig(gate[0]) * gate[2].tanh();
+        let c_new = sig(gate[1]) * c_k + sig(gate[0]) * gate[2].tanh();
         let h_new = sig(gate[3]) * c_new.tanh();
         want += h_new + 0.5 * c_new;
     }

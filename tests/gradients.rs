@@ -226,7 +226,12 @@ fn interpreter_runs_every_derivative_stage() {
         let (_, grad) = gradient(example, func, &args);
         let v = direction(grad.len(), n_case as u64 + 11);
         let jtu_v: f64 = grad.iter().zip(&v).map(|(g, x)| g * x).sum();
-        for stage in [Stage::Linearize, Stage::Propagate, Stage::Unzip] {
+        for stage in [
+            Stage::Linearize,
+            Stage::Propagate,
+            Stage::LowerPairs,
+            Stage::Unzip,
+        ] {
             let (mut m, fsrc, name) = module_with(example, func, &Request::Grad);
             driver::run_stages(&mut m, stage).expect("stages run");
             support::assert_round_trips(&m.to_string());

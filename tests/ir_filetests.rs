@@ -76,6 +76,7 @@ fn pass_filetests() {
         "inline",
         "linearize",
         "propagate",
+        "lower-pairs",
         "unzip",
         "transpose",
     ] {

@@ -9,6 +9,7 @@ pub enum Stage {
     Lower,
     Linearize,
     Propagate,
+    LowerPairs,
     Unzip,
     Transpose,
     Opt,
@@ -20,6 +21,7 @@ impl Stage {
         ("lower", Stage::Lower),
         ("linearize", Stage::Linearize),
         ("propagate", Stage::Propagate),
+        ("lower-pairs", Stage::LowerPairs),
         ("unzip", Stage::Unzip),
         ("transpose", Stage::Transpose),
         ("opt", Stage::Opt),
@@ -91,6 +93,7 @@ pub fn run_stages(module: &mut Module, stage: Stage) -> Result<(), adc_passes::a
         Stage::Lower => return Ok(()),
         Stage::Linearize => AdStage::Linearize,
         Stage::Propagate => AdStage::Propagate,
+        Stage::LowerPairs => AdStage::LowerPairs,
         Stage::Unzip => AdStage::Unzip,
         _ => AdStage::Transpose,
     };

@@ -54,6 +54,8 @@ pub fn args_from_json(text: &str, params: &[Param]) -> Result<Vec<ArgValue>, Str
                 Type::Scalar(s) | Type::Ref(s) => scalar_from_json(item, s)
                     .map(ArgValue::Scalar)
                     .ok_or_else(bad),
+                // Never a parameter of verified IR; no JSON value fits it.
+                Type::Pair(_) => Err(bad()),
                 Type::Array(s) => {
                     let xs = item.as_array().ok_or_else(bad)?;
                     let cs: Option<Vec<Constant>> =
@@ -92,6 +94,7 @@ fn describe(t: Type) -> String {
         Type::Scalar(ScalarType::Bool) | Type::Ref(ScalarType::Bool) => "`true` or `false`".into(),
         Type::Scalar(ScalarType::I64) | Type::Ref(ScalarType::I64) => "an integer".into(),
         Type::Scalar(_) | Type::Ref(_) => "a number".into(),
+        Type::Pair(_) => "nothing (a dpair is no parameter type)".into(),
         Type::Array(s) => format!(
             "an array of {}",
             describe(Type::Scalar(s))

@@ -270,6 +270,8 @@ pub fn c_header(module: &adc_ir::Module, guard: &str) -> String {
             .map(|p| match p.ty {
                 Type::Scalar(s) => format!("{} {}", c_type(s), p.name),
                 Type::Ref(s) => format!("{} *{}", c_type(s), p.name),
+                // Invariant: verified signatures have no dpair (codegen's input is verified).
+                Type::Pair(_) => unreachable!("a dpair in a signature"),
                 Type::Array(s) if p.mode == adc_ir::ParamMode::In => {
                     format!("const {} *{n}, int64_t {n}_len", c_type(s), n = p.name)
                 }

@@ -303,6 +303,8 @@ fn type_desc(p: &Param) -> String {
     match p.ty {
         Type::Scalar(s) | Type::Ref(s) => format!("a `{s}` scalar"),
         Type::Array(s) => format!("an array of `{s}`"),
+        // Invariant: verified signatures have no dpair (codegen's input is verified).
+        Type::Pair(_) => unreachable!("a dpair in a signature"),
     }
 }
 

@@ -39,6 +39,7 @@ pub(crate) fn clif_types(t: Type) -> Vec<clif::Type> {
         Type::Scalar(s) => vec![scalar_clif(s)],
         Type::Array(_) => vec![PTR, types::I64],
         Type::Ref(_) => vec![PTR],
+        Type::Pair(s) => vec![scalar_clif(s); 2],
     }
 }
 
@@ -484,6 +485,9 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 vec![self.alloc_zeroed(inst, n, size)?, n]
             }
             InstData::ArrayCopy { array } => self.array_copy(inst, *array)?,
+            InstData::PairMake { args } => vec![self.v(args[0]), self.v(args[1])],
+            InstData::PairPrimal { pair } => vec![self.vs(*pair)[0]],
+            InstData::PairDiff { pair } => vec![self.vs(*pair)[1]],
             InstData::LenCheck { args } => {
                 let (a, b) = (self.vs(args[0])[1], self.vs(args[1])[1]);
                 let differ = self.b.ins().icmp(IntCC::NotEqual, a, b);

@@ -133,14 +133,27 @@ impl DataFlowGraph {
         v
     }
 
-    /// Removes parameter `index` of `block`; the caller fixes branch arguments.
-    pub fn remove_block_param(&mut self, block: Block, index: usize) {
-        let removed = self.blocks[block.index()].params.remove(index);
-        self.values[removed.index()].def = ValueDef::Unused;
+    /// Inserts a parameter at position `index` of `block`; the caller fixes
+    /// branch arguments.
+    pub fn insert_block_param(&mut self, block: Block, index: usize, ty: Type) -> Value {
+        let v = self.make_value(ty, ValueDef::Param(block, index as u32));
+        self.blocks[block.index()].params.insert(index, v);
+        self.renumber_params(block);
+        v
+    }
+
+    fn renumber_params(&mut self, block: Block) {
         let params = self.blocks[block.index()].params.clone();
         for (i, p) in params.into_iter().enumerate() {
             self.values[p.index()].def = ValueDef::Param(block, i as u32);
         }
+    }
+
+    /// Removes parameter `index` of `block`; the caller fixes branch arguments.
+    pub fn remove_block_param(&mut self, block: Block, index: usize) {
+        let removed = self.blocks[block.index()].params.remove(index);
+        self.values[removed.index()].def = ValueDef::Unused;
+        self.renumber_params(block);
     }
 
     fn make_value(&mut self, ty: Type, def: ValueDef) -> Value {

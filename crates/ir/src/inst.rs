@@ -267,6 +267,18 @@ pub enum InstData {
     TapePop,
     /// Returns the oldest value not read yet (forward replay after unzip).
     TapeRead,
+    /// A `dpair<T>` of a float and its tangent.
+    PairMake {
+        args: [Value; 2],
+    },
+    /// The float of a `dpair<T>`.
+    PairPrimal {
+        pair: Value,
+    },
+    /// The tangent of a `dpair<T>`.
+    PairDiff {
+        pair: Value,
+    },
     Jump {
         dest: BlockCall,
     },
@@ -301,7 +313,10 @@ impl InstData {
             | InstData::ArrayLen { .. }
             | InstData::ArrayNull
             | InstData::Slot
-            | InstData::RefLoad { .. } => false,
+            | InstData::RefLoad { .. }
+            | InstData::PairMake { .. }
+            | InstData::PairPrimal { .. }
+            | InstData::PairDiff { .. } => false,
             InstData::Binary { op, .. } => matches!(op, BinaryOp::Div | BinaryOp::Rem),
             InstData::Load { checked, .. } => *checked,
             InstData::Call { .. }
@@ -335,7 +350,10 @@ impl InstData {
             | InstData::Select { .. }
             | InstData::Convert { .. }
             | InstData::Math { .. }
-            | InstData::ArrayLen { .. } => true,
+            | InstData::ArrayLen { .. }
+            | InstData::PairMake { .. }
+            | InstData::PairPrimal { .. }
+            | InstData::PairDiff { .. } => true,
             InstData::Call { .. }
             | InstData::Load { .. }
             | InstData::Store { .. }
@@ -386,7 +404,8 @@ impl InstData {
             InstData::Unary { arg, .. } | InstData::Convert { arg } => *arg = f(*arg),
             InstData::Binary { args, .. }
             | InstData::Cmp { args, .. }
-            | InstData::LenCheck { args } => {
+            | InstData::LenCheck { args }
+            | InstData::PairMake { args } => {
                 args[0] = f(args[0]);
                 args[1] = f(args[1]);
             }
@@ -419,6 +438,7 @@ impl InstData {
                 *value = f(*value);
             }
             InstData::RefLoad { ptr } => *ptr = f(*ptr),
+            InstData::PairPrimal { pair } | InstData::PairDiff { pair } => *pair = f(*pair),
             InstData::RefStore { ptr, value } => {
                 *ptr = f(*ptr);
                 *value = f(*value);

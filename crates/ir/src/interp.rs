@@ -32,6 +32,7 @@ enum Val {
     S(Constant),
     Arr(usize),
     Ref(usize, usize),
+    Pair(Constant, Constant),
 }
 
 struct Machine<'m> {
@@ -319,6 +320,16 @@ impl Machine<'_> {
                         }
                         _ => None,
                     },
+                    InstData::PairMake { args } => {
+                        Some(Val::Pair(scalar(&env, args[0]), scalar(&env, args[1])))
+                    }
+                    InstData::PairPrimal { pair } | InstData::PairDiff { pair } => {
+                        match (get(&env, *pair), func.dfg.inst(inst)) {
+                            (Val::Pair(p, _), InstData::PairPrimal { .. }) => Some(Val::S(p)),
+                            (Val::Pair(_, d), _) => Some(Val::S(d)),
+                            _ => None,
+                        }
+                    }
                     InstData::TapePush { value } => {
                         tape.push(get(&env, *value));
                         None

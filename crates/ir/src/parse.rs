@@ -10,7 +10,7 @@
 //!             [("reverse_derivative" | "forward_derivative") "@" name]*
 //!             ["=" ("forward" | "reverse") "@" name "(" activities ")"] [body]
 //! param    := ["inout" | "out"] name ":" type
-//! type     := scalar | "arr" "<" scalar ">" | "ref" "<" scalar ">"
+//! type     := scalar | ("arr" | "ref" | "dpair") "<" scalar ">"
 //! body     := "{" (block_header inst*)* "}"
 //! block    := blockN "(" [vN ":" type ("," ...)*] ")" ":"
 //! inst     := [vN ":" type ("," vN ":" type)* "="] ["diff" | "mixed"] opcode operands
@@ -258,15 +258,15 @@ impl Parser<'_> {
 
     fn ty(&mut self) -> Result<Type, ParseError> {
         match self.peek_word() {
-            Some("arr") | Some("ref") => {
+            Some("arr") | Some("ref") | Some("dpair") => {
                 let w = self.word()?;
                 self.expect("<")?;
                 let s = self.scalar()?;
                 self.expect(">")?;
-                Ok(if w == "arr" {
-                    Type::Array(s)
-                } else {
-                    Type::Ref(s)
+                Ok(match w.as_str() {
+                    "arr" => Type::Array(s),
+                    "ref" => Type::Ref(s),
+                    _ => Type::Pair(s),
                 })
             }
             _ => Ok(Type::Scalar(self.scalar()?)),
@@ -432,6 +432,13 @@ impl Parser<'_> {
             },
             "tape.push" => InstData::TapePush {
                 value: self.value()?,
+            },
+            "dpair.make" => InstData::PairMake { args: self.two()? },
+            "dpair.primal" => InstData::PairPrimal {
+                pair: self.value()?,
+            },
+            "dpair.diff" => InstData::PairDiff {
+                pair: self.value()?,
             },
             "tape.pop" => InstData::TapePop,
             "tape.read" => InstData::TapeRead,

@@ -4,6 +4,10 @@
 //! the function does not own unless it created it with `new`; a `ref<T>` is
 //! a thin pointer to one scalar (an `inout`/`out` scalar parameter, an array
 //! element, or a stack `slot`).
+//!
+//! A `dpair<T>` (DifferentialPair) is a float value together with its
+//! tangent. Only derivative code between `linearize` and pair lowering has
+//! them: they never reach codegen or a function signature.
 
 use std::fmt;
 
@@ -58,6 +62,8 @@ pub enum Type {
     Scalar(ScalarType),
     Array(ScalarType),
     Ref(ScalarType),
+    /// A float and its tangent (`dpair.make`, `dpair.primal`, `dpair.diff`).
+    Pair(ScalarType),
 }
 
 impl Type {
@@ -69,14 +75,14 @@ impl Type {
     pub fn scalar(self) -> Option<ScalarType> {
         match self {
             Type::Scalar(s) => Some(s),
-            Type::Array(_) | Type::Ref(_) => None,
+            Type::Array(_) | Type::Ref(_) | Type::Pair(_) => None,
         }
     }
 
     /// The scalar type stored behind an array or reference, or the scalar itself.
     pub fn elem(self) -> ScalarType {
         match self {
-            Type::Scalar(s) | Type::Array(s) | Type::Ref(s) => s,
+            Type::Scalar(s) | Type::Array(s) | Type::Ref(s) | Type::Pair(s) => s,
         }
     }
 }
@@ -93,6 +99,7 @@ impl fmt::Display for Type {
             Type::Scalar(s) => write!(f, "{s}"),
             Type::Array(s) => write!(f, "arr<{s}>"),
             Type::Ref(s) => write!(f, "ref<{s}>"),
+            Type::Pair(s) => write!(f, "dpair<{s}>"),
         }
     }
 }

@@ -224,6 +224,16 @@ impl FuncVerifier<'_> {
             .map(|v| func.dfg.value_type(*v))
             .collect();
         let sig_types: Vec<Type> = func.params.iter().map(|p| p.ty).collect();
+        let pair_in_signature = sig_types
+            .iter()
+            .chain(&func.returns)
+            .any(|t| matches!(t, Type::Pair(_)));
+        if pair_in_signature {
+            self.err(
+                "signature".into(),
+                "a signature cannot have a dpair (pairs stay inside derivative bodies)".into(),
+            );
+        }
         if entry_types != sig_types {
             self.err(
                 format!("{entry}"),
@@ -413,6 +423,19 @@ impl FuncVerifier<'_> {
                 Type::Array(_) => Ok(vec![]),
                 t => Err(format!("cannot free `{t}`")),
             },
+            InstData::PairMake { args } => match (self.ty(args[0]), self.ty(args[1])) {
+                (Type::Scalar(a), Type::Scalar(b)) if a == b && a.is_float() => {
+                    Ok(vec![Type::Pair(a)])
+                }
+                (a, b) => Err(format!("dpair.make of `{a}` and `{b}`")),
+            },
+            InstData::PairPrimal { pair } | InstData::PairDiff { pair } => match self.ty(*pair) {
+                Type::Pair(e) => Ok(vec![Type::Scalar(e)]),
+                t => Err(format!("`{t}` is not a dpair")),
+            },
+            InstData::TapePush { value } if matches!(self.ty(*value), Type::Pair(_)) => {
+                Err("a dpair cannot go on the tape".into())
+            }
             InstData::TapePush { .. } => Ok(vec![]),
             InstData::TapePop | InstData::TapeRead => match results.as_slice() {
                 [t] => Ok(vec![*t]),

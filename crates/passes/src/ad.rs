@@ -142,6 +142,7 @@ pub fn ready(module: &Module, of: FuncId) -> bool {
 pub enum AdStage {
     Linearize,
     Propagate,
+    LowerPairs,
     Unzip,
     Transpose,
 }
@@ -176,6 +177,12 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
         }
         for &id in &generated {
             crate::propagate::run(module, id)?;
+        }
+        if stop_here(AdStage::LowerPairs) {
+            return Ok(());
+        }
+        for &id in &generated {
+            crate::pairs::run(module.func_mut(id))?;
         }
         if stop_here(AdStage::Unzip) {
             return Ok(());
@@ -294,6 +301,7 @@ pub fn run_pass(name: &str, module: &mut Module) -> Option<Result<(), AdError>> 
         "propagate" => with_body(module, false)
             .into_iter()
             .try_for_each(|id| crate::propagate::run(module, id)),
+        "lower-pairs" => module.funcs.iter_mut().try_for_each(crate::pairs::run),
         "unzip" => with_body(module, true)
             .into_iter()
             .try_for_each(|id| crate::unzip::run(module, id)),

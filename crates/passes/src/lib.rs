@@ -3,7 +3,8 @@
 //! something). Every pass keeps a verified function verified; tests check
 //! that with `adc_ir::verify` after each pass.
 //!
-//! The derivative passes (`linearize`, `propagate`, `unzip`, `transpose`)
+//! The derivative passes (`linearize`, `propagate`, `lower-pairs` in
+//! `pairs`, `unzip`, `transpose`)
 //! work on a whole module and are driven by `ad::differentiate`; `optimize`
 //! is the `opt` stage.
 
@@ -17,6 +18,7 @@ pub mod inline;
 pub mod linearize;
 mod loops;
 pub mod mem2reg;
+pub mod pairs;
 pub mod propagate;
 pub mod rle;
 pub mod simplify_cfg;

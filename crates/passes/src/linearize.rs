@@ -4,7 +4,11 @@
 //! Assumes: the requested functions' sources are verified and have bodies.
 //! Guarantees (check with `adc ir --after linearize`): each generated body
 //! is the source's control-flow graph with every value paired with its
-//! differential. Float values get a tangent (tagged `diff`), float arrays
+//! differential. Float values get a tangent (tagged `diff`); where a float
+//! crosses a block boundary it travels with its tangent as one
+//! DifferentialPair (`dpair<T>` block parameter, `dpair.make` before the
+//! branch, `dpair.primal` / `dpair.diff` at the top of the block), which
+//! `lower-pairs` splits after `propagate`. Float arrays
 //! and references a shadow (a primal pointer to differential memory;
 //! loads and stores through it are `diff`). Differential instructions are
 //! only the linear forms `transpose` knows: `const 0`, `add`, `sub`, `neg`,
@@ -305,22 +309,42 @@ impl Linearizer<'_> {
                 _ => (),
             }
         }
+        // A float block parameter becomes one DifferentialPair parameter;
+        // arrays and references keep their shadow (a primal pointer) as a
+        // parameter of its own.
+        let mut pair_params = Vec::new();
         for &b in &src.layout[1..] {
             let nb = self.bmap[&b];
             for &p in src.dfg.block_params(b) {
                 let ty = src.dfg.value_type(p);
-                let v = self.out.dfg.append_block_param(nb, ty);
-                self.vmap[p.index()] = Some(v);
-                if adc_ir::ad::is_differentiable(ty) {
-                    let t = self.out.dfg.append_block_param(nb, ty);
-                    self.set_tan(p, Tan::Val(t));
-                } else {
-                    self.set_tan(p, Tan::None);
+                match ty {
+                    Type::Scalar(s) if s.is_float() => {
+                        let pair = self.out.dfg.append_block_param(nb, Type::Pair(s));
+                        pair_params.push((b, p, pair));
+                    }
+                    _ if adc_ir::ad::is_differentiable(ty) => {
+                        let v = self.out.dfg.append_block_param(nb, ty);
+                        self.vmap[p.index()] = Some(v);
+                        let t = self.out.dfg.append_block_param(nb, ty);
+                        self.set_tan(p, Tan::Val(t));
+                    }
+                    _ => {
+                        let v = self.out.dfg.append_block_param(nb, ty);
+                        self.vmap[p.index()] = Some(v);
+                        self.set_tan(p, Tan::None);
+                    }
                 }
             }
         }
         for &b in &src.layout {
             self.cur = self.bmap[&b];
+            for &(_, p, pair) in pair_params.iter().filter(|(pb, ..)| *pb == b) {
+                let ty = src.dfg.value_type(p);
+                let v = self.prim(InstData::PairPrimal { pair }, ty);
+                let t = self.emit1(InstData::PairDiff { pair }, ty, Tag::Diff);
+                self.vmap[p.index()] = Some(v);
+                self.set_tan(p, Tan::Val(t));
+            }
             for &inst in &src.dfg.block(b).insts {
                 self.span = src.span(inst);
                 self.inst(inst)?;
@@ -362,11 +386,20 @@ impl Linearizer<'_> {
     fn block_call(&mut self, call: &BlockCall) -> BlockCall {
         let mut args = Vec::new();
         for &a in &call.args {
-            args.push(self.p(a));
+            let p = self.p(a);
             let ty = self.src.dfg.value_type(a);
-            if adc_ir::ad::is_differentiable(ty) {
-                let t = self.tan_of(a);
-                args.push(self.mat(t, ty));
+            if !adc_ir::ad::is_differentiable(ty) {
+                args.push(p);
+                continue;
+            }
+            let t = self.tan_of(a);
+            let t = self.mat(t, ty);
+            match ty {
+                Type::Scalar(s) => {
+                    let pair = InstData::PairMake { args: [p, t] };
+                    args.push(self.emit1(pair, Type::Pair(s), Tag::Mixed));
+                }
+                _ => args.extend([p, t]),
             }
         }
         BlockCall {

@@ -10,14 +10,16 @@
 //! instructions, the tangent results of derivative calls, and every block
 //! parameter that receives one (a fixpoint over the edges). Every other
 //! instruction that uses a differential value is a terminator or a
-//! derivative call, tagged `mixed`; a terminator carrying none is primal.
+//! derivative call, tagged `mixed`, and so is `dpair.make`, which joins a
+//! float and its tangent; a terminator carrying neither a differential nor
+//! a pair is primal.
 //! No primal instruction uses a differential value, and every `diff`
 //! instruction has one of the linear forms `transpose` turns around, with
 //! its differential operands where linearity needs them. A forward request
 //! is finished here (its request is dropped from the header).
 
 use crate::ad::{diff_values, jvp_source, AdError};
-use adc_ir::{AdMode, BinaryOp, FuncId, InstData, Module, Tag, UnaryOp};
+use adc_ir::{AdMode, BinaryOp, FuncId, InstData, Module, Tag, Type, UnaryOp};
 
 pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let func = module.func(id);
@@ -39,12 +41,18 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
                             ));
                         }
                     }
-                    if any {
+                    // A DifferentialPair carries a tangent too.
+                    let carries_pair = data
+                        .args()
+                        .iter()
+                        .any(|a| matches!(func.dfg.value_type(*a), Type::Pair(_)));
+                    if any || carries_pair {
                         Tag::Mixed
                     } else {
                         Tag::Primal
                     }
                 }
+                (_, InstData::PairMake { .. }) => Tag::Mixed,
                 (_, InstData::Call { func: callee, .. })
                     if jvp_source(module, *callee).is_some() =>
                 {
@@ -105,6 +113,8 @@ fn check_linear(data: &InstData, diff: &[bool]) -> Result<(), String> {
         InstData::Store { .. } => !diff[0] && !diff[1],
         InstData::RefStore { .. } => !diff[0],
         InstData::ArrayFree { .. } | InstData::DeferFree { .. } => true,
+        // The tangent half of a DifferentialPair.
+        InstData::PairDiff { .. } => true,
         // Custom forward derivatives and tape traffic of tangents.
         InstData::Call { .. }
         | InstData::TapePush { .. }

@@ -1,8 +1,8 @@
 //! `unzip`: splits a linearized reverse request into a primal part and a
 //! differential part that replays the same control flow.
 //!
-//! Assumes: `func` is the output of `linearize` (+ `propagate`) for a
-//! reverse request.
+//! Assumes: `func` is the output of `linearize` (+ `propagate`, +
+//! `lower-pairs`) for a reverse request: no DifferentialPair is left.
 //! Guarantees (check with `adc ir --after unzip`):
 //! - All returns go through one exit block, and the exit edge of each
 //!   counted loop (`crate::loops`) through a block of its own. The primal
@@ -52,6 +52,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let mut g = module.func(id).clone();
+    if crate::pairs::has_pairs(&g) {
+        let span = g.deriv_span;
+        return Err(AdError::new(
+            "internal error: unzip needs its input's pairs lowered (`lower-pairs`)",
+            span,
+        ));
+    }
     // A reverse-mode derivative's own tape would share this function's.
     let tapes = g.layout.iter().any(|b| {
         g.dfg.block(*b).insts.iter().any(|i| {

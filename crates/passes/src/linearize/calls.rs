@@ -58,6 +58,8 @@ impl Linearizer<'_> {
                     s
                 }
                 (_, Type::Ref(e)) => self.zero_slot(e),
+                // Invariant: `src` is lowered source code, which has no dpair.
+                (_, Type::Pair(_)) => unreachable!("a dpair in source code"),
             };
             dargs.push(d);
         }
