@@ -73,6 +73,7 @@ fn pass_filetests() {
         "simplify-cfg",
         "bce",
         "rle",
+        "copy-loops",
         "inline",
         "linearize",
         "propagate",

@@ -485,6 +485,23 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 vec![self.alloc_zeroed(inst, n, size)?, n]
             }
             InstData::ArrayCopy { array } => self.array_copy(inst, *array)?,
+            InstData::CopyRange {
+                dst,
+                dst_index,
+                src,
+                src_index,
+                count,
+            } => {
+                let d = self.elem_addr(inst, *dst, *dst_index, false)?;
+                let s = self.elem_addr(inst, *src, *src_index, false)?;
+                let size = i64::from(self.func.dfg.value_type(*dst).elem().size());
+                let n = self.v(*count);
+                let zero = self.b.ins().iconst(types::I64, 0);
+                let n = self.b.ins().smax(n, zero);
+                let bytes = self.b.ins().imul_imm_s(n, size);
+                self.call_symbol("memmove", &[PTR, PTR, types::I64], &[PTR], &[d, s, bytes])?;
+                vec![]
+            }
             InstData::PairMake { args } => vec![self.v(args[0]), self.v(args[1])],
             InstData::PairPrimal { pair } => vec![self.vs(*pair)[0]],
             InstData::PairDiff { pair } => vec![self.vs(*pair)[1]],

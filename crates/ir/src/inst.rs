@@ -267,6 +267,17 @@ pub enum InstData {
     TapePop,
     /// Returns the oldest value not read yet (forward replay after unzip).
     TapeRead,
+    /// `dst[dst_index + k] = src[src_index + k]` for `0 <= k < count`, as if
+    /// through a temporary (the arrays may be one); nothing when `count <= 0`.
+    /// Unchecked: only `copy-loops` makes it, from a loop whose accesses
+    /// `bce` proved in bounds.
+    CopyRange {
+        dst: Value,
+        dst_index: Value,
+        src: Value,
+        src_index: Value,
+        count: Value,
+    },
     /// A `dpair<T>` of a float and its tangent.
     PairMake {
         args: [Value; 2],
@@ -327,6 +338,7 @@ impl InstData {
             | InstData::RefStore { .. }
             | InstData::Print { .. }
             | InstData::ArrayCopy { .. }
+            | InstData::CopyRange { .. }
             | InstData::LenCheck { .. }
             | InstData::DeferFree { .. }
             | InstData::TapePush { .. }
@@ -366,6 +378,7 @@ impl InstData {
             | InstData::Slot
             | InstData::Print { .. }
             | InstData::ArrayCopy { .. }
+            | InstData::CopyRange { .. }
             | InstData::LenCheck { .. }
             | InstData::DeferFree { .. }
             | InstData::TapePush { .. }
@@ -438,6 +451,19 @@ impl InstData {
                 *value = f(*value);
             }
             InstData::RefLoad { ptr } => *ptr = f(*ptr),
+            InstData::CopyRange {
+                dst,
+                dst_index,
+                src,
+                src_index,
+                count,
+            } => {
+                *dst = f(*dst);
+                *dst_index = f(*dst_index);
+                *src = f(*src);
+                *src_index = f(*src_index);
+                *count = f(*count);
+            }
             InstData::PairPrimal { pair } | InstData::PairDiff { pair } => *pair = f(*pair),
             InstData::RefStore { ptr, value } => {
                 *ptr = f(*ptr);

@@ -320,6 +320,35 @@ impl Machine<'_> {
                         }
                         _ => None,
                     },
+                    InstData::CopyRange {
+                        dst,
+                        dst_index,
+                        src,
+                        src_index,
+                        count,
+                    } => {
+                        let int = |v: Value| match scalar(&env, v) {
+                            Constant::I64(x) => x,
+                            _ => 0,
+                        };
+                        let (Val::Arr(d), Val::Arr(s)) = (get(&env, *dst), get(&env, *src)) else {
+                            return fail("copyrange of non-arrays");
+                        };
+                        let (di, si, n) = (int(*dst_index), int(*src_index), int(*count));
+                        if n > 0 {
+                            let in_bounds = |start: i64, len: usize| {
+                                start >= 0 && start.checked_add(n).is_some_and(|e| e <= len as i64)
+                            };
+                            if !in_bounds(di, self.memory[d].len())
+                                || !in_bounds(si, self.memory[s].len())
+                            {
+                                return fail("index out of bounds");
+                            }
+                            let part = self.memory[s][si as usize..(si + n) as usize].to_vec();
+                            self.memory[d][di as usize..(di + n) as usize].copy_from_slice(&part);
+                        }
+                        None
+                    }
                     InstData::PairMake { args } => {
                         Some(Val::Pair(scalar(&env, args[0]), scalar(&env, args[1])))
                     }

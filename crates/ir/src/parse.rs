@@ -433,6 +433,19 @@ impl Parser<'_> {
             "tape.push" => InstData::TapePush {
                 value: self.value()?,
             },
+            "copyrange" => {
+                let [dst, dst_index] = self.two()?;
+                self.expect(",")?;
+                let [src, src_index] = self.two()?;
+                self.expect(",")?;
+                InstData::CopyRange {
+                    dst,
+                    dst_index,
+                    src,
+                    src_index,
+                    count: self.value()?,
+                }
+            }
             "dpair.make" => InstData::PairMake { args: self.two()? },
             "dpair.primal" => InstData::PairPrimal {
                 pair: self.value()?,

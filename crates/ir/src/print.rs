@@ -80,6 +80,13 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
         InstData::LenCheck { args } => format!("lencheck {}, {}", args[0], args[1]),
         InstData::DeferFree { array } => format!("free.defer {array}"),
         InstData::TapePush { value } => format!("tape.push {value}"),
+        InstData::CopyRange {
+            dst,
+            dst_index,
+            src,
+            src_index,
+            count,
+        } => format!("copyrange {dst}, {dst_index}, {src}, {src_index}, {count}"),
         InstData::PairMake { args } => format!("dpair.make {}, {}", args[0], args[1]),
         InstData::PairPrimal { pair } => format!("dpair.primal {pair}"),
         InstData::PairDiff { pair } => format!("dpair.diff {pair}"),

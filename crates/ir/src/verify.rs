@@ -423,6 +423,25 @@ impl FuncVerifier<'_> {
                 Type::Array(_) => Ok(vec![]),
                 t => Err(format!("cannot free `{t}`")),
             },
+            InstData::CopyRange {
+                dst,
+                dst_index,
+                src,
+                src_index,
+                count,
+            } => match (self.ty(*dst), self.ty(*src)) {
+                (Type::Array(a), Type::Array(b))
+                    if a == b
+                        && [dst_index, src_index, count]
+                            .iter()
+                            .all(|v| self.ty(**v) == Type::I64) =>
+                {
+                    Ok(vec![])
+                }
+                _ => {
+                    Err("copyrange needs two arrays of one type and `i64` indices and count".into())
+                }
+            },
             InstData::PairMake { args } => match (self.ty(args[0]), self.ty(args[1])) {
                 (Type::Scalar(a), Type::Scalar(b)) if a == b && a.is_float() => {
                     Ok(vec![Type::Pair(a)])

@@ -2,6 +2,9 @@
 //! a constant, with exactly the semantics codegen gives it (IEEE floats,
 //! wrapping integers; integer division by zero is left for the runtime
 //! check). The semantics are the reference interpreter's, shared. A branch on a constant becomes a jump.
+//! Exact identities too: integer `x + 0`, `x - 0`, `x * 1` are `x`, and a
+//! float `x * 2` becomes `x + x` (the same IEEE result for every `x`), and
+//! the length of an array made by `new n` is `n`.
 //!
 //! Assumes: verified input. Guarantees: verified output, same behaviour.
 
@@ -70,13 +73,66 @@ fn fold(func: &Function, inst: Inst) -> Option<Constant> {
     }
 }
 
+/// What an identity makes of `inst`: the value it equals, or a cheaper
+/// instruction.
+enum Identity {
+    Same(Value),
+    Becomes(InstData),
+}
+
+fn identity(func: &Function, inst: Inst) -> Option<Identity> {
+    if let InstData::ArrayLen { array } = func.dfg.inst(inst) {
+        // `new n` succeeded, so `n >= 0` is its length.
+        return match crate::util::def_data(func, *array) {
+            Some(InstData::ArrayNew { len }) => Some(Identity::Same(*len)),
+            _ => None,
+        };
+    }
+    let InstData::Binary { op, args } = func.dfg.inst(inst) else {
+        return None;
+    };
+    let [a, b] = *args;
+    let (ca, cb) = (constant_of(func, a), constant_of(func, b));
+    match (op, ca, cb) {
+        (BinaryOp::Add, _, Some(Constant::I64(0))) | (BinaryOp::Sub, _, Some(Constant::I64(0))) => {
+            Some(Identity::Same(a))
+        }
+        (BinaryOp::Add, Some(Constant::I64(0)), _) => Some(Identity::Same(b)),
+        (BinaryOp::Mul, _, Some(Constant::I64(1))) => Some(Identity::Same(a)),
+        (BinaryOp::Mul, Some(Constant::I64(1)), _) => Some(Identity::Same(b)),
+        (BinaryOp::Mul, Some(c), _) | (BinaryOp::Mul, _, Some(c)) if is_two(c) => {
+            let x = if ca.is_some_and(is_two) { b } else { a };
+            Some(Identity::Becomes(InstData::Binary {
+                op: BinaryOp::Add,
+                args: [x, x],
+            }))
+        }
+        _ => None,
+    }
+}
+
+fn is_two(c: Constant) -> bool {
+    matches!(c, Constant::F64(x) if x == 2.0) || matches!(c, Constant::F32(x) if x == 2.0)
+}
+
 pub fn run(func: &mut Function) -> bool {
     let mut changed = false;
+    let mut same = std::collections::BTreeMap::new();
     for b in func.layout.clone() {
         for inst in func.dfg.block(b).insts.clone() {
             if let Some(c) = fold(func, inst) {
                 *func.dfg.inst_mut(inst) = InstData::Const { value: c };
                 changed = true;
+            }
+            match identity(func, inst) {
+                Some(Identity::Same(v)) => {
+                    same.insert(func.dfg.inst_results(inst)[0], v);
+                }
+                Some(Identity::Becomes(data)) => {
+                    *func.dfg.inst_mut(inst) = data;
+                    changed = true;
+                }
+                None => (),
             }
             if let InstData::Branch {
                 cond,
@@ -92,5 +148,8 @@ pub fn run(func: &mut Function) -> bool {
             }
         }
     }
+    // The identities' results are now unused; `dce` removes them.
+    changed |= !same.is_empty();
+    crate::util::substitute(func, &same);
     changed
 }

@@ -12,6 +12,7 @@ pub mod ad;
 pub mod bce;
 pub mod block_params;
 pub mod const_fold;
+pub mod copy_loops;
 pub mod cse;
 pub mod dce;
 pub mod inline;
@@ -43,14 +44,31 @@ pub const PASSES: &[(&str, FuncPass)] = &[
     ("mem2reg", mem2reg::run),
 ];
 
+/// Passes the `opt` stage runs once after the fixed point of `PASSES`, and
+/// derivative code does not run on its source (the derivative passes do
+/// not know what they make).
+pub const LATE_PASSES: &[(&str, FuncPass)] = &[("copy-loops", copy_loops::run)];
+
 pub fn find_pass(name: &str) -> Option<FuncPass> {
-    PASSES.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    PASSES
+        .iter()
+        .chain(LATE_PASSES)
+        .find(|(n, _)| *n == name)
+        .map(|(_, p)| *p)
 }
 
-/// The `opt` stage: every pass, repeated until nothing changes (bounded).
+/// The `opt` stage: every pass, repeated until nothing changes (bounded),
+/// then the late passes, and the fixed point again if they changed anything.
 pub fn optimize(module: &mut Module) {
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
         optimize_function(func);
+        let mut late = false;
+        for (_, pass) in LATE_PASSES {
+            late |= pass(func);
+        }
+        if late {
+            optimize_function(func);
+        }
     }
 }
 

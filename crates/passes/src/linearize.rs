@@ -441,6 +441,13 @@ impl Linearizer<'_> {
                 return Ok(());
             }
             InstData::Return { args } => return self.ret(args),
+            // Made only after differentiation (`copy-loops` runs in `opt`).
+            InstData::CopyRange { .. } => {
+                return Err(AdError::new(
+                    "cannot differentiate `copyrange`; differentiate the loop it came from",
+                    self.span,
+                ))
+            }
             InstData::TapePop | InstData::TapeRead => {
                 // Tangents were pushed after their values.
                 let ty = rty.expect("verified: tape reads have a result");

@@ -66,9 +66,10 @@ pub fn run(func: &mut Function) -> bool {
                     });
                     known.push(((a, j), resolve(*value)));
                 }
-                InstData::Call { .. } | InstData::RefStore { .. } | InstData::ArrayFree { .. } => {
-                    known.clear()
-                }
+                InstData::Call { .. }
+                | InstData::RefStore { .. }
+                | InstData::ArrayFree { .. }
+                | InstData::CopyRange { .. } => known.clear(),
                 _ => (),
             }
         }

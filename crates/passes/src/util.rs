@@ -182,9 +182,16 @@ pub(crate) fn is_float_div(func: &Function, inst: adc_ir::Inst) -> bool {
         .is_some_and(|r| func.dfg.value_type(*r).elem().is_float())
 }
 
-/// Whether removing `inst` when its results are unused changes nothing.
+/// Whether removing `inst` when its results are unused changes nothing
+/// (`free` of `null` does nothing either).
 pub(crate) fn is_removable(func: &Function, inst: adc_ir::Inst) -> bool {
-    !func.dfg.inst(inst).has_side_effects() || is_float_div(func, inst)
+    let frees_null = match func.dfg.inst(inst) {
+        InstData::ArrayFree { array } => {
+            matches!(def_data(func, *array), Some(InstData::ArrayNull))
+        }
+        _ => false,
+    };
+    !func.dfg.inst(inst).has_side_effects() || is_float_div(func, inst) || frees_null
 }
 
 /// The types of `inst`'s results.

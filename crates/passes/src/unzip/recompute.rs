@@ -167,7 +167,9 @@ pub(super) fn written_params(module: &Module, g: &Function) -> Vec<bool> {
     for &b in &g.layout {
         for &i in &g.dfg.block(b).insts {
             match g.dfg.inst(i) {
-                InstData::Store { array, .. } | InstData::ElemRef { array, .. }
+                InstData::Store { array, .. }
+                | InstData::ElemRef { array, .. }
+                | InstData::CopyRange { dst: array, .. }
                     if g.tag(i) != Tag::Diff =>
                 {
                     write(*array)
