@@ -254,7 +254,13 @@ fn copy_loops_keep_loop_semantics() {
             for (int i = 0; i < len(a); i++) b[i] = a[i];
             for (int i = 0; i < len(a) - 1; i++) a[i] = a[i + 1];
             for (int i = 1; i < len(b); i++) b[i] = b[i - 1];
-            double s = 0.0;
+            double c[5];
+            int k = 0;
+            while (k < len(c)) {
+                c[k] = a[k];
+                k++;
+            }
+            double s = double(k) * 1e9 + c[4] * 1e10;
             for (int i = 0; i < len(a); i++) s += a[i] * pow(10.0, double(i));
             double t = 0.0;
             for (int i = 0; i < len(b); i++) t += b[i];
@@ -269,12 +275,14 @@ fn copy_loops_keep_loop_semantics() {
     let s = 2.0 + 30.0 + 400.0 + 5000.0 + 50000.0;
     // b copies a, then each element copies the one before: 1 1 1 1 1.
     let t = 5.0;
+    // c copies the shifted a; the while loop's counter ends at 5.
+    let s = s + 5.0 * 1e9 + 5.0 * 1e10;
     assert_eq!(got, s + 1e6 * t);
     let mut module = driver::frontend("copies.ad", source, false).unwrap_or_else(|f| panic!("{f}"));
     driver::run_stages(&mut module, Stage::Opt).expect("stages run");
     let copies = module.to_string().matches("copyrange").count();
     assert_eq!(
-        copies, 2,
-        "the copy and the shift become copyrange:\n{module}"
+        copies, 3,
+        "the copies and the shift become copyrange:\n{module}"
     );
 }

@@ -10,6 +10,7 @@
 //! This is the only crate with `unsafe`: calling JIT-compiled code.
 
 mod abi;
+mod copy;
 mod runtime;
 mod tape;
 mod translate;
@@ -58,6 +59,8 @@ pub(crate) struct Symbols {
     pub tape_alloc: (&'static str, &'static str),
     /// `__adc_tape_grow` (`tape.rs`), when some function has a tape.
     pub tape_grow: Option<FuncId>,
+    /// `__adc_copy` (`copy.rs`), when some function has a `copyrange`.
+    pub copy: Option<FuncId>,
 }
 
 impl Symbols {
@@ -120,7 +123,11 @@ fn build<M: Module>(
             ("realloc", "free")
         },
         tape_grow: None,
+        copy: None,
     };
+    if ir.funcs.iter().any(copy::uses_copy) {
+        syms.copy = Some(copy::define_copy(m)?);
+    }
     if ir.funcs.iter().any(tape::uses_tape) {
         syms.tape_grow = Some(tape::define_tape_grow(m, syms.tape_alloc.0)?);
     }

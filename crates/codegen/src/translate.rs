@@ -272,7 +272,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(())
     }
 
-    fn elem_addr(
+    pub(crate) fn elem_addr(
         &mut self,
         inst: adc_ir::Inst,
         array: Value,
@@ -492,14 +492,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 src_index,
                 count,
             } => {
-                let d = self.elem_addr(inst, *dst, *dst_index, false)?;
-                let s = self.elem_addr(inst, *src, *src_index, false)?;
-                let size = i64::from(self.func.dfg.value_type(*dst).elem().size());
-                let n = self.v(*count);
-                let zero = self.b.ins().iconst(types::I64, 0);
-                let n = self.b.ins().smax(n, zero);
-                let bytes = self.b.ins().imul_imm_s(n, size);
-                self.call_symbol("memmove", &[PTR, PTR, types::I64], &[PTR], &[d, s, bytes])?;
+                self.copy_range(inst, [*dst, *dst_index, *src, *src_index, *count])?;
                 vec![]
             }
             InstData::PairMake { args } => vec![self.v(args[0]), self.v(args[1])],

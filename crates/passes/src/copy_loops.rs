@@ -7,15 +7,17 @@
 //!
 //! ```text
 //! h(i: i64):  c = cmp lt i, L          ; L defined outside the loop
-//!             br c, b(), exit(args)    ; args defined outside the loop
+//!             br c, b(), exit(args)
 //! b():        v = load.unchecked src, i + d1
 //!             store.unchecked dst, i + d2, v
 //!             jump h(i + 1)
 //! ```
 //!
 //! with only constants and index additions besides in `b`, only pure
-//! instructions that do not use `i` besides in `h`, and neither `i`, `c` nor
-//! anything `b` defines used after the loop. The copy must mean what a `memmove` means:
+//! instructions that do not use `i` besides in `h`, and neither `c` nor
+//! anything `b` defines used after the loop. Uses of `i` after the loop
+//! get its final value: `L` if the loop ran, its first value if not.
+//! The copy must mean what a `memmove` means:
 //! `src` and `dst` are different arrays (each a parameter, and parameters
 //! never alias, LANGUAGE.md §3, or made by `new`), or one array read at or
 //! ahead of where it is written (`d1 >= d2`).
@@ -42,7 +44,7 @@ pub fn run(func: &mut Function) -> bool {
         let Some(copy) = match_copy(func, lp.header, lp.latch, lp.exit) else {
             continue;
         };
-        rewrite(func, lp.header, copy);
+        rewrite(func, lp.header, lp.latch, copy);
         changed = true;
     }
     changed
@@ -90,9 +92,11 @@ fn match_copy(func: &Function, header: Block, latch: Block, exit: Block) -> Opti
         },
         _ => return None,
     };
-    // What the rewrite changes the meaning of: the counter (it keeps its
-    // first value), the comparison, and everything the body defines.
-    let changed = |v: Value| v == counter || v == *cond || in_latch(v);
+    // What the rewrite changes the meaning of: the comparison and everything
+    // the body defines. (The counter keeps its first value in the header,
+    // where only the comparison uses it; uses after the loop are given its
+    // final value.)
+    let changed = |v: Value| v == *cond || in_latch(v);
     let header_ok = func.dfg.block(header).insts.iter().all(|&i| {
         let data = func.dfg.inst(i);
         i == term || i == cmp || (!data.has_side_effects() && !data.args().contains(&counter))
@@ -102,6 +106,7 @@ fn match_copy(func: &Function, header: Block, latch: Block, exit: Block) -> Opti
         || !then_dest.args.is_empty()
         || else_dest.block != exit
         || changed(bound)
+        || bound == counter
         || else_dest.args.iter().any(|a| changed(*a))
     {
         return None;
@@ -131,7 +136,8 @@ fn match_copy(func: &Function, header: Block, latch: Block, exit: Block) -> Opti
     }
     let (load_inst, src, src_index) = load?;
     let (store_inst, dst, dst_index, value) = store?;
-    if value != func.dfg.inst_results(load_inst)[0] || changed(src) || changed(dst) {
+    let varies = |v: Value| changed(v) || v == counter;
+    if value != func.dfg.inst_results(load_inst)[0] || varies(src) || varies(dst) {
         return None;
     }
     let (sb, src_offset) = offset_of(func, src_index);
@@ -176,7 +182,7 @@ fn is_root(func: &Function, a: Value) -> bool {
     }
 }
 
-fn rewrite(func: &mut Function, header: Block, c: Copy) {
+fn rewrite(func: &mut Function, header: Block, latch: Block, c: Copy) {
     let term = func.dfg.block_mut(header).insts.pop();
     debug_assert!(term.is_some(), "a matched header has a branch");
     let emit = |func: &mut Function, data: InstData, ty: Option<Type>| {
@@ -202,6 +208,17 @@ fn rewrite(func: &mut Function, header: Block, c: Copy) {
         };
         emit(func, data, Some(Type::I64)).expect("an addition has a result")
     };
+    // After the loop the counter is `max(L, first)`.
+    let runs = InstData::Cmp {
+        cond: CmpCond::Lt,
+        args: [c.counter, c.bound],
+    };
+    let runs = emit(func, runs, Some(Type::BOOL)).expect("a comparison has a result");
+    let last = InstData::Select {
+        cond: runs,
+        args: [c.bound, c.counter],
+    };
+    let last = emit(func, last, Some(Type::I64)).expect("a select has a result");
     let dst_index = at(func, c.dst_offset);
     let src_index = at(func, c.src_offset);
     let count = InstData::Binary {
@@ -217,5 +234,21 @@ fn rewrite(func: &mut Function, header: Block, c: Copy) {
         count,
     };
     emit(func, copy, None);
-    emit(func, InstData::Jump { dest: c.exit }, None);
+    let mut exit = c.exit;
+    for a in &mut exit.args {
+        if *a == c.counter {
+            *a = last;
+        }
+    }
+    emit(func, InstData::Jump { dest: exit }, None);
+    for b in func.layout.clone() {
+        if b == header || b == latch {
+            continue;
+        }
+        for i in func.dfg.block(b).insts.clone() {
+            func.dfg
+                .inst_mut(i)
+                .map_args(|v| if v == c.counter { last } else { v });
+        }
+    }
 }

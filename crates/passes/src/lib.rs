@@ -16,6 +16,7 @@ pub mod copy_loops;
 pub mod cse;
 pub mod dce;
 pub mod inline;
+pub mod licm;
 pub mod linearize;
 mod loops;
 pub mod mem2reg;
@@ -41,6 +42,7 @@ pub const PASSES: &[(&str, FuncPass)] = &[
     ("dce", dce::run),
     ("simplify-cfg", simplify_cfg::run),
     ("bce", bce::run),
+    ("licm", licm::run),
     ("mem2reg", mem2reg::run),
 ];
 

@@ -30,7 +30,7 @@ pub(crate) struct CountedLoop {
 }
 
 /// The blocks of the natural loop of the back edge `latch -> header`.
-fn natural_loop(
+pub(crate) fn natural_loop(
     edges: &BTreeMap<Block, Vec<Edge>>,
     header: Block,
     latch: Block,
