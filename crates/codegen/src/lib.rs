@@ -126,7 +126,7 @@ fn build<M: Module>(
         copy: None,
     };
     if ir.funcs.iter().any(copy::uses_copy) {
-        syms.copy = Some(copy::define_copy(m)?);
+        syms.copy = Some(copy::declare_copy(m)?);
     }
     if ir.funcs.iter().any(tape::uses_tape) {
         syms.tape_grow = Some(tape::define_tape_grow(m, syms.tape_alloc.0)?);
@@ -161,6 +161,9 @@ fn build<M: Module>(
         } else {
             built.entries.push(None);
         }
+    }
+    if let Some(id) = syms.copy {
+        copy::define_copy(m, id)?;
     }
     Ok(built)
 }
