@@ -5,11 +5,11 @@
 //! (the derivative tape's pointer and length, loop-invariant floats) on the
 //! stack; through `preserve_all` the copy clobbers nothing.
 
+use crate::tape::{define_helper, preserve_all_signature};
 use crate::translate::{FuncTranslator, PTR};
 use crate::CodegenError;
 use adc_ir::InstData;
 use cranelift_codegen::ir::{self as clif, types, InstBuilder};
-use cranelift_frontend::FunctionBuilder;
 use cranelift_module::Module;
 
 /// Whether `func` has a `copyrange`.
@@ -23,19 +23,12 @@ pub(crate) fn uses_copy(func: &adc_ir::Function) -> bool {
     })
 }
 
+const PARAMS: [clif::Type; 3] = [PTR, PTR, types::I64];
+
 /// Declares `__adc_copy(dst, src, bytes)`; `define_copy` gives its body.
 pub(crate) fn declare_copy<M: Module>(m: &mut M) -> Result<cranelift_module::FuncId, CodegenError> {
-    let sig = copy_signature(m);
+    let sig = preserve_all_signature(m, &PARAMS);
     Ok(m.declare_function("__adc_copy", cranelift_module::Linkage::Local, &sig)?)
-}
-
-fn copy_signature<M: Module>(m: &M) -> clif::Signature {
-    let mut sig = m.make_signature();
-    sig.call_conv = cranelift_codegen::isa::CallConv::PreserveAll;
-    sig.params.push(clif::AbiParam::new(PTR));
-    sig.params.push(clif::AbiParam::new(PTR));
-    sig.params.push(clif::AbiParam::new(types::I64));
-    sig
 }
 
 /// Defines `__adc_copy`, after the module's functions: placed first, it
@@ -44,23 +37,12 @@ pub(crate) fn define_copy<M: Module>(
     m: &mut M,
     id: cranelift_module::FuncId,
 ) -> Result<(), CodegenError> {
-    let mut ctx = m.make_context();
-    ctx.func.signature = copy_signature(m);
-    let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let args = b.block_params(entry).to_vec();
-    let params = [PTR, PTR, types::I64];
-    let fref = crate::translate::declare_import(m, &mut b, "memmove", &params, &[PTR])?;
-    b.ins().call(fref, &args);
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
-    b.finalize(m.target_config());
-    m.define_function(id, &mut ctx)
-        .map_err(|e| CodegenError::Backend(format!("`__adc_copy`: {e:?}")))?;
-    Ok(())
+    let sig = preserve_all_signature(m, &PARAMS);
+    define_helper(m, id, sig, "__adc_copy", |m, b, params| {
+        let fref = crate::translate::declare_import(m, b, "memmove", &PARAMS, &[PTR])?;
+        b.ins().call(fref, params);
+        Ok(())
+    })
 }
 
 impl<M: Module> FuncTranslator<'_, '_, M> {

@@ -53,11 +53,45 @@ pub(crate) fn define_tape_grow<M: Module>(
     m: &mut M,
     alloc: &str,
 ) -> Result<cranelift_module::FuncId, CodegenError> {
+    let sig = preserve_all_signature(m, &[PTR, types::I64]);
+    let id = m.declare_function("__adc_tape_grow", cranelift_module::Linkage::Local, &sig)?;
+    define_helper(m, id, sig, "__adc_tape_grow", |m, b, params| {
+        let (ex, need) = (params[0], params[1]);
+        let old = b.ins().load(PTR, TRUSTED, ex, 0);
+        let cap = b.ins().load(types::I64, TRUSTED, ex, 16);
+        let doubled = b.ins().ishl_imm_s(cap, 1);
+        let at_least = b.ins().smax(doubled, need);
+        let min = b.ins().iconst(types::I64, 512);
+        let new_cap = b.ins().smax(at_least, min);
+        let fref = crate::translate::declare_import(m, b, alloc, &[PTR, types::I64], &[PTR])?;
+        let call = b.ins().call(fref, &[old, new_cap]);
+        let p = b.inst_results(call)[0];
+        b.ins().store(TRUSTED, p, ex, 0);
+        b.ins().store(TRUSTED, new_cap, ex, 16);
+        Ok(())
+    })?;
+    Ok(id)
+}
+
+/// A `preserve_all` signature with these parameters and no result: the
+/// convention of the module's helpers that hot loops call on cold paths.
+pub(crate) fn preserve_all_signature<M: Module>(m: &M, params: &[clif::Type]) -> clif::Signature {
     let mut sig = m.make_signature();
     sig.call_conv = cranelift_codegen::isa::CallConv::PreserveAll;
-    sig.params.push(clif::AbiParam::new(PTR));
-    sig.params.push(clif::AbiParam::new(types::I64));
-    let id = m.declare_function("__adc_tape_grow", cranelift_module::Linkage::Local, &sig)?;
+    sig.params
+        .extend(params.iter().map(|t| clif::AbiParam::new(*t)));
+    sig
+}
+
+/// Defines helper `id` (`name` in errors) with signature `sig`: one block
+/// whose body `body` emits from the parameters, then `return`.
+pub(crate) fn define_helper<M: Module>(
+    m: &mut M,
+    id: cranelift_module::FuncId,
+    sig: clif::Signature,
+    name: &str,
+    body: impl FnOnce(&mut M, &mut FunctionBuilder, &[clif::Value]) -> Result<(), CodegenError>,
+) -> Result<(), CodegenError> {
     let mut ctx = m.make_context();
     ctx.func.signature = sig;
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
@@ -65,24 +99,14 @@ pub(crate) fn define_tape_grow<M: Module>(
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
-    let (ex, need) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-    let old = b.ins().load(PTR, TRUSTED, ex, 0);
-    let cap = b.ins().load(types::I64, TRUSTED, ex, 16);
-    let doubled = b.ins().ishl_imm_s(cap, 1);
-    let at_least = b.ins().smax(doubled, need);
-    let min = b.ins().iconst(types::I64, 512);
-    let new_cap = b.ins().smax(at_least, min);
-    let fref = crate::translate::declare_import(m, &mut b, alloc, &[PTR, types::I64], &[PTR])?;
-    let call = b.ins().call(fref, &[old, new_cap]);
-    let p = b.inst_results(call)[0];
-    b.ins().store(TRUSTED, p, ex, 0);
-    b.ins().store(TRUSTED, new_cap, ex, 16);
+    let params = b.block_params(entry).to_vec();
+    body(m, &mut b, &params)?;
     b.ins().return_(&[]);
     b.seal_all_blocks();
     b.finalize(m.target_config());
     m.define_function(id, &mut ctx)
-        .map_err(|e| CodegenError::Backend(format!("`__adc_tape_grow`: {e:?}")))?;
-    Ok(id)
+        .map_err(|e| CodegenError::Backend(format!("`{name}`: {e:?}")))?;
+    Ok(())
 }
 
 /// The tape's state: SSA variables of the function being translated.

@@ -19,7 +19,7 @@
 //! get its final value: `L` if the loop ran, its first value if not.
 //! The copy must mean what a `memmove` means:
 //! `src` and `dst` are different arrays (each a parameter, and parameters
-//! never alias, LANGUAGE.md §3, or made by `new`), or one array read at or
+//! never alias, LANGUAGE.md §3, or made by `new` or `copy`), or one array read at or
 //! ahead of where it is written (`d1 >= d2`).
 //! Guarantees (check with `adc ir --after opt`): `h` does
 //! `copyrange dst, i + d2, src, i + d1, L - i` and jumps to `exit`; the loop
@@ -28,7 +28,7 @@
 //! derivative passes do not know `copyrange`.
 
 use crate::loops::counted_loops;
-use crate::util::offset_of;
+use crate::util::{is_fresh_array, offset_of};
 use adc_ir::{
     BinaryOp, Block, BlockCall, CmpCond, Constant, Function, InstData, Span, Type, Value, ValueDef,
 };
@@ -145,7 +145,7 @@ fn match_copy(func: &Function, header: Block, latch: Block, exit: Block) -> Opti
     if sb != counter || db != counter {
         return None;
     }
-    let distinct_roots = is_root(func, src) && is_root(func, dst) && src != dst;
+    let distinct_roots = is_fresh_array(func, src) && is_fresh_array(func, dst) && src != dst;
     if !(distinct_roots || (src == dst && src_offset >= dst_offset)) {
         return None;
     }
@@ -171,15 +171,6 @@ fn match_copy(func: &Function, header: Block, latch: Block, exit: Block) -> Opti
         exit: else_dest.clone(),
         span: func.span(store_inst),
     })
-}
-
-/// An array that is no other array: a parameter or the result of `new`.
-fn is_root(func: &Function, a: Value) -> bool {
-    match func.dfg.value_def(a) {
-        ValueDef::Param(b, _) => Some(b) == func.entry_block(),
-        ValueDef::Result(i, _) => matches!(func.dfg.inst(i), InstData::ArrayNew { .. }),
-        ValueDef::Unused => false,
-    }
 }
 
 fn rewrite(func: &mut Function, header: Block, latch: Block, c: Copy) {

@@ -7,7 +7,7 @@
 //! only block outside the loop that branches to the header, and it must end
 //! in a `jump` to the header (so it runs exactly when the loop is entered).
 //! Only instructions that can neither trap nor observe memory move: pure
-//! ones (`InstData::is_pure`), float divisions, and `len`. Since they cannot
+//! ones (`InstData::is_pure`, which includes `len`) and float divisions. Since they cannot
 //! fail, running them when the loop body would not have is harmless.
 //! Guarantees: verified output, same behaviour; inner loops are handled
 //! before outer ones, so an invariant of a nest moves as far out as it can.
@@ -54,8 +54,7 @@ pub fn run(func: &mut Function) -> bool {
 }
 
 fn movable(func: &Function, inst: Inst) -> bool {
-    let data = func.dfg.inst(inst);
-    data.is_pure() || is_float_div(func, inst) || matches!(data, InstData::ArrayLen { .. })
+    func.dfg.inst(inst).is_pure() || is_float_div(func, inst)
 }
 
 fn hoist(func: &mut Function, pre: Block, rpo: &[Block], body: &BTreeSet<Block>) -> bool {

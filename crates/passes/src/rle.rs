@@ -14,22 +14,9 @@
 //!
 //! Assumes: verified input. Guarantees: verified output.
 
-use crate::util::{offset_of, substitute};
-use adc_ir::{Function, InstData, Value, ValueDef};
+use crate::util::{is_fresh_array, offset_of, substitute};
+use adc_ir::{Function, InstData, Value};
 use std::collections::BTreeMap;
-
-/// An array value that is its own object: a parameter, or made here by
-/// `new` or `copy` (not one passed along through a block parameter).
-fn is_root(func: &Function, a: Value) -> bool {
-    match func.dfg.value_def(a) {
-        ValueDef::Param(b, _) => Some(b) == func.layout.first().copied(),
-        ValueDef::Result(i, _) => matches!(
-            func.dfg.inst(i),
-            InstData::ArrayNew { .. } | InstData::ArrayCopy { .. }
-        ),
-        _ => false,
-    }
-}
 
 pub fn run(func: &mut Function) -> bool {
     let mut map: BTreeMap<Value, Value> = BTreeMap::new();
@@ -61,7 +48,8 @@ pub fn run(func: &mut Function) -> bool {
                     let (jb, jd) = offset_of(func, j);
                     known.retain(|&((ka, ki), _)| {
                         let (ib, id) = offset_of(func, ki);
-                        let other_array = ka != a && is_root(func, ka) && is_root(func, a);
+                        let other_array =
+                            ka != a && is_fresh_array(func, ka) && is_fresh_array(func, a);
                         other_array || (ka == a && ib == jb && id != jd)
                     });
                     known.push(((a, j), resolve(*value)));

@@ -209,3 +209,18 @@ pub(crate) fn remove_insts(func: &mut Function, dead: &std::collections::BTreeSe
         func.dfg.block_mut(b).insts.retain(|i| !dead.contains(i));
     }
 }
+
+/// An array value that is its own object: a parameter (parameters never
+/// alias, LANGUAGE.md §3), or made here by `new` or `copy` (not one passed
+/// along through a block parameter). Two different such values never share
+/// memory.
+pub(crate) fn is_fresh_array(func: &Function, a: Value) -> bool {
+    match func.dfg.value_def(a) {
+        ValueDef::Param(b, _) => Some(b) == func.entry_block(),
+        ValueDef::Result(i, _) => matches!(
+            func.dfg.inst(i),
+            InstData::ArrayNew { .. } | InstData::ArrayCopy { .. }
+        ),
+        ValueDef::Unused => false,
+    }
+}
