@@ -26,7 +26,8 @@ fn arr(xs: &[f64]) -> ArgValue {
 fn f(c: &Constant) -> f64 {
     match c {
         Constant::F64(x) => *x,
-        other => panic!("not a double: {other:?}"),
+        Constant::F32(x) => f64::from(*x),
+        other => panic!("not a float: {other:?}"),
     }
 }
 
@@ -149,7 +150,8 @@ fn non_smooth_points_and_strong_zero() {
 [autodiff_reverse(dmin, Active, Active, Active)] double fmin_(double x, double y) { return min(x, y); }
 [autodiff_forward(tmax, Dual, Dual, Dual)] double fmax_(double x, double y) { return max(x, y); }
 [autodiff_reverse(dsq, Active, Const, Active)] double root(double x, double k) { return k * sqrt(x); }
-[autodiff_reverse(dsel, Active, Active)] double sel(double x) { return x > 0.0 ? x : sqrt(x); }";
+[autodiff_reverse(dsel, Active, Active)] double sel(double x) { return x > 0.0 ? x : sqrt(x); }
+[autodiff_reverse(dsqf, Active, Const, Active)] float rootf(float x, float k) { return k * sqrt(x); }";
     let j = jit(src);
     assert_eq!(call(&j, "dabs", &mut [d(0.0), d(1.0)]), vec![0.0, 0.0]);
     assert_eq!(
@@ -165,6 +167,17 @@ fn non_smooth_points_and_strong_zero() {
         call(&j, "dsq", &mut [d(0.0), d(1.0), d(0.0)]),
         vec![0.0, 0.0]
     );
+    // The same in single precision (the product is masked lane-wise).
+    let zero_f32 = ArgValue::Scalar(Constant::F32(0.0));
+    let one_f32 = ArgValue::Scalar(Constant::F32(1.0));
+    let r = call(
+        &j,
+        "dsqf",
+        &mut [zero_f32.clone(), one_f32.clone(), zero_f32.clone()],
+    );
+    assert_eq!(r, vec![0.0, 0.0]);
+    let r = call(&j, "dsqf", &mut [zero_f32, one_f32.clone(), one_f32]);
+    assert_eq!(r, vec![0.0, f64::INFINITY], "a nonzero seed keeps sqrt'(0)");
     // The untaken arm (sqrt of a negative, NaN partial) gets no adjoint.
     assert_eq!(call(&j, "dsel", &mut [d(4.0), d(1.0)]), vec![4.0, 1.0]);
     let r = call(&j, "dsel", &mut [d(-4.0), d(1.0)]);

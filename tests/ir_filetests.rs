@@ -74,6 +74,7 @@ fn pass_filetests() {
         "bce",
         "rle",
         "copy-loops",
+        "carry",
         "licm",
         "inline",
         "linearize",

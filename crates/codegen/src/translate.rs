@@ -599,6 +599,32 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(p)
     }
 
+    /// `x * y`, but exactly zero when `x` is zero (LANGUAGE.md §5.5), without
+    /// a branch: a float `select` lowers to two jumps on x86-64, and the
+    /// reverse sweep does one such product per partial. The vector unit's
+    /// compare gives lane 0 all ones when `x != 0` (NaN included) and all
+    /// zeros when not, and an `and` with it keeps or clears the product,
+    /// one cycle after the multiplication.
+    fn strong_zero_mul(&mut self, x: clif::Value, y: clif::Value) -> clif::Value {
+        let p = self.b.ins().fmul(x, y);
+        let ty = self.b.func.dfg.value_type(x);
+        let vty = if ty == types::F32 {
+            types::F32X4
+        } else {
+            types::F64X2
+        };
+        let little = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+        // Only lane 0 matters; `splat` is one shuffle, `scalar_to_vector`
+        // also zeroes the other lanes.
+        let xv = self.b.ins().splat(vty, x);
+        let z = zero(&mut self.b, ty);
+        let zv = self.b.ins().splat(vty, z);
+        let keep = self.b.ins().fcmp(FloatCC::NotEqual, xv, zv);
+        let keep = self.b.ins().bitcast(vty, little, keep);
+        let keep = self.b.ins().extractlane(keep, 0);
+        self.b.ins().band(p, keep)
+    }
+
     fn binary(
         &mut self,
         inst: adc_ir::Inst,
@@ -614,13 +640,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             (BinaryOp::Sub, false) => self.b.ins().isub(x, y),
             (BinaryOp::Mul, true) => self.b.ins().fmul(x, y),
             (BinaryOp::Mul | BinaryOp::MulZ, false) => self.b.ins().imul(x, y),
-            (BinaryOp::MulZ, true) => {
-                let p = self.b.ins().fmul(x, y);
-                let ty = self.b.func.dfg.value_type(x);
-                let z = zero(&mut self.b, ty);
-                let is_zero = self.b.ins().fcmp(FloatCC::Equal, x, z);
-                self.b.ins().select(is_zero, z, p)
-            }
+            (BinaryOp::MulZ, true) => self.strong_zero_mul(x, y),
             (BinaryOp::Div, true) => self.b.ins().fdiv(x, y),
             // The verifier rejects float `rem` (the language has `fmod`);
             // should it ever reach here, it means C's `fmod`.

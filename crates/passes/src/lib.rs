@@ -11,6 +11,7 @@
 pub mod ad;
 pub mod bce;
 pub mod block_params;
+pub mod carry;
 pub mod const_fold;
 pub mod copy_loops;
 pub mod cse;
@@ -49,7 +50,8 @@ pub const PASSES: &[(&str, FuncPass)] = &[
 /// Passes the `opt` stage runs once after the fixed point of `PASSES`, and
 /// derivative code does not run on its source (the derivative passes do
 /// not know what they make).
-pub const LATE_PASSES: &[(&str, FuncPass)] = &[("copy-loops", copy_loops::run)];
+pub const LATE_PASSES: &[(&str, FuncPass)] =
+    &[("copy-loops", copy_loops::run), ("carry", carry::run)];
 
 pub fn find_pass(name: &str) -> Option<FuncPass> {
     PASSES

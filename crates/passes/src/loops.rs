@@ -12,7 +12,7 @@
 
 use crate::util::{incoming_edges, int_const, offset_of, Edge};
 use adc_ir::verify::{dominates, dominators};
-use adc_ir::{Block, Function, InstData, Type};
+use adc_ir::{Block, Function, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) struct CountedLoop {
@@ -45,8 +45,52 @@ pub(crate) fn natural_loop(
     body
 }
 
+/// A loop of the same shape whose counter may enter with any value.
+pub(crate) struct SteppedLoop {
+    pub header: Block,
+    /// Index of the counter among the header's parameters.
+    pub param: usize,
+    /// What the entry edge passes to the counter.
+    pub init: Value,
+    pub step: i64,
+    /// The block the entry edge comes from.
+    pub entry: Block,
+    pub latch: Block,
+    pub body: BTreeSet<Block>,
+    pub exit: Block,
+}
+
 /// Every counted loop of `func` whose header is in `among`.
 pub(crate) fn counted_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<CountedLoop> {
+    loops_where(func, among, |v| int_const(func, v).is_some())
+        .into_iter()
+        .filter_map(|lp| {
+            Some(CountedLoop {
+                header: lp.header,
+                param: lp.param,
+                init: int_const(func, lp.init)?,
+                step: lp.step,
+                latch: lp.latch,
+                body: lp.body,
+                exit: lp.exit,
+            })
+        })
+        .collect()
+}
+
+/// Every loop of `func` with a header in `among` that would be counted
+/// if its counter entered with a constant.
+pub(crate) fn stepped_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<SteppedLoop> {
+    loops_where(func, among, |_| true)
+}
+
+/// The loops whose counter is the first header parameter that steps by a
+/// constant and enters with a value `init_ok` accepts.
+fn loops_where(
+    func: &Function,
+    among: &BTreeSet<Block>,
+    init_ok: impl Fn(Value) -> bool,
+) -> Vec<SteppedLoop> {
     let (_, idom) = dominators(func);
     let edges = incoming_edges(func);
     let mut found = Vec::new();
@@ -65,10 +109,9 @@ pub(crate) fn counted_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<Cou
         let params = func.dfg.block_params(h);
         let counter = (0..params.len()).find_map(|k| {
             let i = params[k];
-            let init = int_const(func, entry.args[k])?;
             let (base, step) = offset_of(func, back.args[k]);
-            (func.dfg.value_type(i) == Type::I64 && base == i && step != 0)
-                .then_some((k, init, step))
+            let counts = func.dfg.value_type(i) == Type::I64 && base == i && step != 0;
+            (counts && init_ok(entry.args[k])).then_some((k, entry.args[k], step))
         });
         let Some((param, init, step)) = counter else {
             continue;
@@ -90,11 +133,12 @@ pub(crate) fn counted_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<Cou
         if *from != h || !header_branches {
             continue;
         }
-        found.push(CountedLoop {
+        found.push(SteppedLoop {
             header: h,
             param,
             init,
             step,
+            entry: entry.from,
             latch: back.from,
             body,
             exit: *exit,
