@@ -151,7 +151,9 @@ fn non_smooth_points_and_strong_zero() {
 [autodiff_forward(tmax, Dual, Dual, Dual)] double fmax_(double x, double y) { return max(x, y); }
 [autodiff_reverse(dsq, Active, Const, Active)] double root(double x, double k) { return k * sqrt(x); }
 [autodiff_reverse(dsel, Active, Active)] double sel(double x) { return x > 0.0 ? x : sqrt(x); }
-[autodiff_reverse(dsqf, Active, Const, Active)] float rootf(float x, float k) { return k * sqrt(x); }";
+[autodiff_reverse(dsqf, Active, Const, Active)] float rootf(float x, float k) { return k * sqrt(x); }
+[autodiff_reverse(droots, Active, Active)]
+double roots(double x) { double s = x; for (int i = 0; i < 3; i++) s = sqrt(s); return s; }";
     let j = jit(src);
     assert_eq!(call(&j, "dabs", &mut [d(0.0), d(1.0)]), vec![0.0, 0.0]);
     assert_eq!(
@@ -177,6 +179,11 @@ fn non_smooth_points_and_strong_zero() {
     );
     assert_eq!(r, vec![0.0, 0.0]);
     let r = call(&j, "dsqf", &mut [zero_f32, one_f32.clone(), one_f32]);
+    assert_eq!(r, vec![0.0, f64::INFINITY], "a nonzero seed keeps sqrt'(0)");
+    // In a loop the adjoint is carried from one iteration to the next,
+    // and the product is lowered differently (`strong_zero`): same rule.
+    assert_eq!(call(&j, "droots", &mut [d(0.0), d(0.0)]), vec![0.0, 0.0]);
+    let r = call(&j, "droots", &mut [d(0.0), d(1.0)]);
     assert_eq!(r, vec![0.0, f64::INFINITY], "a nonzero seed keeps sqrt'(0)");
     // The untaken arm (sqrt of a negative, NaN partial) gets no adjoint.
     assert_eq!(call(&j, "dsel", &mut [d(4.0), d(1.0)]), vec![4.0, 1.0]);

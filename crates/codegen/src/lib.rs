@@ -12,6 +12,7 @@
 mod abi;
 mod copy;
 mod runtime;
+mod strong_zero;
 mod tape;
 mod translate;
 

@@ -89,6 +89,9 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     ret_area: Option<clif::Value>,
     /// The tape and deferred-free list of this call (`crate::tape`).
     pub(crate) tape_state: Option<crate::tape::TapeState>,
+    /// Per value, whether it is on a loop-carried recurrence
+    /// (`crate::strong_zero`).
+    recurrent: Vec<bool>,
 }
 
 pub(crate) fn translate<M: Module>(
@@ -129,6 +132,7 @@ pub(crate) fn translate<M: Module>(
         error_sites: BTreeMap::new(),
         ret_area,
         tape_state: None,
+        recurrent: crate::strong_zero::recurrent_values(func),
     };
     if crate::tape::uses_tape(func) {
         t.b.switch_to_block(entry);
@@ -599,32 +603,6 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(p)
     }
 
-    /// `x * y`, but exactly zero when `x` is zero (LANGUAGE.md §5.5), without
-    /// a branch: a float `select` lowers to two jumps on x86-64, and the
-    /// reverse sweep does one such product per partial. The vector unit's
-    /// compare gives lane 0 all ones when `x != 0` (NaN included) and all
-    /// zeros when not, and an `and` with it keeps or clears the product,
-    /// one cycle after the multiplication.
-    fn strong_zero_mul(&mut self, x: clif::Value, y: clif::Value) -> clif::Value {
-        let p = self.b.ins().fmul(x, y);
-        let ty = self.b.func.dfg.value_type(x);
-        let vty = if ty == types::F32 {
-            types::F32X4
-        } else {
-            types::F64X2
-        };
-        let little = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
-        // Only lane 0 matters; `splat` is one shuffle, `scalar_to_vector`
-        // also zeroes the other lanes.
-        let xv = self.b.ins().splat(vty, x);
-        let z = zero(&mut self.b, ty);
-        let zv = self.b.ins().splat(vty, z);
-        let keep = self.b.ins().fcmp(FloatCC::NotEqual, xv, zv);
-        let keep = self.b.ins().bitcast(vty, little, keep);
-        let keep = self.b.ins().extractlane(keep, 0);
-        self.b.ins().band(p, keep)
-    }
-
     fn binary(
         &mut self,
         inst: adc_ir::Inst,
@@ -640,7 +618,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             (BinaryOp::Sub, false) => self.b.ins().isub(x, y),
             (BinaryOp::Mul, true) => self.b.ins().fmul(x, y),
             (BinaryOp::Mul | BinaryOp::MulZ, false) => self.b.ins().imul(x, y),
-            (BinaryOp::MulZ, true) => self.strong_zero_mul(x, y),
+            (BinaryOp::MulZ, true) => {
+                let result = self.func.dfg.inst_results(inst)[0];
+                let on_recurrence = crate::strong_zero::is_recurrent(&self.recurrent, result);
+                crate::strong_zero::lower(&mut self.b, x, y, on_recurrence)
+            }
             (BinaryOp::Div, true) => self.b.ins().fdiv(x, y),
             // The verifier rejects float `rem` (the language has `fmod`);
             // should it ever reach here, it means C's `fmod`.
