@@ -115,3 +115,121 @@ fn carried_loops_compute_what_the_loops_did() {
         }
     }
 }
+
+/// A small deterministic generator (an LCG), so failures reproduce.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+
+    fn offset(&mut self) -> String {
+        match self.below(5) as i64 - 2 {
+            0 => "i".to_string(),
+            d if d > 0 => format!("i + {d}"),
+            d => format!("i - {}", -d),
+        }
+    }
+}
+
+/// A random loop over `a[i-2..=i+2]` (which `bce` proves, so `carry`
+/// may take it) with reads, overwrites and a running sum, and its reverse
+/// derivative, whose sweep runs the loop backwards.
+fn random_kernel(rng: &mut Lcg) -> String {
+    let constants = ["0.5", "-1.25", "2.0"];
+    let mut body = String::new();
+    for _ in 0..1 + rng.below(4) {
+        let c = constants[rng.below(3) as usize];
+        let (x, y, z) = (rng.offset(), rng.offset(), rng.offset());
+        body += &match rng.below(4) {
+            0 => format!("a[{x}] = a[{y}] * {c} + a[{z}];\n"),
+            1 => format!("s += a[{x}] * a[{y}];\n"),
+            2 => format!("b[i] = b[i] * {c} + a[{x}];\n"),
+            _ => format!("a[{x}] += {c} * a[{y}] * a[{z}];\n"),
+        };
+    }
+    format!(
+        "[autodiff_reverse(grad, Duplicated, Duplicated, Active)]
+        double kernel(inout double[] a, inout double[] b) {{
+            double s = 0.0;
+            for (int i = 2; i < len(a) - 2; i++) {{
+                {body}
+            }}
+            return s;
+        }}"
+    )
+}
+
+fn interp_array(v: &[f64]) -> adc_ir::interp::InterpArg {
+    adc_ir::interp::InterpArg::Array(v.iter().map(|x| adc::Constant::F64(*x)).collect())
+}
+
+fn interp_back(arg: &adc_ir::interp::InterpArg) -> Vec<f64> {
+    match arg {
+        adc_ir::interp::InterpArg::Array(v) => v
+            .iter()
+            .map(|c| match c {
+                adc::Constant::F64(x) => *x,
+                other => panic!("expected a double, got {other:?}"),
+            })
+            .collect(),
+        other => panic!("expected an array, got {other:?}"),
+    }
+}
+
+/// Random loops and their gradients through the JIT (after `opt`, so with
+/// `carry`) against the IR interpreter on the unoptimised IR: the primal
+/// as lowered, the gradient as `transpose` leaves it.
+#[test]
+fn random_loops_agree_with_the_interpreter() {
+    let mut rng = Lcg(7);
+    for case in 0..200 {
+        let source = random_kernel(&mut rng);
+        let jit = driver::compile_jit("k.ad", &source, false).unwrap_or_else(|f| panic!("{f}"));
+        let mut lowered =
+            driver::frontend("k.ad", &source, false).unwrap_or_else(|f| panic!("{f}"));
+        driver::run_stages(&mut lowered, driver::Stage::Transpose).expect("stages run");
+        for n in 0..9 {
+            let a: Vec<f64> = (0..n)
+                .map(|i| ((i * 5 + case) % 7) as f64 * 0.25 - 0.5)
+                .collect();
+            let b: Vec<f64> = (0..n).map(|i| ((i * 3 + case) % 5) as f64 * 0.5).collect();
+            let what = format!("case {case}, n = {n}:\n{source}");
+            let mut args = [array(&a), array(&b)];
+            let got = jit.call("kernel", &mut args).expect("runs");
+            let mut iargs = [interp_array(&a), interp_array(&b)];
+            let want = adc_ir::interp::call(&lowered, "kernel", &mut iargs, 1 << 24)
+                .expect("interpreter runs");
+            assert_eq!(got, want, "result, {what}");
+            assert_eq!(back(&args[0]), interp_back(&iargs[0]), "a, {what}");
+            assert_eq!(back(&args[1]), interp_back(&iargs[1]), "b, {what}");
+
+            let (da, db) = (vec![0.5; n], vec![-0.25; n]);
+            let seed = adc::ArgValue::Scalar(adc::Constant::F64(1.0));
+            let mut args = [array(&a), array(&da), array(&b), array(&db), seed];
+            let got = jit.call("grad", &mut args).expect("gradient runs");
+            let mut iargs = [
+                interp_array(&a),
+                interp_array(&da),
+                interp_array(&b),
+                interp_array(&db),
+                adc_ir::interp::InterpArg::Scalar(adc::Constant::F64(1.0)),
+            ];
+            let want = adc_ir::interp::call(&lowered, "grad", &mut iargs, 1 << 24)
+                .expect("interpreter runs");
+            assert_eq!(got, want, "gradient's result, {what}");
+            for k in 0..4 {
+                assert_eq!(
+                    back(&args[k]),
+                    interp_back(&iargs[k]),
+                    "argument {k}, {what}"
+                );
+            }
+        }
+    }
+}
