@@ -319,6 +319,34 @@ fn shadow_length_mismatch_is_a_runtime_error() {
 }
 
 #[test]
+fn recursion_deeper_than_the_stack_is_a_runtime_error() {
+    let j = std::sync::Arc::new(jit("[autodiff_reverse(dp, Active, Const, Active)]
+double pw(double x, int n) { if (n == 0) return 1.0; return x * pw(x, n - 1); }"));
+    // On a thread with a small stack too, and in the derivative's reverse
+    // sweep as in the primal.
+    let small = std::thread::Builder::new().stack_size(1 << 20);
+    let j2 = j.clone();
+    let handle = small
+        .spawn(move || {
+            for f in ["pw", "dp"] {
+                let mut args = vec![d(1.0), i(100_000_000)];
+                if f == "dp" {
+                    args.push(d(1.0));
+                }
+                match j2.call(f, &mut args) {
+                    Err(CallError::Runtime(m)) => assert!(m.contains("stack overflow"), "{m}"),
+                    other => panic!("{f}: expected a runtime error, got {other:?}"),
+                }
+            }
+            // Recursion that fits still runs.
+            call(&j2, "dp", &mut [d(1.5), i(200), d(1.0)])
+        })
+        .expect("thread starts");
+    let g = handle.join().expect("no crash");
+    assert_close(g[1], 200.0 * 1.5f64.powi(199), 1e-12, "d/dx x^200");
+}
+
+#[test]
 fn one_derivative_called_from_eight_threads() {
     let src = "[autodiff_reverse(dg, Duplicated, ActiveOnly)]
 double energy(double[] v) { double s = 0.0; for (int k = 0; k < len(v); k++) s += v[k] * v[k] * double(k + 1); return s; }";

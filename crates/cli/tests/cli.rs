@@ -34,6 +34,7 @@ void scale(inout double[] xs, inout double k) { for (int i = 0; i < len(xs); i++
 (double, int) pair(float x) { return (x * 2.0, 7); }
 double inf() { return 1.0 / 0.0; }
 double main() { print(1, 2.5, true); return 0.1 + 0.2; }
+int depth(int n) { if (n == 0) return 0; return 1 + depth(n - 1); }
 ";
 
 #[test]
@@ -117,6 +118,29 @@ fn runtime_errors_exit_3_with_location() {
     ]);
     assert_eq!(o.status.code(), Some(3));
     assert!(stderr(&o).contains("division by zero"), "{}", stderr(&o));
+    // Recursion deeper than the stack: an error, not a crash.
+    let run_depth = |n: &str| {
+        let args = format!("[{n}]");
+        adc(&[
+            "run",
+            p.to_str().unwrap(),
+            "--entry",
+            "depth",
+            "--args",
+            &args,
+            "--json",
+        ])
+    };
+    let o = run_depth("100000000");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("runtime error: stack overflow (recursion too deep) at ")
+            && stderr(&o).contains("prog4.ad:8:"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run_depth("10000");
+    assert_eq!(stdout(&o).trim(), r#"{"result": 10000, "args": [10000]}"#);
 }
 
 #[test]

@@ -10,7 +10,8 @@
 //!   8-byte slots (an array takes two: pointer, length).
 
 use crate::translate::{
-    clif_types, declare_import, scalar_clif, uses_return_area, zeroed_slot16, PTR, TRUSTED,
+    clif_types, declare_import, scalar_clif, uses_return_area, zeroed_ctx, zeroed_slot16, PTR,
+    TRUSTED,
 };
 use crate::{CodegenError, Symbols};
 use adc_ir::{ScalarType, Type};
@@ -106,7 +107,7 @@ pub(crate) fn define_c_wrapper<M: Module>(
     } else {
         (None, &params[..])
     };
-    let ctx_ptr = zeroed_slot16(&mut b);
+    let ctx_ptr = zeroed_ctx(&mut b);
     let mut call_args = vec![ctx_ptr];
     let area = if uses_return_area(func) {
         let slot = b.create_sized_stack_slot(StackSlotData::new(

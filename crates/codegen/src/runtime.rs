@@ -38,6 +38,55 @@ extern "C" fn print_end() {
     let _ = out.flush();
 }
 
+/// The lowest stack address JIT code called from this thread may reach:
+/// the end of the thread's stack plus a margin for the host functions
+/// compiled code calls (printing, allocation) and for the frame that finds
+/// it is too deep. Below it, compiled code stops with a runtime error
+/// instead of running into the guard page. Zero, meaning unchecked, where
+/// the stack cannot be found.
+mod stack_floor {
+    use std::cell::Cell;
+
+    const MARGIN: u64 = 256 << 10;
+
+    thread_local! {
+        static FLOOR: Cell<Option<u64>> = const { Cell::new(None) };
+    }
+
+    pub(crate) fn get() -> u64 {
+        FLOOR.with(|floor| {
+            if let Some(f) = floor.get() {
+                return f;
+            }
+            let f = query().map_or(0, |low| low + MARGIN);
+            floor.set(Some(f));
+            f
+        })
+    }
+
+    #[cfg(target_os = "linux")]
+    fn query() -> Option<u64> {
+        // SAFETY: the attribute object is initialised by pthread_getattr_np
+        // before it is read, and destroyed once.
+        unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+                return None;
+            }
+            let mut low: *mut libc::c_void = std::ptr::null_mut();
+            let mut size: libc::size_t = 0;
+            let ok = libc::pthread_attr_getstack(&attr, &mut low, &mut size) == 0;
+            libc::pthread_attr_destroy(&mut attr);
+            (ok && !low.is_null()).then_some(low as u64)
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn query() -> Option<u64> {
+        None
+    }
+}
+
 /// Derivative tapes of JIT code come from these two instead of `realloc`
 /// and `free`: each thread keeps its largest freed tape (up to
 /// `MAX_SPARE_TAPE` bytes) for the next derivative call to start with, so
@@ -394,7 +443,9 @@ impl JitModule {
         }
         // One 8-byte slot per (scalar) result; at least one so the pointer is valid.
         let mut rets: Vec<u64> = vec![0; f.returns.len().max(1)];
-        let mut ctx: [u64; 2] = [0, 0];
+        // The context: message pointer and length (set by a failing
+        // check), and the stack floor (`translate::CTX_STACK_FLOOR`).
+        let mut ctx: [u64; 3] = [0, 0, stack_floor::get()];
         type Entry = unsafe extern "C" fn(*mut u64, *const u64, *mut u64);
         // SAFETY: `entry` is the finalized `__adc_entry_NAME` trampoline
         // with exactly this signature; `slots` holds one valid word per

@@ -138,6 +138,7 @@ pub(crate) fn translate<M: Module>(
         t.b.switch_to_block(entry);
         t.tape_state = Some(crate::tape::init_state(&mut t.b));
     }
+    t.stack_guard(entry)?;
     let entry_params: Vec<clif::Value> = t.b.block_params(entry)[n_hidden..].to_vec();
     let mut k = 0;
     for &v in func.dfg.block_params(entry_ir) {
@@ -263,6 +264,42 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     }
 
     /// Branches to the error site when `fail` is true, else continues.
+    /// Recursion must end in a runtime error, not a crash, when the stack
+    /// runs out: a function that calls a defined function (only those can
+    /// recurse) compares the stack pointer with the floor in `ctx`, which
+    /// the JIT host sets from the thread's stack (`runtime.rs`). A zero
+    /// floor (the C entry points, whose callers' stacks are unknown)
+    /// never fails.
+    fn stack_guard(&mut self, entry: clif::Block) -> Result<(), CodegenError> {
+        let first_call = self.func.layout.iter().find_map(|b| {
+            self.func.dfg.block(*b).insts.iter().copied().find(|&i| {
+                matches!(self.func.dfg.inst(i),
+                    InstData::Call { func, .. } if !self.ir.func(*func).is_import())
+            })
+        });
+        let Some(call) = first_call else {
+            return Ok(());
+        };
+        if self.b.current_block() != Some(entry) {
+            self.b.switch_to_block(entry);
+        }
+        let floor = self
+            .b
+            .ins()
+            .load(types::I64, TRUSTED, self.ctx_ptr, CTX_STACK_FLOOR);
+        let sp = self.b.ins().get_stack_pointer(types::I64);
+        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, floor);
+        self.check(below, call, "stack overflow (recursion too deep)")?;
+        // The IR entry block's instructions go after the guard (nothing
+        // branches back to an entry block).
+        let after_guard = self
+            .b
+            .current_block()
+            .expect("check leaves a block current");
+        self.blocks.insert(self.func.layout[0], after_guard);
+        Ok(())
+    }
+
     pub(crate) fn check(
         &mut self,
         fail: clif::Value,
@@ -731,6 +768,21 @@ pub(crate) fn declare_import<M: Module>(
         .extend(returns.iter().map(|t| AbiParam::new(*t)));
     let id = m.declare_function(name, Linkage::Import, &sig)?;
     Ok(m.declare_func_in_func(id, b.func))
+}
+
+/// Byte offset in the per-call context `ctx` of the lowest stack address
+/// compiled code may reach (after the message pointer and length).
+pub(crate) const CTX_STACK_FLOOR: i32 = 16;
+
+/// A fresh per-call context: no message, and no stack floor.
+pub(crate) fn zeroed_ctx(b: &mut FunctionBuilder) -> clif::Value {
+    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 24, 3));
+    let addr = b.ins().stack_addr(PTR, slot, 0);
+    let z = b.ins().iconst(types::I64, 0);
+    for offset in [0, 8, CTX_STACK_FLOOR] {
+        b.ins().store(TRUSTED, z, addr, offset);
+    }
+    addr
 }
 
 /// The address of a fresh 16-byte stack slot, zero-filled.
