@@ -344,6 +344,15 @@ double pw(double x, int n) { if (n == 0) return 1.0; return x * pw(x, n - 1); }"
         .expect("thread starts");
     let g = handle.join().expect("no crash");
     assert_close(g[1], 200.0 * 1.5f64.powi(199), 1e-12, "d/dx x^200");
+    // A stack smaller than the host margin (256 KiB) still runs shallow
+    // recursion: the margin shrinks to a quarter of the stack.
+    let tiny = std::thread::Builder::new().stack_size(96 << 10);
+    let g = tiny
+        .spawn(move || call(&j, "dp", &mut [d(2.0), i(10), d(1.0)]))
+        .expect("thread starts")
+        .join()
+        .expect("no crash");
+    assert_eq!(g, vec![1024.0, 5120.0]);
 }
 
 #[test]

@@ -39,7 +39,8 @@ extern "C" fn print_end() {
 }
 
 /// The lowest stack address JIT code called from this thread may reach:
-/// the end of the thread's stack plus a margin for the host functions
+/// the end of the thread's stack plus a margin (256 KiB, or a quarter of a
+/// smaller stack) for the host functions
 /// compiled code calls (printing, allocation) and for the frame that finds
 /// it is too deep. Below it, compiled code stops with a runtime error
 /// instead of running into the guard page. Zero, meaning unchecked, where
@@ -58,14 +59,16 @@ mod stack_floor {
             if let Some(f) = floor.get() {
                 return f;
             }
-            let f = query().map_or(0, |low| low + MARGIN);
+            // A small stack keeps three quarters of itself.
+            let f = query().map_or(0, |(low, size)| low + MARGIN.min(size / 4));
             floor.set(Some(f));
             f
         })
     }
 
     #[cfg(target_os = "linux")]
-    fn query() -> Option<u64> {
+    /// The lowest address and the size of this thread's stack.
+    fn query() -> Option<(u64, u64)> {
         // SAFETY: the attribute object is initialised by pthread_getattr_np
         // before it is read, and destroyed once.
         unsafe {
@@ -77,12 +80,12 @@ mod stack_floor {
             let mut size: libc::size_t = 0;
             let ok = libc::pthread_attr_getstack(&attr, &mut low, &mut size) == 0;
             libc::pthread_attr_destroy(&mut attr);
-            (ok && !low.is_null()).then_some(low as u64)
+            (ok && !low.is_null()).then_some((low as u64, size as u64))
         }
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn query() -> Option<u64> {
+    fn query() -> Option<(u64, u64)> {
         None
     }
 }
