@@ -11,7 +11,7 @@
 //! iteration to the next, as in Bessel's series) keeps the branches.
 
 use crate::translate::zero;
-use adc_ir::{Function, Value};
+use adc_ir::{BinaryOp, Function, InstData, Value};
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{self as clif, types, InstBuilder, MemFlagsData};
 use cranelift_frontend::FunctionBuilder;
@@ -47,12 +47,38 @@ pub(crate) fn lower(
     b.ins().band(p, keep)
 }
 
+/// `recurrent_values`, for a function with a float `mulz` (the only
+/// instruction that asks); empty, which answers no for every value,
+/// otherwise.
+pub(crate) fn recurrent_values_if_needed(func: &Function) -> Vec<bool> {
+    let has_float_mulz = func.layout.iter().any(|b| {
+        func.dfg.block(*b).insts.iter().any(|&i| {
+            matches!(
+                func.dfg.inst(i),
+                InstData::Binary {
+                    op: BinaryOp::MulZ,
+                    ..
+                }
+            ) && func
+                .dfg
+                .value_type(func.dfg.inst_results(i)[0])
+                .elem()
+                .is_float()
+        })
+    });
+    if has_float_mulz {
+        recurrent_values(func)
+    } else {
+        Vec::new()
+    }
+}
+
 /// Per value of `func`, whether it lies on a cycle of the data-flow graph
 /// (operands to results, branch arguments to block parameters): a value
 /// computed from its own value in an earlier iteration. These are the
 /// strongly connected components with more than one value (Tarjan,
 /// iterative, linear in the size of `func`).
-pub(crate) fn recurrent_values(func: &Function) -> Vec<bool> {
+fn recurrent_values(func: &Function) -> Vec<bool> {
     let n = func.dfg.num_values();
     let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
     for &blk in &func.layout {

@@ -132,7 +132,7 @@ pub(crate) fn translate<M: Module>(
         error_sites: BTreeMap::new(),
         ret_area,
         tape_state: None,
-        recurrent: crate::strong_zero::recurrent_values(func),
+        recurrent: crate::strong_zero::recurrent_values_if_needed(func),
     };
     if crate::tape::uses_tape(func) {
         t.b.switch_to_block(entry);
@@ -263,7 +263,6 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(())
     }
 
-    /// Branches to the error site when `fail` is true, else continues.
     /// Recursion must end in a runtime error, not a crash, when the stack
     /// runs out: a function that calls a defined function (only those can
     /// recurse) compares the stack pointer with the floor in `ctx`, which
@@ -300,6 +299,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(())
     }
 
+    /// Branches to the error site when `fail` is true, else continues.
     pub(crate) fn check(
         &mut self,
         fail: clif::Value,
@@ -776,21 +776,22 @@ pub(crate) const CTX_STACK_FLOOR: i32 = 16;
 
 /// A fresh per-call context: no message, and no stack floor.
 pub(crate) fn zeroed_ctx(b: &mut FunctionBuilder) -> clif::Value {
-    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 24, 3));
-    let addr = b.ins().stack_addr(PTR, slot, 0);
-    let z = b.ins().iconst(types::I64, 0);
-    for offset in [0, 8, CTX_STACK_FLOOR] {
-        b.ins().store(TRUSTED, z, addr, offset);
-    }
-    addr
+    zeroed_slot(b, CTX_STACK_FLOOR as u32 + 8)
 }
 
 /// The address of a fresh 16-byte stack slot, zero-filled.
 pub(crate) fn zeroed_slot16(b: &mut FunctionBuilder) -> clif::Value {
-    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+    zeroed_slot(b, 16)
+}
+
+/// The address of a fresh stack slot of `bytes` (a multiple of 8),
+/// zero-filled.
+fn zeroed_slot(b: &mut FunctionBuilder, bytes: u32) -> clif::Value {
+    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 3));
     let addr = b.ins().stack_addr(PTR, slot, 0);
     let z = b.ins().iconst(types::I64, 0);
-    b.ins().store(TRUSTED, z, addr, 0);
-    b.ins().store(TRUSTED, z, addr, 8);
+    for offset in (0..bytes).step_by(8) {
+        b.ins().store(TRUSTED, z, addr, offset as i32);
+    }
     addr
 }

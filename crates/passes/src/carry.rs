@@ -31,10 +31,9 @@
 //! so the new accesses are in bounds.
 
 use crate::loops::{stepped_loops, SteppedLoop};
-use crate::util::{is_fresh_array, offset_of, substitute};
+use crate::util::{is_fresh_array, offset_through_chain, substitute, Emitter};
 use adc_ir::{
-    BinaryOp, Block, BlockCall, CmpCond, Constant, Function, Inst, InstData, Span, Tag, Type,
-    Value, ValueDef,
+    Block, BlockCall, CmpCond, Constant, Function, Inst, InstData, Span, Type, Value, ValueDef,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -98,23 +97,6 @@ impl Carried {
     }
 }
 
-/// `v` as `base + k` through chains of additions of constants.
-fn offset_from_base(func: &Function, mut v: Value) -> (Value, i64) {
-    let mut total = 0i64;
-    for _ in 0..16 {
-        let (base, d) = offset_of(func, v);
-        if base == v {
-            break;
-        }
-        match total.checked_add(d) {
-            Some(t) => total = t,
-            None => break,
-        }
-        v = base;
-    }
-    (v, total)
-}
-
 struct Access {
     inst: Inst,
     array: Value,
@@ -167,7 +149,7 @@ fn plan(func: &Function, lp: &SteppedLoop) -> Option<Vec<Carried>> {
             | InstData::TapeRead => continue,
             _ => return None,
         };
-        let (base, k) = offset_from_base(func, index);
+        let (base, k) = offset_through_chain(func, index);
         let offset = (base == counter).then_some(k);
         accesses.push(Access {
             inst: i,
@@ -219,77 +201,64 @@ fn plan(func: &Function, lp: &SteppedLoop) -> Option<Vec<Carried>> {
     (!carried.is_empty()).then_some(carried)
 }
 
-/// Appends instructions to one block with the loop's tag and span.
-struct Emitter {
-    block: Block,
-    tag: Tag,
-    span: Span,
+/// An unchecked load of `c`'s element `base + k`.
+fn load_element(at: &Emitter, func: &mut Function, c: &Carried, base: Value, k: i64) -> Value {
+    let index = at.index(func, base, k);
+    let data = InstData::Load {
+        array: c.array,
+        index,
+        checked: false,
+    };
+    at.value(func, data, c.elem)
 }
 
-impl Emitter {
-    fn inst(&self, func: &mut Function, data: InstData, ty: Option<Type>) -> Option<Value> {
-        let types: Vec<Type> = ty.into_iter().collect();
-        let inst = func.append_inst(self.block, data, &types, self.span);
-        func.set_tag(inst, self.tag);
-        func.dfg.inst_results(inst).first().copied()
-    }
+/// An unchecked store of `value` to `c`'s element `base + k`.
+fn store_element(
+    at: &Emitter,
+    func: &mut Function,
+    c: &Carried,
+    base: Value,
+    k: i64,
+    value: Value,
+) {
+    let index = at.index(func, base, k);
+    let data = InstData::Store {
+        array: c.array,
+        index,
+        value,
+        checked: false,
+    };
+    at.inst(func, data, None);
+}
 
-    fn value(&self, func: &mut Function, data: InstData, ty: Type) -> Value {
-        // Invariant: every instruction emitted with a type has one result.
-        self.inst(func, data, Some(ty))
-            .expect("an instruction with a result type has a result")
-    }
+/// What the three steps of a rewrite share.
+struct Site<'a> {
+    lp: &'a SteppedLoop,
+    carried: &'a [Carried],
+    /// The header's branch.
+    h_term: Inst,
+    /// The counter, as a header parameter.
+    counter: Value,
+    /// Per carried array, the header parameters holding its shared elements.
+    held: Vec<Vec<Value>>,
+}
 
-    fn constant(&self, func: &mut Function, value: Constant) -> Value {
-        self.value(func, InstData::Const { value }, Type::Scalar(value.ty()))
-    }
-
-    /// `base + k`.
-    fn index(&self, func: &mut Function, base: Value, k: i64) -> Value {
-        if k == 0 {
-            return base;
+impl Site<'_> {
+    fn emitter(&self, func: &Function, block: Block) -> Emitter {
+        Emitter {
+            block,
+            tag: func.tag(self.h_term),
+            span: self.carried[0].span,
         }
-        let k = self.constant(func, Constant::I64(k));
-        let data = InstData::Binary {
-            op: BinaryOp::Add,
-            args: [base, k],
-        };
-        self.value(func, data, Type::I64)
-    }
-
-    fn load(&self, func: &mut Function, c: &Carried, base: Value, k: i64) -> Value {
-        let index = self.index(func, base, k);
-        let data = InstData::Load {
-            array: c.array,
-            index,
-            checked: false,
-        };
-        self.value(func, data, c.elem)
-    }
-
-    fn store(&self, func: &mut Function, c: &Carried, base: Value, k: i64, value: Value) {
-        let index = self.index(func, base, k);
-        let data = InstData::Store {
-            array: c.array,
-            index,
-            value,
-            checked: false,
-        };
-        self.inst(func, data, None);
     }
 }
 
 fn rewrite(func: &mut Function, lp: &SteppedLoop, carried: &[Carried]) {
-    let (h, b, step) = (lp.header, lp.latch, lp.step);
-    let counter = func.dfg.block_params(h)[lp.param];
+    let h = lp.header;
     let h_params: Vec<Value> = func.dfg.block_params(h).to_vec();
     let h_term = func
         .terminator(h)
         .expect("a matched header ends in a branch");
-    let (tag, span) = (func.tag(h_term), carried[0].span);
-    let emit = |block| Emitter { block, tag, span };
-    let (pre, first) = (func.dfg.make_block(), func.dfg.make_block());
-    let (pre_at, first_at, body_at) = (emit(pre), emit(first), emit(b));
     // The header holds the shared elements, as its first parameters:
     // Cranelift computes a jump's pure arguments in their order, so the
     // loop's own accumulators (a gradient sum) are then computed last,
@@ -300,7 +269,7 @@ fn rewrite(func: &mut Function, lp: &SteppedLoop, carried: &[Carried]) {
     let held: Vec<Vec<Value>> = carried
         .iter()
         .map(|c| {
-            c.held(step)
+            c.held(lp.step)
                 .map(|_| {
                     at += 1;
                     func.dfg.insert_block_param(h, at - 1, c.elem)
@@ -308,19 +277,41 @@ fn rewrite(func: &mut Function, lp: &SteppedLoop, carried: &[Carried]) {
                 .collect()
         })
         .collect();
-    // The body: the entering element is loaded first; then loads read and
-    // stores write the window's values; the leaving element is stored last.
+    let site = Site {
+        lp,
+        carried,
+        h_term,
+        counter: h_params[lp.param],
+        held,
+    };
+    carry_through_body(func, &site);
+    let (mut new_blocks, entered_with) = load_first_window(func, &site, &h_params);
+    new_blocks.extend(store_last_window(func, &site, entered_with));
+    for (before, blk) in new_blocks {
+        let at = func
+            .layout
+            .iter()
+            .position(|x| *x == before)
+            .expect("in layout");
+        func.layout.insert(at, blk);
+    }
+}
+
+/// The body: the entering element is loaded first; then loads read and
+/// stores write the window's values; the leaving element is stored last,
+/// and the back edge passes the shared elements on, shifted by a step.
+fn carry_through_body(func: &mut Function, site: &Site) {
+    let (b, step, counter) = (site.lp.latch, site.lp.step, site.counter);
+    let body_at = site.emitter(func, b);
     let body_insts = std::mem::take(&mut func.dfg.block_mut(b).insts);
     let (b_term, b_rest) = body_insts
         .split_last()
         .expect("a matched body ends in a jump");
     let mut window: Vec<BTreeMap<i64, Value>> = Vec::new();
-    for (c, held) in carried.iter().zip(&held) {
+    for (c, held) in site.carried.iter().zip(&site.held) {
         let mut w: BTreeMap<i64, Value> = c.held(step).zip(held.iter().copied()).collect();
-        w.insert(
-            c.entering(step),
-            body_at.load(func, c, counter, c.entering(step)),
-        );
+        let k = c.entering(step);
+        w.insert(k, load_element(&body_at, func, c, counter, k));
         window.push(w);
     }
     let mut replaced: BTreeMap<Value, Value> = BTreeMap::new();
@@ -336,8 +327,8 @@ fn rewrite(func: &mut Function, lp: &SteppedLoop, carried: &[Carried]) {
             _ => None,
         };
         let hit = access.and_then(|(array, index, value)| {
-            let n = carried.iter().position(|c| c.array == array)?;
-            Some((n, offset_from_base(func, index).1, value))
+            let n = site.carried.iter().position(|c| c.array == array)?;
+            Some((n, offset_through_chain(func, index).1, value))
         });
         match hit {
             Some((n, k, None)) => {
@@ -349,80 +340,77 @@ fn rewrite(func: &mut Function, lp: &SteppedLoop, carried: &[Carried]) {
             None => func.dfg.block_mut(b).insts.push(i),
         }
     }
-    for (c, w) in carried.iter().zip(&window) {
+    for (c, w) in site.carried.iter().zip(&window) {
         if c.stores {
             let k = c.leaving(step);
-            body_at.store(func, c, counter, k, w[&k]);
+            store_element(&body_at, func, c, counter, k, w[&k]);
         }
     }
     func.dfg.block_mut(b).insts.push(*b_term);
     if let InstData::Jump { dest } = func.dfg.inst_mut(*b_term) {
-        let shifted = carried
+        let shifted = site
+            .carried
             .iter()
             .zip(&window)
             .flat_map(|(c, w)| c.held(step).map(move |k| w[&(k + step)]));
         dest.args.splice(0..0, shifted.collect::<Vec<_>>());
     }
     substitute(func, &replaced);
-    // In front of the header: the header's first visit, copied, decides
-    // whether the first window is loaded.
+}
+
+/// In front of the header: a copy of the header's first visit decides
+/// whether the loop runs; if it does, the first window is loaded, if not,
+/// zeros stand in. The entry edge goes there instead of to the header.
+/// Returns the blocks made (each with the block it goes in front of) and
+/// the value the counter entered with.
+fn load_first_window(
+    func: &mut Function,
+    site: &Site,
+    h_params: &[Value],
+) -> (Vec<(Block, Block)>, Value) {
+    let (h, step) = (site.lp.header, site.lp.step);
+    let (pre, first) = (func.dfg.make_block(), func.dfg.make_block());
+    let (pre_at, first_at) = (site.emitter(func, pre), site.emitter(func, first));
     let mut copy: BTreeMap<Value, Value> = BTreeMap::new();
-    for &p in &h_params {
+    for &p in h_params {
         let ty = func.dfg.value_type(p);
         copy.insert(p, func.dfg.append_block_param(pre, ty));
     }
-    for &i in func
-        .dfg
-        .block(h)
-        .insts
-        .clone()
+    let h_insts = func.dfg.block(h).insts.clone();
+    let (_, h_rest) = h_insts
         .split_last()
-        .map_or(&[][..], |s| s.1)
-    {
+        .expect("a matched header ends in a branch");
+    for &i in h_rest {
         let mut data = func.dfg.inst(i).clone();
         data.map_args(|v| copy.get(&v).copied().unwrap_or(v));
-        let types: Vec<Type> = func
-            .dfg
-            .inst_results(i)
-            .iter()
-            .map(|&r| func.dfg.value_type(r))
-            .collect();
-        let new = pre_at.inst(func, data, types.first().copied());
-        for (&r, n) in func.dfg.inst_results(i).to_vec().iter().zip(new) {
-            copy.insert(r, n);
-        }
+        // Invariant: the header holds pure instructions, one result each.
+        let r = func.dfg.inst_results(i)[0];
+        let new = pre_at.value(func, data, func.dfg.value_type(r));
+        copy.insert(r, new);
     }
     let pre_params: Vec<Value> = h_params.iter().map(|p| copy[p]).collect();
-    let pre_counter = pre_params[lp.param];
+    let entered_with = pre_params[site.lp.param];
     let mut loaded = Vec::new();
-    for c in carried {
+    for c in site.carried {
         for k in c.held(step) {
-            loaded.push(first_at.load(func, c, pre_counter, k));
+            loaded.push(load_element(&first_at, func, c, entered_with, k));
         }
     }
-    loaded.extend(&pre_params);
-    first_at.inst(
-        func,
-        InstData::Jump {
-            dest: BlockCall {
-                block: h,
-                args: loaded,
-            },
-        },
-        None,
-    );
     let mut skipped = Vec::new();
-    for c in carried {
+    for c in site.carried {
         for _ in c.held(step) {
             skipped.push(pre_at.constant(func, Constant::zero(c.elem.elem())));
         }
     }
+    loaded.extend(&pre_params);
     skipped.extend(&pre_params);
+    let to_header = |args| InstData::Jump {
+        dest: BlockCall { block: h, args },
+    };
+    first_at.inst(func, to_header(loaded), None);
     let InstData::Branch {
-        cond,
-        then_dest,
-        else_dest: _,
-    } = func.dfg.inst(h_term).clone()
+        cond, then_dest, ..
+    } = func.dfg.inst(site.h_term).clone()
     else {
         unreachable!("a matched header ends in a branch")
     };
@@ -430,74 +418,44 @@ fn rewrite(func: &mut Function, lp: &SteppedLoop, carried: &[Carried]) {
         block: first,
         args: Vec::new(),
     };
-    let to_header = BlockCall {
+    let to_skip = BlockCall {
         block: h,
         args: skipped,
     };
-    let (then_dest, else_dest) = if then_dest.block == b {
-        (to_first, to_header)
+    let (then_dest, else_dest) = if then_dest.block == site.lp.latch {
+        (to_first, to_skip)
     } else {
-        (to_header, to_first)
+        (to_skip, to_first)
     };
     let cond = copy.get(&cond).copied().unwrap_or(cond);
-    pre_at.inst(
-        func,
-        InstData::Branch {
-            cond,
-            then_dest,
-            else_dest,
-        },
-        None,
-    );
-    // The entry edge now goes through `pre`.
+    let branch = InstData::Branch {
+        cond,
+        then_dest,
+        else_dest,
+    };
+    pre_at.inst(func, branch, None);
     let entry_term = func
-        .terminator(lp.entry)
+        .terminator(site.lp.entry)
         .expect("the entry edge's block ends in a branch");
     for call in func.dfg.inst_mut(entry_term).successors_mut() {
         if call.block == h {
             call.block = pre;
         }
     }
-    let mut new_blocks = vec![(h, pre), (h, first)];
-    new_blocks.extend(store_last_window(
-        func,
-        lp,
-        carried,
-        &held,
-        counter,
-        pre_counter,
-        h_term,
-    ));
-    for (before, blk) in new_blocks {
-        let at = func
-            .layout
-            .iter()
-            .position(|x| *x == before)
-            .expect("in layout");
-        func.layout.insert(at, blk);
-    }
+    (vec![(h, pre), (h, first)], entered_with)
 }
 
 /// After the loop, if it ran, the elements still held are stored. Returns
 /// the blocks made, each with the block it goes in front of.
-fn store_last_window(
-    func: &mut Function,
-    lp: &SteppedLoop,
-    carried: &[Carried],
-    held: &[Vec<Value>],
-    counter: Value,
-    entered_with: Value,
-    h_term: Inst,
-) -> Vec<(Block, Block)> {
+fn store_last_window(func: &mut Function, site: &Site, entered_with: Value) -> Vec<(Block, Block)> {
+    let (lp, carried, counter) = (site.lp, site.carried, site.counter);
     if !carried.iter().any(|c| c.stores) {
         return Vec::new();
     }
     let (after, last) = (func.dfg.make_block(), func.dfg.make_block());
-    let (tag, span) = (func.tag(h_term), carried[0].span);
-    let emit = |block| Emitter { block, tag, span };
-    let (after_at, last_at) = (emit(after), emit(last));
+    let (after_at, last_at) = (site.emitter(func, after), site.emitter(func, last));
     let mut exit = None;
-    for call in func.dfg.inst_mut(h_term).successors_mut() {
+    for call in func.dfg.inst_mut(site.h_term).successors_mut() {
         if call.block == lp.exit {
             exit = Some(std::mem::replace(
                 call,
@@ -524,10 +482,10 @@ fn store_last_window(
         else_dest: exit.clone(),
     };
     after_at.inst(func, branch, None);
-    for (c, held) in carried.iter().zip(held) {
+    for (c, held) in carried.iter().zip(&site.held) {
         if c.stores {
             for (k, &v) in c.held(lp.step).zip(held) {
-                last_at.store(func, c, counter, k, v);
+                store_element(&last_at, func, c, counter, k, v);
             }
         }
     }

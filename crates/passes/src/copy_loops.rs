@@ -28,9 +28,9 @@
 //! derivative passes do not know `copyrange`.
 
 use crate::loops::counted_loops;
-use crate::util::{is_fresh_array, offset_of};
+use crate::util::{is_fresh_array, offset_of, Emitter};
 use adc_ir::{
-    BinaryOp, Block, BlockCall, CmpCond, Constant, Function, InstData, Span, Type, Value, ValueDef,
+    BinaryOp, Block, BlockCall, CmpCond, Function, InstData, Span, Tag, Type, Value, ValueDef,
 };
 use std::collections::BTreeSet;
 
@@ -175,48 +175,30 @@ fn match_copy(func: &Function, header: Block, latch: Block, exit: Block) -> Opti
 
 fn rewrite(func: &mut Function, header: Block, latch: Block, c: Copy) {
     let term = func.dfg.block_mut(header).insts.pop();
-    debug_assert!(term.is_some(), "a matched header has a branch");
-    let emit = |func: &mut Function, data: InstData, ty: Option<Type>| {
-        let types: Vec<Type> = ty.into_iter().collect();
-        let inst = func.append_inst(header, data, &types, c.span);
-        func.dfg.inst_results(inst).first().copied()
-    };
-    let at = |func: &mut Function, offset: i64| -> Value {
-        if offset == 0 {
-            return c.counter;
-        }
-        let k = emit(
-            func,
-            InstData::Const {
-                value: Constant::I64(offset),
-            },
-            Some(Type::I64),
-        );
-        let k = k.expect("a constant has a result");
-        let data = InstData::Binary {
-            op: BinaryOp::Add,
-            args: [c.counter, k],
-        };
-        emit(func, data, Some(Type::I64)).expect("an addition has a result")
+    let tag = term.map_or(Tag::Primal, |t| func.tag(t));
+    let at = Emitter {
+        block: header,
+        tag,
+        span: c.span,
     };
     // After the loop the counter is `max(L, first)`.
     let runs = InstData::Cmp {
         cond: CmpCond::Lt,
         args: [c.counter, c.bound],
     };
-    let runs = emit(func, runs, Some(Type::BOOL)).expect("a comparison has a result");
+    let runs = at.value(func, runs, Type::BOOL);
     let last = InstData::Select {
         cond: runs,
         args: [c.bound, c.counter],
     };
-    let last = emit(func, last, Some(Type::I64)).expect("a select has a result");
-    let dst_index = at(func, c.dst_offset);
-    let src_index = at(func, c.src_offset);
+    let last = at.value(func, last, Type::I64);
+    let dst_index = at.index(func, c.counter, c.dst_offset);
+    let src_index = at.index(func, c.counter, c.src_offset);
     let count = InstData::Binary {
         op: BinaryOp::Sub,
         args: [c.bound, c.counter],
     };
-    let count = emit(func, count, Some(Type::I64)).expect("a subtraction has a result");
+    let count = at.value(func, count, Type::I64);
     let copy = InstData::CopyRange {
         dst: c.dst,
         dst_index,
@@ -224,14 +206,14 @@ fn rewrite(func: &mut Function, header: Block, latch: Block, c: Copy) {
         src_index,
         count,
     };
-    emit(func, copy, None);
+    at.inst(func, copy, None);
     let mut exit = c.exit;
     for a in &mut exit.args {
         if *a == c.counter {
             *a = last;
         }
     }
-    emit(func, InstData::Jump { dest: exit }, None);
+    at.inst(func, InstData::Jump { dest: exit }, None);
     for b in func.layout.clone() {
         if b == header || b == latch {
             continue;

@@ -1,7 +1,7 @@
 //! Helpers shared by passes: predecessor lists, use counts, value
-//! substitution.
+//! substitution, appending instructions.
 
-use adc_ir::{BinaryOp, Block, Constant, Function, InstData, Value, ValueDef};
+use adc_ir::{BinaryOp, Block, Constant, Function, InstData, Span, Tag, Type, Value, ValueDef};
 use std::collections::BTreeMap;
 
 /// A control-flow edge into a block: the source block and the arguments
@@ -96,6 +96,64 @@ pub(crate) fn offset_of(func: &Function, v: Value) -> (Value, i64) {
             _ => (v, 0),
         },
         _ => (v, 0),
+    }
+}
+
+/// `v` as `base + k` through chains of additions of constants (where
+/// `offset_of` looks through one).
+pub(crate) fn offset_through_chain(func: &Function, mut v: Value) -> (Value, i64) {
+    let mut total = 0i64;
+    for _ in 0..16 {
+        let (base, d) = offset_of(func, v);
+        if base == v {
+            break;
+        }
+        match total.checked_add(d) {
+            Some(t) => total = t,
+            None => break,
+        }
+        v = base;
+    }
+    (v, total)
+}
+
+/// Appends instructions to the end of one block, with one tag and span.
+pub(crate) struct Emitter {
+    pub block: Block,
+    pub tag: Tag,
+    pub span: Span,
+}
+
+impl Emitter {
+    /// Appends `data` with at most one result, of type `ty`.
+    pub fn inst(&self, func: &mut Function, data: InstData, ty: Option<Type>) -> Option<Value> {
+        let types: Vec<Type> = ty.into_iter().collect();
+        let inst = func.append_inst(self.block, data, &types, self.span);
+        func.set_tag(inst, self.tag);
+        func.dfg.inst_results(inst).first().copied()
+    }
+
+    pub fn value(&self, func: &mut Function, data: InstData, ty: Type) -> Value {
+        // Invariant: an instruction appended with a result type has a result.
+        self.inst(func, data, Some(ty))
+            .expect("an instruction with a result type has a result")
+    }
+
+    pub fn constant(&self, func: &mut Function, value: Constant) -> Value {
+        self.value(func, InstData::Const { value }, Type::Scalar(value.ty()))
+    }
+
+    /// `base + k` (`base` itself when `k` is 0).
+    pub fn index(&self, func: &mut Function, base: Value, k: i64) -> Value {
+        if k == 0 {
+            return base;
+        }
+        let k = self.constant(func, Constant::I64(k));
+        let data = InstData::Binary {
+            op: BinaryOp::Add,
+            args: [base, k],
+        };
+        self.value(func, data, Type::I64)
     }
 }
 

@@ -10,6 +10,15 @@ impl Linearizer<'_> {
         self.bin(op, a, b, ty, Tag::Primal)
     }
 
+    /// `-x`, primal.
+    pub(super) fn pneg(&mut self, x: Value, ty: Type) -> Value {
+        let data = InstData::Unary {
+            op: UnaryOp::Neg,
+            arg: x,
+        };
+        self.prim(data, ty)
+    }
+
     pub(super) fn recip(&mut self, x: Value, ty: Type) -> Value {
         let one = self.fconst(ty.elem(), 1.0);
         self.pb(BinaryOp::Div, one, x, ty)
@@ -64,13 +73,7 @@ impl Linearizer<'_> {
             Sin => self.math(Cos, &[x], ty),
             Cos => {
                 let s = self.math(Sin, &[x], ty);
-                self.prim(
-                    InstData::Unary {
-                        op: UnaryOp::Neg,
-                        arg: s,
-                    },
-                    ty,
-                )
+                self.pneg(s, ty)
             }
             MathFunc::Tan => {
                 let one = self.fconst(st, 1.0);
@@ -84,13 +87,7 @@ impl Linearizer<'_> {
                 let s = self.math(Sqrt, &[d], ty);
                 let r = self.recip(s, ty);
                 if f == Acos {
-                    self.prim(
-                        InstData::Unary {
-                            op: UnaryOp::Neg,
-                            arg: r,
-                        },
-                        ty,
-                    )
+                    self.pneg(r, ty)
                 } else {
                     r
                 }
@@ -175,13 +172,7 @@ impl Linearizer<'_> {
                     },
                 );
                 let xx = self.pb(Mul, x, x, ty);
-                let nxx = self.prim(
-                    InstData::Unary {
-                        op: UnaryOp::Neg,
-                        arg: xx,
-                    },
-                    ty,
-                );
+                let nxx = self.pneg(xx, ty);
                 let e = self.math(Exp, &[nxx], ty);
                 self.pb(Mul, c, e, ty)
             }
@@ -196,13 +187,7 @@ impl Linearizer<'_> {
                         let r = self.recip(d, ty);
                         let pa = self.pb(Mul, b, r, ty);
                         let ar = self.pb(Mul, a, r, ty);
-                        let pb = self.prim(
-                            InstData::Unary {
-                                op: UnaryOp::Neg,
-                                arg: ar,
-                            },
-                            ty,
-                        );
+                        let pb = self.pneg(ar, ty);
                         (pa, pb)
                     }
                     Pow => {
@@ -226,16 +211,7 @@ impl Linearizer<'_> {
                         let q = self.pb(Div, a, b, ty);
                         let t = self.math(Trunc, &[q], ty);
                         let one = self.fconst(st, 1.0);
-                        (
-                            one,
-                            self.prim(
-                                InstData::Unary {
-                                    op: UnaryOp::Neg,
-                                    arg: t,
-                                },
-                                ty,
-                            ),
-                        )
+                        (one, self.pneg(t, ty))
                     }
                 };
                 return Ok(self.sum_scaled(&[(ds[0], pa), (ds[1], pb)], ty));
