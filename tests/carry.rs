@@ -77,7 +77,7 @@ fn carried_loops_compute_what_the_loops_did() {
     for f in &mut module.funcs {
         adc_passes::optimize_function(f);
         assert!(
-            adc_passes::carry::run(f),
+            adc_passes::opt::carry::run(f),
             "`carry` leaves `{}` alone:\n{f}",
             f.name
         );

@@ -1,89 +1,19 @@
-//! `adc-passes`: IR-to-IR passes. One pass per file, each with one entry
-//! point `pub fn run(func: &mut Function) -> bool` (true when it changed
-//! something). Every pass keeps a verified function verified; tests check
-//! that with `adc_ir::verify` after each pass.
+//! `adc-passes`: IR-to-IR passes, in two families. One pass per file (or
+//! folder), each with one entry point; every pass keeps a verified function
+//! verified, and tests check that with `adc_ir::verify` after each pass.
 //!
-//! The derivative passes (`linearize`, `propagate`, `lower-pairs` in
-//! `pairs`, `unzip`, `transpose`)
-//! work on a whole module and are driven by `ad::differentiate`; `optimize`
-//! is the `opt` stage.
+//! - `ad`: the derivative passes (`inline` on the source, `linearize`,
+//!   `propagate`, `lower-pairs` in `pairs`, `unzip`, `transpose`). They work
+//!   on a whole module and are driven by `ad::differentiate`.
+//! - `opt`: the optimisations, each `pub fn run(func: &mut Function) ->
+//!   bool` (true when it changed something); `opt::optimize` is the `opt`
+//!   stage.
+//!
+//! `loops` and `util` are shared by both families.
 
 pub mod ad;
-pub mod bce;
-pub mod block_params;
-pub mod carry;
-pub mod const_fold;
-pub mod copy_loops;
-pub mod cse;
-pub mod dce;
-pub mod inline;
-pub mod licm;
-pub mod linearize;
 mod loops;
-pub mod mem2reg;
-pub mod pairs;
-pub mod propagate;
-pub mod rle;
-pub mod simplify_cfg;
-pub mod transpose;
-pub mod unzip;
+pub mod opt;
 mod util;
 
-use adc_ir::{Function, Module};
-
-/// A pass over one function; returns whether it changed anything.
-pub type FuncPass = fn(&mut Function) -> bool;
-
-/// The ordinary optimisations by name, as `adc` and the filetests run them.
-pub const PASSES: &[(&str, FuncPass)] = &[
-    ("block-params", block_params::run),
-    ("const-fold", const_fold::run),
-    ("cse", cse::run),
-    ("rle", rle::run),
-    ("dce", dce::run),
-    ("simplify-cfg", simplify_cfg::run),
-    ("bce", bce::run),
-    ("licm", licm::run),
-    ("mem2reg", mem2reg::run),
-];
-
-/// Passes the `opt` stage runs once after the fixed point of `PASSES`, and
-/// derivative code does not run on its source (the derivative passes do
-/// not know what they make).
-pub const LATE_PASSES: &[(&str, FuncPass)] =
-    &[("copy-loops", copy_loops::run), ("carry", carry::run)];
-
-pub fn find_pass(name: &str) -> Option<FuncPass> {
-    PASSES
-        .iter()
-        .chain(LATE_PASSES)
-        .find(|(n, _)| *n == name)
-        .map(|(_, p)| *p)
-}
-
-/// The `opt` stage: every pass, repeated until nothing changes (bounded),
-/// then the late passes, and the fixed point again if they changed anything.
-pub fn optimize(module: &mut Module) {
-    for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        optimize_function(func);
-        let mut late = false;
-        for (_, pass) in LATE_PASSES {
-            late |= pass(func);
-        }
-        if late {
-            optimize_function(func);
-        }
-    }
-}
-
-pub fn optimize_function(func: &mut Function) {
-    for _ in 0..8 {
-        let mut changed = false;
-        for (_, pass) in PASSES {
-            changed |= pass(func);
-        }
-        if !changed {
-            break;
-        }
-    }
-}
+pub use opt::{find_pass, optimize, optimize_function, FuncPass, LATE_PASSES, PASSES};

@@ -52,7 +52,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let mut g = module.func(id).clone();
-    if crate::pairs::has_pairs(&g) {
+    if crate::ad::pairs::has_pairs(&g) {
         let span = g.deriv_span;
         return Err(AdError::new(
             "internal error: unzip needs its input's pairs lowered (`lower-pairs`)",

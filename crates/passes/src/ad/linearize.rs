@@ -86,8 +86,8 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
             span,
         ));
     }
-    crate::inline::run(&mut src, module);
-    crate::optimize_function(&mut src);
+    crate::ad::inline::run(&mut src, module);
+    crate::opt::optimize_function(&mut src);
     let (acts, ret) = linearized_activities(&spec);
     let (params, returns) = adc_ir::ad::forward_signature(&src, &acts, ret);
     let mut out = Function::new(

@@ -1,5 +1,14 @@
-//! What the four derivative passes share: their error type, the internal
-//! derivatives of callees, and the driver that runs the passes in rounds.
+//! The derivative passes (one module each, in pipeline order: `inline` on
+//! the source, `linearize`, `propagate`, `pairs` (`lower-pairs`), `unzip`,
+//! `transpose`) and what they share: their error type, the internal
+//! derivatives of callees, and the driver that runs them in rounds.
+
+pub mod inline;
+pub mod linearize;
+pub mod pairs;
+pub mod propagate;
+pub mod transpose;
+pub mod unzip;
 
 use adc_ir::ad::{default_spec, spec_signature};
 use adc_ir::{AdMode, FuncId, Function, Linkage, Module, Span};
@@ -158,7 +167,7 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
         if waiting.is_empty() {
             return Ok(());
         }
-        let generated = crate::linearize::run(module)?;
+        let generated = crate::ad::linearize::run(module)?;
         if generated.is_empty() {
             let f = module.func(waiting[0]);
             return Err(AdError::new(
@@ -176,13 +185,13 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
             return Ok(());
         }
         for &id in &generated {
-            crate::propagate::run(module, id)?;
+            crate::ad::propagate::run(module, id)?;
         }
         if stop_here(AdStage::LowerPairs) {
             return Ok(());
         }
         for &id in &generated {
-            crate::pairs::run(module.func_mut(id))?;
+            crate::ad::pairs::run(module.func_mut(id))?;
         }
         if stop_here(AdStage::Unzip) {
             return Ok(());
@@ -199,13 +208,13 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
             })
             .collect();
         for &id in &reverse {
-            crate::unzip::run(module, id)?;
+            crate::ad::unzip::run(module, id)?;
         }
         if stop_here(AdStage::Transpose) {
             return Ok(());
         }
         for &id in &reverse {
-            crate::transpose::run(module, id)?;
+            crate::ad::transpose::run(module, id)?;
         }
     }
 }
@@ -297,22 +306,22 @@ pub fn run_pass(name: &str, module: &mut Module) -> Option<Result<(), AdError>> 
             .collect()
     };
     Some(match name {
-        "linearize" => crate::linearize::run(module).map(|_| ()),
+        "linearize" => crate::ad::linearize::run(module).map(|_| ()),
         "propagate" => with_body(module, false)
             .into_iter()
-            .try_for_each(|id| crate::propagate::run(module, id)),
-        "lower-pairs" => module.funcs.iter_mut().try_for_each(crate::pairs::run),
+            .try_for_each(|id| crate::ad::propagate::run(module, id)),
+        "lower-pairs" => module.funcs.iter_mut().try_for_each(crate::ad::pairs::run),
         "unzip" => with_body(module, true)
             .into_iter()
-            .try_for_each(|id| crate::unzip::run(module, id)),
+            .try_for_each(|id| crate::ad::unzip::run(module, id)),
         "transpose" => with_body(module, true)
             .into_iter()
-            .try_for_each(|id| crate::transpose::run(module, id)),
+            .try_for_each(|id| crate::ad::transpose::run(module, id)),
         // Every function with a body, against the module as it was.
         "inline" => {
             let before = module.clone();
             for f in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-                crate::inline::run(f, &before);
+                crate::ad::inline::run(f, &before);
             }
             Ok(())
         }

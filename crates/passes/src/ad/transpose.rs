@@ -390,7 +390,7 @@ impl Transposer<'_> {
                         AdError::new("internal error: no edge index", u.deriv_span)
                     })?;
                     for (k, &e) in edge_targets.iter().enumerate().take(n - 1) {
-                        let value = crate::unzip::edge_index_constant(
+                        let value = crate::ad::unzip::edge_index_constant(
                             self.out.dfg.value_type(idx),
                             k as i64,
                         );

@@ -1,0 +1,73 @@
+//! The optimisations: `PASSES` run to a fixed point, then the `LATE_PASSES`
+//! once (and the fixed point again if they changed anything).
+
+pub mod bce;
+pub mod block_params;
+pub mod carry;
+pub mod const_fold;
+pub mod copy_loops;
+pub mod cse;
+pub mod dce;
+pub mod licm;
+pub mod mem2reg;
+pub mod rle;
+pub mod simplify_cfg;
+
+use adc_ir::{Function, Module};
+
+/// A pass over one function; returns whether it changed anything.
+pub type FuncPass = fn(&mut Function) -> bool;
+
+/// The ordinary optimisations by name, as `adc` and the filetests run them.
+pub const PASSES: &[(&str, FuncPass)] = &[
+    ("block-params", block_params::run),
+    ("const-fold", const_fold::run),
+    ("cse", cse::run),
+    ("rle", rle::run),
+    ("dce", dce::run),
+    ("simplify-cfg", simplify_cfg::run),
+    ("bce", bce::run),
+    ("licm", licm::run),
+    ("mem2reg", mem2reg::run),
+];
+
+/// Passes the `opt` stage runs once after the fixed point of `PASSES`, and
+/// derivative code does not run on its source (the derivative passes do
+/// not know what they make).
+pub const LATE_PASSES: &[(&str, FuncPass)] =
+    &[("copy-loops", copy_loops::run), ("carry", carry::run)];
+
+pub fn find_pass(name: &str) -> Option<FuncPass> {
+    PASSES
+        .iter()
+        .chain(LATE_PASSES)
+        .find(|(n, _)| *n == name)
+        .map(|(_, p)| *p)
+}
+
+/// The `opt` stage: every pass, repeated until nothing changes (bounded),
+/// then the late passes, and the fixed point again if they changed anything.
+pub fn optimize(module: &mut Module) {
+    for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+        optimize_function(func);
+        let mut late = false;
+        for (_, pass) in LATE_PASSES {
+            late |= pass(func);
+        }
+        if late {
+            optimize_function(func);
+        }
+    }
+}
+
+pub fn optimize_function(func: &mut Function) {
+    for _ in 0..8 {
+        let mut changed = false;
+        for (_, pass) in PASSES {
+            changed |= pass(func);
+        }
+        if !changed {
+            break;
+        }
+    }
+}
