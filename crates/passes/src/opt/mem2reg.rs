@@ -62,7 +62,7 @@ pub fn run(func: &mut Function) -> bool {
         }
         for p in ps {
             let mut runner = p;
-            while Some(runner) != idom[b.index()] && runner != b {
+            while Some(runner) != idom[b.index()] {
                 frontier.entry(runner).or_default().insert(b);
                 match idom[runner.index()] {
                     Some(up) if up != runner => runner = up,

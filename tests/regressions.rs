@@ -1,0 +1,88 @@
+//! Programs that once gave wrong derivatives or crashed the compiler, with
+//! their gradients worked out by hand (issue 10 and what the random-program
+//! tester finds).
+
+mod support;
+
+use adc::{ArgValue, ArrayValue, Constant, JitModule};
+use support::assert_close;
+
+fn jit(source: &str) -> JitModule {
+    adc::compile_jit("regression.ad", source, false)
+        .unwrap_or_else(|f| panic!("does not compile:\n{f}"))
+}
+
+fn d(x: f64) -> ArgValue {
+    ArgValue::Scalar(Constant::F64(x))
+}
+
+fn floats(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Vec<f64> {
+    j.call(name, args)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .iter()
+        .map(|c| match c {
+            Constant::F64(x) => *x,
+            other => panic!("not a double: {other:?}"),
+        })
+        .collect()
+}
+
+/// A loop that overwrites `y` without reading it: the adjoint reaching the
+/// loop exit belongs to the last iteration's `b` alone. `mem2reg` once left
+/// the loop header out of its own dominance frontier, so the slot holding
+/// that adjoint was never seen to be reset and `b` got it twice, `x` too.
+#[test]
+fn loop_that_overwrites_a_variable_without_reading_it() {
+    let j = jit("[autodiff_reverse(df, Active, Active, Active)]
+double f(double x, double b) {
+    double y = x * x;
+    for (int i = 0; i < 2; i++) y = b;
+    return y;
+}");
+    assert_eq!(
+        floats(&j, "df", &mut [d(3.0), d(2.0), d(1.0)]),
+        vec![2.0, 0.0, 1.0]
+    );
+}
+
+/// "Keep the last residual": only the last element and `w` through it.
+#[test]
+fn loop_that_keeps_its_last_residual() {
+    let j = jit("[autodiff_reverse(df, Active, Duplicated, Active)]
+double f(double w, double[] a) {
+    double r = 0.0;
+    for (int i = 0; i < len(a); i++) r = a[i] * w - 1.0;
+    return r * r;
+}");
+    let (w, a) = (1.5, [2.0, 3.0, 4.0]);
+    let mut args = [
+        d(w),
+        ArgValue::Array(ArrayValue::F64(a.to_vec())),
+        ArgValue::Array(ArrayValue::F64(vec![0.0; 3])),
+        d(1.0),
+    ];
+    let out = floats(&j, "df", &mut args);
+    let r = a[2] * w - 1.0;
+    assert_close(out[0], r * r, 1e-15, "primal");
+    assert_close(out[1], 2.0 * r * a[2], 1e-15, "d/dw");
+    let ArgValue::Array(ArrayValue::F64(da)) = &args[2] else {
+        panic!("shadow")
+    };
+    assert_eq!(da, &vec![0.0, 0.0, 2.0 * r * w]);
+}
+
+/// A fixed-point iteration that copies its iterate into a result variable:
+/// z' = z/2 + x five times, so d res/dx = 1 + 1/2 + ... + 1/16.
+#[test]
+fn fixed_point_iteration_copied_into_a_result() {
+    let src = "[autodiff_reverse(df, Active, Active)]
+double f(double x) {
+    double z = 1.0;
+    double res = 0.0;
+    for (int k = 0; k < 5; k++) { z = 0.5 * z + x; res = z; }
+    return res;
+}";
+    let j = jit(src);
+    let out = floats(&j, "df", &mut [d(0.25), d(1.0)]);
+    assert_close(out[1], 1.9375, 1e-15, "d/dx");
+}
