@@ -282,3 +282,38 @@ pub(crate) fn is_fresh_array(func: &Function, a: Value) -> bool {
         ValueDef::Unused => false,
     }
 }
+
+/// The reachable blocks in layout order, except that each comes after its
+/// immediate dominator, so a walk in this order meets every definition
+/// before its uses (layout order alone need not: a loop's step block may
+/// come before the block that defines what it uses). Then the unreachable
+/// blocks, in layout order.
+pub(crate) fn dominator_order(func: &Function) -> Vec<Block> {
+    use std::cmp::Reverse;
+    let (rpo, idom) = adc_ir::verify::dominators(func);
+    let mut position = vec![usize::MAX; func.dfg.num_blocks()];
+    for (k, b) in func.layout.iter().enumerate() {
+        position[b.index()] = k;
+    }
+    let mut children: BTreeMap<Block, Vec<Block>> = BTreeMap::new();
+    for &b in rpo.iter().skip(1) {
+        if let Some(d) = idom[b.index()] {
+            children.entry(d).or_default().push(b);
+        }
+    }
+    // Kahn's algorithm on the dominator tree, the earliest in layout first.
+    let mut ready = std::collections::BinaryHeap::new();
+    if let Some(&entry) = rpo.first() {
+        ready.push(Reverse((position[entry.index()], entry)));
+    }
+    let mut order = Vec::with_capacity(func.layout.len());
+    while let Some(Reverse((_, b))) = ready.pop() {
+        order.push(b);
+        for &c in children.get(&b).into_iter().flatten() {
+            ready.push(Reverse((position[c.index()], c)));
+        }
+    }
+    let reached: std::collections::BTreeSet<Block> = order.iter().copied().collect();
+    order.extend(func.layout.iter().filter(|b| !reached.contains(b)));
+    order
+}

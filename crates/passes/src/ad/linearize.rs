@@ -336,13 +336,8 @@ impl Linearizer<'_> {
                 }
             }
         }
-        // Blocks in reverse postorder, so every block comes after its
-        // dominators and so after the definitions of what it uses (layout
-        // order need not be: a loop's step block may use `i + 1` defined in
-        // a block laid out after it). Unreachable blocks come last.
-        let (mut order, _) = adc_ir::verify::dominators(src);
-        let reached: std::collections::BTreeSet<Block> = order.iter().copied().collect();
-        order.extend(src.layout.iter().filter(|b| !reached.contains(b)));
+        // Dominators first, so definitions come before their uses.
+        let order = crate::util::dominator_order(src);
         for b in order {
             self.cur = self.bmap[&b];
             for &(_, p, pair) in pair_params.iter().filter(|(pb, ..)| *pb == b) {
