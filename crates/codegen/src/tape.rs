@@ -19,7 +19,7 @@ use cranelift_codegen::ir::{self as clif, types, InstBuilder, StackSlotData, Sta
 use cranelift_frontend::{FunctionBuilder, Variable};
 use cranelift_module::Module;
 
-const TAPE: i32 = -1;
+/// The deferred-free list's state, at the start of the state slot.
 const DEFER: i32 = 0;
 const STATE_WORDS: i32 = 6;
 /// Where the tape's pointer and capacity go to and come back from
@@ -35,12 +35,33 @@ pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
             matches!(
                 func.dfg.inst(*i),
                 InstData::TapePush { .. }
-                    | InstData::TapePop
-                    | InstData::TapeRead
+                    | InstData::TapePop { .. }
+                    | InstData::TapeRead { .. }
                     | InstData::DeferFree { .. }
             )
         })
     })
+}
+
+/// The tape an instruction uses, if it is a tape instruction.
+pub(crate) fn tape_of(data: &InstData) -> Option<u8> {
+    match data {
+        InstData::TapePush { tape, .. }
+        | InstData::TapePop { tape }
+        | InstData::TapeRead { tape } => Some(*tape),
+        _ => None,
+    }
+}
+
+/// How many tapes the function uses (levels 0 to the highest it names).
+fn tape_count(func: &adc_ir::Function) -> usize {
+    func.layout
+        .iter()
+        .flat_map(|b| &func.dfg.block(*b).insts)
+        .filter_map(|i| tape_of(func.dfg.inst(*i)))
+        .map(|t| usize::from(t) + 1)
+        .max()
+        .unwrap_or(1)
 }
 
 /// Defines `__adc_tape_grow(state, need)`, which grows the stack (the tape
@@ -109,19 +130,33 @@ pub(crate) fn define_helper<M: Module>(
     Ok(())
 }
 
-/// The tape's state: SSA variables of the function being translated.
-#[derive(Clone, Copy)]
+/// The tapes' state: SSA variables of the function being translated.
+#[derive(Clone)]
 pub(crate) struct TapeState {
     /// The deferred-free list's state slot.
     defer: clif::Value,
+    /// One set of variables per tape level.
+    tapes: Vec<TapeVars>,
+}
+
+/// Pointer, length and capacity in bytes, and read position of one tape.
+#[derive(Clone, Copy)]
+struct TapeVars {
     ptr: Variable,
     len: Variable,
     cap: Variable,
     front: Variable,
 }
 
-/// Zeroes the tape's state (at the entry block's start).
-pub(crate) fn init_state(b: &mut FunctionBuilder) -> TapeState {
+/// A growable byte stack: one of the tapes or the deferred-free list.
+#[derive(Clone, Copy, PartialEq)]
+enum Stack {
+    Tape(u8),
+    Defer,
+}
+
+/// Zeroes the tapes' state (at the entry block's start).
+pub(crate) fn init_state(b: &mut FunctionBuilder, func: &adc_ir::Function) -> TapeState {
     let slot = b.create_sized_stack_slot(StackSlotData::new(
         StackSlotKind::ExplicitSlot,
         (STATE_WORDS * 8) as u32,
@@ -137,13 +172,15 @@ pub(crate) fn init_state(b: &mut FunctionBuilder) -> TapeState {
         b.def_var(v, z);
         v
     };
-    TapeState {
-        ptr: var(),
-        len: var(),
-        cap: var(),
-        front: var(),
-        defer,
-    }
+    let tapes = (0..tape_count(func))
+        .map(|_| TapeVars {
+            ptr: var(),
+            len: var(),
+            cap: var(),
+            front: var(),
+        })
+        .collect();
+    TapeState { tapes, defer }
 }
 
 /// A field of a growable stack's state.
@@ -155,70 +192,91 @@ enum Field {
 }
 
 impl<M: Module> FuncTranslator<'_, '_, M> {
-    fn state(&self) -> TapeState {
+    fn state(&self) -> &TapeState {
         self.tape_state
+            .as_ref()
             .expect("invariant: functions with tape instructions get a tape state")
     }
 
-    /// The variable of a tape field.
-    fn tape_var(&self, field: Field) -> Variable {
-        let st = self.state();
-        match field {
-            Field::Ptr => st.ptr,
-            Field::Len => st.len,
-            Field::Cap => st.cap,
+    /// The variables of tape `level` (`init_state` made one set per level
+    /// the function names).
+    fn tape_vars(&self, level: u8) -> TapeVars {
+        self.state().tapes[usize::from(level)]
+    }
+
+    /// Reads a field of a tape (an SSA variable) or of the deferred list
+    /// (in the state slot).
+    fn get(&mut self, stack: Stack, field: Field) -> clif::Value {
+        match stack {
+            Stack::Tape(level) => {
+                let t = self.tape_vars(level);
+                let var = match field {
+                    Field::Ptr => t.ptr,
+                    Field::Len => t.len,
+                    Field::Cap => t.cap,
+                };
+                self.b.use_var(var)
+            }
+            Stack::Defer => {
+                let defer = self.state().defer;
+                self.b
+                    .ins()
+                    .load(types::I64, TRUSTED, defer, DEFER + 8 * field as i32)
+            }
         }
     }
 
-    /// Reads a field of the tape (`base == TAPE`) or the deferred list.
-    fn get(&mut self, base: i32, field: Field) -> clif::Value {
-        if base == TAPE {
-            let var = self.tape_var(field);
-            return self.b.use_var(var);
-        }
-        let defer = self.state().defer;
-        self.b
-            .ins()
-            .load(types::I64, TRUSTED, defer, base + 8 * field as i32)
-    }
-
-    fn set(&mut self, base: i32, field: Field, value: clif::Value) {
-        if base == TAPE {
-            let var = self.tape_var(field);
-            self.b.def_var(var, value);
-        } else {
-            let defer = self.state().defer;
-            self.b
-                .ins()
-                .store(TRUSTED, value, defer, base + 8 * field as i32);
+    fn set(&mut self, stack: Stack, field: Field, value: clif::Value) {
+        match stack {
+            Stack::Tape(level) => {
+                let t = self.tape_vars(level);
+                let var = match field {
+                    Field::Ptr => t.ptr,
+                    Field::Len => t.len,
+                    Field::Cap => t.cap,
+                };
+                self.b.def_var(var, value);
+            }
+            Stack::Defer => {
+                let defer = self.state().defer;
+                self.b
+                    .ins()
+                    .store(TRUSTED, value, defer, DEFER + 8 * field as i32);
+            }
         }
     }
 
     pub(crate) fn tape_push(
         &mut self,
         inst: adc_ir::Inst,
+        level: u8,
         cells: &[clif::Value],
     ) -> Result<(), CodegenError> {
-        self.stack_push(inst, TAPE, cells)
+        self.stack_push(inst, Stack::Tape(level), cells)
     }
 
-    /// Consecutive `tape.push`es: one capacity check, one length update.
-    pub(crate) fn tape_push_run(&mut self, insts: &[adc_ir::Inst]) -> Result<(), CodegenError> {
+    /// Consecutive pushes on one tape: one capacity check, one length
+    /// update.
+    pub(crate) fn tape_push_run(
+        &mut self,
+        insts: &[adc_ir::Inst],
+        level: u8,
+    ) -> Result<(), CodegenError> {
         let mut cells = Vec::new();
         for &i in insts {
-            if let InstData::TapePush { value } = self.func.dfg.inst(i) {
+            if let InstData::TapePush { value, .. } = self.func.dfg.inst(i) {
                 cells.extend(self.vs(*value));
             }
         }
-        self.stack_push(insts[0], TAPE, &cells)
+        self.stack_push(insts[0], Stack::Tape(level), &cells)
     }
 
-    /// Pushes cells (each of its own size) on the stack at `base`, growing
-    /// it (at least doubling) when they do not fit.
+    /// Pushes cells (each of its own size) on `stack`, growing it (at
+    /// least doubling) when they do not fit.
     fn stack_push(
         &mut self,
         inst: adc_ir::Inst,
-        base: i32,
+        stack: Stack,
         cells: &[clif::Value],
     ) -> Result<(), CodegenError> {
         let sizes: Vec<i32> = cells
@@ -226,8 +284,8 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .map(|c| self.b.func.dfg.value_type(*c).bytes() as i32)
             .collect();
         let n: i32 = sizes.iter().sum();
-        let len = self.get(base, Field::Len);
-        let cap = self.get(base, Field::Cap);
+        let len = self.get(stack, Field::Len);
+        let cap = self.get(stack, Field::Cap);
         let need = self.b.ins().iadd_imm_s(len, n as i64);
         let full = self.b.ins().icmp(IntCC::SignedGreaterThan, need, cap);
         let grow = self.b.create_block();
@@ -243,9 +301,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .tape_grow
             .expect("invariant: modules with tape instructions define __adc_tape_grow");
         let st = self.state().defer;
-        let area = if base == TAPE { EXCHANGE } else { base };
-        if base == TAPE {
-            let old = self.get(base, Field::Ptr);
+        let area = if stack == Stack::Defer {
+            DEFER
+        } else {
+            EXCHANGE
+        };
+        if stack != Stack::Defer {
+            let old = self.get(stack, Field::Ptr);
             self.b.ins().store(TRUSTED, old, st, area);
             self.b.ins().store(TRUSTED, cap, st, area + 16);
         }
@@ -256,23 +318,24 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let new_cap = self.b.ins().load(types::I64, TRUSTED, st, area + 16);
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.check(null, inst, "out of memory for the derivative tape")?;
-        self.set(base, Field::Ptr, p);
-        self.set(base, Field::Cap, new_cap);
+        self.set(stack, Field::Ptr, p);
+        self.set(stack, Field::Cap, new_cap);
         self.b.ins().jump(cont, &[]);
         self.b.switch_to_block(cont);
-        let ptr = self.get(base, Field::Ptr);
+        let ptr = self.get(stack, Field::Ptr);
         let base_addr = self.b.ins().iadd(ptr, len);
         let mut off = 0;
         for (cell, size) in cells.iter().zip(sizes) {
             self.b.ins().store(CELL, *cell, base_addr, off);
             off += size;
         }
-        self.set(base, Field::Len, need);
+        self.set(stack, Field::Len, need);
         Ok(())
     }
 
-    /// Consecutive `tape.pop`s: one length update.
-    pub(crate) fn tape_pop_run(&mut self, insts: &[adc_ir::Inst]) {
+    /// Consecutive pops of one tape: one length update.
+    pub(crate) fn tape_pop_run(&mut self, insts: &[adc_ir::Inst], level: u8) {
+        let tape = Stack::Tape(level);
         let types_of: Vec<Vec<clif::Type>> = insts
             .iter()
             .map(|i| {
@@ -281,10 +344,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             })
             .collect();
         let total: i32 = types_of.iter().flatten().map(|t| t.bytes() as i32).sum();
-        let len = self.get(TAPE, Field::Len);
+        let len = self.get(tape, Field::Len);
         let new_len = self.b.ins().iadd_imm_s(len, -(total as i64));
-        self.set(TAPE, Field::Len, new_len);
-        let ptr = self.get(TAPE, Field::Ptr);
+        self.set(tape, Field::Len, new_len);
+        let ptr = self.get(tape, Field::Ptr);
         let base = self.b.ins().iadd(ptr, new_len);
         // The first pop takes the newest cells, at the top.
         let mut top = total;
@@ -305,22 +368,23 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         inst: adc_ir::Inst,
         ptr: clif::Value,
     ) -> Result<(), CodegenError> {
-        self.stack_push(inst, DEFER, &[ptr])
+        self.stack_push(inst, Stack::Defer, &[ptr])
     }
 
-    /// Takes one value of type `ty` off the tape: the newest (`pop`) or
-    /// the oldest unread (`read`). Arrays take two cells.
-    pub(crate) fn tape_take(&mut self, ty: Type, pop: bool) -> Vec<clif::Value> {
+    /// Takes one value of type `ty` off tape `level`: the newest (`pop`)
+    /// or the oldest unread (`read`). Arrays take two cells.
+    pub(crate) fn tape_take(&mut self, ty: Type, level: u8, pop: bool) -> Vec<clif::Value> {
+        let tape = Stack::Tape(level);
         let cell_types = crate::translate::clif_types(ty);
         let size: i64 = cell_types.iter().map(|t| t.bytes() as i64).sum();
-        let ptr = self.get(TAPE, Field::Ptr);
+        let ptr = self.get(tape, Field::Ptr);
         let at = if pop {
-            let len = self.get(TAPE, Field::Len);
+            let len = self.get(tape, Field::Len);
             let at = self.b.ins().iadd_imm_s(len, -size);
-            self.set(TAPE, Field::Len, at);
+            self.set(tape, Field::Len, at);
             at
         } else {
-            let front_var = self.state().front;
+            let front_var = self.tape_vars(level).front;
             let front = self.b.use_var(front_var);
             let next = self.b.ins().iadd_imm_s(front, size);
             self.b.def_var(front_var, next);
@@ -336,33 +400,36 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         out
     }
 
-    /// Frees the tape, every deferred array, and the deferred list.
+    /// Frees the tapes, every deferred array, and the deferred list.
     pub(crate) fn release_tape(&mut self) -> Result<(), CodegenError> {
-        if self.tape_state.is_none() {
+        let Some(state) = &self.tape_state else {
             return Ok(());
-        }
-        let tape = self.get(TAPE, Field::Ptr);
+        };
+        let levels = state.tapes.len() as u8;
         let free_fn = self.syms.tape_alloc.1;
-        self.call_symbol(free_fn, &[PTR], &[], &[tape])?;
+        for level in 0..levels {
+            let tape = self.get(Stack::Tape(level), Field::Ptr);
+            self.call_symbol(free_fn, &[PTR], &[], &[tape])?;
+        }
         let head = self.b.create_block();
         let body = self.b.create_block();
         let done = self.b.create_block();
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(head);
-        let len = self.get(DEFER, Field::Len);
+        let len = self.get(Stack::Defer, Field::Len);
         let empty = self.b.ins().icmp_imm_s(IntCC::Equal, len, 0);
         self.b.ins().brif(empty, done, &[], body, &[]);
         self.b.switch_to_block(body);
         let i = self.b.ins().iadd_imm_s(len, -(PTR.bytes() as i64));
-        self.set(DEFER, Field::Len, i);
-        let list = self.get(DEFER, Field::Ptr);
+        self.set(Stack::Defer, Field::Len, i);
+        let list = self.get(Stack::Defer, Field::Ptr);
         let addr = self.b.ins().iadd(list, i);
         let p = self.b.ins().load(PTR, CELL, addr, 0);
         self.call_symbol("free", &[PTR], &[], &[p])?;
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(done);
         // The list grew through `__adc_tape_grow`, so it goes back the same way.
-        let list = self.get(DEFER, Field::Ptr);
+        let list = self.get(Stack::Defer, Field::Ptr);
         self.call_symbol(free_fn, &[PTR], &[], &[list])?;
         Ok(())
     }

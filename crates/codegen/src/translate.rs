@@ -136,7 +136,7 @@ pub(crate) fn translate<M: Module>(
     };
     if crate::tape::uses_tape(func) {
         t.b.switch_to_block(entry);
-        t.tape_state = Some(crate::tape::init_state(&mut t.b));
+        t.tape_state = Some(crate::tape::init_state(&mut t.b, func));
     }
     t.stack_guard(entry)?;
     let entry_params: Vec<clif::Value> = t.b.block_params(entry)[n_hidden..].to_vec();
@@ -167,18 +167,22 @@ pub(crate) fn translate<M: Module>(
         let insts = &func.dfg.block(blk).insts;
         let mut k = 0;
         while k < insts.len() {
-            // A run of pushes (or pops) shares one capacity check (or one
-            // length update).
+            // A run of pushes (or pops) on one tape shares one capacity
+            // check (or one length update).
+            let first = func.dfg.inst(insts[k]);
             let run = insts[k..]
                 .iter()
                 .take_while(|i| {
-                    std::mem::discriminant(func.dfg.inst(**i))
-                        == std::mem::discriminant(func.dfg.inst(insts[k]))
+                    let d = func.dfg.inst(**i);
+                    std::mem::discriminant(d) == std::mem::discriminant(first)
+                        && crate::tape::tape_of(d) == crate::tape::tape_of(first)
                 })
                 .count();
-            match func.dfg.inst(insts[k]) {
-                InstData::TapePush { .. } if run > 1 => t.tape_push_run(&insts[k..k + run])?,
-                InstData::TapePop if run > 1 => t.tape_pop_run(&insts[k..k + run]),
+            match *first {
+                InstData::TapePush { tape, .. } if run > 1 => {
+                    t.tape_push_run(&insts[k..k + run], tape)?
+                }
+                InstData::TapePop { tape } if run > 1 => t.tape_pop_run(&insts[k..k + run], tape),
                 _ => {
                     t.inst(insts[k])?;
                     k += 1;
@@ -550,14 +554,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 self.defer_free(inst, p)?;
                 vec![]
             }
-            InstData::TapePush { value } => {
+            InstData::TapePush { value, tape } => {
                 let words = self.vs(*value);
-                self.tape_push(inst, &words)?;
+                self.tape_push(inst, *tape, &words)?;
                 vec![]
             }
-            InstData::TapePop | InstData::TapeRead => {
+            InstData::TapePop { tape } | InstData::TapeRead { tape } => {
                 let ty = result_ty.expect("invariant: the verifier gives tape reads a result");
-                self.tape_take(ty, matches!(data, InstData::TapePop))
+                self.tape_take(ty, *tape, matches!(data, InstData::TapePop { .. }))
             }
             InstData::ArrayFree { array } => {
                 let p = self.vs(*array)[0];

@@ -258,15 +258,23 @@ pub enum InstData {
     DeferFree {
         array: Value,
     },
-    /// Appends a value to the function's tape (one per call, grows on demand;
-    /// exhausted memory is a runtime error).
+    /// Appends a value to one of the function's tapes (one set per call,
+    /// each grows on demand; exhausted memory is a runtime error). A
+    /// derivative tapes on tape 0; a reverse derivative of code that
+    /// already uses tapes moves that code's tapes up by one (`unzip`), so
+    /// every level of a nested derivative has a stack of its own.
     TapePush {
         value: Value,
+        tape: u8,
     },
     /// Removes and returns the last value pushed (reverse sweep).
-    TapePop,
+    TapePop {
+        tape: u8,
+    },
     /// Returns the oldest value not read yet (forward replay after unzip).
-    TapeRead,
+    TapeRead {
+        tape: u8,
+    },
     /// `dst[dst_index + k] = src[src_index + k]` for `0 <= k < count`, as if
     /// through a temporary (the arrays may be one); nothing when `count <= 0`.
     /// Unchecked: only `copy-loops` makes it, from a loop whose accesses
@@ -342,8 +350,8 @@ impl InstData {
             | InstData::LenCheck { .. }
             | InstData::DeferFree { .. }
             | InstData::TapePush { .. }
-            | InstData::TapePop
-            | InstData::TapeRead
+            | InstData::TapePop { .. }
+            | InstData::TapeRead { .. }
             | InstData::Jump { .. }
             | InstData::Branch { .. }
             | InstData::Return { .. } => true,
@@ -382,8 +390,8 @@ impl InstData {
             | InstData::LenCheck { .. }
             | InstData::DeferFree { .. }
             | InstData::TapePush { .. }
-            | InstData::TapePop
-            | InstData::TapeRead
+            | InstData::TapePop { .. }
+            | InstData::TapeRead { .. }
             | InstData::Jump { .. }
             | InstData::Branch { .. }
             | InstData::Return { .. } => false,
@@ -411,9 +419,9 @@ impl InstData {
             InstData::Const { .. }
             | InstData::ArrayNull
             | InstData::Slot
-            | InstData::TapePop
-            | InstData::TapeRead => (),
-            InstData::TapePush { value } => *value = f(*value),
+            | InstData::TapePop { .. }
+            | InstData::TapeRead { .. } => (),
+            InstData::TapePush { value, .. } => *value = f(*value),
             InstData::Unary { arg, .. } | InstData::Convert { arg } => *arg = f(*arg),
             InstData::Binary { args, .. }
             | InstData::Cmp { args, .. }

@@ -164,10 +164,17 @@ impl Machine<'_> {
 
     fn run(&mut self, func: &Function, params: Vec<Val>) -> Result<Vec<Constant>, InterpError> {
         let mut env: Vec<Option<Val>> = vec![None; func.dfg.num_values()];
-        // This call's tape: pushed at the back, popped at the back, read
-        // from the front (`read` is the forward replay of `unzip`).
-        let mut tape: Vec<Val> = Vec::new();
-        let mut tape_front = 0;
+        // This call's tapes, one per level: pushed at the back, popped at
+        // the back, read from the front (`read` is the forward replay of
+        // `unzip`).
+        let mut tapes: Vec<(Vec<Val>, usize)> = Vec::new();
+        fn level(tapes: &mut Vec<(Vec<Val>, usize)>, k: u8) -> &mut (Vec<Val>, usize) {
+            let k = usize::from(k);
+            if tapes.len() <= k {
+                tapes.resize_with(k + 1, Default::default);
+            }
+            &mut tapes[k]
+        }
         let Some(mut block) = func.entry_block() else {
             return Err(InterpError::Unsupported("empty function".into()));
         };
@@ -359,22 +366,23 @@ impl Machine<'_> {
                             _ => None,
                         }
                     }
-                    InstData::TapePush { value } => {
-                        tape.push(get(&env, *value));
+                    InstData::TapePush { value, tape } => {
+                        let v = get(&env, *value);
+                        level(&mut tapes, *tape).0.push(v);
                         None
                     }
-                    InstData::TapePop => match tape.pop() {
+                    InstData::TapePop { tape } => match level(&mut tapes, *tape).0.pop() {
                         Some(v) => Some(v),
                         None => {
                             return Err(InterpError::Unsupported("pop of an empty tape".into()))
                         }
                     },
-                    InstData::TapeRead => match tape.get(tape_front) {
-                        Some(v) => {
-                            tape_front += 1;
-                            Some(*v)
+                    InstData::TapeRead { tape } => match level(&mut tapes, *tape) {
+                        (values, front) if *front < values.len() => {
+                            *front += 1;
+                            Some(values[*front - 1])
                         }
-                        None => return Err(InterpError::Unsupported("read past the tape".into())),
+                        _ => return Err(InterpError::Unsupported("read past the tape".into())),
                     },
                     InstData::Jump { dest } => {
                         next = Some((

@@ -337,7 +337,8 @@ impl Parser<'_> {
     }
 
     fn inst_data(&mut self, result_types: &[Type]) -> Result<InstData, ParseError> {
-        let op = self.word()?;
+        let word = self.word()?;
+        let (op, tape) = split_tape_level(&word);
         let data = match op.as_str() {
             "const" => InstData::Const {
                 value: self.constant(result_types.first().copied())?,
@@ -432,6 +433,7 @@ impl Parser<'_> {
             },
             "tape.push" => InstData::TapePush {
                 value: self.value()?,
+                tape,
             },
             "copyrange" => {
                 let [dst, dst_index] = self.two()?;
@@ -453,8 +455,8 @@ impl Parser<'_> {
             "dpair.diff" => InstData::PairDiff {
                 pair: self.value()?,
             },
-            "tape.pop" => InstData::TapePop,
-            "tape.read" => InstData::TapeRead,
+            "tape.pop" => InstData::TapePop { tape },
+            "tape.read" => InstData::TapeRead { tape },
             "print" => InstData::Print {
                 args: self.value_list()?,
             },
@@ -714,4 +716,18 @@ pub fn parse_module(text: &str) -> Result<Module, ParseError> {
         module.push(func);
     }
     Ok(module)
+}
+
+/// `tapeN.op` -> (`tape.op`, N); any other opcode is itself, on tape 0.
+fn split_tape_level(word: &str) -> (String, u8) {
+    if let Some(rest) = word.strip_prefix("tape") {
+        if let Some((digits, op)) = rest.split_once('.') {
+            if !digits.is_empty() && !digits.starts_with('0') {
+                if let Ok(n) = digits.parse::<u8>() {
+                    return (format!("tape.{op}"), n);
+                }
+            }
+        }
+    }
+    (word.to_string(), 0)
 }

@@ -79,7 +79,7 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
         InstData::ArrayCopy { array } => format!("copy {array}"),
         InstData::LenCheck { args } => format!("lencheck {}, {}", args[0], args[1]),
         InstData::DeferFree { array } => format!("free.defer {array}"),
-        InstData::TapePush { value } => format!("tape.push {value}"),
+        InstData::TapePush { value, tape } => format!("{}.push {value}", tape_name(*tape)),
         InstData::CopyRange {
             dst,
             dst_index,
@@ -90,8 +90,8 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
         InstData::PairMake { args } => format!("dpair.make {}, {}", args[0], args[1]),
         InstData::PairPrimal { pair } => format!("dpair.primal {pair}"),
         InstData::PairDiff { pair } => format!("dpair.diff {pair}"),
-        InstData::TapePop => "tape.pop".into(),
-        InstData::TapeRead => "tape.read".into(),
+        InstData::TapePop { tape } => format!("{}.pop", tape_name(*tape)),
+        InstData::TapeRead { tape } => format!("{}.read", tape_name(*tape)),
         InstData::Print { args } => {
             if args.is_empty() {
                 "print".into()
@@ -218,5 +218,14 @@ impl fmt::Display for Function {
         let mut out = String::new();
         write_function(&mut out, None, self)?;
         f.write_str(&out)
+    }
+}
+
+/// `tape` for tape 0 (what every derivative tapes on), `tapeN` for the
+/// tapes of nested reverse derivatives.
+fn tape_name(tape: u8) -> String {
+    match tape {
+        0 => "tape".into(),
+        n => format!("tape{n}"),
     }
 }

@@ -452,11 +452,11 @@ impl FuncVerifier<'_> {
                 Type::Pair(e) => Ok(vec![Type::Scalar(e)]),
                 t => Err(format!("`{t}` is not a dpair")),
             },
-            InstData::TapePush { value } if matches!(self.ty(*value), Type::Pair(_)) => {
+            InstData::TapePush { value, .. } if matches!(self.ty(*value), Type::Pair(_)) => {
                 Err("a dpair cannot go on the tape".into())
             }
             InstData::TapePush { .. } => Ok(vec![]),
-            InstData::TapePop | InstData::TapeRead => match results.as_slice() {
+            InstData::TapePop { .. } | InstData::TapeRead { .. } => match results.as_slice() {
                 [t] => Ok(vec![*t]),
                 _ => Err("a tape read has one result".into()),
             },

@@ -73,8 +73,8 @@ fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
         && !insts().any(|i| match callee.dfg.inst(*i) {
             // Generated derivatives keep their own tape and frame.
             InstData::TapePush { .. }
-            | InstData::TapePop
-            | InstData::TapeRead
+            | InstData::TapePop { .. }
+            | InstData::TapeRead { .. }
             | InstData::DeferFree { .. }
             | InstData::LenCheck { .. } => true,
             _ => false,

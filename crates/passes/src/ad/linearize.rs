@@ -450,11 +450,11 @@ impl Linearizer<'_> {
                     self.span,
                 ))
             }
-            InstData::TapePop | InstData::TapeRead => {
+            InstData::TapePop { .. } | InstData::TapeRead { .. } => {
                 // Tangents were pushed after their values.
                 let ty = rty.expect("verified: tape reads have a result");
                 let has_tan = adc_ir::ad::is_differentiable(ty);
-                let pop = matches!(data, InstData::TapePop);
+                let pop = matches!(data, InstData::TapePop { .. });
                 let mut tv = None;
                 if has_tan && pop {
                     tv = Some(self.emit1(data.clone(), ty, Tag::Diff));
@@ -597,9 +597,13 @@ impl Linearizer<'_> {
             InstData::Slot if adc_ir::ad::is_differentiable(ty) => {
                 Tan::Val(self.zero_slot(ty.elem()))
             }
-            InstData::TapePush { value } => {
+            InstData::TapePush { value, tape } => {
                 if let Tan::Val(d) = t(self, *value) {
-                    self.emit(InstData::TapePush { value: d }, &[], Tag::Diff);
+                    let push = InstData::TapePush {
+                        value: d,
+                        tape: *tape,
+                    };
+                    self.emit(push, &[], Tag::Diff);
                 }
                 Tan::None
             }

@@ -118,8 +118,8 @@ fn check_linear(data: &InstData, diff: &[bool]) -> Result<(), String> {
         // Custom forward derivatives and tape traffic of tangents.
         InstData::Call { .. }
         | InstData::TapePush { .. }
-        | InstData::TapePop
-        | InstData::TapeRead => true,
+        | InstData::TapePop { .. }
+        | InstData::TapeRead { .. } => true,
         _ => false,
     };
     if ok {

@@ -493,7 +493,7 @@ impl Transposer<'_> {
         let reads: Vec<Inst> = insts
             .iter()
             .copied()
-            .filter(|i| matches!(u.dfg.inst(*i), InstData::TapeRead))
+            .filter(|i| matches!(u.dfg.inst(*i), InstData::TapeRead { tape: 0 }))
             .collect();
         // The primal twin's pushes, in the same order as these reads.
         let pushes: Vec<Inst> = u
@@ -502,7 +502,7 @@ impl Transposer<'_> {
             .insts
             .iter()
             .copied()
-            .filter(|i| matches!(u.dfg.inst(*i), InstData::TapePush { .. }))
+            .filter(|i| matches!(u.dfg.inst(*i), InstData::TapePush { tape: 0, .. }))
             .collect();
         if pushes.len() != reads.len() {
             return Err(AdError::new(
@@ -512,13 +512,13 @@ impl Transposer<'_> {
         }
         for (&i, &push) in reads.iter().zip(&pushes).rev() {
             let r = u.dfg.inst_results(i)[0];
-            let v = self.emit1(InstData::TapePop, self.ty(r));
+            let v = self.emit1(InstData::TapePop { tape: 0 }, self.ty(r));
             self.map.insert(r, v);
             self.tape_pairs.push((v, push));
         }
         for &i in &insts {
             if u.tag(i) == Tag::Primal
-                && !matches!(u.dfg.inst(i), InstData::TapeRead)
+                && !matches!(u.dfg.inst(i), InstData::TapeRead { tape: 0 })
                 && !u.dfg.inst(i).is_terminator()
             {
                 let mut d = u.dfg.inst(i).clone();

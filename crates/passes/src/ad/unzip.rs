@@ -25,6 +25,9 @@
 //!   integer and float arithmetic, comparisons, conversions, loads from
 //!   array parameters the function never writes) are computed again
 //!   there instead.
+//! - Tape instructions already in the input (code that is, or calls
+//!   inlined, a reverse derivative: reverse over reverse) move up one tape
+//!   level; the tape this pass pushes to and reads from is tape 0.
 //! - A counted loop's counter is a parameter of the header's twin too (the
 //!   same start constant, the same step on the back edge), so it is not
 //!   taped inside the loop; the loop's exit block tapes it first.
@@ -59,24 +62,10 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
             span,
         ));
     }
-    // A reverse-mode derivative's own tape would share this function's.
-    let tapes = g.layout.iter().any(|b| {
-        g.dfg.block(*b).insts.iter().any(|i| {
-            matches!(
-                g.dfg.inst(*i),
-                InstData::TapePush { .. } | InstData::TapePop | InstData::TapeRead
-            )
-        })
-    });
-    if tapes {
-        let of = g.deriv.as_ref().map(|d| d.of.as_str()).unwrap_or("?");
-        return Err(AdError::new(
-            format!(
-                "reverse mode over `{of}`, which is (or calls) a reverse-mode derivative, is not supported yet; forward mode over it is"
-            ),
-            g.deriv_span,
-        ));
-    }
+    // Code that is (or inlines) a reverse derivative already uses tapes:
+    // they move up a level, so the tape this derivative keeps (level 0)
+    // is a stack of its own.
+    shift_tapes(&mut g)?;
     single_exit(&mut g);
     let all: BTreeSet<Block> = g.layout.iter().copied().collect();
     for lp in counted_loops(&g, &all) {
@@ -88,6 +77,26 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     unzipper.counted = counted;
     let out = unzipper.build()?;
     *module.func_mut(id) = out;
+    Ok(())
+}
+
+/// Moves every tape instruction of `g` to the next tape up.
+fn shift_tapes(g: &mut Function) -> Result<(), AdError> {
+    for b in g.layout.clone() {
+        for i in g.dfg.block(b).insts.clone() {
+            let span = g.span(i);
+            match g.dfg.inst_mut(i) {
+                InstData::TapePush { tape, .. }
+                | InstData::TapePop { tape }
+                | InstData::TapeRead { tape } => {
+                    *tape = tape.checked_add(1).ok_or_else(|| {
+                        AdError::new("reverse derivatives nested more than 255 deep", span)
+                    })?;
+                }
+                _ => (),
+            }
+        }
+    }
     Ok(())
 }
 
@@ -301,7 +310,8 @@ impl<'a> Unzipper<'a> {
                 edge_no.insert((e.from, target, nth), k as i64);
             }
         }
-        for &b in &g.layout {
+        // Dominators first, so definitions come before their uses.
+        for b in crate::util::dominator_order(g) {
             self.block(b, edge_index.get(&b).copied(), &edge_no)?;
         }
         Ok(self.out)
@@ -407,7 +417,13 @@ impl<'a> Unzipper<'a> {
             .collect();
         let span = g.span(term);
         for &v in &taped {
-            self.emit(pb, InstData::TapePush { value: v }, &[], Tag::Primal, span);
+            self.emit(
+                pb,
+                InstData::TapePush { value: v, tape: 0 },
+                &[],
+                Tag::Primal,
+                span,
+            );
         }
         // Primal terminator.
         match &tdata {
@@ -464,7 +480,7 @@ impl<'a> Unzipper<'a> {
         let mut local: BTreeMap<Value, Value> = BTreeMap::new();
         for &v in &taped {
             let ty = self.out.dfg.value_type(v);
-            let r = self.emit(db, InstData::TapeRead, &[ty], Tag::Primal, span)[0];
+            let r = self.emit(db, InstData::TapeRead { tape: 0 }, &[ty], Tag::Primal, span)[0];
             local.insert(v, r);
         }
         for (k, lp) in self.counted.iter().enumerate() {

@@ -145,8 +145,8 @@ fn plan(func: &Function, lp: &SteppedLoop) -> Option<Vec<Carried>> {
             d if d.is_pure() || d.is_terminator() => continue,
             InstData::Binary { .. }
             | InstData::TapePush { .. }
-            | InstData::TapePop
-            | InstData::TapeRead => continue,
+            | InstData::TapePop { .. }
+            | InstData::TapeRead { .. } => continue,
             _ => return None,
         };
         let (base, k) = offset_through_chain(func, index);

@@ -60,7 +60,7 @@ impl Transposer<'_> {
             .insts
             .iter()
             .copied()
-            .find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead))?;
+            .find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead { tape: 0 }))?;
         Some(self.p(u.dfg.inst_results(read)[0]))
     }
 

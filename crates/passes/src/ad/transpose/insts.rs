@@ -139,6 +139,31 @@ impl Transposer<'_> {
                 self.emit(InstData::DeferFree { array: s }, &[]);
             }
             InstData::Call { func, args } => self.transpose_call(*func, args, &results)?,
+            // Tangents that a reverse derivative being differentiated again
+            // keeps on its own tape (level 1 and up, `unzip`). A tape is a
+            // stack, so run backwards each push becomes a pop of the
+            // adjoint and each pop a push of it: the adjoint stack mirrors
+            // the tangent stack, and is empty again at the end.
+            InstData::TapePush { value, tape } if *tape > 0 => {
+                let a = self.emit1(InstData::TapePop { tape: *tape }, self.ty(*value));
+                self.accumulate(*value, a);
+            }
+            InstData::TapePop { tape } if *tape > 0 => {
+                let ty = self.ty(results[0]);
+                let a = match adj {
+                    Some(a) => a,
+                    None if ty.elem().is_float() && matches!(ty, Type::Scalar(_)) => self.zero(ty),
+                    // A shadow pointer (primal) keeps the stack balanced.
+                    None => self.emit1(InstData::ArrayNull, ty),
+                };
+                self.emit(
+                    InstData::TapePush {
+                        value: a,
+                        tape: *tape,
+                    },
+                    &[],
+                );
+            }
             _ => return Err(nonlinear()),
         }
         Ok(())
