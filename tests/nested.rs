@@ -1,0 +1,157 @@
+//! Nested derivatives in every order (forward or reverse over forward or
+//! reverse) of functions with loops, branches, `?:`, `min`/`max`, early
+//! returns, `break`/`continue`, `while`, calls, recursion and local arrays.
+//! For each shape the four second derivatives must agree to rounding, and
+//! with central differences of the first derivative.
+
+mod support;
+
+use adc::{ArgValue, ArrayValue, Constant, JitModule};
+
+/// Inner functions `f(double x, double[] a)`, each smooth near the points
+/// tested (no branch flips within the finite-difference step).
+const SHAPES: &[(&str, &str)] = &[
+    ("loop_branch", "double f(double x, double[] a) { double s = 0.0;
+        for (int i = 0; i < len(a); i++) { if (a[i] > 0.0) s = s * x + a[i]; else s = s + x * x * a[i]; }
+        return s; }"),
+    ("max_in_loop", "double f(double x, double[] a) { double s = 0.0;
+        for (int i = 0; i < len(a); i++) s += max(a[i] * x, 0.0) * x;
+        return s; }"),
+    ("logsumexp", "double f(double x, double[] a) { double m = a[0] * x;
+        for (int i = 1; i < len(a); i++) m = a[i] * x > m ? a[i] * x : m;
+        double s = 0.0; for (int i = 0; i < len(a); i++) s += exp(a[i] * x - m);
+        return m + log(s); }"),
+    ("early_return_continue", "double f(double x, double[] a) { double s = 1.0;
+        for (int i = 0; i < len(a); i++) {
+            if (a[i] > 2.5) return s * x;
+            if (a[i] < 0.0) continue;
+            s = s * sin(x * a[i]) + x;
+        }
+        return s; }"),
+    ("break_while", "double f(double x, double[] a) { double s = x; int k = 0;
+        while (k < 10) { s = s * 0.5 + x * a[k % len(a)]; if (s > 100.0) break; k++; }
+        return s * s; }"),
+    ("overwrite_in_loop", "double f(double x, double[] a) { double y = x * x; double r = 0.0;
+        for (int i = 0; i < len(a); i++) { y = a[i] * x; r = y * y - 1.0; }
+        return y * r; }"),
+    ("local_array", "double f(double x, double[] a) { int n = len(a); double t[n];
+        for (int i = 0; i < n; i++) t[i] = a[i] * x;
+        for (int i = 1; i < n; i++) t[i] = t[i] * t[i - 1] + sin(t[i]);
+        return t[n - 1]; }"),
+    ("call", "double sq(double u) { return u * u; }
+        double f(double x, double[] a) { double s = 0.0;
+        for (int i = 0; i < len(a); i++) s += sq(a[i] + x) * cos(x);
+        return s; }"),
+    ("recursion", "double p(double x, int n) { if (n == 0) return 1.0; return x * p(x, n - 1) + 0.5; }
+        double f(double x, double[] a) { return p(x, 5) * a[0]; }"),
+    ("abs_min", "double f(double x, double[] a) { double s = 0.0;
+        for (int i = 0; i < len(a); i++) s += abs(a[i] - x) * min(x * x, a[i] + 4.0);
+        return s; }"),
+];
+
+const POINT: (f64, [f64; 4]) = (0.7, [1.5, -0.5, 2.0, 3.0]);
+
+fn module(shape: &str) -> String {
+    format!(
+        "{shape}
+[autodiff_reverse(rf, Active, Const, Active)]
+double f_r(double x, double[] a) {{ return f(x, a); }}
+[autodiff_forward(ff, Dual, Const, Dual)]
+double f_f(double x, double[] a) {{ return f(x, a); }}
+[autodiff_forward(h_fr, Dual, Const, Dual)]
+[autodiff_reverse(h_rr, Active, Const, Active)]
+double gr(double x, double[] a) {{ auto [y, d] = rf(x, a, 1.0); return d; }}
+[autodiff_forward(h_ff, Dual, Const, Dual)]
+[autodiff_reverse(h_rf, Active, Const, Active)]
+double gf(double x, double[] a) {{ auto [y, d] = ff(x, 1.0, a); return d; }}
+"
+    )
+}
+
+fn call2(j: &JitModule, name: &str, args: &mut [ArgValue]) -> (f64, f64) {
+    let out = j.call(name, args).unwrap_or_else(|e| panic!("{name}: {e}"));
+    match out.as_slice() {
+        [Constant::F64(a), Constant::F64(b)] => (*a, *b),
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+fn call1(j: &JitModule, name: &str, x: f64, a: &[f64]) -> f64 {
+    let mut args = [
+        ArgValue::Scalar(Constant::F64(x)),
+        ArgValue::Array(ArrayValue::F64(a.to_vec())),
+    ];
+    match j
+        .call(name, &mut args)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .as_slice()
+    {
+        [Constant::F64(v)] => *v,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn second_derivatives_agree_in_every_order() {
+    let (x, a) = POINT;
+    let arr = || ArgValue::Array(ArrayValue::F64(a.to_vec()));
+    let s = |v: f64| ArgValue::Scalar(Constant::F64(v));
+    let mut failures = Vec::new();
+    for (name, shape) in SHAPES {
+        let src = module(shape);
+        let j = match std::panic::catch_unwind(|| adc::compile_jit("nested.ad", &src, false)) {
+            Ok(Ok(j)) => j,
+            Ok(Err(e)) => {
+                failures.push(format!("{name}: does not compile:\n{e}"));
+                continue;
+            }
+            Err(_) => {
+                failures.push(format!("{name}: the compiler panicked"));
+                continue;
+            }
+        };
+        let g = call1(&j, "gr", x, &a);
+        let g_fwd = call1(&j, "gf", x, &a);
+        let orders = [
+            (
+                "forward over reverse",
+                call2(&j, "h_fr", &mut [s(x), s(1.0), arr()]),
+            ),
+            (
+                "reverse over reverse",
+                call2(&j, "h_rr", &mut [s(x), arr(), s(1.0)]),
+            ),
+            (
+                "forward over forward",
+                call2(&j, "h_ff", &mut [s(x), s(1.0), arr()]),
+            ),
+            (
+                "reverse over forward",
+                call2(&j, "h_rf", &mut [s(x), arr(), s(1.0)]),
+            ),
+        ];
+        let h = 1e-5;
+        let fd = (call1(&j, "gr", x + h, &a) - call1(&j, "gr", x - h, &a)) / (2.0 * h);
+        let scale = orders[0].1 .1.abs().max(1.0);
+        if (g - g_fwd).abs() > 1e-12 * g.abs().max(1.0) {
+            failures.push(format!(
+                "{name}: first derivatives differ: reverse {g}, forward {g_fwd}"
+            ));
+        }
+        for (order, (g1, h2)) in &orders {
+            if (g1 - g).abs() > 1e-12 * g.abs().max(1.0) {
+                failures.push(format!("{name}, {order}: primal {g1}, want {g}"));
+            }
+            if (h2 - orders[0].1 .1).abs() > 1e-11 * scale {
+                failures.push(format!(
+                    "{name}, {order}: {h2}, forward over reverse {}",
+                    orders[0].1 .1
+                ));
+            }
+            if (h2 - fd).abs() > 1e-5 * scale {
+                failures.push(format!("{name}, {order}: {h2}, central difference {fd}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
