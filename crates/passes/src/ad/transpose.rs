@@ -20,6 +20,21 @@
 //! reads and clears it. A derivative call becomes a call of the callee's
 //! reverse derivative on the arguments' values before the call. Shadows of
 //! local arrays are freed when the function returns (`free.defer`).
+//!
+//! **Invariant (adjoint slots):** the slot of a differential value `v` that
+//! crosses blocks holds zero whenever the reverse sweep is not between a
+//! use of `v` and `v`'s definition (reverse order: uses come first). It is
+//! zeroed at entry; uses add to it; the definition (an instruction, or the
+//! block parameter at the top of its block) takes its whole content and
+//! stores zero. A value the next loop iteration redefines (a loop-carried
+//! block parameter, say `y = b` in a loop) so gets the adjoint of this
+//! iteration only, never what an earlier-reversed iteration left. Every
+//! adjoint that crosses a block boundary goes through such a slot: block
+//! parameters (taken at the top of their block, then added to the branch
+//! argument of the edge taken), values used in a later block, and the
+//! gradients of `Active` parameters. `mem2reg` must keep the reset: a
+//! loop header that stores zero into a slot is in its own dominance
+//! frontier (`tests/ir/mem2reg/header_store.adir`).
 
 mod control;
 mod insts;
