@@ -549,6 +549,8 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 self.check(differ, inst, "shadow length differs from its primal's")?;
                 vec![]
             }
+            // A marker for the derivative passes.
+            InstData::LoopCheckpoint { .. } => vec![],
             InstData::DeferFree { array } => {
                 let p = self.vs(*array)[0];
                 self.defer_free(inst, p)?;

@@ -258,6 +258,13 @@ pub enum InstData {
     DeferFree {
         array: Value,
     },
+    /// Marks a loop header: `[checkpoint(K)]` on the loop (K = `every`) or
+    /// `[checkpoint]` (`every` = 0, the compiler chooses). Does nothing when
+    /// run; reverse-mode derivatives run such a loop in checkpointed
+    /// segments (`ad::outline`).
+    LoopCheckpoint {
+        every: u32,
+    },
     /// Appends a value to one of the function's tapes (one set per call,
     /// each grows on demand; exhausted memory is a runtime error). A
     /// derivative tapes on tape 0; a reverse derivative of code that
@@ -345,6 +352,7 @@ impl InstData {
             | InstData::ElemRef { .. }
             | InstData::RefStore { .. }
             | InstData::Print { .. }
+            | InstData::LoopCheckpoint { .. }
             | InstData::ArrayCopy { .. }
             | InstData::CopyRange { .. }
             | InstData::LenCheck { .. }
@@ -385,6 +393,7 @@ impl InstData {
             | InstData::RefStore { .. }
             | InstData::Slot
             | InstData::Print { .. }
+            | InstData::LoopCheckpoint { .. }
             | InstData::ArrayCopy { .. }
             | InstData::CopyRange { .. }
             | InstData::LenCheck { .. }
@@ -419,6 +428,7 @@ impl InstData {
             InstData::Const { .. }
             | InstData::ArrayNull
             | InstData::Slot
+            | InstData::LoopCheckpoint { .. }
             | InstData::TapePop { .. }
             | InstData::TapeRead { .. } => (),
             InstData::TapePush { value, .. } => *value = f(*value),

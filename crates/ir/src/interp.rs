@@ -311,7 +311,9 @@ impl Machine<'_> {
                         self.memory.push(vec![Constant::zero(elem)]);
                         Some(Val::Ref(self.memory.len() - 1, 0))
                     }
-                    InstData::Print { .. } | InstData::DeferFree { .. } => None,
+                    InstData::Print { .. }
+                    | InstData::DeferFree { .. }
+                    | InstData::LoopCheckpoint { .. } => None,
                     InstData::ArrayCopy { array } => match get(&env, *array) {
                         Val::Arr(id) => {
                             self.memory.push(self.memory[id].clone());

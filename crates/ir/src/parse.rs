@@ -226,6 +226,24 @@ impl Parser<'_> {
         }
     }
 
+    /// `auto` (0) or a positive interval, after `checkpoint.loop`.
+    fn checkpoint_interval(&mut self) -> Result<u32, ParseError> {
+        match self.next()? {
+            Tok::Word(w) if w == "auto" => Ok(0),
+            Tok::Number(n) => match n.parse::<u32>() {
+                Ok(k) if k > 0 => Ok(k),
+                _ => {
+                    self.pos -= 1;
+                    err!(self, "expected a positive interval, found `{n}`")
+                }
+            },
+            t => {
+                self.pos -= 1;
+                err!(self, "expected `auto` or an interval, found {t}")
+            }
+        }
+    }
+
     fn numbered(&mut self, prefix: &str) -> Result<u32, ParseError> {
         let w = self.word()?;
         match w.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()) {
@@ -457,6 +475,9 @@ impl Parser<'_> {
             },
             "tape.pop" => InstData::TapePop { tape },
             "tape.read" => InstData::TapeRead { tape },
+            "checkpoint.loop" => InstData::LoopCheckpoint {
+                every: self.checkpoint_interval()?,
+            },
             "print" => InstData::Print {
                 args: self.value_list()?,
             },

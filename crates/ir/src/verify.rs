@@ -456,6 +456,7 @@ impl FuncVerifier<'_> {
                 Err("a dpair cannot go on the tape".into())
             }
             InstData::TapePush { .. } => Ok(vec![]),
+            InstData::LoopCheckpoint { .. } => Ok(vec![]),
             InstData::TapePop { .. } | InstData::TapeRead { .. } => match results.as_slice() {
                 [t] => Ok(vec![*t]),
                 _ => Err("a tape read has one result".into()),

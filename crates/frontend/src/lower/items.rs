@@ -390,6 +390,7 @@ fn lower_function(
         live: Vec::new(),
         cur: entry,
         loops: Vec::new(),
+        loop_checkpoint: None,
         array_sites: Vec::new(),
         span,
     };

@@ -70,6 +70,10 @@ pub(crate) struct FnLowerer<'g> {
     live: Vec<VarId>,
     cur: Block,
     loops: Vec<LoopTargets>,
+    /// `[checkpoint(K)]` / `[checkpoint]` read before the loop statement
+    /// being lowered (K, or 0 for the compiler's choice): its header gets
+    /// the marker.
+    loop_checkpoint: Option<u32>,
     /// Each local array declaration's hidden variable, with the span of
     /// the declaration that identifies it.
     array_sites: Vec<(VarId, Span)>,
@@ -335,6 +339,7 @@ impl<'g> FnLowerer<'g> {
                 let exit = self.new_join(&[]);
                 self.jump(&header, &[]);
                 self.enter(&header);
+                self.mark_checkpoint();
                 let c = self.expr_as(cond, ScalarType::Bool);
                 self.loop_body(c, body, header.clone(), exit, None, *span);
             }
@@ -355,6 +360,7 @@ impl<'g> FnLowerer<'g> {
                 let step_join = self.new_join(&[]);
                 self.jump(&header, &[]);
                 self.enter(&header);
+                self.mark_checkpoint();
                 let c = match cond {
                     Some(c) => self.expr_as(c, ScalarType::Bool),
                     None => self.constant(Constant::Bool(true)),
@@ -394,8 +400,19 @@ impl<'g> FnLowerer<'g> {
             Stmt::Return(value, span) => self.ret_stmt(value.as_ref(), *span),
             Stmt::Block(stmts) => self.block(stmts),
             Stmt::Attributed { attrs, stmt } => {
+                let is_loop = matches!(**stmt, Stmt::While { .. } | Stmt::For { .. });
                 for a in attrs {
-                    self.statement_attr(a);
+                    if let Some(every) = self.statement_attr(a) {
+                        if is_loop {
+                            self.loop_checkpoint = Some(every);
+                        } else {
+                            self.error(Diagnostic::error(
+                                "E0305",
+                                "`checkpoint` stands before a `for` or `while` loop, or a function",
+                                a.span,
+                            ));
+                        }
+                    }
                 }
                 self.stmt(stmt);
             }
@@ -447,30 +464,47 @@ impl<'g> FnLowerer<'g> {
         self.enter(&exit);
     }
 
-    fn statement_attr(&mut self, a: &Attr) {
+    /// Puts the marker of a pending `[checkpoint]` in the loop header just
+    /// entered.
+    fn mark_checkpoint(&mut self) {
+        if let Some(every) = self.loop_checkpoint.take() {
+            self.ins(InstData::LoopCheckpoint { every }, &[]);
+        }
+    }
+
+    /// Checks a statement attribute; a valid `checkpoint` gives its
+    /// interval (0 without one: the compiler chooses).
+    fn statement_attr(&mut self, a: &Attr) -> Option<u32> {
+        let too_big = |k: i64| u32::try_from(k).is_err();
         match (a.name.name.as_str(), a.args.as_deref()) {
-            ("checkpoint", Some([AttrArg::Int(k, span)])) if *k <= 0 => {
+            ("checkpoint", None) => Some(0),
+            ("checkpoint", Some([AttrArg::Int(k, span)])) if *k <= 0 || too_big(*k) => {
                 self.error(Diagnostic::error(
                     "E0305",
-                    "`checkpoint` needs a positive interval",
+                    "`checkpoint` needs a positive interval (below 2^32)",
                     *span,
                 ));
+                None
             }
-            ("checkpoint", Some([AttrArg::Int(..)])) => (),
+            ("checkpoint", Some([AttrArg::Int(k, _)])) => Some(*k as u32),
             ("checkpoint", Some([AttrArg::Ident(id)])) => match self.lookup(&id.name) {
-                Some(Binding::Const(Constant::I64(k))) if k > 0 => (),
-                _ => self.error(Diagnostic::error(
-                    "E0305",
-                    "`checkpoint` needs a positive integer literal or `const`",
-                    id.span,
-                )),
+                Some(Binding::Const(Constant::I64(k))) if k > 0 && !too_big(k) => Some(k as u32),
+                _ => {
+                    self.error(Diagnostic::error(
+                        "E0305",
+                        "`checkpoint` needs a positive integer literal or `const`",
+                        id.span,
+                    ));
+                    None
+                }
             },
             ("checkpoint", _) => {
                 self.error(Diagnostic::error(
                     "E0305",
-                    "a loop's `checkpoint` takes one interval, as in `[checkpoint(8)]`",
+                    "a loop's `checkpoint` takes one interval, as in `[checkpoint(8)]`, or none",
                     a.span,
                 ));
+                None
             }
             (other, _) => {
                 self.error(Diagnostic::error(
@@ -478,6 +512,7 @@ impl<'g> FnLowerer<'g> {
                     format!("unknown statement attribute `{other}`"),
                     a.name.span,
                 ));
+                None
             }
         }
     }
