@@ -1,6 +1,7 @@
 //! Nested derivatives in every order (forward or reverse over forward or
 //! reverse) of functions with loops, branches, `?:`, `min`/`max`, early
-//! returns, `break`/`continue`, `while`, calls, recursion and local arrays.
+//! returns, `break`/`continue`, `while`, calls, recursion, local arrays and
+//! checkpointed loops.
 //! For each shape the four second derivatives must agree to rounding, and
 //! with central differences of the first derivative.
 
@@ -44,6 +45,15 @@ const SHAPES: &[(&str, &str)] = &[
         return s; }"),
     ("recursion", "double p(double x, int n) { if (n == 0) return 1.0; return x * p(x, n - 1) + 0.5; }
         double f(double x, double[] a) { return p(x, 5) * a[0]; }"),
+    ("checkpointed_loop", "double f(double x, double[] a) { double s = x;
+        [checkpoint(2)] for (int i = 0; i < 7; i++) { s = sin(s) * x + a[i % len(a)]; if (s > 40.0) break; }
+        return s * s; }"),
+    ("checkpointed_nested", "double f(double x, double[] a) { double s = x; int k = 0;
+        [checkpoint] while (k < 5) {
+            [checkpoint(3)] for (int j = 0; j < len(a); j++) s = cos(s + a[j]) * x;
+            k++;
+        }
+        return s; }"),
     ("abs_min", "double f(double x, double[] a) { double s = 0.0;
         for (int i = 0; i < len(a); i++) s += abs(a[i] - x) * min(x * x, a[i] + 4.0);
         return s; }"),

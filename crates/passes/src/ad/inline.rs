@@ -108,7 +108,7 @@ fn recursive(module: &Module, id: FuncId) -> bool {
 }
 
 /// Replaces `call` (in block `b`) by a copy of the callee's body.
-fn inline_call(func: &mut Function, module: &Module, b: Block, call: Inst) {
+pub(crate) fn inline_call(func: &mut Function, module: &Module, b: Block, call: Inst) {
     let InstData::Call {
         func: callee_id,
         args,

@@ -88,6 +88,9 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     }
     crate::ad::inline::run(&mut src, module);
     crate::opt::optimize_function(&mut src);
+    if spec.mode == AdMode::Reverse {
+        crate::ad::outline::run(module, &mut src)?;
+    }
     let (acts, ret) = linearized_activities(&spec);
     let (params, returns) = adc_ir::ad::forward_signature(&src, &acts, ret);
     let mut out = Function::new(

@@ -5,6 +5,7 @@
 
 pub mod inline;
 pub mod linearize;
+pub mod outline;
 pub mod pairs;
 pub mod propagate;
 pub mod transpose;

@@ -256,7 +256,15 @@ impl Transposer<'_> {
             };
             vargs.push(a);
         }
-        let types: Vec<Type> = grad_targets.iter().map(|t| self.ty(*t)).collect();
+        // A callee without float results has a `Const` return in its
+        // default reverse spec, so its derivative returns the primal
+        // results before the gradients. (An internal derivative may not be
+        // transposed yet: its signature comes from its spec.)
+        let v = self.module.func(vjp);
+        let types = match &v.deriv {
+            Some(spec) => adc_ir::ad::spec_signature(&g, spec).1,
+            None => v.returns.clone(),
+        };
         let grads = self.emit(
             InstData::Call {
                 func: vjp,
@@ -264,7 +272,8 @@ impl Transposer<'_> {
             },
             &types,
         );
-        for (t, gv) in grad_targets.into_iter().zip(grads) {
+        let first_grad = grads.len().saturating_sub(grad_targets.len());
+        for (t, gv) in grad_targets.into_iter().zip(grads[first_grad..].iter().copied()) {
             self.accumulate(t, gv);
         }
         Ok(())

@@ -1,0 +1,359 @@
+//! `outline`: checkpointed loops (LANGUAGE.md §5.4) become calls of
+//! segment functions, in the copy of a function that a reverse derivative
+//! is generated from.
+//!
+//! Assumes: a verified function whose loops may carry a `checkpoint.loop K`
+//! marker in their header. Guarantees: verified output without markers in
+//! this function; each outermost marked loop `L` becomes
+//!
+//! ```text
+//! hc(state..):  status, state'.., exits'.., live'.. = call @__adc_segN_f(state.., captures.., K)
+//!               status == 0 ? hc(state'..) : the exit `status - 1` with its arguments
+//! ```
+//!
+//! where `__adc_segN_f` is a new `[checkpoint]` function (never inlined,
+//! so reverse-mode callers keep only its inputs, copies of the arrays it
+//! may write among them, and run it again in the reverse sweep) holding
+//! `L`'s blocks: it runs at most `K` iterations (header entries) from the
+//! state it is given, then returns status 0 and the state of the next
+//! header entry; when the loop leaves earlier, status `1 + e` for exit edge
+//! `e`, that edge's arguments, and the loop's values used after it (zero
+//! where they are not defined on that exit's path). So the derivative's tape
+//! holds one segment's inputs per `K` iterations, and the segment's own
+//! derivative tapes at most `K` iterations at a time. `checkpoint.loop auto`
+//! (`[checkpoint]`) runs segments of 256, 256·32, 256·32², ... iterations,
+//! each through the recursive driver of `split`, so that the tape grows with
+//! the logarithm of the trip count.
+//!
+//! Returns leave the loop first (a `return` block's trailing `free`s and the
+//! `return` move to a block of their own after the loop). A `free` still
+//! inside the loop (a local array declared in its body) is refused: the
+//! segment would free it again when the reverse sweep runs it again.
+
+use crate::ad::AdError;
+use crate::util::incoming_edges;
+use adc_ir::verify::{dominates, dominators};
+use adc_ir::{
+    Block, BlockCall, Constant, Function, Inst, InstData, Linkage, Module, Param, ParamMode,
+    Span, Type, Value,
+};
+use std::collections::BTreeSet;
+
+/// Outlines every marked loop of `func` (outermost first; markers nested in
+/// an outlined loop go with it into the segment function, whose own
+/// derivative outlines them in turn).
+pub fn run(module: &mut Module, func: &mut Function) -> Result<(), AdError> {
+    while let Some((header, marker)) = first_marker(func) {
+        let every = match func.dfg.inst(marker) {
+            InstData::LoopCheckpoint { every } => *every,
+            _ => unreachable!("first_marker finds markers"),
+        };
+        let span = func.span(marker);
+        func.dfg.block_mut(header).insts.retain(|i| *i != marker);
+        let Some(body) = natural_loop(func, header) else {
+            continue;
+        };
+        move_returns_out(func, &body);
+        let body = natural_loop(func, header).expect("invariant: moving returns keeps the loop");
+        outline_loop(module, func, header, &body, every, span)?;
+    }
+    Ok(())
+}
+
+fn first_marker(func: &Function) -> Option<(Block, Inst)> {
+    func.layout.iter().find_map(|&b| {
+        func.dfg
+            .block(b)
+            .insts
+            .iter()
+            .find(|i| matches!(func.dfg.inst(**i), InstData::LoopCheckpoint { .. }))
+            .map(|&i| (b, i))
+    })
+}
+
+/// The blocks of the natural loop with `header` (none without a back edge).
+fn natural_loop(func: &Function, header: Block) -> Option<BTreeSet<Block>> {
+    let (_, idom) = dominators(func);
+    let edges = incoming_edges(func);
+    let latches: Vec<Block> = edges
+        .get(&header)?
+        .iter()
+        .map(|e| e.from)
+        .filter(|&p| dominates(&idom, header, p))
+        .collect();
+    if latches.is_empty() {
+        return None;
+    }
+    let mut body: BTreeSet<Block> = [header].into_iter().collect();
+    let mut work = latches;
+    while let Some(b) = work.pop() {
+        if body.insert(b) {
+            work.extend(edges.get(&b).into_iter().flatten().map(|e| e.from));
+        }
+    }
+    Some(body)
+}
+
+/// A loop block that returns keeps what comes before its trailing `free`s;
+/// the `free`s and the `return` move to a new block after the loop.
+fn move_returns_out(func: &mut Function, body: &BTreeSet<Block>) {
+    for &b in body {
+        let insts = func.dfg.block(b).insts.clone();
+        let Some(&last) = insts.last() else { continue };
+        if !matches!(func.dfg.inst(last), InstData::Return { .. }) {
+            continue;
+        }
+        let mut cut = insts.len() - 1;
+        while cut > 0 && matches!(func.dfg.inst(insts[cut - 1]), InstData::ArrayFree { .. }) {
+            cut -= 1;
+        }
+        let tail = func.dfg.make_block();
+        func.dfg.block_mut(tail).insts = insts[cut..].to_vec();
+        func.dfg.block_mut(b).insts.truncate(cut);
+        let span = func.span(last);
+        let jump = InstData::Jump {
+            dest: BlockCall {
+                block: tail,
+                args: vec![],
+            },
+        };
+        func.append_inst(b, jump, &[], span);
+        func.layout.push(tail);
+    }
+}
+
+/// A zero of `ty`, for results that an exit does not define.
+fn zero_of(s: &mut Function, b: Block, ty: Type, span: Span) -> Result<Value, AdError> {
+    let data = match ty {
+        Type::Scalar(e) => InstData::Const {
+            value: Constant::zero(e),
+        },
+        Type::Array(_) => InstData::ArrayNull,
+        _ => {
+            return Err(AdError::new(
+                "a `[checkpoint]` loop cannot pass a reference out of a segment",
+                span,
+            ))
+        }
+    };
+    let i = s.append_inst(b, data, &[ty], span);
+    Ok(s.dfg.inst_results(i)[0])
+}
+
+fn outline_loop(
+    module: &mut Module,
+    g: &mut Function,
+    header: Block,
+    body: &BTreeSet<Block>,
+    every: u32,
+    span: Span,
+) -> Result<(), AdError> {
+    let (_, idom) = dominators(g);
+    let order: Vec<Block> = g.layout.iter().copied().filter(|b| body.contains(b)).collect();
+    let mut defined: BTreeSet<Value> = BTreeSet::new();
+    for &b in &order {
+        defined.extend(g.dfg.block_params(b).iter().copied());
+        for &i in &g.dfg.block(b).insts {
+            if matches!(g.dfg.inst(i), InstData::ArrayFree { .. }) {
+                return Err(AdError::new(
+                    "a local array declared inside a `[checkpoint]` loop is not supported: declare it before the loop",
+                    span,
+                ));
+            }
+            defined.extend(g.dfg.inst_results(i).iter().copied());
+        }
+    }
+    // Values from before the loop, and the loop's values used after it.
+    let mut captures: Vec<Value> = Vec::new();
+    let mut live: Vec<Value> = Vec::new();
+    for &b in &g.layout {
+        for &i in &g.dfg.block(b).insts {
+            g.dfg.inst(i).for_each_arg(|a| {
+                let inside = body.contains(&b);
+                if inside && !defined.contains(&a) && !captures.contains(&a) {
+                    captures.push(a);
+                }
+                if !inside && defined.contains(&a) && !live.contains(&a) {
+                    live.push(a);
+                }
+            });
+        }
+    }
+    let state: Vec<Value> = g.dfg.block_params(header).to_vec();
+    // Exit edges, in layout and successor order.
+    let mut exits: Vec<(Block, usize, BlockCall)> = Vec::new();
+    for &b in &order {
+        let t = g.terminator(b).expect("invariant: verified blocks end in a terminator");
+        for (k, call) in g.dfg.inst(t).successors().into_iter().enumerate() {
+            if !body.contains(&call.block) {
+                exits.push((b, k, call.clone()));
+            }
+        }
+    }
+    let ty = |v: &Value| g.dfg.value_type(*v);
+    let written = written_arrays(module, g, &order);
+    // The segment function's signature.
+    let mut params = Vec::new();
+    for (n, v) in state.iter().chain(&captures).enumerate() {
+        let mode = match ty(v) {
+            Type::Array(_) if written.contains(v) => ParamMode::Inout,
+            Type::Ref(_) => ParamMode::Inout,
+            _ => ParamMode::In,
+        };
+        params.push(Param {
+            name: format!("s{n}"),
+            ty: ty(v),
+            mode,
+        });
+    }
+    params.push(Param {
+        name: "iterations".into(),
+        ty: Type::I64,
+        mode: ParamMode::In,
+    });
+    let mut returns = vec![Type::I64];
+    returns.extend(state.iter().map(ty));
+    let exit_slot: Vec<usize> = exits
+        .iter()
+        .scan(returns.len(), |at, (_, _, c)| {
+            let here = *at;
+            *at += c.args.len();
+            Some(here)
+        })
+        .collect();
+    for (_, _, c) in &exits {
+        returns.extend(c.args.iter().map(ty));
+    }
+    let live_slot = returns.len();
+    returns.extend(live.iter().map(ty));
+    let name = fresh_name(module, &g.name);
+    let mut s = Function::new(name.clone(), params, returns.clone(), Linkage::Export);
+    s.checkpoint = true;
+    let seg = SegmentBuilder {
+        g,
+        body,
+        header,
+        idom: &idom,
+        span,
+    };
+    seg.build(&mut s, &state, &captures, &exits, &exit_slot, &live, live_slot)?;
+    let seg_id = module.push(s);
+    let every = interval(every, g, header);
+    let seg_id = match every {
+        Interval::Fixed(_) => seg_id,
+        Interval::Growing { .. } => split::build_split(module, seg_id, state.len(), span),
+    };
+    rewrite_caller(
+        g,
+        RewriteSite {
+            seg_id,
+            header,
+            body,
+            state: &state,
+            captures: &captures,
+            exits: &exits,
+            exit_slot: &exit_slot,
+            live: &live,
+            live_slot,
+            returns: &returns,
+            every,
+            span,
+        },
+    );
+    Ok(())
+}
+
+/// `__adc_segN_NAME` with the first free `N`.
+fn fresh_name(module: &Module, of: &str) -> String {
+    (0..)
+        .map(|n| format!("__adc_seg{n}_{of}"))
+        .find(|n| module.find(n).is_none())
+        .expect("invariant: some number is free")
+}
+
+/// How long the caller's segments are.
+fn interval(every: u32, _g: &Function, _header: Block) -> Interval {
+    match every {
+        0 => Interval::Growing {
+            first: split::LEAF,
+            factor: split::PIECES,
+        },
+        k => Interval::Fixed(i64::from(k)),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Interval {
+    /// `[checkpoint(K)]`: every segment runs `K` iterations.
+    Fixed(i64),
+    /// `[checkpoint]`: segments of `first`, `first * factor`, ... iterations.
+    Growing { first: i64, factor: i64 },
+}
+
+/// Arrays among the loop's operands that it writes (stores, element
+/// references, writable arguments of calls).
+fn written_arrays(module: &Module, g: &Function, order: &[Block]) -> BTreeSet<Value> {
+    let mut out = BTreeSet::new();
+    for &b in order {
+        for &i in &g.dfg.block(b).insts {
+            match g.dfg.inst(i) {
+                InstData::Store { array, .. }
+                | InstData::ElemRef { array, .. }
+                | InstData::CopyRange { dst: array, .. } => {
+                    out.insert(*array);
+                }
+                InstData::Call { func, args } => {
+                    for (p, a) in module.func(*func).params.iter().zip(args) {
+                        if p.mode != ParamMode::In {
+                            out.insert(*a);
+                        }
+                    }
+                }
+                _ => (),
+            }
+        }
+    }
+    // A written block parameter writes what reaches it.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order {
+            let t = g.terminator(b).expect("invariant: verified");
+            for call in g.dfg.inst(t).successors() {
+                for (p, a) in g.dfg.block_params(call.block).iter().zip(&call.args) {
+                    if out.contains(p) && out.insert(*a) {
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+struct SegmentBuilder<'a> {
+    g: &'a Function,
+    body: &'a BTreeSet<Block>,
+    header: Block,
+    idom: &'a [Option<Block>],
+    span: Span,
+}
+
+struct RewriteSite<'a> {
+    seg_id: adc_ir::FuncId,
+    header: Block,
+    body: &'a BTreeSet<Block>,
+    state: &'a [Value],
+    captures: &'a [Value],
+    exits: &'a [(Block, usize, BlockCall)],
+    exit_slot: &'a [usize],
+    live: &'a [Value],
+    live_slot: usize,
+    returns: &'a [Type],
+    every: Interval,
+    span: Span,
+}
+
+mod segment;
+mod split;
+use segment::rewrite_caller;

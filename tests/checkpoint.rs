@@ -1,0 +1,113 @@
+//! Checkpointed loops (LANGUAGE.md §5.4): the reverse derivative of each
+//! program with `[checkpoint(K)]` / `[checkpoint]` on its loops equals,
+//! to rounding, that of the same program without the attributes (a taped
+//! loop), for several intervals and trip counts.
+
+mod support;
+
+use adc::{ArgValue, ArrayValue, Constant};
+
+/// Programs with `@CK@` where a loop attribute goes; the entry is `f`,
+/// its reverse derivative `df` (x Active, the array Duplicated, n Const).
+const SHAPES: &[(&str, &str)] = &[
+    ("scalar_for", "double f(double x, double[] a, int n) { double s = x;
+        @CK@ for (int i = 0; i < n; i++) s = sin(s) * x + a[i % len(a)];
+        return s; }"),
+    ("scalar_while", "double f(double x, double[] a, int n) { double s = x; int k = 0;
+        @CK@ while (k < n) { s = s * 0.9 + x * a[k % len(a)]; k++; }
+        return s * s; }"),
+    ("array_state", "double f(double x, double[] a, int n) { int m = len(a); double u[m]; double v[m];
+        for (int i = 0; i < m; i++) u[i] = a[i] * x;
+        @CK@ for (int t = 0; t < n; t++) {
+            for (int i = 0; i < m; i++) v[i] = u[i];
+            for (int i = 1; i < m - 1; i++) u[i] = v[i] + 0.1 * (v[i - 1] - 2.0 * v[i] + v[i + 1]) * x;
+        }
+        double e = 0.0; for (int i = 0; i < m; i++) e += u[i] * u[i];
+        return e; }"),
+    ("break_and_return", "double f(double x, double[] a, int n) { double s = x;
+        @CK@ for (int i = 0; i < n; i++) {
+            s = s * x + a[i % len(a)];
+            if (s > 50.0) break;
+            if (s < -50.0) return s * 2.0;
+        }
+        return s; }"),
+    ("nested", "double f(double x, double[] a, int n) { double s = x;
+        @CK@ for (int i = 0; i < n; i++) {
+            @CK@ for (int j = 0; j < 3; j++) s = cos(s + a[j % len(a)]) * x;
+        }
+        return s; }"),
+    ("in_a_callee", "double g(double x, double[] a, int n) { double s = 0.0;
+        @CK@ for (int i = 0; i < n; i++) s = s * 0.5 + x * a[i % len(a)];
+        return s; }
+        double f(double x, double[] a, int n) { return g(x, a, n) * g(x * 0.5, a, n); }"),
+    ("inout_array", "void step(inout double[] u, double x) { for (int i = 0; i < len(u); i++) u[i] = sin(u[i]) * x; }
+        double f(double x, double[] a, int n) { double u[len(a)]; for (int i = 0; i < len(a); i++) u[i] = a[i];
+        @CK@ for (int t = 0; t < n; t++) step(u, x);
+        double s = 0.0; for (int i = 0; i < len(u); i++) s += u[i];
+        return s; }"),
+];
+
+fn gradient(src: &str, x: f64, a: &[f64], n: i64) -> Vec<f64> {
+    let full = format!("{src}\n[autodiff_reverse(df, Active, Duplicated, Const, Active)]\ndouble entry(double x, double[] a, int n) {{ return f(x, a, n); }}");
+    let j = adc::compile_jit("checkpoint.ad", &full, false)
+        .unwrap_or_else(|e| panic!("does not compile:\n{e}\n{full}"));
+    let mut args = [
+        ArgValue::Scalar(Constant::F64(x)),
+        ArgValue::Array(ArrayValue::F64(a.to_vec())),
+        ArgValue::Array(ArrayValue::F64(vec![0.0; a.len()])),
+        ArgValue::Scalar(Constant::I64(n)),
+        ArgValue::Scalar(Constant::F64(1.0)),
+    ];
+    let out = j.call("df", &mut args).unwrap_or_else(|e| panic!("{e}\n{full}"));
+    let mut g: Vec<f64> = out
+        .iter()
+        .map(|c| match c {
+            Constant::F64(v) => *v,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let ArgValue::Array(ArrayValue::F64(d_a)) = &args[2] else { unreachable!() };
+    g.extend(d_a);
+    g
+}
+
+#[test]
+fn checkpointed_loops_give_the_taped_gradient() {
+    let a = [0.3, -0.7, 1.1, 0.25, -0.4];
+    let mut failures = Vec::new();
+    for (name, shape) in SHAPES {
+        for n in [0, 1, 2, 7, 40] {
+            let taped = gradient(&shape.replace("@CK@", ""), 0.8, &a, n);
+            for ck in ["[checkpoint(1)]", "[checkpoint(3)]", "[checkpoint(1000)]", "[checkpoint]"] {
+                let got = gradient(&shape.replace("@CK@", ck), 0.8, &a, n);
+                let close = got.len() == taped.len()
+                    && got.iter().zip(&taped).all(|(g, t)| (g - t).abs() <= 1e-12 * t.abs().max(1.0));
+                if !close {
+                    failures.push(format!("{name}, n = {n}, {ck}: {got:?}, taped {taped:?}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `[checkpoint]` on loops long enough for its recursive driver to split
+/// segments (more than 1,024 and 65,536 iterations): still the taped
+/// gradient.
+#[test]
+fn automatic_checkpointing_of_long_loops() {
+    let a = [0.3, -0.7, 1.1, 0.25, -0.4];
+    let mut failures = Vec::new();
+    for (name, shape) in SHAPES.iter().filter(|(n, _)| ["scalar_for", "scalar_while", "break_and_return", "in_a_callee"].contains(n)) {
+        for n in [1023, 1025, 70_000, 200_000] {
+            let taped = gradient(&shape.replace("@CK@", ""), 0.8, &a, n);
+            let got = gradient(&shape.replace("@CK@", "[checkpoint]"), 0.8, &a, n);
+            let close = got.len() == taped.len()
+                && got.iter().zip(&taped).all(|(g, t)| (g - t).abs() <= 1e-10 * t.abs().max(1.0));
+            if !close {
+                failures.push(format!("{name}, n = {n}: {got:?}, taped {taped:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
