@@ -111,3 +111,38 @@ fn automatic_checkpointing_of_long_loops() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Tape growth, counted through `adc tape`'s report rather than timed: for
+/// a loop of `n` iterations the taped derivative stores `n` times its
+/// loop's bytes per iteration; under `[checkpoint(K)]` the derivative stores
+/// one segment state per `K` iterations, and the segment's own derivative
+/// at most `K` iterations at a time.
+#[test]
+fn checkpointed_tape_grows_with_the_segments() {
+    let shape = SHAPES.iter().find(|(n, _)| *n == "scalar_for").expect("shape").1;
+    let report = |ck: &str| {
+        let src = format!("{}\n[autodiff_reverse(df, Active, Duplicated, Const, Active)]\ndouble entry(double x, double[] a, int n) {{ return f(x, a, n); }}", shape.replace("@CK@", ck));
+        adc::driver::tape_reports("ck.ad", &src, false).unwrap_or_else(|f| panic!("{f}"))
+    };
+    let per_iteration = |reports: &[adc::tape::Report], name: &str| -> u64 {
+        let r = reports.iter().find(|r| r.function == name).unwrap_or_else(|| panic!("no report of {name}: {reports:?}"));
+        assert_eq!(r.loops.len(), 1, "{name} has one taping loop: {r:?}");
+        u64::from(r.loops[0].bytes_per_iteration)
+    };
+    let (n, k) = (1_000_000_u64, 1000_u64);
+    let taped = report("");
+    let taped_bytes = per_iteration(&taped, "df") * n;
+    let ck = report("[checkpoint(1000)]");
+    let segment = ck
+        .iter()
+        .find(|r| r.function.starts_with("__adc_vjp___adc_seg"))
+        .unwrap_or_else(|| panic!("no segment derivative: {ck:?}"))
+        .function
+        .clone();
+    let ck_bytes = per_iteration(&ck, "df") * n / k + per_iteration(&ck, &segment) * k;
+    assert!(taped_bytes > 0);
+    assert!(
+        ck_bytes * 100 < taped_bytes,
+        "checkpointed {ck_bytes} bytes against {taped_bytes} taped"
+    );
+}

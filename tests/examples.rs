@@ -225,6 +225,39 @@ fn derivative_examples_match_hand_derivatives() {
     support::assert_close(main_f64("poly_grad.ad"), 6.0 + 4.0, 1e-15, "poly_grad");
 }
 
+#[test]
+fn spring_gradient_matches_dual_numbers() {
+    // The same explicit integration on (value, d/dk) pairs.
+    let (k, dk) = (2.0_f64, 1.0_f64);
+    let (mut x, mut dx, mut v, mut dv) = (1.0_f64, 0.0_f64, 0.0_f64, 0.0_f64);
+    let dt = 0.01;
+    for _ in 0..1000 {
+        let a = -k * x - 0.1 * v;
+        let da = -dk * x - k * dx - 0.1 * dv;
+        v += dt * a;
+        dv += dt * da;
+        x += dt * v;
+        dx += dt * dv;
+    }
+    let de = 0.5 * (dk * x * x + 2.0 * k * x * dx + 2.0 * v * dv);
+    support::assert_close(main_f64("spring.ad"), de, 1e-12, "spring");
+}
+
+/// `adc tape` on every example with a reverse derivative: what each one
+/// stores, per entry and per loop iteration.
+#[test]
+fn example_tape_reports() {
+    for path in support::files("examples", "ad") {
+        let name = support::name(&path);
+        let source = support::read(&path);
+        if !source.contains("autodiff_reverse") {
+            continue;
+        }
+        let reports = driver::tape_reports(&name, &source, false).unwrap_or_else(|f| panic!("{f}"));
+        insta::assert_snapshot!(format!("tape__{name}"), adc::tape::render_text(&reports));
+    }
+}
+
 /// The module after each stage of the pipeline, for the two derivative
 /// examples: the snapshots show what each pass does.
 #[test]

@@ -16,6 +16,7 @@
 pub mod derivs;
 pub mod driver;
 pub mod json;
+pub mod tape;
 
 pub use adc_codegen::{ArgValue, ArrayValue, CallError, JitModule};
 pub use adc_ir::Constant;

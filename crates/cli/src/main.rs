@@ -48,6 +48,13 @@ enum Command {
         #[arg(long = "emit-header")]
         emit_header: Option<String>,
     },
+    /// What each reverse derivative's tape stores (LANGUAGE.md 5.4).
+    Tape {
+        file: String,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the IR after a pipeline stage (`.ad` or `.adir` input).
     Ir {
         file: String,
@@ -259,6 +266,26 @@ fn main() -> ExitCode {
                             return usage_error(&format!("cannot write `{h}`: {e}"));
                         }
                     }
+                    ExitCode::SUCCESS
+                }
+                Err(f) => {
+                    eprint!("{f}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Command::Tape { file, json } => {
+            let source = match read(&file) {
+                Ok(s) => s,
+                Err(c) => return c,
+            };
+            match driver::tape_reports(&file, &source, color) {
+                Ok(reports) if json => {
+                    println!("{}", adc::tape::render_json(&reports));
+                    ExitCode::SUCCESS
+                }
+                Ok(reports) => {
+                    print!("{}", adc::tape::render_text(&reports));
                     ExitCode::SUCCESS
                 }
                 Err(f) => {

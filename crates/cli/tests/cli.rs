@@ -378,3 +378,35 @@ int main(void) {
     assert!(!header.contains("__adc_"), "{header}");
     assert_eq!(stdout(&run), "25 6 8 25 14\n");
 }
+
+#[test]
+fn tape_reports_each_reverse_derivative_as_json() {
+    let p = scratch(
+        "tape.ad",
+        "[autodiff_reverse(df, Active, Const, Active)]
+double f(double x, int n) {
+    double s = x;
+    for (int i = 0; i < n; i++) s = sin(s) * x;
+    return s;
+}",
+    );
+    let o = adc(&["tape", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    let df = &v["derivatives"][0];
+    assert_eq!(df["function"], "df");
+    // The loop on line 4 stores values every iteration.
+    let looped: Vec<&serde_json::Value> = df["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| e["loops"] == serde_json::json!([4]))
+        .collect();
+    assert!(!looped.is_empty(), "{v}");
+    assert_eq!(df["loops"][0]["line"], 4);
+    let sum: u64 = looped.iter().map(|e| e["bytes"].as_u64().expect("bytes")).sum();
+    assert_eq!(df["loops"][0]["bytes_per_iteration"].as_u64(), Some(sum));
+    let text = adc(&["tape", p.to_str().unwrap()]);
+    assert_eq!(text.status.code(), Some(0));
+    assert!(stdout(&text).starts_with("df: "), "{}", stdout(&text));
+}

@@ -1,0 +1,274 @@
+//! `adc tape` (LANGUAGE.md §5.4): what each reverse derivative's tape
+//! stores, read off the final IR.
+//!
+//! Every `tape.push` on tape 0 of a function is one entry: the value's
+//! source location (the instruction that computed it; the push's own when
+//! the value is a block parameter), its type and bytes per execution, and
+//! the natural loops around the push, outermost first, by source line. A
+//! pushed constant or `bool` is a branch record (which edge the primal part
+//! took; an `i64` edge index of a join of three or more is counted as a
+//! value); a
+//! pushed array is a copy of an argument a non-inlined call may change (the
+//! report counts its 16-byte handle; the copy itself takes `len * 8`
+//! bytes more). Each loop gets the bytes one iteration pushes outside its
+//! inner loops; each call of another reverse derivative (a callee that is
+//! not inlined) the bytes that derivative's tape takes per call outside its
+//! loops. Reported functions: the reverse derivatives the file asks for,
+//! and every function whose final code pushes on a tape (internal
+//! derivatives of callees and of checkpointed segments).
+
+use adc_ir::verify::{dominates, dominators};
+use adc_ir::{Block, Function, InstData, Module, Span, Type, ValueDef};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// One stored value or branch record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub location: String,
+    pub ty: String,
+    pub kind: &'static str,
+    pub bytes: u32,
+    /// Source lines of the loops around the push, outermost first.
+    pub loops: Vec<u32>,
+}
+
+/// A loop of a derivative's forward sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopBytes {
+    pub line: u32,
+    pub bytes_per_iteration: u32,
+}
+
+/// A call of another reverse derivative.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallBytes {
+    pub callee: String,
+    pub location: String,
+    pub bytes_per_call: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub function: String,
+    pub entries: Vec<Entry>,
+    pub loops: Vec<LoopBytes>,
+    pub calls: Vec<CallBytes>,
+}
+
+/// The reports of `requested` (reverse derivatives named in the source)
+/// and of every other function of `module` that pushes on a tape.
+pub fn reports(
+    module: &Module,
+    requested: &[String],
+    locate: &dyn Fn(Span) -> String,
+    line_of: &dyn Fn(Span) -> Option<u32>,
+) -> Vec<Report> {
+    let tapes = |f: &Function| {
+        f.layout.iter().any(|b| {
+            f.dfg
+                .block(*b)
+                .insts
+                .iter()
+                .any(|i| matches!(f.dfg.inst(*i), InstData::TapePush { tape: 0, .. }))
+        })
+    };
+    let chosen: Vec<&Function> = module
+        .funcs
+        .iter()
+        .filter(|f| !f.layout.is_empty() && (requested.contains(&f.name) || tapes(f)))
+        .collect();
+    // Bytes per call outside loops, for the call sites.
+    let mut first: Vec<Report> = chosen
+        .iter()
+        .map(|f| report(f, locate, line_of))
+        .collect();
+    let per_call: BTreeMap<String, u32> = first
+        .iter()
+        .map(|r| {
+            let flat = r.entries.iter().filter(|e| e.loops.is_empty()).map(|e| e.bytes).sum();
+            (r.function.clone(), flat)
+        })
+        .collect();
+    for (r, f) in first.iter_mut().zip(&chosen) {
+        for &b in &f.layout {
+            for &i in &f.dfg.block(b).insts {
+                if let InstData::Call { func, .. } = f.dfg.inst(i) {
+                    let callee = &module.func(*func).name;
+                    if let Some(&bytes) = per_call.get(callee) {
+                        r.calls.push(CallBytes {
+                            callee: callee.clone(),
+                            location: locate(f.span(i)),
+                            bytes_per_call: bytes,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    first
+}
+
+fn bytes_of(ty: Type) -> u32 {
+    match ty {
+        Type::Scalar(s) => s.size(),
+        Type::Array(_) => 16,
+        Type::Ref(_) => 8,
+        Type::Pair(s) => 2 * s.size(),
+    }
+}
+
+/// The natural loops of `f`: header and body blocks.
+fn natural_loops(f: &Function) -> Vec<(Block, BTreeSet<Block>)> {
+    let (_, idom) = dominators(f);
+    let mut preds: BTreeMap<Block, Vec<Block>> = BTreeMap::new();
+    for &b in &f.layout {
+        for s in f.successors(b) {
+            preds.entry(s).or_default().push(b);
+        }
+    }
+    let mut loops: BTreeMap<Block, BTreeSet<Block>> = BTreeMap::new();
+    for &b in &f.layout {
+        for h in f.successors(b) {
+            if !dominates(&idom, h, b) {
+                continue;
+            }
+            let body = loops.entry(h).or_insert_with(|| [h].into_iter().collect());
+            let mut work = vec![b];
+            while let Some(x) = work.pop() {
+                if body.insert(x) {
+                    work.extend(preds.get(&x).into_iter().flatten().copied());
+                }
+            }
+        }
+    }
+    loops.into_iter().collect()
+}
+
+fn report(f: &Function, locate: &dyn Fn(Span) -> String, line_of: &dyn Fn(Span) -> Option<u32>) -> Report {
+    let loops = natural_loops(f);
+    // A loop's line: the first defined span in its header (its condition).
+    let line = |h: Block| -> u32 {
+        f.dfg
+            .block(h)
+            .insts
+            .iter()
+            .find_map(|i| line_of(f.span(*i)))
+            .unwrap_or(0)
+    };
+    let mut entries = Vec::new();
+    let mut per_loop: BTreeMap<usize, u32> = BTreeMap::new();
+    for &b in &f.layout {
+        // Loops around `b`, outermost (largest) first.
+        let mut around: Vec<usize> = (0..loops.len()).filter(|k| loops[*k].1.contains(&b)).collect();
+        around.sort_by_key(|k| std::cmp::Reverse(loops[*k].1.len()));
+        for &i in &f.dfg.block(b).insts {
+            let InstData::TapePush { value, tape: 0 } = f.dfg.inst(i) else {
+                continue;
+            };
+            let ty = f.dfg.value_type(*value);
+            let (span, kind) = match f.dfg.value_def(*value) {
+                ValueDef::Result(d, _) => {
+                    let kind = match f.dfg.inst(d) {
+                        InstData::Const { .. } => "branch",
+                        InstData::ArrayCopy { .. } => "array copy",
+                        _ if ty == Type::BOOL => "branch",
+                        _ => "value",
+                    };
+                    let s = f.span(d);
+                    (if s.is_defined() { s } else { f.span(i) }, kind)
+                }
+                // Edge indices of two-way joins are `bool`s.
+                _ if ty == Type::BOOL => (f.span(i), "branch"),
+                _ => (f.span(i), "value"),
+            };
+            let bytes = bytes_of(ty);
+            if let Some(&inner) = around.last() {
+                *per_loop.entry(inner).or_default() += bytes;
+            }
+            entries.push(Entry {
+                location: locate(span),
+                ty: ty.to_string(),
+                kind,
+                bytes,
+                loops: around.iter().map(|k| line(loops[*k].0)).collect(),
+            });
+        }
+    }
+    // Loops that push nothing (those of the reverse sweep, say) are left out.
+    let pushing: BTreeSet<usize> = (0..loops.len())
+        .filter(|k| {
+            loops[*k].1.iter().any(|b| {
+                f.dfg
+                    .block(*b)
+                    .insts
+                    .iter()
+                    .any(|i| matches!(f.dfg.inst(*i), InstData::TapePush { tape: 0, .. }))
+            })
+        })
+        .collect();
+    let loops = loops
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| pushing.contains(k))
+        .map(|(k, (h, _))| LoopBytes {
+            line: line(*h),
+            bytes_per_iteration: per_loop.get(&k).copied().unwrap_or(0),
+        })
+        .collect();
+    Report {
+        function: f.name.clone(),
+        entries,
+        loops,
+        calls: Vec::new(),
+    }
+}
+
+/// The report as text, one derivative after the other.
+pub fn render_text(reports: &[Report]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        let flat: u32 = r.entries.iter().filter(|e| e.loops.is_empty()).map(|e| e.bytes).sum();
+        let _ = writeln!(out, "{}: {} entries, {flat} bytes per call outside loops", r.function, r.entries.len());
+        for e in &r.entries {
+            let loops = if e.loops.is_empty() {
+                String::new()
+            } else {
+                let lines: Vec<String> = e.loops.iter().map(|l| format!("line {l}")).collect();
+                format!(" x loops at {}", lines.join(", "))
+            };
+            let _ = writeln!(out, "  {:<24} {:<10} {:<10} {:>3} B{loops}", e.location, e.kind, e.ty, e.bytes);
+        }
+        for l in &r.loops {
+            let _ = writeln!(out, "  loop at line {}: {} bytes per iteration (inner loops not counted)", l.line, l.bytes_per_iteration);
+        }
+        for c in &r.calls {
+            let _ = writeln!(out, "  call of {} at {}: {} bytes per call on its own tape, outside its loops", c.callee, c.location, c.bytes_per_call);
+        }
+    }
+    out
+}
+
+/// The report as one JSON object.
+pub fn render_json(reports: &[Report]) -> serde_json::Value {
+    use serde_json::json;
+    let derivs: Vec<serde_json::Value> = reports
+        .iter()
+        .map(|r| {
+            json!({
+                "function": r.function,
+                "entries": r.entries.iter().map(|e| json!({
+                    "location": e.location, "type": e.ty, "kind": e.kind,
+                    "bytes": e.bytes, "loops": e.loops,
+                })).collect::<Vec<_>>(),
+                "loops": r.loops.iter().map(|l| json!({
+                    "line": l.line, "bytes_per_iteration": l.bytes_per_iteration,
+                })).collect::<Vec<_>>(),
+                "calls": r.calls.iter().map(|c| json!({
+                    "callee": c.callee, "location": c.location, "bytes_per_call": c.bytes_per_call,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({ "derivatives": derivs })
+}
