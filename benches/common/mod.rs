@@ -10,6 +10,7 @@ pub fn f64s(n: usize, f: impl Fn(usize) -> f64) -> ArgValue {
 }
 
 /// Seconds per run of `run`, the best of 5 batches of `reps` runs.
+#[allow(dead_code)]
 pub fn best_of(reps: usize, mut run: impl FnMut()) -> f64 {
     let mut best = f64::MAX;
     for _ in 0..5 {
