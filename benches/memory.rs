@@ -43,6 +43,34 @@ double p(double x, int n) { if (n == 0) return x; return sin(p(x, n - 1)) * 0.5 
 [autodiff_reverse(df, Active, Const, Active)]
 double f(double x, int n) { return p(x, n); }";
 
+const DIVIDE_AND_CONQUER: &str = "
+void dc(inout double[] u, int lo, int hi, double x) {
+    if (hi - lo <= 1) { u[lo] = sin(u[lo] * x) + x; return; }
+    int mid = (lo + hi) / 2;
+    dc(u, lo, mid, x);
+    dc(u, mid, hi, x);
+    u[lo] = u[lo] + 0.5 * u[mid];
+}
+[autodiff_reverse(df, Active, Duplicated, Active)]
+double f(double x, double[] a) {
+    int n = len(a);
+    double u[n];
+    for (int i = 0; i < n; i++) u[i] = a[i];
+    dc(u, 0, n, x);
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += u[i];
+    return s;
+}";
+
+fn dc_args(grad: bool) -> Vec<ArgValue> {
+    let mut a = vec![scalar(0.7), common::f64s(64_000, |i| ((i * 37) % 100) as f64 / 100.0)];
+    if grad {
+        a.push(common::f64s(64_000, |_| 0.0));
+        a.push(scalar(1.0));
+    }
+    a
+}
+
 struct Case {
     name: &'static str,
     source: String,
@@ -105,9 +133,11 @@ fn cases() -> Vec<Case> {
             });
         }
     }
+    out.push(Case { name: "divide and conquer 64000: primal", source: DIVIDE_AND_CONQUER.into(), entry: "f", args: dc_args });
+    out.push(Case { name: "divide and conquer 64000: gradient", source: DIVIDE_AND_CONQUER.into(), entry: "df", args: dc_args });
     for (depth, args) in [
         (3000, (|g| recursion_args(3000, g)) as fn(bool) -> Vec<ArgValue>),
-        (6000, |g| recursion_args(6000, g)),
+        (30000, |g| recursion_args(30000, g)),
     ] {
         out.push(Case { name: leak(format!("recursion depth {depth}: primal")), source: RECURSION.into(), entry: "f", args });
         out.push(Case { name: leak(format!("recursion depth {depth}: gradient")), source: RECURSION.into(), entry: "df", args });

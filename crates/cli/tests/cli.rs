@@ -410,3 +410,20 @@ double f(double x, int n) {
     assert_eq!(text.status.code(), Some(0));
     assert!(stdout(&text).starts_with("df: "), "{}", stdout(&text));
 }
+
+/// Split-mode calls: `print` in a callee that stays a call runs once per
+/// primal call under `--grad` (joint mode ran it again in the reverse
+/// sweep, at every level of the recursion).
+#[test]
+fn print_in_a_callee_runs_once_per_primal_call() {
+    let p = scratch(
+        "split_print.ad",
+        "double h(double x, int n) { print(n); if (n == 0) return x; return sin(h(x, n - 1)) * x; }
+double f(double x) { return h(x, 3) + h(x * 0.5, 1); }",
+    );
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "f", "--args", "[0.7]", "--grad"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let printed: Vec<&str> = out.lines().filter(|l| l.trim().parse::<i64>().is_ok()).collect();
+    assert_eq!(printed, ["3", "2", "1", "0", "1", "0"], "{out}");
+}

@@ -38,6 +38,8 @@ pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
                     | InstData::TapePop { .. }
                     | InstData::TapeRead { .. }
                     | InstData::DeferFree { .. }
+                    | InstData::TapeSave
+                    | InstData::TapeRestore { .. }
             )
         })
     })
@@ -82,7 +84,7 @@ pub(crate) fn define_tape_grow<M: Module>(
         let cap = b.ins().load(types::I64, TRUSTED, ex, 16);
         let doubled = b.ins().ishl_imm_s(cap, 1);
         let at_least = b.ins().smax(doubled, need);
-        let min = b.ins().iconst(types::I64, 512);
+        let min = b.ins().iconst(types::I64, 64);
         let new_cap = b.ins().smax(at_least, min);
         let fref = crate::translate::declare_import(m, b, alloc, &[PTR, types::I64], &[PTR])?;
         let call = b.ins().call(fref, &[old, new_cap]);
@@ -398,6 +400,40 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             off += cty.bytes() as i32;
         }
         out
+    }
+
+    /// `tape.save`: tape 0 and the deferred list move to a fresh
+    /// six-word block (pointer, length, capacity of each), whose address is
+    /// the handle; this call is left with empty ones.
+    pub(crate) fn tape_save(&mut self, inst: adc_ir::Inst) -> Result<clif::Value, CodegenError> {
+        let size = self.b.ins().iconst(types::I64, 48);
+        let h = self.call_symbol("malloc", &[types::I64], &[PTR], &[size])?[0];
+        let null = self.b.ins().icmp_imm_s(IntCC::Equal, h, 0);
+        self.check(null, inst, "out of memory for the derivative tape")?;
+        let z = self.b.ins().iconst(types::I64, 0);
+        let fields = [Field::Ptr, Field::Len, Field::Cap];
+        for (k, stack) in [Stack::Tape(0), Stack::Defer].into_iter().enumerate() {
+            for (j, field) in fields.into_iter().enumerate() {
+                let v = self.get(stack, field);
+                self.b.ins().store(TRUSTED, v, h, 8 * (3 * k + j) as i32);
+                self.set(stack, field, z);
+            }
+        }
+        Ok(h)
+    }
+
+    /// `tape.restore h`: this call takes over the tape and deferred list
+    /// saved at `h`, and frees the block.
+    pub(crate) fn tape_restore(&mut self, h: clif::Value) -> Result<(), CodegenError> {
+        let fields = [Field::Ptr, Field::Len, Field::Cap];
+        for (k, stack) in [Stack::Tape(0), Stack::Defer].into_iter().enumerate() {
+            for (j, field) in fields.into_iter().enumerate() {
+                let v = self.b.ins().load(types::I64, TRUSTED, h, 8 * (3 * k + j) as i32);
+                self.set(stack, field, v);
+            }
+        }
+        self.call_symbol("free", &[PTR], &[], &[h])?;
+        Ok(())
     }
 
     /// Frees the tapes, every deferred array, and the deferred list.

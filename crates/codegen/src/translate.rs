@@ -561,6 +561,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 self.tape_push(inst, *tape, &words)?;
                 vec![]
             }
+            InstData::TapeSave => vec![self.tape_save(inst)?],
+            InstData::TapeRestore { handle } => {
+                let h = self.vs(*handle)[0];
+                self.tape_restore(h)?;
+                vec![]
+            }
             InstData::TapePop { tape } | InstData::TapeRead { tape } => {
                 let ty = result_ty.expect("invariant: the verifier gives tape reads a result");
                 self.tape_take(ty, *tape, matches!(data, InstData::TapePop { .. }))

@@ -282,6 +282,18 @@ pub enum InstData {
     TapeRead {
         tape: u8,
     },
+    /// Hands tape 0 and the deferred-free list over to a later call: returns
+    /// a handle (`i64`) and leaves this call with empty ones, so its return
+    /// frees nothing of them. The augmented forward half of a split-mode
+    /// callee ends with it (`ad::split`).
+    TapeSave,
+    /// Takes over the tape and deferred-free list of `handle` (from a
+    /// `tape.save`; each handle is restored exactly once), in place of this
+    /// call's own (empty) ones: the reverse half of a split-mode callee
+    /// starts with it, and frees them when it returns.
+    TapeRestore {
+        handle: Value,
+    },
     /// `dst[dst_index + k] = src[src_index + k]` for `0 <= k < count`, as if
     /// through a temporary (the arrays may be one); nothing when `count <= 0`.
     /// Unchecked: only `copy-loops` makes it, from a loop whose accesses
@@ -360,6 +372,8 @@ impl InstData {
             | InstData::TapePush { .. }
             | InstData::TapePop { .. }
             | InstData::TapeRead { .. }
+            | InstData::TapeSave
+            | InstData::TapeRestore { .. }
             | InstData::Jump { .. }
             | InstData::Branch { .. }
             | InstData::Return { .. } => true,
@@ -401,6 +415,8 @@ impl InstData {
             | InstData::TapePush { .. }
             | InstData::TapePop { .. }
             | InstData::TapeRead { .. }
+            | InstData::TapeSave
+            | InstData::TapeRestore { .. }
             | InstData::Jump { .. }
             | InstData::Branch { .. }
             | InstData::Return { .. } => false,
@@ -430,7 +446,9 @@ impl InstData {
             | InstData::Slot
             | InstData::LoopCheckpoint { .. }
             | InstData::TapePop { .. }
-            | InstData::TapeRead { .. } => (),
+            | InstData::TapeRead { .. }
+            | InstData::TapeSave
+            | InstData::TapeRestore { .. } => (),
             InstData::TapePush { value, .. } => *value = f(*value),
             InstData::Unary { arg, .. } | InstData::Convert { arg } => *arg = f(*arg),
             InstData::Binary { args, .. }

@@ -39,6 +39,8 @@ struct Machine<'m> {
     module: &'m Module,
     memory: Vec<Vec<Constant>>,
     fuel: u64,
+    /// Tapes handed over by `tape.save`, by handle, until restored.
+    saved_tapes: Vec<Option<Vec<(Vec<Val>, usize)>>>,
 }
 
 /// Calls `name` with `args`, with at most `fuel` instructions executed.
@@ -55,6 +57,7 @@ pub fn call(
         module,
         memory: Vec::new(),
         fuel,
+        saved_tapes: Vec::new(),
     };
     let func = module.func(id);
     let mut vals = Vec::new();
@@ -379,6 +382,21 @@ impl Machine<'_> {
                             return Err(InterpError::Unsupported("pop of an empty tape".into()))
                         }
                     },
+                    InstData::TapeSave => {
+                        self.saved_tapes.push(Some(std::mem::take(&mut tapes)));
+                        Some(Val::S(Constant::I64(self.saved_tapes.len() as i64 - 1)))
+                    }
+                    InstData::TapeRestore { handle } => {
+                        let saved = match scalar(&env, *handle) {
+                            Constant::I64(h) => self.saved_tapes.get_mut(h as usize).and_then(Option::take),
+                            _ => None,
+                        };
+                        match saved {
+                            Some(t) => tapes = t,
+                            None => return Err(InterpError::Unsupported("restore of an unknown tape handle".into())),
+                        }
+                        None
+                    }
                     InstData::TapeRead { tape } => match level(&mut tapes, *tape) {
                         (values, front) if *front < values.len() => {
                             *front += 1;

@@ -475,6 +475,10 @@ impl Parser<'_> {
             },
             "tape.pop" => InstData::TapePop { tape },
             "tape.read" => InstData::TapeRead { tape },
+            "tape.save" if tape == 0 => InstData::TapeSave,
+            "tape.restore" if tape == 0 => InstData::TapeRestore {
+                handle: self.value()?,
+            },
             "checkpoint.loop" => InstData::LoopCheckpoint {
                 every: self.checkpoint_interval()?,
             },

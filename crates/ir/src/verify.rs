@@ -457,6 +457,11 @@ impl FuncVerifier<'_> {
             }
             InstData::TapePush { .. } => Ok(vec![]),
             InstData::LoopCheckpoint { .. } => Ok(vec![]),
+            InstData::TapeSave => Ok(vec![Type::I64]),
+            InstData::TapeRestore { handle } => match self.ty(*handle) {
+                Type::I64 => Ok(vec![]),
+                t => Err(format!("a tape handle is an i64, not {t}")),
+            },
             InstData::TapePop { .. } | InstData::TapeRead { .. } => match results.as_slice() {
                 [t] => Ok(vec![*t]),
                 _ => Err("a tape read has one result".into()),

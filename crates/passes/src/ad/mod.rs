@@ -8,6 +8,7 @@ pub mod linearize;
 pub mod outline;
 pub mod pairs;
 pub mod propagate;
+pub mod split;
 pub mod transpose;
 pub mod unzip;
 
@@ -163,6 +164,7 @@ pub enum AdStage {
 /// in a later round. The last round stops after `stop`, so `adc ir --after
 /// unzip` shows the unzipped form of the last requests.
 pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> {
+    let split = crate::ad::split::enabled(module);
     loop {
         let waiting = pending(module);
         if waiting.is_empty() {
@@ -209,20 +211,25 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
             })
             .collect();
         for &id in &reverse {
-            crate::ad::unzip::run(module, id)?;
+            crate::ad::unzip::run(module, id, split)?;
         }
         if stop_here(AdStage::Transpose) {
             return Ok(());
         }
         for &id in &reverse {
-            crate::ad::transpose::run(module, id)?;
+            crate::ad::transpose::run(module, id, split)?;
         }
     }
 }
 
 /// The source function of an internal forward derivative `__adc_jvp_NAME`.
 pub fn jvp_source(module: &Module, callee: FuncId) -> Option<FuncId> {
-    let name = module.func(callee).name.strip_prefix("__adc_jvp_")?;
+    let name = &module.func(callee).name;
+    // `__adc_lin_NAME` stands for `__adc_jvp_NAME` with a tape handle
+    // between `unzip` and `transpose` (`split`).
+    let name = name
+        .strip_prefix("__adc_jvp_")
+        .or_else(|| name.strip_prefix("__adc_lin_"))?;
     module.find(name)
 }
 
@@ -314,10 +321,10 @@ pub fn run_pass(name: &str, module: &mut Module) -> Option<Result<(), AdError>> 
         "lower-pairs" => module.funcs.iter_mut().try_for_each(crate::ad::pairs::run),
         "unzip" => with_body(module, true)
             .into_iter()
-            .try_for_each(|id| crate::ad::unzip::run(module, id)),
+            .try_for_each(|id| crate::ad::unzip::run(module, id, false)),
         "transpose" => with_body(module, true)
             .into_iter()
-            .try_for_each(|id| crate::ad::transpose::run(module, id)),
+            .try_for_each(|id| crate::ad::transpose::run(module, id, false)),
         // Every function with a body, against the module as it was.
         "inline" => {
             let before = module.clone();

@@ -44,13 +44,21 @@ use crate::loops::{counted_loops, CountedLoop};
 use crate::util::incoming_edges;
 use adc_ir::ad::{forward_param_layout, linearized_activities, reverse_signature};
 use adc_ir::{
-    Activity, BinaryOp, Block, BlockCall, CmpCond, Constant, FuncId, Function, Inst, InstData,
-    Module, Span, Tag, Type, Value,
+    Activity, AdMode, BinaryOp, Block, BlockCall, CmpCond, Constant, FuncId, Function, Inst,
+    InstData, Module, Span, Tag, Type, Value,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
-pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
+/// `split`: whether split mode is on (`ad::split::enabled`); then an
+/// internal derivative `__adc_vjp_g` of a qualifying `g` is also cut into
+/// `__adc_aug_g` and `__adc_rev_g`.
+pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> {
     let u = module.func(id).clone();
+    let split_of = u
+        .name
+        .strip_prefix("__adc_vjp_")
+        .and_then(|g| module.find(g))
+        .filter(|g| split && crate::ad::split::qualifies(module, *g));
     let kinds = diff_values(module, &u);
     let spec = u
         .deriv
@@ -74,12 +82,19 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
         tape_pairs: Vec::new(),
         replayed: Vec::new(),
         counted: Vec::new(),
+        turn: None,
+        wants_turn: split_of.is_some(),
     };
     t.out.params = params;
     t.out.returns = returns;
     t.out.deriv = None;
     t.build(&src_f, &spec.params, spec.ret)?;
-    let out = t.out;
+    let (out, turn) = (t.out, t.turn);
+    if let (Some(g), Some(turn)) = (split_of, turn) {
+        let jvp = crate::ad::derivative_of(module, g, AdMode::Forward, out.deriv_span)?;
+        let parts = crate::ad::split::declare(module, g, jvp);
+        crate::ad::split::build(module, g, &out, parts, &turn)?;
+    }
     *module.func_mut(id) = out;
     Ok(())
 }
@@ -108,6 +123,10 @@ struct Transposer<'a> {
     /// Counted loops of the differential part (`crate::loops`): their
     /// counter lives in its slot during the reverse sweep.
     counted: Vec<CountedLoop>,
+    /// Where the forward sweep turns into the reverse sweep, when
+    /// `wants_turn` (split mode cuts the function there).
+    turn: Option<crate::ad::split::Turn>,
+    wants_turn: bool,
 }
 
 impl Transposer<'_> {
@@ -323,6 +342,15 @@ impl Transposer<'_> {
                     u.deriv_span,
                 )
             })?;
+        if self.wants_turn {
+            let results = crate::ad::split::forward_results(u, &mut self.out, &self.kinds, &dblocks, exit_p, dexit)?;
+            self.turn = Some(crate::ad::split::Turn {
+                exit: exit_p,
+                rev_entry: rblock[&dexit],
+                forward_blocks: dpos,
+                results,
+            });
+        }
         let t = u.terminator(exit_p).expect("found above");
         *self.out.dfg.inst_mut(t) = InstData::Jump {
             dest: BlockCall {

@@ -53,7 +53,9 @@ use adc_ir::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
-pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
+/// `split`: whether calls of qualifying callees use split mode
+/// (`ad::split`); their split functions are declared here if new.
+pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> {
     let mut g = module.func(id).clone();
     if crate::ad::pairs::has_pairs(&g) {
         let span = g.deriv_span;
@@ -73,8 +75,23 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     }
     let counted = counted_loops(&g, &all);
     let kinds = diff_values(module, &g);
+    let mut split_of = BTreeMap::new();
+    if split {
+        for &b in &g.layout {
+            for &i in &g.dfg.block(b).insts {
+                if let (Tag::Mixed, InstData::Call { func, .. }) = (g.tag(i), g.dfg.inst(i)) {
+                    let src = crate::ad::jvp_source(module, *func);
+                    if let Some(src) = src.filter(|s| crate::ad::split::qualifies(module, *s)) {
+                        let parts = crate::ad::split::declare(module, src, *func);
+                        split_of.insert(*func, parts);
+                    }
+                }
+            }
+        }
+    }
     let mut unzipper = Unzipper::new(module, &g, kinds);
     unzipper.counted = counted;
+    unzipper.split_of = split_of;
     let out = unzipper.build()?;
     *module.func_mut(id) = out;
     Ok(())
@@ -182,6 +199,10 @@ struct Unzipper<'a> {
     counted: Vec<CountedLoop>,
     /// Per counted loop, the counter's parameter of the header's twin.
     counter_d: Vec<Value>,
+    /// Split mode: the callees' split functions, by `__adc_jvp_` callee.
+    split_of: BTreeMap<FuncId, crate::ad::split::Split>,
+    /// Split calls: the `__adc_lin_` function their differential half calls.
+    split_calls: BTreeMap<Inst, FuncId>,
 }
 
 impl<'a> Unzipper<'a> {
@@ -224,6 +245,8 @@ impl<'a> Unzipper<'a> {
             written_params: recompute::written_params(module, g),
             counted: Vec::new(),
             counter_d: Vec::new(),
+            split_of: BTreeMap::new(),
+            split_calls: BTreeMap::new(),
         }
     }
 
@@ -351,6 +374,8 @@ impl<'a> Unzipper<'a> {
                             needs.push(*s);
                         }
                     }
+                    // A split call's handle.
+                    needs.extend(snaps.iter().skip(args.len()));
                     deferred.push((inst, snaps));
                 }
                 (Tag::Diff, _) | (Tag::Mixed, _) => {
@@ -585,6 +610,9 @@ impl<'a> Unzipper<'a> {
                     _ => new_args.push(v),
                 }
             }
+            if let Some(&h) = snaps.get(args.len()) {
+                new_args.push(local.get(&h).copied().unwrap_or(h));
+            }
             *args = new_args;
         } else {
             data.map_args(|a| {
@@ -595,6 +623,9 @@ impl<'a> Unzipper<'a> {
                     local.get(&pv).copied().unwrap_or(pv)
                 }
             });
+        }
+        if let (InstData::Call { func, .. }, Some(lin)) = (&mut data, self.split_calls.get(&inst)) {
+            *func = *lin;
         }
         let vals = self.emit(db, data, &types, tag, span);
         for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {

@@ -227,7 +227,15 @@ impl Transposer<'_> {
             )
         })?;
         let g = self.module.func(src).clone();
-        let vjp = crate::ad::existing_derivative(self.module, src).ok_or_else(|| {
+        // A split call (`__adc_lin_g`) calls `g`'s reverse half.
+        let split_rev = self
+            .module
+            .func(jvp)
+            .name
+            .starts_with("__adc_lin_")
+            .then(|| crate::ad::split::existing(self.module, &g.name).map(|s| s.rev))
+            .flatten();
+        let vjp = split_rev.or_else(|| crate::ad::existing_derivative(self.module, src)).ok_or_else(|| {
             AdError::new(
                 format!("internal error: no reverse derivative of `{}`", g.name),
                 span,
@@ -255,6 +263,11 @@ impl Transposer<'_> {
                 None => self.zero(self.ty(r)),
             };
             vargs.push(a);
+        }
+        if split_rev.is_some() {
+            // The handle, after the arguments.
+            let h = *args.get(k).ok_or_else(|| AdError::new("internal error: a split call without its handle", span))?;
+            vargs.push(self.p(h));
         }
         // A callee without float results has a `Const` return in its
         // default reverse spec, so its derivative returns the primal

@@ -27,15 +27,21 @@ impl Unzipper<'_> {
             )
         })?;
         let callee = self.module.func(src);
+        let split = self.split_of.get(&jvp).copied();
         let mut primal_args = Vec::new();
+        // Split mode: the augmented forward half takes the shadows too.
+        let mut aug_args = Vec::new();
         let mut snaps = Vec::new();
         let mut k = 0;
         for p in &callee.params {
             let a = args[k];
             let pa = self.p(a);
             primal_args.push(pa);
+            aug_args.push(pa);
+            // The reverse half of a split call reads no writable array.
+            let kept = split.is_some() && p.mode != ParamMode::In;
             let snap = match (p.ty, p.mode) {
-                (Type::Array(_), _) if !self.read_only(a) => self.emit(
+                (Type::Array(_), _) if !self.read_only(a) && !kept => self.emit(
                     pb,
                     InstData::ArrayCopy { array: pa },
                     &[p.ty],
@@ -56,14 +62,37 @@ impl Unzipper<'_> {
             if adc_ir::ad::is_differentiable(p.ty) {
                 let t = args[k];
                 snaps.push(if self.kinds[t.index()] { t } else { self.p(t) });
+                if !matches!(p.ty, Type::Scalar(_)) {
+                    aug_args.push(self.p(t));
+                }
                 k += 1;
             }
         }
-        let call = InstData::Call {
-            func: src,
-            args: primal_args,
+        let returns = callee.returns.clone();
+        let vals = match split {
+            Some(parts) => {
+                let mut types = returns.clone();
+                types.push(Type::I64);
+                let call = InstData::Call {
+                    func: parts.aug,
+                    args: aug_args,
+                };
+                let mut vals = self.emit(pb, call, &types, Tag::Primal, span);
+                let handle = vals.pop().expect("invariant: the forward half returns a handle last");
+                self.def_block.insert(handle, b);
+                // After the arguments: the handle, for the differential half.
+                snaps.push(handle);
+                self.split_calls.insert(inst, parts.lin);
+                vals
+            }
+            None => {
+                let call = InstData::Call {
+                    func: src,
+                    args: primal_args,
+                };
+                self.emit(pb, call, &returns, Tag::Primal, span)
+            }
         };
-        let vals = self.emit(pb, call, &callee.returns.clone(), Tag::Primal, span);
         for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
             self.pmap[r.index()] = Some(v);
             self.def_block.insert(v, b);

@@ -1,0 +1,222 @@
+//! Cutting a transposed reverse derivative in two at its turn.
+
+use super::{cannot, def_inst, is_slot_setup, mapped, Split, Turn};
+use crate::ad::AdError;
+use adc_ir::ad::{default_spec, is_differentiable};
+use adc_ir::{
+    Activity, AdMode, Block, FuncId, Function, Inst, InstData, Module, Tag, Type, Value,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Fills `split`'s `aug` and `rev` from `v`, the transposed `__adc_vjp_g`.
+pub fn build(module: &mut Module, g: FuncId, v: &Function, split: Split, turn: &Turn) -> Result<(), AdError> {
+    let span = v.deriv_span;
+    let fwd: Vec<Block> = v.layout[..turn.forward_blocks].to_vec();
+    let back: Vec<Block> = v.layout[turn.forward_blocks..].to_vec();
+    let entry = v.layout[0];
+    let entry_params = v.dfg.block_params(entry).to_vec();
+    // Forward-sweep definitions, and the adjoint-slot setups among them.
+    let mut fdef: BTreeSet<Value> = BTreeSet::new();
+    let mut setups: Vec<Inst> = Vec::new();
+    for &b in &fwd {
+        fdef.extend(v.dfg.block_params(b).iter().copied());
+        for &i in &v.dfg.block(b).insts {
+            fdef.extend(v.dfg.inst_results(i).iter().copied());
+            if is_slot_setup(v, i) {
+                if b != entry {
+                    return Err(cannot("a differential instruction in the forward sweep", span));
+                }
+                setups.push(i);
+            }
+            if let InstData::TapePush { tape, .. } = v.dfg.inst(i) {
+                if *tape > 0 {
+                    return Err(cannot("a second tape", span));
+                }
+            }
+        }
+    }
+    let setup_set: BTreeSet<Inst> = setups.iter().copied().collect();
+    // What the reverse sweep uses of the forward sweep.
+    let mut consts: Vec<Inst> = Vec::new();
+    let mut live: Vec<Value> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for &b in &back {
+        for &i in &v.dfg.block(b).insts {
+            v.dfg.inst(i).for_each_arg(|a| {
+                if !fdef.contains(&a) || entry_params.contains(&a) || !seen.insert(a) {
+                    return;
+                }
+                match def_inst(v, a) {
+                    Some(d) if setup_set.contains(&d) => (),
+                    Some(d) if matches!(v.dfg.inst(d), InstData::Const { .. }) => consts.push(d),
+                    _ => live.push(a),
+                }
+            });
+        }
+    }
+    if let Some(r) = live.iter().find(|x| matches!(v.dfg.value_type(**x), Type::Ref(_))) {
+        return Err(cannot(&format!("reference {r} crosses the turn"), span));
+    }
+    check_writable_params(module.func(g), v, &back, &entry_params)?;
+    let aug = forward_half(module.func(split.aug), v, &fwd, &setup_set, &live, turn)?;
+    let rev = reverse_half(module.func(split.rev), v, &back, &setups, &consts, &live, turn);
+    *module.func_mut(split.aug) = aug;
+    *module.func_mut(split.rev) = rev;
+    Ok(())
+}
+
+/// The reverse half gets the caller's own arrays for the callee's writable
+/// array parameters (they are not copied for the call), whose contents
+/// have changed since: it may take their lengths and pass them on, nothing
+/// else.
+fn check_writable_params(g: &Function, v: &Function, back: &[Block], entry_params: &[Value]) -> Result<(), AdError> {
+    let spec = default_spec(g, AdMode::Reverse);
+    let mut k = 0;
+    let mut watched = BTreeSet::new();
+    for (p, act) in g.params.iter().zip(&spec.params) {
+        if matches!(p.ty, Type::Array(_)) && p.mode != adc_ir::ParamMode::In {
+            watched.insert(entry_params[k]);
+        }
+        k += 1;
+        if is_differentiable(p.ty) && matches!(act, Activity::Duplicated | Activity::DuplicatedOnly) {
+            k += 1;
+        }
+    }
+    for &b in back {
+        for &i in &v.dfg.block(b).insts {
+            let data = v.dfg.inst(i);
+            let allowed = matches!(
+                data,
+                InstData::ArrayLen { .. } | InstData::LenCheck { .. } | InstData::Call { .. }
+            );
+            let mut bad = false;
+            data.for_each_arg(|a| bad |= watched.contains(&a) && !allowed);
+            if bad {
+                return Err(cannot("the reverse sweep reads a writable array parameter", v.span(i)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies `blocks` of `v` into `out` (blocks made by `bmap`), instructions
+/// through `vm`, skipping `skip`; the terminator of `stop` is left out.
+fn copy_blocks(
+    v: &Function,
+    out: &mut Function,
+    blocks: &[Block],
+    bmap: &BTreeMap<Block, Block>,
+    vm: &mut BTreeMap<Value, Value>,
+    skip: &BTreeSet<Inst>,
+    stop: Option<Block>,
+) {
+    let inside: BTreeSet<Block> = blocks.iter().copied().collect();
+    for b in crate::util::dominator_order(v).into_iter().filter(|b| inside.contains(b)) {
+        let nb = bmap[&b];
+        if b != v.layout[0] {
+            for &p in v.dfg.block_params(b) {
+                let np = out.dfg.append_block_param(nb, v.dfg.value_type(p));
+                vm.insert(p, np);
+            }
+        }
+        for &i in &v.dfg.block(b).insts {
+            if skip.contains(&i) || (Some(b) == stop && v.dfg.inst(i).is_terminator()) {
+                continue;
+            }
+            let mut data = v.dfg.inst(i).clone();
+            data.map_args(|a| mapped(vm, a));
+            for call in data.successors_mut() {
+                call.block = bmap[&call.block];
+            }
+            let types: Vec<Type> = v.dfg.inst_results(i).iter().map(|r| v.dfg.value_type(*r)).collect();
+            let ni = out.append_inst(nb, data, &types, v.span(i));
+            out.set_tag(ni, v.tag(i));
+            for (r, n) in v.dfg.inst_results(i).iter().zip(out.dfg.inst_results(ni).to_vec()) {
+                vm.insert(*r, n);
+            }
+        }
+    }
+}
+
+fn forward_half(
+    stub: &Function,
+    v: &Function,
+    fwd: &[Block],
+    setups: &BTreeSet<Inst>,
+    live: &[Value],
+    turn: &Turn,
+) -> Result<Function, AdError> {
+    let mut a = Function::new(stub.name.clone(), stub.params.clone(), stub.returns.clone(), stub.linkage);
+    let bmap: BTreeMap<Block, Block> = fwd.iter().map(|&b| (b, a.dfg.make_block())).collect();
+    a.layout = fwd.iter().map(|b| bmap[b]).collect();
+    let mut vm = BTreeMap::new();
+    let entry = v.layout[0];
+    for (&p, param) in v.dfg.block_params(entry).iter().zip(&stub.params) {
+        let np = a.dfg.append_block_param(bmap[&entry], param.ty);
+        vm.insert(p, np);
+    }
+    copy_blocks(v, &mut a, fwd, &bmap, &mut vm, setups, Some(turn.exit));
+    let exit = bmap[&turn.exit];
+    let span = v.deriv_span;
+    for &x in live {
+        let data = InstData::TapePush { value: mapped(&vm, x), tape: 0 };
+        a.append_inst(exit, data, &[], span);
+    }
+    let save = a.append_inst(exit, InstData::TapeSave, &[Type::I64], span);
+    let h = a.dfg.inst_results(save)[0];
+    let mut rets: Vec<Value> = turn.results.iter().map(|r| mapped(&vm, *r)).collect();
+    rets.push(h);
+    a.append_inst(exit, InstData::Return { args: rets }, &[], span);
+    for i in [save] {
+        a.set_tag(i, Tag::Primal);
+    }
+    Ok(a)
+}
+
+fn reverse_half(
+    stub: &Function,
+    v: &Function,
+    back: &[Block],
+    setups: &[Inst],
+    consts: &[Inst],
+    live: &[Value],
+    turn: &Turn,
+) -> Function {
+    let mut r = Function::new(stub.name.clone(), stub.params.clone(), stub.returns.clone(), stub.linkage);
+    let span = v.deriv_span;
+    let e = r.dfg.make_block();
+    let mut vm = BTreeMap::new();
+    let entry = v.layout[0];
+    let params: Vec<Value> = stub.params.iter().map(|p| r.dfg.append_block_param(e, p.ty)).collect();
+    for (&p, &np) in v.dfg.block_params(entry).iter().zip(&params) {
+        vm.insert(p, np);
+    }
+    let h = *params.last().expect("invariant: the reverse half takes the handle last");
+    r.append_inst(e, InstData::TapeRestore { handle: h }, &[], span);
+    for &i in setups.iter().chain(consts) {
+        let mut data = v.dfg.inst(i).clone();
+        data.map_args(|a| mapped(&vm, a));
+        let types: Vec<Type> = v.dfg.inst_results(i).iter().map(|x| v.dfg.value_type(*x)).collect();
+        let ni = r.append_inst(e, data, &types, v.span(i));
+        r.set_tag(ni, v.tag(i));
+        for (x, n) in v.dfg.inst_results(i).iter().zip(r.dfg.inst_results(ni).to_vec()) {
+            vm.insert(*x, n);
+        }
+    }
+    for &x in live.iter().rev() {
+        let pop = r.append_inst(e, InstData::TapePop { tape: 0 }, &[v.dfg.value_type(x)], span);
+        vm.insert(x, r.dfg.inst_results(pop)[0]);
+    }
+    let bmap: BTreeMap<Block, Block> = back.iter().map(|&b| (b, r.dfg.make_block())).collect();
+    let jump = InstData::Jump {
+        dest: adc_ir::BlockCall {
+            block: bmap[&turn.rev_entry],
+            args: vec![],
+        },
+    };
+    r.append_inst(e, jump, &[], span);
+    r.layout.push(e);
+    r.layout.extend(back.iter().map(|b| bmap[b]));
+    copy_blocks(v, &mut r, back, &bmap, &mut vm, &BTreeSet::new(), None);
+    r
+}

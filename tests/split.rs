@@ -1,0 +1,104 @@
+//! Split-mode calls (issue 11): a call that stays a call in a reverse
+//! derivative runs the callee's augmented forward half, which keeps its
+//! tape, and later its reverse half. Each program's gradient must equal
+//! the joint-mode gradient of the same program with `[checkpoint]` on its
+//! callees (they re-run their primal in the reverse sweep). (That a
+//! callee's `print` runs once per primal call is in `crates/cli/tests`.)
+
+mod support;
+
+use adc::{ArgValue, ArrayValue, Constant};
+
+/// Programs with `@CK@` where a callee's attribute goes; entry
+/// `f(double x, double[] a)`.
+const SHAPES: &[(&str, &str)] = &[
+    ("recursion", "@CK@ double p(double x, double[] a, int n) { if (n == 0) return x;
+            return sin(p(x, a, n - 1)) * a[n % len(a)] + x; }
+        double f(double x, double[] a) { return p(x, a, 40); }"),
+    ("mutual_recursion", "@CK@ double ev(double x, int n) { if (n == 0) return x; return od(x * 1.1, n - 1) + sin(x); }
+        @CK@ double od(double x, int n) { if (n == 0) return x * x; return ev(x * 0.9, n - 1) * cos(x); }
+        double f(double x, double[] a) { double s = 0.0; for (int i = 0; i < 4; i++) s += ev(x + a[i], i + 3); return s; }"),
+    ("inout_divide_and_conquer", "@CK@ void dc(inout double[] u, int lo, int hi, double x) {
+            if (hi - lo <= 1) { u[lo] = sin(u[lo] * x) + x; return; }
+            int mid = (lo + hi) / 2;
+            dc(u, lo, mid, x); dc(u, mid, hi, x);
+            u[lo] = u[lo] + 0.5 * u[mid]; }
+        double f(double x, double[] a) { int n = len(a); double u[n];
+            for (int i = 0; i < n; i++) u[i] = a[i];
+            dc(u, 0, n, x);
+            double s = 0.0; for (int i = 0; i < n; i++) s += u[i] * u[i]; return s; }"),
+    ("data_dependent_loop", "@CK@ double g(double x, double[] a) { double s = 0.0; int k = 0;
+            while (s < 3.0 && k < 100) { s += abs(a[k % len(a)]) * x; k++; }
+            double t[len(a)]; for (int i = 0; i < len(a); i++) t[i] = a[i] * s;
+            double r = 0.0; for (int i = 0; i < len(a); i++) r += t[i] * t[i]; return r + s; }
+        double f(double x, double[] a) { double s = 0.0;
+            for (int i = 0; i < 3; i++) s += g(x * double(i + 1), a) * a[i]; return s; }"),
+    ("reads_an_array_the_caller_changes", "@CK@ double dot(double[] u, double[] v) { double s = 0.0;
+            for (int i = 0; i < len(u); i++) s += u[i] * v[i]; return s; }
+        double f(double x, double[] a) { int n = len(a); double u[n];
+            for (int i = 0; i < n; i++) u[i] = a[i] * x;
+            double s = 0.0;
+            for (int k = 0; k < 3; k++) { s += dot(u, a) * s + dot(u, u); for (int i = 0; i < n; i++) u[i] = sin(u[i]) * x; }
+            return s; }"),
+    ("entry_values_used_in_reverse", "@CK@ double g(double x, double[] a, int n) { double c = exp(x); double s = 0.0;
+            for (int i = 0; i < len(a); i++) s += a[i] * c * s + sin(c * x);
+            if (n > 0) return g(s * 0.1, a, n - 1) * c;
+            return s; }
+        double f(double x, double[] a) { return g(x, a, 3); }"),
+    ("writes_inout_scalar", "@CK@ void acc(inout double s, double x, int n) { for (int i = 0; i < n; i++) s = s * x + 1.0; }
+        double f(double x, double[] a) { double s = a[0];
+            for (int k = 0; k < 3; k++) acc(s, x * a[k], k + 2);
+            return s; }"),
+];
+
+fn gradient(src: &str, x: f64, a: &[f64]) -> Vec<f64> {
+    let full = format!("{src}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}");
+    let j = adc::compile_jit("split.ad", &full, false).unwrap_or_else(|e| panic!("does not compile:\n{e}\n{full}"));
+    let mut args = [
+        ArgValue::Scalar(Constant::F64(x)),
+        ArgValue::Array(ArrayValue::F64(a.to_vec())),
+        ArgValue::Array(ArrayValue::F64(vec![0.0; a.len()])),
+        ArgValue::Scalar(Constant::F64(1.0)),
+    ];
+    let out = j.call("df", &mut args).unwrap_or_else(|e| panic!("{e}\n{full}"));
+    let mut g: Vec<f64> = out
+        .iter()
+        .map(|c| match c {
+            Constant::F64(v) => *v,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let ArgValue::Array(ArrayValue::F64(d_a)) = &args[2] else { unreachable!() };
+    g.extend(d_a);
+    g
+}
+
+#[test]
+fn split_calls_give_the_joint_gradient() {
+    let a = [0.3, -0.7, 1.1, 0.25, -0.4, 0.8, 0.6];
+    let mut failures = Vec::new();
+    for (name, shape) in SHAPES {
+        let split = gradient(&shape.replace("@CK@", ""), 0.8, &a);
+        let joint = gradient(&shape.replace("@CK@", "[checkpoint]"), 0.8, &a);
+        let close = split.len() == joint.len()
+            && split.iter().zip(&joint).all(|(s, j)| (s - j).abs() <= 1e-12 * j.abs().max(1.0));
+        if !close {
+            failures.push(format!("{name}: split {split:?}, joint {joint:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The reverse derivative calls the callee's halves, not its joint
+/// derivative.
+#[test]
+fn calls_use_the_two_halves() {
+    let src = format!("{}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}", SHAPES[0].1.replace("@CK@", ""));
+    let mut m = adc::driver::frontend("split.ad", &src, false).unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
+    let text = m.to_string();
+    let df = &text[text.find("func @df").expect("df")..];
+    let df = &df[..df.find("\n}").expect("end")];
+    assert!(df.contains("call @__adc_aug_p") && df.contains("call @__adc_rev_p"), "{df}");
+    assert!(!df.contains("__adc_vjp_p"), "{df}");
+}
