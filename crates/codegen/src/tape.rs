@@ -402,37 +402,40 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         out
     }
 
-    /// `tape.save`: tape 0 and the deferred list move to a fresh
-    /// six-word block (pointer, length, capacity of each), whose address is
-    /// the handle; this call is left with empty ones.
+    /// `tape.save`: a record of tape 0 and the deferred list (pointer,
+    /// length, capacity of each) goes on top of tape 0 itself, and its
+    /// address is the handle; this call is left with empty ones. (No
+    /// allocation but the tape's: split-mode calls are many and small.)
     pub(crate) fn tape_save(&mut self, inst: adc_ir::Inst) -> Result<clif::Value, CodegenError> {
-        let size = self.b.ins().iconst(types::I64, 48);
-        let h = self.call_symbol("malloc", &[types::I64], &[PTR], &[size])?[0];
-        let null = self.b.ins().icmp_imm_s(IntCC::Equal, h, 0);
-        self.check(null, inst, "out of memory for the derivative tape")?;
+        let tape = Stack::Tape(0);
+        let before = self.get(tape, Field::Len);
         let z = self.b.ins().iconst(types::I64, 0);
-        let fields = [Field::Ptr, Field::Len, Field::Cap];
-        for (k, stack) in [Stack::Tape(0), Stack::Defer].into_iter().enumerate() {
-            for (j, field) in fields.into_iter().enumerate() {
-                let v = self.get(stack, field);
-                self.b.ins().store(TRUSTED, v, h, 8 * (3 * k + j) as i32);
+        self.stack_push(inst, tape, &[z; 6])?;
+        let ptr = self.get(tape, Field::Ptr);
+        let cap = self.get(tape, Field::Cap);
+        let h = self.b.ins().iadd(ptr, before);
+        let defer = [Field::Ptr, Field::Len, Field::Cap].map(|f| self.get(Stack::Defer, f));
+        for (k, v) in [ptr, before, cap].into_iter().chain(defer).enumerate() {
+            self.b.ins().store(CELL, v, h, 8 * k as i32);
+        }
+        for stack in [tape, Stack::Defer] {
+            for field in [Field::Ptr, Field::Len, Field::Cap] {
                 self.set(stack, field, z);
             }
         }
         Ok(h)
     }
 
-    /// `tape.restore h`: this call takes over the tape and deferred list
-    /// saved at `h`, and frees the block.
+    /// `tape.restore h`: this call takes over the tape (without the record)
+    /// and the deferred list saved at `h`.
     pub(crate) fn tape_restore(&mut self, h: clif::Value) -> Result<(), CodegenError> {
         let fields = [Field::Ptr, Field::Len, Field::Cap];
         for (k, stack) in [Stack::Tape(0), Stack::Defer].into_iter().enumerate() {
             for (j, field) in fields.into_iter().enumerate() {
-                let v = self.b.ins().load(types::I64, TRUSTED, h, 8 * (3 * k + j) as i32);
+                let v = self.b.ins().load(types::I64, CELL, h, 8 * (3 * k + j) as i32);
                 self.set(stack, field, v);
             }
         }
-        self.call_symbol("free", &[PTR], &[], &[h])?;
         Ok(())
     }
 
