@@ -84,7 +84,7 @@ pub(crate) fn define_tape_grow<M: Module>(
         let cap = b.ins().load(types::I64, TRUSTED, ex, 16);
         let doubled = b.ins().ishl_imm_s(cap, 1);
         let at_least = b.ins().smax(doubled, need);
-        let min = b.ins().iconst(types::I64, 64);
+        let min = b.ins().iconst(types::I64, 128);
         let new_cap = b.ins().smax(at_least, min);
         let fref = crate::translate::declare_import(m, b, alloc, &[PTR, types::I64], &[PTR])?;
         let call = b.ins().call(fref, &[old, new_cap]);
