@@ -21,7 +21,10 @@ use cranelift_module::Module;
 
 /// The deferred-free list's state, at the start of the state slot.
 const DEFER: i32 = 0;
-const STATE_WORDS: i32 = 6;
+/// What `tape.lend` lends: tape 0's and the deferred list's pointer,
+/// length and capacity.
+const LENT: i32 = 48;
+const STATE_WORDS: i32 = 12;
 /// Where the tape's pointer and capacity go to and come back from
 /// `__adc_tape_grow` (pointer, unused, capacity).
 const EXCHANGE: i32 = 24;
@@ -38,8 +41,10 @@ pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
                     | InstData::TapePop { .. }
                     | InstData::TapeRead { .. }
                     | InstData::DeferFree { .. }
-                    | InstData::TapeSave
-                    | InstData::TapeRestore { .. }
+                    | InstData::TapeLend
+                    | InstData::TapeReclaim { .. }
+                    | InstData::TapeAdopt { .. }
+                    | InstData::TapeGive { .. }
             )
         })
     })
@@ -402,41 +407,56 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         out
     }
 
-    /// `tape.save`: a record of tape 0 and the deferred list (pointer,
-    /// length, capacity of each) goes on top of tape 0 itself, and its
-    /// address is the handle; this call is left with empty ones. (No
-    /// allocation but the tape's: split-mode calls are many and small.)
-    pub(crate) fn tape_save(&mut self, inst: adc_ir::Inst) -> Result<clif::Value, CodegenError> {
-        let tape = Stack::Tape(0);
-        let before = self.get(tape, Field::Len);
-        let z = self.b.ins().iconst(types::I64, 0);
-        self.stack_push(inst, tape, &[z; 6])?;
-        let ptr = self.get(tape, Field::Ptr);
-        let cap = self.get(tape, Field::Cap);
-        let h = self.b.ins().iadd(ptr, before);
-        let defer = [Field::Ptr, Field::Len, Field::Cap].map(|f| self.get(Stack::Defer, f));
-        for (k, v) in [ptr, before, cap].into_iter().chain(defer).enumerate() {
-            self.b.ins().store(CELL, v, h, 8 * k as i32);
+    /// Copies tape 0's and the deferred list's state to the six words at
+    /// `to` (pointer, length, capacity of each).
+    fn store_state(&mut self, to: clif::Value) {
+        let mut k = 0;
+        for stack in [Stack::Tape(0), Stack::Defer] {
+            for field in [Field::Ptr, Field::Len, Field::Cap] {
+                let v = self.get(stack, field);
+                self.b.ins().store(TRUSTED, v, to, 8 * k);
+                k += 1;
+            }
         }
-        for stack in [tape, Stack::Defer] {
+    }
+
+    /// Makes tape 0's and the deferred list's state the six words at `from`.
+    fn load_state(&mut self, from: clif::Value) {
+        let mut k = 0;
+        for stack in [Stack::Tape(0), Stack::Defer] {
+            for field in [Field::Ptr, Field::Len, Field::Cap] {
+                let v = self.b.ins().load(types::I64, TRUSTED, from, 8 * k);
+                self.set(stack, field, v);
+                k += 1;
+            }
+        }
+    }
+
+    /// `tape.lend`: the state goes to this call's lending words, whose
+    /// address is the handle.
+    pub(crate) fn tape_lend(&mut self) -> clif::Value {
+        let st = self.state().defer;
+        let area = self.b.ins().iadd_imm_s(st, LENT as i64);
+        self.store_state(area);
+        area
+    }
+
+    /// `tape.reclaim h` and `tape.adopt h`: the state at `h` becomes this
+    /// call's.
+    pub(crate) fn tape_take_over(&mut self, h: clif::Value) {
+        self.load_state(h);
+    }
+
+    /// `tape.give h`: this call's state goes back to `h`, and its own is
+    /// empty again.
+    pub(crate) fn tape_give(&mut self, h: clif::Value) {
+        self.store_state(h);
+        let z = self.b.ins().iconst(types::I64, 0);
+        for stack in [Stack::Tape(0), Stack::Defer] {
             for field in [Field::Ptr, Field::Len, Field::Cap] {
                 self.set(stack, field, z);
             }
         }
-        Ok(h)
-    }
-
-    /// `tape.restore h`: this call takes over the tape (without the record)
-    /// and the deferred list saved at `h`.
-    pub(crate) fn tape_restore(&mut self, h: clif::Value) -> Result<(), CodegenError> {
-        let fields = [Field::Ptr, Field::Len, Field::Cap];
-        for (k, stack) in [Stack::Tape(0), Stack::Defer].into_iter().enumerate() {
-            for (j, field) in fields.into_iter().enumerate() {
-                let v = self.b.ins().load(types::I64, CELL, h, 8 * (3 * k + j) as i32);
-                self.set(stack, field, v);
-            }
-        }
-        Ok(())
     }
 
     /// Frees the tapes, every deferred array, and the deferred list.

@@ -561,10 +561,15 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 self.tape_push(inst, *tape, &words)?;
                 vec![]
             }
-            InstData::TapeSave => vec![self.tape_save(inst)?],
-            InstData::TapeRestore { handle } => {
+            InstData::TapeLend => vec![self.tape_lend()],
+            InstData::TapeReclaim { handle } | InstData::TapeAdopt { handle } => {
                 let h = self.vs(*handle)[0];
-                self.tape_restore(h)?;
+                self.tape_take_over(h);
+                vec![]
+            }
+            InstData::TapeGive { handle } => {
+                let h = self.vs(*handle)[0];
+                self.tape_give(h);
                 vec![]
             }
             InstData::TapePop { tape } | InstData::TapeRead { tape } => {

@@ -282,16 +282,23 @@ pub enum InstData {
     TapeRead {
         tape: u8,
     },
-    /// Hands tape 0 and the deferred-free list over to a later call: returns
-    /// a handle (`i64`) and leaves this call with empty ones, so its return
-    /// frees nothing of them. The augmented forward half of a split-mode
-    /// callee ends with it (`ad::split`).
-    TapeSave,
-    /// Takes over the tape and deferred-free list of `handle` (from a
-    /// `tape.save`; each handle is restored exactly once), in place of this
-    /// call's own (empty) ones: the reverse half of a split-mode callee
-    /// starts with it, and frees them when it returns.
-    TapeRestore {
+    /// Lends this call's tape 0 and deferred-free list to a callee: returns
+    /// a handle (`i64`) to their state, which the callee adopts and gives
+    /// back. Until `tape.reclaim` the call must not use them. Split-mode
+    /// calls (`ad::split`) go `tape.lend`, the call, `tape.reclaim`.
+    TapeLend,
+    /// Takes back what `tape.lend` lent (the callee may have grown it).
+    TapeReclaim {
+        handle: Value,
+    },
+    /// This call works on the tape and deferred list lent at `handle` (its
+    /// own are empty until then): a split-mode half starts with it.
+    TapeAdopt {
+        handle: Value,
+    },
+    /// Gives the adopted tape and deferred list back to `handle`; this
+    /// call's own are empty again, so its return frees nothing of them.
+    TapeGive {
         handle: Value,
     },
     /// `dst[dst_index + k] = src[src_index + k]` for `0 <= k < count`, as if
@@ -372,8 +379,10 @@ impl InstData {
             | InstData::TapePush { .. }
             | InstData::TapePop { .. }
             | InstData::TapeRead { .. }
-            | InstData::TapeSave
-            | InstData::TapeRestore { .. }
+            | InstData::TapeLend
+            | InstData::TapeReclaim { .. }
+            | InstData::TapeAdopt { .. }
+            | InstData::TapeGive { .. }
             | InstData::Jump { .. }
             | InstData::Branch { .. }
             | InstData::Return { .. } => true,
@@ -415,8 +424,10 @@ impl InstData {
             | InstData::TapePush { .. }
             | InstData::TapePop { .. }
             | InstData::TapeRead { .. }
-            | InstData::TapeSave
-            | InstData::TapeRestore { .. }
+            | InstData::TapeLend
+            | InstData::TapeReclaim { .. }
+            | InstData::TapeAdopt { .. }
+            | InstData::TapeGive { .. }
             | InstData::Jump { .. }
             | InstData::Branch { .. }
             | InstData::Return { .. } => false,
@@ -447,9 +458,11 @@ impl InstData {
             | InstData::LoopCheckpoint { .. }
             | InstData::TapePop { .. }
             | InstData::TapeRead { .. }
-            | InstData::TapeSave
-            | InstData::TapeRestore { .. } => (),
+            | InstData::TapeLend => (),
             InstData::TapePush { value, .. } => *value = f(*value),
+            InstData::TapeReclaim { handle }
+            | InstData::TapeAdopt { handle }
+            | InstData::TapeGive { handle } => *handle = f(*handle),
             InstData::Unary { arg, .. } | InstData::Convert { arg } => *arg = f(*arg),
             InstData::Binary { args, .. }
             | InstData::Cmp { args, .. }

@@ -39,7 +39,7 @@ struct Machine<'m> {
     module: &'m Module,
     memory: Vec<Vec<Constant>>,
     fuel: u64,
-    /// Tapes handed over by `tape.save`, by handle, until restored.
+    /// Tapes lent by `tape.lend`, by handle, while a callee has them.
     saved_tapes: Vec<Option<Vec<(Vec<Val>, usize)>>>,
 }
 
@@ -382,18 +382,29 @@ impl Machine<'_> {
                             return Err(InterpError::Unsupported("pop of an empty tape".into()))
                         }
                     },
-                    InstData::TapeSave => {
+                    InstData::TapeLend => {
                         self.saved_tapes.push(Some(std::mem::take(&mut tapes)));
                         Some(Val::S(Constant::I64(self.saved_tapes.len() as i64 - 1)))
                     }
-                    InstData::TapeRestore { handle } => {
-                        let saved = match scalar(&env, *handle) {
+                    InstData::TapeReclaim { handle } | InstData::TapeAdopt { handle } => {
+                        let lent = match scalar(&env, *handle) {
                             Constant::I64(h) => self.saved_tapes.get_mut(h as usize).and_then(Option::take),
                             _ => None,
                         };
-                        match saved {
+                        match lent {
                             Some(t) => tapes = t,
-                            None => return Err(InterpError::Unsupported("restore of an unknown tape handle".into())),
+                            None => return Err(InterpError::Unsupported("a tape handle that holds no tape".into())),
+                        }
+                        None
+                    }
+                    InstData::TapeGive { handle } => {
+                        let slot = match scalar(&env, *handle) {
+                            Constant::I64(h) => self.saved_tapes.get_mut(h as usize),
+                            _ => None,
+                        };
+                        match slot {
+                            Some(s) if s.is_none() => *s = Some(std::mem::take(&mut tapes)),
+                            _ => return Err(InterpError::Unsupported("a tape given back to a handle that holds one".into())),
                         }
                         None
                     }

@@ -475,8 +475,14 @@ impl Parser<'_> {
             },
             "tape.pop" => InstData::TapePop { tape },
             "tape.read" => InstData::TapeRead { tape },
-            "tape.save" if tape == 0 => InstData::TapeSave,
-            "tape.restore" if tape == 0 => InstData::TapeRestore {
+            "tape.lend" if tape == 0 => InstData::TapeLend,
+            "tape.reclaim" if tape == 0 => InstData::TapeReclaim {
+                handle: self.value()?,
+            },
+            "tape.adopt" if tape == 0 => InstData::TapeAdopt {
+                handle: self.value()?,
+            },
+            "tape.give" if tape == 0 => InstData::TapeGive {
                 handle: self.value()?,
             },
             "checkpoint.loop" => InstData::LoopCheckpoint {

@@ -92,8 +92,10 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
         InstData::PairDiff { pair } => format!("dpair.diff {pair}"),
         InstData::TapePop { tape } => format!("{}.pop", tape_name(*tape)),
         InstData::TapeRead { tape } => format!("{}.read", tape_name(*tape)),
-        InstData::TapeSave => "tape.save".into(),
-        InstData::TapeRestore { handle } => format!("tape.restore {handle}"),
+        InstData::TapeLend => "tape.lend".into(),
+        InstData::TapeReclaim { handle } => format!("tape.reclaim {handle}"),
+        InstData::TapeAdopt { handle } => format!("tape.adopt {handle}"),
+        InstData::TapeGive { handle } => format!("tape.give {handle}"),
         InstData::LoopCheckpoint { every: 0 } => "checkpoint.loop auto".into(),
         InstData::LoopCheckpoint { every } => format!("checkpoint.loop {every}"),
         InstData::Print { args } => {

@@ -457,8 +457,10 @@ impl FuncVerifier<'_> {
             }
             InstData::TapePush { .. } => Ok(vec![]),
             InstData::LoopCheckpoint { .. } => Ok(vec![]),
-            InstData::TapeSave => Ok(vec![Type::I64]),
-            InstData::TapeRestore { handle } => match self.ty(*handle) {
+            InstData::TapeLend => Ok(vec![Type::I64]),
+            InstData::TapeReclaim { handle }
+            | InstData::TapeAdopt { handle }
+            | InstData::TapeGive { handle } => match self.ty(*handle) {
                 Type::I64 => Ok(vec![]),
                 t => Err(format!("a tape handle is an i64, not {t}")),
             },

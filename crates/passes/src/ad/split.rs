@@ -7,19 +7,25 @@
 //! as bodiless stubs until `g`'s internal reverse derivative `V =
 //! __adc_vjp_g` is transposed:
 //!
-//! - `__adc_aug_g(V's parameters but the seeds) -> g's results.., handle`:
-//!   `V`'s primal part (the forward sweep); where it turns into the reverse
-//!   sweep it pushes the values that sweep uses, `tape.save`s, and returns
-//!   `g`'s results and the handle.
-//! - `__adc_rev_g(V's parameters.., handle) -> V's results`: `tape.restore`,
-//!   pops those values, then `V`'s reverse sweep.
-//! - `__adc_lin_g(__adc_jvp_g's parameters.., handle)`: what `unzip` writes
-//!   in a caller's differential part in place of `__adc_jvp_g`, so the
-//!   handle reaches `transpose`, which calls `__adc_rev_g` instead. No call
-//!   of it survives `transpose`; it never gets a body.
+//! - `__adc_aug_g(V's parameters but the seeds.., tape) -> g's results`:
+//!   `V`'s primal part (the forward sweep) on the caller's tape
+//!   (`tape.adopt`); where it turns into the reverse sweep it pushes the
+//!   values that sweep uses, gives the tape back (`tape.give`) and returns
+//!   `g`'s results.
+//! - `__adc_rev_g(V's parameters.., tape) -> V's results`: adopts the
+//!   caller's tape, pops those values, runs `V`'s reverse sweep and gives
+//!   the tape back.
+//! - `__adc_lin_g` (`__adc_jvp_g`'s signature): what `unzip` writes in a
+//!   caller's differential part in place of `__adc_jvp_g`, so `transpose`
+//!   knows to call `__adc_rev_g`. No call of it survives `transpose`.
 //!
-//! Callers keep the handle on their own tape, so recursion of depth `d`
-//! runs each level's primal once: O(d) time and tape. A callee's writable
+//! The caller lends its tape for each call (`tape.lend`, the call,
+//! `tape.reclaim`). The callee's values lie above the caller's earlier
+//! ones and below those the caller pushes after the call (a block's values
+//! go on the tape at its end, after its calls, and come off at the start
+//! of its reverse, before them), so the reverse half finds them on top. One
+//! tape for the whole derivative: recursion of depth `d` runs each level's
+//! primal once, O(d) time and tape, and no call allocates. A callee's writable
 //! arrays are not copied for the call: its reverse half reads only their
 //! lengths (its loads from them are taped), which `build` checks. Arrays it
 //! only reads are copied when the caller may change them later, as in joint
@@ -130,7 +136,7 @@ fn stub(module: &mut Module, name: String, params: Vec<Param>, returns: Vec<Type
 
 fn handle_param() -> Param {
     Param {
-        name: "tape_handle".into(),
+        name: "tape".into(),
         ty: Type::I64,
         mode: ParamMode::In,
     }
@@ -152,13 +158,10 @@ pub fn declare(module: &mut Module, g: FuncId, jvp: FuncId) -> Split {
     let (rparams, rreturns) = spec_signature(&gf, &default_spec(&gf, AdMode::Reverse));
     let seeds = seed_count(&gf);
     let j = module.func(jvp).clone();
-    let mut lparams = j.params.clone();
-    lparams.push(handle_param());
-    let lin = stub(module, format!("__adc_lin_{}", gf.name), lparams, j.returns.clone());
-    let mut areturns = gf.returns.clone();
-    areturns.push(Type::I64);
-    let aparams = rparams[..rparams.len() - seeds].to_vec();
-    let aug = stub(module, format!("__adc_aug_{}", gf.name), aparams, areturns);
+    let lin = stub(module, format!("__adc_lin_{}", gf.name), j.params.clone(), j.returns.clone());
+    let mut aparams = rparams[..rparams.len() - seeds].to_vec();
+    aparams.push(handle_param());
+    let aug = stub(module, format!("__adc_aug_{}", gf.name), aparams, gf.returns.clone());
     let mut vparams = rparams;
     vparams.push(handle_param());
     let rev = stub(module, format!("__adc_rev_{}", gf.name), vparams, rreturns);

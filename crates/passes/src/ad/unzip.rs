@@ -374,8 +374,6 @@ impl<'a> Unzipper<'a> {
                             needs.push(*s);
                         }
                     }
-                    // A split call's handle.
-                    needs.extend(snaps.iter().skip(args.len()));
                     deferred.push((inst, snaps));
                 }
                 (Tag::Diff, _) | (Tag::Mixed, _) => {
@@ -609,9 +607,6 @@ impl<'a> Unzipper<'a> {
                     }
                     _ => new_args.push(v),
                 }
-            }
-            if let Some(&h) = snaps.get(args.len()) {
-                new_args.push(local.get(&h).copied().unwrap_or(h));
             }
             *args = new_args;
         } else {

@@ -151,25 +151,24 @@ fn forward_half(
     a.layout = fwd.iter().map(|b| bmap[b]).collect();
     let mut vm = BTreeMap::new();
     let entry = v.layout[0];
-    for (&p, param) in v.dfg.block_params(entry).iter().zip(&stub.params) {
+    let span = v.deriv_span;
+    // V's parameters but the seeds, then the caller's tape.
+    let (tape_param, own) = stub.params.split_last().expect("invariant: the forward half takes the tape last");
+    for (&p, param) in v.dfg.block_params(entry).iter().zip(own) {
         let np = a.dfg.append_block_param(bmap[&entry], param.ty);
         vm.insert(p, np);
     }
+    let tape = a.dfg.append_block_param(bmap[&entry], tape_param.ty);
+    a.append_inst(bmap[&entry], InstData::TapeAdopt { handle: tape }, &[], span);
     copy_blocks(v, &mut a, fwd, &bmap, &mut vm, setups, Some(turn.exit));
     let exit = bmap[&turn.exit];
-    let span = v.deriv_span;
     for &x in live {
         let data = InstData::TapePush { value: mapped(&vm, x), tape: 0 };
         a.append_inst(exit, data, &[], span);
     }
-    let save = a.append_inst(exit, InstData::TapeSave, &[Type::I64], span);
-    let h = a.dfg.inst_results(save)[0];
-    let mut rets: Vec<Value> = turn.results.iter().map(|r| mapped(&vm, *r)).collect();
-    rets.push(h);
+    a.append_inst(exit, InstData::TapeGive { handle: tape }, &[], span);
+    let rets: Vec<Value> = turn.results.iter().map(|r| mapped(&vm, *r)).collect();
     a.append_inst(exit, InstData::Return { args: rets }, &[], span);
-    for i in [save] {
-        a.set_tag(i, Tag::Primal);
-    }
     Ok(a)
 }
 
@@ -191,8 +190,8 @@ fn reverse_half(
     for (&p, &np) in v.dfg.block_params(entry).iter().zip(&params) {
         vm.insert(p, np);
     }
-    let h = *params.last().expect("invariant: the reverse half takes the handle last");
-    r.append_inst(e, InstData::TapeRestore { handle: h }, &[], span);
+    let tape = *params.last().expect("invariant: the reverse half takes the tape last");
+    r.append_inst(e, InstData::TapeAdopt { handle: tape }, &[], span);
     for &i in setups.iter().chain(consts) {
         let mut data = v.dfg.inst(i).clone();
         data.map_args(|a| mapped(&vm, a));
@@ -218,5 +217,17 @@ fn reverse_half(
     r.layout.push(e);
     r.layout.extend(back.iter().map(|b| bmap[b]));
     copy_blocks(v, &mut r, back, &bmap, &mut vm, &BTreeSet::new(), None);
+    // The tape goes back to the caller before every return.
+    for b in r.layout.clone() {
+        let Some(t) = r.terminator(b) else { continue };
+        if matches!(r.dfg.inst(t), InstData::Return { .. }) {
+            let give = r.dfg.make_inst(InstData::TapeGive { handle: tape }, &[]);
+            r.set_span(give, span);
+            r.set_tag(give, Tag::Diff);
+            let insts = &mut r.dfg.block_mut(b).insts;
+            let at = insts.len() - 1;
+            insts.insert(at, give);
+        }
+    }
     r
 }

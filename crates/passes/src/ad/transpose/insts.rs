@@ -264,11 +264,9 @@ impl Transposer<'_> {
             };
             vargs.push(a);
         }
-        if split_rev.is_some() {
-            // The handle, after the arguments.
-            let h = *args.get(k).ok_or_else(|| AdError::new("internal error: a split call without its handle", span))?;
-            vargs.push(self.p(h));
-        }
+        // The reverse half works on this function's tape.
+        let lent = split_rev.map(|_| self.emit1(InstData::TapeLend, Type::I64));
+        vargs.extend(lent);
         // A callee without float results has a `Const` return in its
         // default reverse spec, so its derivative returns the primal
         // results before the gradients. (An internal derivative may not be
@@ -285,6 +283,9 @@ impl Transposer<'_> {
             },
             &types,
         );
+        if let Some(tape) = lent {
+            self.emit(InstData::TapeReclaim { handle: tape }, &[]);
+        }
         let first_grad = grads.len().saturating_sub(grad_targets.len());
         for (t, gv) in grad_targets.into_iter().zip(grads[first_grad..].iter().copied()) {
             self.accumulate(t, gv);

@@ -71,17 +71,15 @@ impl Unzipper<'_> {
         let returns = callee.returns.clone();
         let vals = match split {
             Some(parts) => {
-                let mut types = returns.clone();
-                types.push(Type::I64);
+                // The forward half works on this function's tape.
+                let tape = self.emit(pb, InstData::TapeLend, &[Type::I64], Tag::Primal, span)[0];
+                aug_args.push(tape);
                 let call = InstData::Call {
                     func: parts.aug,
                     args: aug_args,
                 };
-                let mut vals = self.emit(pb, call, &types, Tag::Primal, span);
-                let handle = vals.pop().expect("invariant: the forward half returns a handle last");
-                self.def_block.insert(handle, b);
-                // After the arguments: the handle, for the differential half.
-                snaps.push(handle);
+                let vals = self.emit(pb, call, &returns, Tag::Primal, span);
+                self.emit(pb, InstData::TapeReclaim { handle: tape }, &[], Tag::Primal, span);
                 self.split_calls.insert(inst, parts.lin);
                 vals
             }
