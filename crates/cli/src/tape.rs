@@ -11,11 +11,12 @@
 //! pushed array is a copy of an argument a non-inlined call may change (the
 //! report counts its 16-byte handle; the copy itself takes `len * 8`
 //! bytes more). Each loop gets the bytes one iteration pushes outside its
-//! inner loops; each call of another reverse derivative (a callee that is
-//! not inlined) the bytes that derivative's tape takes per call outside its
-//! loops. Reported functions: the reverse derivatives the file asks for,
-//! and every function whose final code pushes on a tape (internal
-//! derivatives of callees and of checkpointed segments).
+//! inner loops; each call of another taping function (a callee that is not
+//! inlined: its forward half on this tape in split mode, its own tape in
+//! joint mode) the bytes it pushes per call outside its loops. Reported functions: the reverse derivatives the file asks for,
+//! and every function they call that pushes on a tape (the forward halves
+//! of split-mode callees, derivatives of checkpointed segments and
+//! callees).
 
 use adc_ir::verify::{dominates, dominators};
 use adc_ir::{Block, Function, InstData, Module, Span, Type, ValueDef};
@@ -73,10 +74,38 @@ pub fn reports(
                 .any(|i| matches!(f.dfg.inst(*i), InstData::TapePush { tape: 0, .. }))
         })
     };
+    // Functions the requested derivatives call, directly or not.
+    let mut reachable: BTreeSet<usize> = BTreeSet::new();
+    let mut work: Vec<usize> = module
+        .funcs
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| requested.contains(&f.name))
+        .map(|(k, _)| k)
+        .collect();
+    while let Some(k) = work.pop() {
+        if !reachable.insert(k) {
+            continue;
+        }
+        let f = &module.funcs[k];
+        for b in &f.layout {
+            for i in &f.dfg.block(*b).insts {
+                if let InstData::Call { func, .. } = f.dfg.inst(*i) {
+                    work.push(func.index());
+                }
+            }
+        }
+    }
     let chosen: Vec<&Function> = module
         .funcs
         .iter()
-        .filter(|f| !f.layout.is_empty() && (requested.contains(&f.name) || tapes(f)))
+        .enumerate()
+        .filter(|(k, f)| {
+            !f.layout.is_empty()
+                && reachable.contains(k)
+                && (requested.contains(&f.name) || tapes(f))
+        })
+        .map(|(_, f)| f)
         .collect();
     // Bytes per call outside loops, for the call sites.
     let mut first: Vec<Report> = chosen
@@ -243,7 +272,7 @@ pub fn render_text(reports: &[Report]) -> String {
             let _ = writeln!(out, "  loop at line {}: {} bytes per iteration (inner loops not counted)", l.line, l.bytes_per_iteration);
         }
         for c in &r.calls {
-            let _ = writeln!(out, "  call of {} at {}: {} bytes per call on its own tape, outside its loops", c.callee, c.location, c.bytes_per_call);
+            let _ = writeln!(out, "  call of {} at {}: {} bytes per call, outside its loops", c.callee, c.location, c.bytes_per_call);
         }
     }
     out
