@@ -12,6 +12,7 @@
 mod abi;
 mod copy;
 mod runtime;
+mod stack_arrays;
 mod strong_zero;
 mod tape;
 mod translate;

@@ -92,6 +92,10 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     /// Per value, whether it is on a loop-carried recurrence
     /// (`crate::strong_zero`).
     recurrent: Vec<bool>,
+    /// Local arrays that live in the frame, with their lengths, and the
+    /// values whose `free` does nothing (`crate::stack_arrays`).
+    stack_arrays: BTreeMap<adc_ir::Value, i64>,
+    quiet_frees: std::collections::BTreeSet<adc_ir::Value>,
 }
 
 pub(crate) fn translate<M: Module>(
@@ -133,7 +137,10 @@ pub(crate) fn translate<M: Module>(
         ret_area,
         tape_state: None,
         recurrent: crate::strong_zero::recurrent_values_if_needed(func),
+        stack_arrays: BTreeMap::new(),
+        quiet_frees: Default::default(),
     };
+    (t.stack_arrays, t.quiet_frees) = crate::stack_arrays::stack_arrays(func);
     if crate::tape::uses_tape(func) {
         t.b.switch_to_block(entry);
         t.tape_state = Some(crate::tape::init_state(&mut t.b, func));
@@ -522,6 +529,20 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 ));
                 vec![self.b.ins().stack_addr(PTR, slot, 0)]
             }
+            InstData::ArrayNew { .. } if self.stack_arrays.contains_key(&self.func.dfg.inst_results(inst)[0]) => {
+                let r = self.func.dfg.inst_results(inst)[0];
+                let n = self.stack_arrays[&r];
+                let size = i64::from(self.func.dfg.value_type(r).elem().size());
+                // Whole 8-byte words, zeroed at every execution.
+                let words = (n.max(1) * size + 7) / 8;
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (words * 8) as u32, 3));
+                let p = self.b.ins().stack_addr(PTR, slot, 0);
+                let z = self.b.ins().iconst(types::I64, 0);
+                for k in 0..words {
+                    self.b.ins().store(TRUSTED, z, p, (8 * k) as i32);
+                }
+                vec![p, self.b.ins().iconst(types::I64, n)]
+            }
             InstData::ArrayNew { len } => {
                 let n = self.v(*len);
                 let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, n, 0);
@@ -551,6 +572,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             }
             // A marker for the derivative passes.
             InstData::LoopCheckpoint { .. } => vec![],
+            InstData::DeferFree { array } | InstData::ArrayFree { array } if self.quiet_frees.contains(array) => vec![],
             InstData::DeferFree { array } => {
                 let p = self.vs(*array)[0];
                 self.defer_free(inst, p)?;

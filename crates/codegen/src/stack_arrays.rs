@@ -1,0 +1,165 @@
+//! Local arrays that live in the stack frame instead of on the heap.
+//!
+//! `new` of a small constant length whose array never leaves the call
+//! (it is only indexed, measured, copied from or into, passed to callees,
+//! which cannot keep it, and freed) becomes a zeroed stack slot, and its
+//! `free` / `free.defer` does nothing. An array that crosses a block edge,
+//! goes into a `select`, on a tape or out through `return` stays on the
+//! heap: a `free` could then meet a merged value, and only heap arrays may
+//! outlive the instruction that made them in a loop's next iteration.
+//! Each execution of the `new` zeroes the slot again: a `new` in a loop
+//! gives every iteration a fresh array in the same slot, which is safe
+//! because the previous iteration's array cannot reach this one (SSA: only
+//! through a block parameter, excluded above).
+
+use adc_ir::{Function, InstData, Value, ValueDef};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// At most this many bytes per array.
+const MAX_ARRAY_BYTES: i64 = 512;
+/// At most this many bytes of such arrays per function, so that deep
+/// recursion keeps small frames.
+const MAX_FRAME_BYTES: i64 = 4096;
+
+/// The `new` results of `func` that go on the stack, with their lengths,
+/// and the values (those and the array variables holding only them) whose
+/// `free` does nothing.
+pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<Value>) {
+    let mut candidates: BTreeMap<Value, i64> = BTreeMap::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            let InstData::ArrayNew { len } = func.dfg.inst(i) else {
+                continue;
+            };
+            let r = func.dfg.inst_results(i)[0];
+            let size = i64::from(func.dfg.value_type(r).elem().size());
+            if let Some(n) = const_int(func, *len) {
+                if (0..=MAX_ARRAY_BYTES / size).contains(&n) {
+                    candidates.insert(r, n);
+                }
+            }
+        }
+    }
+    // An array variable of a loop body is a block parameter that takes
+    // `null` on entry and the body's `new` on the back edge, and is only
+    // freed (before the next `new`, and after the loop): it joins the
+    // family of its arrays, whose frees all become no-ops.
+    let mut family: BTreeSet<Value> = candidates.keys().copied().collect();
+    let nulls: BTreeSet<Value> = func
+        .layout
+        .iter()
+        .flat_map(|b| func.dfg.block(*b).insts.iter())
+        .filter(|i| matches!(func.dfg.inst(**i), InstData::ArrayNull))
+        .map(|i| func.dfg.inst_results(*i)[0])
+        .collect();
+    // Block parameters with the arguments their edges pass.
+    let mut incoming: BTreeMap<Value, Vec<Value>> = BTreeMap::new();
+    for &b in &func.layout {
+        if let Some(t) = func.terminator(b) {
+            for call in func.dfg.inst(t).successors() {
+                for (p, a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
+                    incoming.entry(*p).or_default().push(*a);
+                }
+            }
+        }
+    }
+    loop {
+        let before = family.len();
+        for (p, args) in &incoming {
+            let fed = args.iter().all(|a| family.contains(a) || nulls.contains(a));
+            if !family.contains(p) && fed && args.iter().any(|a| family.contains(a)) {
+                family.insert(*p);
+            }
+        }
+        if family.len() == before {
+            break;
+        }
+    }
+    let mut escaping: BTreeSet<Value> = BTreeSet::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            let data = func.dfg.inst(i);
+            let freed: Vec<Value> = match data {
+                InstData::ArrayFree { array } | InstData::DeferFree { array } => vec![*array],
+                _ => Vec::new(),
+            };
+            let used: Vec<Value> = match data {
+                InstData::Load { array, .. }
+                | InstData::Store { array, .. }
+                | InstData::ElemRef { array, .. }
+                | InstData::ArrayLen { array }
+                | InstData::ArrayCopy { array } => vec![*array],
+                InstData::LenCheck { args } => args.to_vec(),
+                InstData::CopyRange { dst, src, .. } => vec![*dst, *src],
+                InstData::Call { args, .. } => args.clone(),
+                _ => Vec::new(),
+            };
+            // Edge arguments into parameters of the family.
+            let mut passed: Vec<Value> = Vec::new();
+            for call in data.successors() {
+                for (p, a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
+                    if family.contains(p) {
+                        passed.push(*a);
+                    }
+                }
+            }
+            data.for_each_arg(|a| {
+                if !family.contains(&a) || freed.contains(&a) || passed.contains(&a) {
+                    return;
+                }
+                // A `new` may be read; a parameter only freed and passed on.
+                if !(candidates.contains_key(&a) && used.contains(&a)) {
+                    escaping.insert(a);
+                }
+            });
+        }
+    }
+    // Past the frame budget, arrays stay on the heap.
+    let mut total = 0;
+    for (v, n) in &candidates {
+        if escaping.contains(v) {
+            continue;
+        }
+        let bytes = n.max(&1) * i64::from(func.dfg.value_type(*v).elem().size());
+        if total + bytes > MAX_FRAME_BYTES {
+            escaping.insert(*v);
+        } else {
+            total += bytes;
+        }
+    }
+    // One member on the heap sends its whole family there.
+    loop {
+        let before = escaping.len();
+        for (p, args) in &incoming {
+            if !family.contains(p) {
+                continue;
+            }
+            let members: Vec<Value> = args.iter().copied().filter(|a| family.contains(a)).collect();
+            if escaping.contains(p) || members.iter().any(|a| escaping.contains(a)) {
+                escaping.insert(*p);
+                escaping.extend(members);
+            }
+        }
+        if escaping.len() == before {
+            break;
+        }
+    }
+    let stack = candidates
+        .into_iter()
+        .filter(|(v, _)| !escaping.contains(v))
+        .collect();
+    let quiet = family.into_iter().filter(|v| !escaping.contains(v)).collect();
+    (stack, quiet)
+}
+
+fn const_int(func: &Function, v: Value) -> Option<i64> {
+    match func.dfg.value_def(v) {
+        ValueDef::Result(i, _) => match func.dfg.inst(i) {
+            InstData::Const {
+                value: adc_ir::Constant::I64(n),
+            } => Some(*n),
+            _ => None,
+        },
+        _ => None,
+    }
+}
