@@ -45,11 +45,25 @@ pub fn find_pass(name: &str) -> Option<FuncPass> {
         .map(|(_, p)| *p)
 }
 
-/// The `opt` stage: every pass, repeated until nothing changes (bounded),
-/// then the late passes, and the fixed point again if they changed anything.
+/// The `opt` stage: every pass, repeated until nothing changes (bounded);
+/// then small callees are inlined (the rules of `ad::inline`: not
+/// recursive, at most 400 instructions, no `[checkpoint]` or custom
+/// derivative; tape-free generated forward derivatives too) and the caller
+/// optimised again; then the late passes, and the fixed point again if
+/// they changed anything.
 pub fn optimize(module: &mut Module) {
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
         optimize_function(func);
+    }
+    // Small callees are inlined (`ad::inline`'s rules), from their
+    // optimised bodies; the caller is optimised again.
+    let callees = module.clone();
+    for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+        if crate::ad::inline::run(func, &callees) {
+            optimize_function(func);
+        }
+    }
+    for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
         let mut late = false;
         for (_, pass) in LATE_PASSES {
             late |= pass(func);
