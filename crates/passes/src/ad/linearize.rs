@@ -458,13 +458,15 @@ impl Linearizer<'_> {
                 let ty = rty.expect("verified: tape reads have a result");
                 let has_tan = adc_ir::ad::is_differentiable(ty);
                 let pop = matches!(data, InstData::TapePop { .. });
+                // An array's shadow is a pointer, hence primal.
+                let tag = if matches!(ty, Type::Scalar(_)) { Tag::Diff } else { Tag::Primal };
                 let mut tv = None;
                 if has_tan && pop {
-                    tv = Some(self.emit1(data.clone(), ty, Tag::Diff));
+                    tv = Some(self.emit1(data.clone(), ty, tag));
                 }
                 self.copy(inst);
                 if has_tan && !pop {
-                    tv = Some(self.emit1(data.clone(), ty, Tag::Diff));
+                    tv = Some(self.emit1(data.clone(), ty, tag));
                 }
                 let t = tv.map_or(Tan::None, Tan::Val);
                 self.set_tan(results[0], t);
@@ -606,7 +608,9 @@ impl Linearizer<'_> {
                         value: d,
                         tape: *tape,
                     };
-                    self.emit(push, &[], Tag::Diff);
+                    // An array's shadow is a pointer, hence primal.
+                    let scalar = matches!(self.out.dfg.value_type(d), Type::Scalar(_));
+                    self.emit(push, &[], if scalar { Tag::Diff } else { Tag::Primal });
                 }
                 Tan::None
             }
