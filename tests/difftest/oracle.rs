@@ -1,0 +1,328 @@
+//! The oracles run on each generated program, and the shrinker.
+//!
+//! (a) reverse gradient against forward tangents, per direction and for a
+//! random direction, to 1e-9 relative; (b) forward tangents against central
+//! differences of the primal, skipped where two step sizes disagree (a
+//! branch flips); (c) on some programs, second derivatives forward over
+//! reverse, reverse over reverse, forward over forward and reverse over
+//! forward agree, and with differences of the first derivative; (d) a
+//! panic, a compile error (E0999 or any other) or a runtime error fails.
+
+use super::gen::{Program, Rng};
+use adc::{ArgValue, ArrayValue, Constant, JitModule};
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Passed; how many finite-difference comparisons were made and skipped.
+    Pass { fd_checked: usize, fd_skipped: usize },
+    /// Failed: which oracle (a short key used to group findings) and details.
+    Fail { oracle: String, detail: String },
+}
+
+impl Outcome {
+    pub fn oracle(&self) -> Option<&str> {
+        match self {
+            Outcome::Fail { oracle, .. } => Some(oracle),
+            _ => None,
+        }
+    }
+}
+
+/// Derivative attributes on `f`, and (when `second`) the second-order
+/// wrappers.
+pub fn module(p: &Program, second: bool) -> String {
+    let mut p = p.clone();
+    let f = p.funcs.last_mut().unwrap();
+    f.attrs = "[autodiff_reverse(f_rev, Active, Active, Duplicated, Active)]\n\
+               [autodiff_forward(f_fwd, Dual, Dual, Dual, Dual)]\n"
+        .into();
+    let mut s = p.source();
+    if second {
+        s.push_str(
+            "[autodiff_reverse(f_r2, Active, Active, Const, Active)]
+[autodiff_forward(f_f2, Dual, Dual, Const, Dual)]
+double f2(double x, double y, double[] a) { return f(x, y, a); }
+[autodiff_forward(h_fr, Dual, Dual, Const, Dual)]
+[autodiff_reverse(h_rr, Active, Active, Const, Active)]
+double gr(double x, double y, double[] a) { auto [p, dx, dy] = f_r2(x, y, a, 1.0); return dx + 0.5 * dy; }
+[autodiff_forward(h_ff, Dual, Dual, Const, Dual)]
+[autodiff_reverse(h_rf, Active, Active, Const, Active)]
+double gf(double x, double y, double[] a) { auto [p, t] = f_f2(x, 1.0, y, 0.5, a); return t; }
+",
+        );
+    }
+    s
+}
+
+/// Whether seed `seed` also gets the second-order oracle.
+pub fn second_order(seed: u64) -> bool {
+    seed % 3 == 0
+}
+
+/// The evaluation points of a program: (x, y, a).
+pub fn points(seed: u64, alen: usize) -> Vec<(f64, f64, Vec<f64>)> {
+    let mut r = Rng::new(seed ^ 0x5eed_0f_d1ff);
+    (0..2)
+        .map(|_| {
+            let x = r.range(-1.5, 1.5);
+            let y = r.range(-1.5, 1.5);
+            let a = (0..alen).map(|_| r.range(-1.5, 1.5)).collect();
+            (x, y, a)
+        })
+        .collect()
+}
+
+thread_local! {
+    static LAST_PANIC: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Panics inside `check` are recorded, not printed.
+pub fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().name().is_some_and(|n| n.starts_with("difftest")) {
+                let loc = info.location().map(|l| format!(" at {l}")).unwrap_or_default();
+                let msg = info
+                    .payload()
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                LAST_PANIC.with(|p| *p.borrow_mut() = format!("{msg}{loc}"));
+            } else {
+                prev(info)
+            }
+        }));
+    });
+}
+
+struct Fail(String, String);
+
+fn fail<T>(oracle: &str, detail: String) -> Result<T, Fail> {
+    Err(Fail(oracle.to_string(), detail))
+}
+
+fn s(v: f64) -> ArgValue {
+    ArgValue::Scalar(Constant::F64(v))
+}
+fn arr(v: &[f64]) -> ArgValue {
+    ArgValue::Array(ArrayValue::F64(v.to_vec()))
+}
+
+fn call(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Result<Vec<f64>, Fail> {
+    if std::env::var("ADC_DIFFTEST_TRACE").is_ok() {
+        eprintln!("call {name}({args:?})");
+    }
+    match j.call(name, args) {
+        Ok(out) => out
+            .iter()
+            .map(|c| match c {
+                Constant::F64(v) => Ok(*v),
+                other => fail("abi", format!("{name} returned {other:?}")),
+            })
+            .collect(),
+        Err(e) => fail("runtime", format!("{name}: {e}")),
+    }
+}
+
+fn close(got: f64, want: f64, rel: f64, scale: f64) -> bool {
+    (got - want).abs() <= rel * (1.0 + scale + want.abs())
+}
+
+/// Runs every oracle on `p` (compiled with the second-order wrappers if
+/// `second`) at `pts`.
+pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome {
+    let src = module(p, second);
+    let r = catch_unwind(AssertUnwindSafe(|| run(&src, second, pts)));
+    match r {
+        Ok(Ok(o)) => o,
+        Ok(Err(Fail(oracle, detail))) => Outcome::Fail { oracle, detail },
+        Err(_) => {
+            let msg = LAST_PANIC.with(|m| m.borrow().clone());
+            // Group panics by their location, without the message's values.
+            let loc = msg.rsplit(" at ").next().unwrap_or("").to_string();
+            let loc = loc.rsplit_once(':').map(|(a, _)| a.to_string()).unwrap_or(loc);
+            Outcome::Fail { oracle: format!("panic {loc}"), detail: msg }
+        }
+    }
+}
+
+fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome, Fail> {
+    let j = match adc::compile_jit("difftest.ad", src, false) {
+        Ok(j) => j,
+        Err(e) => {
+            // Group by code and message, without value numbers.
+            let key = e.diagnostics.first().map_or("?".to_string(), |d| {
+                let mut m = String::new();
+                for c in d.message.chars() {
+                    if !c.is_ascii_digit() {
+                        m.push(c);
+                    } else if !m.ends_with('#') {
+                        m.push('#');
+                    }
+                }
+                format!("compile {} {}", d.code, m.chars().take(60).collect::<String>())
+            });
+            return fail(&key, e.rendered);
+        }
+    };
+    let (mut fd_checked, mut fd_skipped) = (0, 0);
+    for (x, y, a) in pts {
+        let (x, y) = (*x, *y);
+        let n = a.len();
+        let f = |x: f64, y: f64, a: &[f64]| -> Result<f64, Fail> {
+            Ok(call(&j, "f", &mut [s(x), s(y), arr(a)])?[0])
+        };
+        let p0 = f(x, y, a)?;
+        if !p0.is_finite() || p0.abs() > 1e6 {
+            fd_skipped += 1;
+            continue;
+        }
+        // (a) reverse against forward.
+        let mut args = [s(x), s(y), arr(a), arr(&vec![0.0; n]), s(1.0)];
+        let rev = call(&j, "f_rev", &mut args)?;
+        let ArgValue::Array(ArrayValue::F64(da)) = &args[3] else { unreachable!() };
+        let mut grad = vec![rev[1], rev[2]];
+        grad.extend(da);
+        if !close(rev[0], p0, 1e-12, 0.0) {
+            return fail("primal", format!("f_rev's primal {} but f gives {p0}", rev[0]));
+        }
+        let fwd = |v: &[f64]| -> Result<(f64, f64), Fail> {
+            let r = call(&j, "f_fwd", &mut [s(x), s(v[0]), s(y), s(v[1]), arr(a), arr(&v[2..])])?;
+            Ok((r[0], r[1]))
+        };
+        let mut dirs: Vec<Vec<f64>> = (0..n + 2)
+            .map(|k| (0..n + 2).map(|i| if i == k { 1.0 } else { 0.0 }).collect())
+            .collect();
+        let mut r = Rng::new(x.to_bits() ^ y.to_bits());
+        dirs.push((0..n + 2).map(|_| r.range(-1.0, 1.0)).collect());
+        let mut tv = 0.0;
+        for v in &dirs {
+            let (pf, t) = fwd(v)?;
+            if !close(pf, p0, 1e-12, 0.0) {
+                return fail("primal", format!("f_fwd's primal {pf} but f gives {p0}"));
+            }
+            let dot: f64 = grad.iter().zip(v).map(|(g, v)| g * v).sum();
+            let scale: f64 = grad.iter().zip(v).map(|(g, v)| (g * v).abs()).sum();
+            if !close(t, dot, 1e-9, scale) {
+                return fail(
+                    "rev_vs_fwd",
+                    format!(
+                        "at x={x:?} y={y:?} a={a:?}\ndirection {v:?}\nforward tangent {t:?}\nreverse gradient {grad:?} . direction = {dot:?}"
+                    ),
+                );
+            }
+            tv = t;
+        }
+        // (b) forward against central differences along the random direction.
+        let v = dirs.last().unwrap();
+        let fd = |h: f64| -> Result<f64, Fail> {
+            let ap: Vec<f64> = a.iter().zip(&v[2..]).map(|(a, v)| a + h * v).collect();
+            let am: Vec<f64> = a.iter().zip(&v[2..]).map(|(a, v)| a - h * v).collect();
+            Ok((f(x + h * v[0], y + h * v[1], &ap)? - f(x - h * v[0], y - h * v[1], &am)?) / (2.0 * h))
+        };
+        let (fd1, fd2) = (fd(1e-4)?, fd(1e-5)?);
+        if !close(fd1, fd2, 1e-6, 0.0) || !fd1.is_finite() {
+            fd_skipped += 1;
+        } else {
+            fd_checked += 1;
+            if !close(tv, fd2, 1e-5, 0.0) {
+                return fail(
+                    "fd",
+                    format!(
+                        "at x={x:?} y={y:?} a={a:?}\ndirection {v:?}\nforward tangent {tv:?}\ncentral differences {fd1:?} (h=1e-4), {fd2:?} (h=1e-5)"
+                    ),
+                );
+            }
+        }
+        if second {
+            check_second(&j, x, y, a, grad[0] + 0.5 * grad[1], &mut fd_checked, &mut fd_skipped)?;
+        }
+    }
+    Ok(Outcome::Pass { fd_checked, fd_skipped })
+}
+
+fn check_second(
+    j: &JitModule,
+    x: f64,
+    y: f64,
+    a: &[f64],
+    g1: f64,
+    fd_checked: &mut usize,
+    fd_skipped: &mut usize,
+) -> Result<(), Fail> {
+    let at = format!("at x={x:?} y={y:?} a={a:?}");
+    let gr = |x: f64, y: f64| -> Result<f64, Fail> { Ok(call(j, "gr", &mut [s(x), s(y), arr(a)])?[0]) };
+    let gf = call(j, "gf", &mut [s(x), s(y), arr(a)])?[0];
+    let g = gr(x, y)?;
+    if !close(g, g1, 1e-9, 0.0) || !close(gf, g1, 1e-9, 0.0) {
+        return fail("second_order", format!("{at}\nfirst derivatives: through f_r2 {g:?}, through f_f2 {gf:?}, f_rev {g1:?}"));
+    }
+    let fwd = |name: &str| -> Result<(f64, f64), Fail> {
+        let r = call(j, name, &mut [s(x), s(1.0), s(y), s(0.3), arr(a)])?;
+        Ok((r[0], r[1]))
+    };
+    let rev = |name: &str| -> Result<(f64, f64), Fail> {
+        let r = call(j, name, &mut [s(x), s(y), arr(a), s(1.0)])?;
+        Ok((r[0], r[1] + 0.3 * r[2]))
+    };
+    let orders = [
+        ("forward over reverse", fwd("h_fr")?),
+        ("reverse over reverse", rev("h_rr")?),
+        ("forward over forward", fwd("h_ff")?),
+        ("reverse over forward", rev("h_rf")?),
+    ];
+    let h0 = orders[0].1 .1;
+    let text = || format!("{at}\nd/d(1, 0.3) of (df/dx + 0.5 df/dy): {orders:?}");
+    for (name, (p, h)) in &orders {
+        if !close(*p, g, 1e-9, 0.0) {
+            return fail("second_order", format!("{name}: primal {p:?}, want {g:?}\n{}", text()));
+        }
+        if !close(*h, h0, 1e-8, 0.0) {
+            return fail("second_order", format!("{name} disagrees\n{}", text()));
+        }
+    }
+    let fd = |h: f64| -> Result<f64, Fail> { Ok((gr(x + h, y + 0.3 * h)? - gr(x - h, y - 0.3 * h)?) / (2.0 * h)) };
+    let (fd1, fd2) = (fd(1e-4)?, fd(1e-5)?);
+    if !close(fd1, fd2, 1e-6, 0.0) || !fd1.is_finite() {
+        *fd_skipped += 1;
+    } else {
+        *fd_checked += 1;
+        if !close(h0, fd2, 1e-5, 0.0) {
+            return fail("second_order_fd", format!("{}\ncentral differences of gr {fd1:?}, {fd2:?}", text()));
+        }
+    }
+    Ok(())
+}
+
+/// Deletes statements and helpers of `p` while `still(candidate)` holds, for
+/// at most `budget` attempts.
+pub fn shrink(p: &Program, mut budget: usize, still: &dyn Fn(&Program) -> bool) -> Program {
+    let mut best = p.clone();
+    let mut progress = true;
+    while progress && budget > 0 {
+        progress = false;
+        for unwrap in [false, true] {
+            let mut k = 0;
+            while k < best.count() && budget > 0 {
+                match best.without(k, unwrap) {
+                    Some(c) => {
+                        budget -= 1;
+                        if still(&c) {
+                            best = c;
+                            progress = true;
+                            continue;
+                        }
+                    }
+                    None => {}
+                }
+                k += 1;
+            }
+        }
+    }
+    best
+}

@@ -1,0 +1,2 @@
+//! Minimal reproducers of bugs the random-program tester found, ignored
+//! until they are fixed (issue 10).
