@@ -262,6 +262,7 @@ fn show_seed() {
             if std::env::var("ADC_DIFFTEST_PRINT_ONLY").is_ok() {
                 let p = gen::generate(seed);
                 println!("{}", oracle::module(&p, oracle::second_order(seed)));
+                println!("// points {:?}", oracle::points(seed, p.alen));
                 return;
             }
             let (p, second, pts, o) = run_seed(seed);

@@ -603,7 +603,18 @@ impl Linearizer<'_> {
                 Tan::Val(self.zero_slot(ty.elem()))
             }
             InstData::TapePush { value, tape } => {
-                if let Tan::Val(d) = t(self, *value) {
+                // Every differentiable value's tangent goes on the tape
+                // after it, zero or not: its pop takes one (above).
+                let vty = self.src.dfg.value_type(*value);
+                let d = match (t(self, *value), vty) {
+                    (Tan::Val(d), _) => Some(d),
+                    (_, Type::Scalar(_)) if adc_ir::ad::is_differentiable(vty) => Some(self.mat(Tan::Zero, vty)),
+                    (_, Type::Array(_)) if adc_ir::ad::is_differentiable(vty) => {
+                        Some(self.emit1(InstData::ArrayNull, vty, Tag::Primal))
+                    }
+                    _ => None,
+                };
+                if let Some(d) = d {
                     let push = InstData::TapePush {
                         value: d,
                         tape: *tape,
