@@ -54,6 +54,12 @@ const SHAPES: &[(&str, &str)] = &[
             k++;
         }
         return s; }"),
+    ("checkpointed_callee_writes_an_array", "[checkpoint] void step(inout double[] t, double x) { t[1] += 0.2 * sin(x * t[0]); }
+        double f(double x, double[] a) { double t[2]; t[0] = x * x; t[1] = x * a[0];
+        step(t, x); step(t, x * 0.5); return t[1] * t[0]; }"),
+    ("checkpointed_loop_with_array_state", "double f(double x, double[] a) { double t[2]; t[0] = x * x; t[1] = x;
+        [checkpoint(2)] for (int i = 0; i < 3; i++) t[1] += 0.2 * sin(x * t[0]) * a[i % len(a)];
+        return t[1]; }"),
     ("abs_min", "double f(double x, double[] a) { double s = 0.0;
         for (int i = 0; i < len(a); i++) s += abs(a[i] - x) * min(x * x, a[i] + 4.0);
         return s; }"),

@@ -87,6 +87,9 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
         ));
     }
     crate::ad::inline::run(&mut src, module);
+    if spec.mode == AdMode::Reverse {
+        crate::ad::copies::run(&mut src);
+    }
     crate::opt::optimize_function(&mut src);
     if spec.mode == AdMode::Reverse {
         crate::ad::outline::run(module, &mut src)?;

@@ -3,6 +3,7 @@
 //! `transpose`) and what they share: their error type, the internal
 //! derivatives of callees, and the driver that runs them in rounds.
 
+pub mod copies;
 pub mod inline;
 pub mod linearize;
 pub mod outline;
