@@ -78,6 +78,21 @@ fn read_args(
     args: Option<&str>,
     params: &[adc_ir::Param],
 ) -> Result<Vec<adc::ArgValue>, ExitCode> {
+    // `@FILE` reads the JSON from a file, `@-` from standard input.
+    let loaded;
+    let args = match args.and_then(|a| a.strip_prefix('@')) {
+        Some(path) => {
+            let text = if path == "-" {
+                let mut t = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map(|_| t)
+            } else {
+                std::fs::read_to_string(path)
+            };
+            loaded = text.map_err(|e| usage_error(&format!("cannot read `--args` from `{path}`: {e}")))?;
+            Some(loaded.as_str())
+        }
+        None => args,
+    };
     match (args, params.is_empty()) {
         (Some(text), _) => json::args_from_json(text, params).map_err(|msg| usage_error(&msg)),
         (None, true) => Ok(Vec::new()),

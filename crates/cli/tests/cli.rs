@@ -427,3 +427,28 @@ double f(double x) { return h(x, 3) + h(x * 0.5, 1); }",
     let printed: Vec<&str> = out.lines().filter(|l| l.trim().parse::<i64>().is_ok()).collect();
     assert_eq!(printed, ["3", "2", "1", "0", "1", "0"], "{out}");
 }
+
+/// `--args @FILE` and `@-` (LANGUAGE.md §6): the JSON from a file or from
+/// standard input; an unreadable file is a usage error.
+#[test]
+fn args_from_a_file_and_from_stdin() {
+    let p = scratch("args_file.ad", "double sum(double[] xs, double k) { double s = 0.0; for (int i = 0; i < len(xs); i++) s += xs[i]; return s * k; }");
+    let big: Vec<String> = (0..40_000).map(|i| format!("{}", i % 3)).collect();
+    let json = format!("[[{}], 0.5]", big.join(", "));
+    let file = scratch("args_file.json", &json);
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "sum", "--args", &format!("@{}", file.display())]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "19999.5");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_adc"))
+        .args(["run", p.to_str().unwrap(), "--entry", "sum", "--args", "@-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn adc");
+    use std::io::Write;
+    child.stdin.take().expect("stdin").write_all(b"[[1, 2, 3], 2]").expect("write");
+    let out = child.wait_with_output().expect("adc runs");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "12.0");
+    let missing = adc(&["run", p.to_str().unwrap(), "--entry", "sum", "--args", "@/nonexistent/args.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
