@@ -452,3 +452,22 @@ fn args_from_a_file_and_from_stdin() {
     let missing = adc(&["run", p.to_str().unwrap(), "--entry", "sum", "--args", "@/nonexistent/args.json"]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+/// The header compiles whatever the parameters are called: a parameter
+/// named like a length adc adds (`x_len`), like a shadow (`d_x`) or seed
+/// (`seed`) of a generated derivative, or like a C++ keyword (`new`).
+#[test]
+fn header_compiles_with_clashing_parameter_names() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let (header, run) = compile_and_link(
+        "names",
+        "[autodiff_reverse(df2, Duplicated, Const, Active, Active, Active, Active)]
+double f2(double[] x, int x_len, double d_x, double seed, double new) { return x[0] * d_x * seed * new + double(x_len); }",
+        "#include <stdio.h>\n#include \"names.h\"\nint main(void) { double x[2] = {2.0, 1.0}; printf(\"%g\\n\", f2(x, 2, 7, 3.0, 0.5, 1.0)); return 0; }\n",
+    );
+    assert!(header.contains("int64_t x_len,"), "{header}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "10", "{header}");
+}
