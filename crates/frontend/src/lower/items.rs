@@ -434,7 +434,7 @@ fn lower_function(
     let has_value = cx.ret != super::items::RetTy::Void;
     let mut func = cx.func;
     let reachable = adc_ir::verify::dominators(&func).0;
-    if has_value && reachable.contains(&end_block) {
+    if has_value && reaches_on_taken_edges(&func, end_block) {
         diags.push(Diagnostic::error(
             "E0108",
             format!(
@@ -532,4 +532,44 @@ fn const_value(e: &Expr, consts: &BTreeMap<String, Constant>) -> Result<Constant
         ExprKind::Cast(t, a) => interp::convert(const_value(a, consts)?, scalar_of(*t)),
         _ => return Err(not_const()),
     })
+}
+
+/// Whether `target` is reachable from the entry when a branch on a constant
+/// condition (`while (true)`) only takes the edge it would take, as C
+/// compilers see it: a function whose only way out is a `return` inside
+/// `while (true)` does not reach its end.
+fn reaches_on_taken_edges(func: &adc_ir::Function, target: adc_ir::Block) -> bool {
+    use adc_ir::{Constant, InstData, ValueDef};
+    let Some(entry) = func.entry_block() else {
+        return false;
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut work = vec![entry];
+    while let Some(b) = work.pop() {
+        if !seen.insert(b) {
+            continue;
+        }
+        if b == target {
+            return true;
+        }
+        let Some(t) = func.terminator(b) else { continue };
+        match func.dfg.inst(t) {
+            InstData::Branch { cond, then_dest, else_dest } => {
+                let known = match func.dfg.value_def(*cond) {
+                    ValueDef::Result(i, _) => match func.dfg.inst(i) {
+                        InstData::Const { value: Constant::Bool(v) } => Some(*v),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match known {
+                    Some(true) => work.push(then_dest.block),
+                    Some(false) => work.push(else_dest.block),
+                    None => work.extend([then_dest.block, else_dest.block]),
+                }
+            }
+            _ => work.extend(func.successors(b)),
+        }
+    }
+    false
 }
