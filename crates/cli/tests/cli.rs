@@ -471,3 +471,29 @@ double f2(double[] x, int x_len, double d_x, double seed, double new) { return x
     assert!(header.contains("int64_t x_len,"), "{header}");
     assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "10", "{header}");
 }
+
+/// `static` functions (LANGUAGE.md §2) stay inside the object: a C program
+/// may define a function of the same name, the header leaves them out,
+/// and what an attribute generates from one is `static` too; `adc run`
+/// still calls them.
+#[test]
+fn static_functions_are_internal() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let src = "static double sq(double x) { return x * x; }
+[autodiff_reverse(dsq, Active, Active)]
+static double cube(double x) { return sq(x) * x; }
+double f(double x) { auto [y, d] = dsq(x, 1.0); return sq(x) + d; }";
+    let (header, run) = compile_and_link(
+        "statics",
+        src,
+        "#include <stdio.h>\n#include \"statics.h\"\ndouble sq(double x) { return -1.0; }\ndouble dsq(double x) { return -2.0; }\nint main(void) { printf(\"%g %g\\n\", f(3.0), sq(3.0)); return 0; }\n",
+    );
+    assert!(!header.contains("sq") && !header.contains("cube"), "{header}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "36 -1");
+    let p = scratch("statics_run.ad", src);
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "sq", "--args", "[3.0]"]);
+    assert_eq!(stdout(&o).trim(), "9.0", "{}", stderr(&o));
+}

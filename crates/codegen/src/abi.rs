@@ -256,7 +256,12 @@ pub fn c_header(module: &adc_ir::Module, guard: &str) -> String {
     let exported = module
         .funcs
         .iter()
-        .filter(|f| !f.is_import() && !f.layout.is_empty() && !f.name.starts_with("__adc_"));
+        .filter(|f| {
+            !f.is_import()
+                && !f.layout.is_empty()
+                && f.linkage != adc_ir::Linkage::Static
+                && !f.name.starts_with("__adc_")
+        });
     for f in exported {
         let ret = match f.returns.as_slice() {
             [] => "void".to_string(),

@@ -151,7 +151,10 @@ fn build<M: Module>(
         m.define_function(syms.func_ids[i], &mut ctx)
             .map_err(|e| CodegenError::Backend(format!("`{}`: {e:?}", f.name)))?;
         let csig = abi::c_signature(m, f);
-        let wrapper = m.declare_function(&f.name, Linkage::Export, &csig)?;
+        // `static` functions and adc's own (`__adc_*`) are local symbols.
+        let internal = f.linkage == adc_ir::Linkage::Static || f.name.starts_with("__adc_");
+        let linkage = if internal { Linkage::Local } else { Linkage::Export };
+        let wrapper = m.declare_function(&f.name, linkage, &csig)?;
         abi::define_c_wrapper(m, &syms, i, f, wrapper)?;
         built.wrappers.push(Some(wrapper));
         if with_entries {

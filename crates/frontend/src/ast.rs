@@ -63,6 +63,8 @@ pub struct FuncDecl {
     pub params: Vec<ParamDecl>,
     /// `None` for an `extern` declaration.
     pub body: Option<Vec<Stmt>>,
+    /// `static`: internal to the module (not exported, not in headers).
+    pub is_static: bool,
     pub span: Span,
 }
 

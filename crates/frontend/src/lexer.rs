@@ -70,6 +70,8 @@ pub enum Tok {
     KwAuto,
     #[token("const")]
     KwConst,
+    #[token("static")]
+    KwStatic,
     #[token("extern")]
     KwExtern,
     #[token("if")]

@@ -73,6 +73,7 @@ fn spelling(tok: &Tok) -> &'static str {
         Tok::KwAuto => "auto",
         Tok::KwConst => "const",
         Tok::KwExtern => "extern",
+        Tok::KwStatic => "static",
         Tok::KwIf => "if",
         Tok::KwElse => "else",
         Tok::KwFor => "for",

@@ -33,6 +33,10 @@ pub enum Linkage {
     Export,
     /// Declared here, resolved by the linker or the JIT host.
     Import,
+    /// Defined here and internal to the module (`static`, LANGUAGE.md §2):
+    /// callable from `.ad`, `adc run` and the Rust API, but not exported
+    /// from object files nor declared in headers.
+    Static,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

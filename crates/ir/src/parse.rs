@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! module   := item*
-//! item     := ("func" | "extern") "@" name "(" params ")" ["->" types]
+//! item     := ("func" | "extern" | "static") "@" name "(" params ")" ["->" types]
 //!             [("reverse_derivative" | "forward_derivative") "@" name]*
 //!             ["=" ("forward" | "reverse") "@" name "(" activities ")"] [body]
 //! param    := ["inout" | "out"] name ":" type
@@ -575,6 +575,7 @@ impl Parser<'_> {
         let linkage = match keyword.as_str() {
             "func" => Linkage::Export,
             "extern" => Linkage::Import,
+            "static" => Linkage::Static,
             _ => {
                 self.pos -= 1;
                 err!(self, "expected `func` or `extern`, found `{keyword}`")
@@ -723,7 +724,7 @@ pub fn parse_module(text: &str) -> Result<Module, ParseError> {
     let toks = lex(text)?;
     let mut names = Vec::new();
     for (i, t) in toks.iter().enumerate() {
-        if matches!(&t.tok, Tok::Word(w) if w == "func" || w == "extern") {
+        if matches!(&t.tok, Tok::Word(w) if w == "func" || w == "extern" || w == "static") {
             if let Some(Token {
                 tok: Tok::Global(g),
                 ..

@@ -138,6 +138,7 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
     let keyword = match func.linkage {
         Linkage::Export => "func",
         Linkage::Import => "extern",
+        Linkage::Static => "static",
     };
     write!(out, "{keyword} @{}({params})", func.name)?;
     if !func.returns.is_empty() {

@@ -128,10 +128,10 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                     }
                 }
                 let ret = ret_ty(&f.ret);
-                let linkage = if f.body.is_some() {
-                    Linkage::Export
-                } else {
-                    Linkage::Import
+                let linkage = match (f.body.is_some(), f.is_static) {
+                    (false, _) => Linkage::Import,
+                    (true, true) => Linkage::Static,
+                    (true, false) => Linkage::Export,
                 };
                 let func = Function::new(
                     f.name.name.clone(),
@@ -169,8 +169,9 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                 Some(AttrRequest::Generate(name, spec)) => {
                     let src = module.func(id);
                     let (params, returns) = adc_ir::ad::spec_signature(src, &spec);
-                    let mut func =
-                        Function::new(name.name.clone(), params, returns, Linkage::Export);
+                    // What `static` generates is `static` too.
+                    let linkage = if src.linkage == Linkage::Static { Linkage::Static } else { Linkage::Export };
+                    let mut func = Function::new(name.name.clone(), params, returns, linkage);
                     func.deriv = Some(spec);
                     func.deriv_span = a.span;
                     let gid = module.push(func);
