@@ -140,3 +140,25 @@ fn library_compiles_deep_programs_on_a_small_stack() {
         .expect("spawn");
     handle.join().expect("no panic on a 2 MiB stack");
 }
+
+/// `adc check` fails exactly when `adc compile` does: a reverse derivative
+/// through an extern without a custom derivative is found only when the
+/// derivative is generated.
+#[test]
+fn check_fails_when_compile_fails() {
+    let sources = [
+        "extern double j0(double x);\n[autodiff_reverse(df, Active, Active)]\ndouble f(double x) { return j0(x) * x; }\n",
+        "double g(double x) { return x * x; }\ndouble main() { return g(2.0); }\n",
+    ];
+    for (i, source) in sources.iter().enumerate() {
+        let file = scratch(&format!("agree{i}.ad"), source);
+        let (check, _, check_err) = exit_code(&["check"], &file);
+        let obj = file.with_extension("o");
+        let (compile, _, compile_err) =
+            exit_code(&["compile", "-o", obj.to_str().expect("utf-8")], &file);
+        assert_eq!(
+            check, compile,
+            "{source}\ncheck: {check_err}\ncompile: {compile_err}"
+        );
+    }
+}
