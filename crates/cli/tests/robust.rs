@@ -162,3 +162,22 @@ fn check_fails_when_compile_fails() {
         );
     }
 }
+
+/// User functions named like C library functions the runtime calls run
+/// correctly in the JIT (they used to capture the runtime's calls).
+#[test]
+fn user_functions_named_like_runtime_symbols() {
+    for name in ["calloc", "free", "malloc", "realloc", "memmove", "exit"] {
+        let source = format!(
+            "double {name}(double x) {{ return x * 2.0; }}\n\
+             double main() {{ double a[3]; a[1] = 1.5; return {name}(a[1]); }}\n"
+        );
+        let file = scratch(&format!("{name}.ad"), &source);
+        let (code, out, err) = exit_code(&["run", "--entry", "main"], &file);
+        assert_eq!((code, out.trim()), (0, "3.0"), "{name}: {err}");
+        let jit = adc::compile_jit("sym.ad", &source, false)
+            .unwrap_or_else(|f| panic!("does not compile:\n{f}"));
+        let r = jit.call("main", &mut []).expect("runs");
+        assert_eq!(r, vec![adc::Constant::F64(3.0)], "{name}");
+    }
+}

@@ -150,7 +150,15 @@ fn build<M: Module>(
         m.define_function(syms.func_ids[i], &mut ctx)
             .map_err(|e| CodegenError::Backend(format!("`{}`: {e:?}", f.name)))?;
         let csig = abi::c_signature(m, f);
-        let wrapper = m.declare_function(&f.name, Linkage::Export, &csig)?;
+        // In the JIT the wrapper is only reached through its pointer, and a
+        // user function named like a C library function the runtime calls
+        // (`free`, `calloc`, ...) must not capture those calls: it gets a
+        // local name. Object files export `NAME` (LANGUAGE.md 7).
+        let wrapper = if with_entries {
+            m.declare_function(&format!("__adc_c_{}", f.name), Linkage::Local, &csig)?
+        } else {
+            m.declare_function(&f.name, Linkage::Export, &csig)?
+        };
         abi::define_c_wrapper(m, &syms, i, f, wrapper)?;
         built.wrappers.push(Some(wrapper));
         if with_entries {
