@@ -87,7 +87,13 @@ pub fn parse_ir(path: &str, text: &str) -> Result<Module, Failure> {
 }
 
 /// Runs the passes of every stage up to and including `stage`.
+/// On a deep stack (`adc_frontend::with_deep_stack`): passes may recurse
+/// as deep as the source nests.
 pub fn run_stages(module: &mut Module, stage: Stage) -> Result<(), adc_passes::ad::AdError> {
+    adc_frontend::with_deep_stack(|| run_stages_here(module, stage))
+}
+
+fn run_stages_here(module: &mut Module, stage: Stage) -> Result<(), adc_passes::ad::AdError> {
     use adc_passes::ad::AdStage;
     let stop = match stage {
         Stage::Lower => return Ok(()),

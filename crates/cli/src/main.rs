@@ -20,7 +20,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Parse and type-check; print diagnostics only.
+    /// Run every stage of `compile` (derivatives, code generation) without
+    /// writing files; print diagnostics only.
     Check { file: String },
     /// Compile with the JIT and call a function.
     Run {
@@ -185,7 +186,9 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(c) => return c,
             };
-            match driver::load(&file, &source, color) {
+            // Everything `adc compile` does but writing files, so check
+            // succeeds exactly when compile does (derivatives included).
+            match driver::compile_object(&file, &source, "ADC_CHECK_H", color) {
                 Ok(_) => ExitCode::SUCCESS,
                 Err(f) => {
                     eprint!("{f}");

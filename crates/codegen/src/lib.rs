@@ -151,10 +151,19 @@ fn build<M: Module>(
         m.define_function(syms.func_ids[i], &mut ctx)
             .map_err(|e| CodegenError::Backend(format!("`{}`: {e:?}", f.name)))?;
         let csig = abi::c_signature(m, f);
-        // `static` functions and adc's own (`__adc_*`) are local symbols.
+        // In the JIT the wrapper is only reached through its pointer, and a
+        // user function named like a C library function the runtime calls
+        // (`free`, `calloc`, ...) must not capture those calls: it gets a
+        // local name. Object files export `NAME` (LANGUAGE.md 7), except for
+        // `static` functions and adc's own (`__adc_*`), local symbols.
         let internal = f.linkage == adc_ir::Linkage::Static || f.name.starts_with("__adc_");
-        let linkage = if internal { Linkage::Local } else { Linkage::Export };
-        let wrapper = m.declare_function(&f.name, linkage, &csig)?;
+        let wrapper = if with_entries {
+            m.declare_function(&format!("__adc_c_{}", f.name), Linkage::Local, &csig)?
+        } else if internal {
+            m.declare_function(&f.name, Linkage::Local, &csig)?
+        } else {
+            m.declare_function(&f.name, Linkage::Export, &csig)?
+        };
         abi::define_c_wrapper(m, &syms, i, f, wrapper)?;
         built.wrappers.push(Some(wrapper));
         if with_entries {

