@@ -153,6 +153,22 @@ impl DataFlowGraph {
         }
     }
 
+    /// Removes the parameters of `block` whose index `remove` marks (one
+    /// renumbering for all); the caller fixes branch arguments.
+    pub fn remove_block_params_where(&mut self, block: Block, remove: &[bool]) {
+        let params = std::mem::take(&mut self.blocks[block.index()].params);
+        let mut kept = Vec::with_capacity(params.len());
+        for (i, p) in params.into_iter().enumerate() {
+            if remove.get(i).copied().unwrap_or(false) {
+                self.values[p.index()].def = ValueDef::Unused;
+            } else {
+                kept.push(p);
+            }
+        }
+        self.blocks[block.index()].params = kept;
+        self.renumber_params(block);
+    }
+
     /// Removes parameter `index` of `block`; the caller fixes branch arguments.
     pub fn remove_block_param(&mut self, block: Block, index: usize) {
         let removed = self.blocks[block.index()].params.remove(index);

@@ -161,10 +161,14 @@ impl Emitter {
 /// component with several blocks or a self-edge (Kosaraju, linear time).
 pub(crate) fn blocks_on_cycles(func: &Function) -> std::collections::BTreeSet<Block> {
     let n = func.dfg.num_blocks();
+    let mut in_layout = vec![false; n];
+    for b in &func.layout {
+        in_layout[b.index()] = true;
+    }
     let succs: Vec<Vec<Block>> = (0..n)
         .map(|i| {
             let b = Block::new(i);
-            if func.layout.contains(&b) {
+            if in_layout[i] {
                 func.successors(b)
             } else {
                 Vec::new()

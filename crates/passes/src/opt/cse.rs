@@ -2,18 +2,47 @@
 //! instruction identical to one whose block dominates it (and that comes
 //! first when in the same block) is replaced by the earlier result.
 //!
+//! A depth-first walk of the dominator tree keeps the instructions of the
+//! blocks on the current path in scope (a scoped table, popped when the
+//! walk leaves a block), so each instruction is looked up once: linear in
+//! the size of the function however deep the tree.
+//!
 //! Assumes: verified input. Guarantees: verified output.
 
 use crate::util::substitute;
-use adc_ir::verify::{dominates, dominators};
+use adc_ir::verify::dominators;
 use adc_ir::{Block, Function, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub fn run(func: &mut Function) -> bool {
     let (rpo, idom) = dominators(func);
-    let mut seen: BTreeMap<String, Vec<(Value, Block)>> = BTreeMap::new();
+    let Some(&entry) = rpo.first() else {
+        return false;
+    };
+    let mut children: Vec<Vec<Block>> = vec![Vec::new(); func.dfg.num_blocks()];
+    for &b in rpo.iter().skip(1) {
+        if let Some(d) = idom[b.index()] {
+            children[d.index()].push(b);
+        }
+    }
+    // Key -> the value in scope (at most one: of two identical instructions
+    // on one dominator-tree path, the later is replaced by the earlier).
+    let mut scope: HashMap<String, Value> = HashMap::new();
     let mut map: BTreeMap<Value, Value> = BTreeMap::new();
-    for &b in &rpo {
+    // (block, entering?); on leaving, the keys the block put in scope go.
+    let mut stack = vec![(entry, true)];
+    let mut added: Vec<Vec<String>> = vec![Vec::new(); func.dfg.num_blocks()];
+    while let Some((b, enter)) = stack.pop() {
+        if !enter {
+            for key in std::mem::take(&mut added[b.index()]) {
+                scope.remove(&key);
+            }
+            continue;
+        }
+        stack.push((b, false));
+        for &c in children[b.index()].iter().rev() {
+            stack.push((c, true));
+        }
         for &inst in &func.dfg.block(b).insts {
             let mut data = func.dfg.inst(inst).clone();
             if !data.is_pure() && !crate::util::is_float_div(func, inst) {
@@ -26,14 +55,14 @@ pub fn run(func: &mut Function) -> bool {
                 func.dfg.value_type(result),
                 adc_ir::print::fmt_inst_data(None, &data)
             );
-            let candidates = seen.entry(key).or_default();
-            // Blocks are visited in reverse post-order, so a dominating
-            // block's instructions (and earlier ones in this block) come first.
-            match candidates.iter().find(|(_, db)| dominates(&idom, *db, b)) {
-                Some((v, _)) => {
+            match scope.get(&key) {
+                Some(v) => {
                     map.insert(result, *v);
                 }
-                None => candidates.push((result, b)),
+                None => {
+                    scope.insert(key.clone(), result);
+                    added[b.index()].push(key);
+                }
             }
         }
     }

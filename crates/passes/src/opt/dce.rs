@@ -8,9 +8,12 @@ use adc_ir::verify::dominators;
 use adc_ir::Function;
 
 pub fn run(func: &mut Function) -> bool {
-    let reachable = dominators(func).0;
+    let mut reachable = vec![false; func.dfg.num_blocks()];
+    for b in dominators(func).0 {
+        reachable[b.index()] = true;
+    }
     let before = func.layout.len();
-    func.layout.retain(|b| reachable.contains(b));
+    func.layout.retain(|b| reachable[b.index()]);
     let mut changed = func.layout.len() != before;
     loop {
         let counts = use_counts(func);

@@ -71,19 +71,25 @@ pub fn run(func: &mut Function) -> bool {
             }
         }
     }
+    // The blocks that store to each slot, in layout order, each once.
+    let mut stored_in: BTreeMap<Value, Vec<Block>> = BTreeMap::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            if let InstData::RefStore { ptr, .. } = func.dfg.inst(i) {
+                if slots.contains_key(ptr) {
+                    let blocks = stored_in.entry(*ptr).or_default();
+                    if blocks.last() != Some(&b) {
+                        blocks.push(b);
+                    }
+                }
+            }
+        }
+    }
     // Blocks that take each slot's value as a parameter.
     let mut params: BTreeMap<Block, Vec<(Value, Value)>> = BTreeMap::new();
     for &s in slots.keys() {
         let ty = Type::Scalar(func.dfg.value_type(s).elem());
-        let mut work: Vec<Block> = func
-            .layout
-            .iter()
-            .copied()
-            .filter(|b| {
-                reachable.contains(b)
-                    && func.dfg.block(*b).insts.iter().any(|i| matches!(func.dfg.inst(*i), InstData::RefStore { ptr, .. } if *ptr == s))
-            })
-            .collect();
+        let mut work: Vec<Block> = stored_in.remove(&s).unwrap_or_default();
         let mut placed = BTreeSet::new();
         while let Some(b) = work.pop() {
             for &f in frontier.get(&b).into_iter().flatten() {
@@ -121,10 +127,24 @@ pub fn run(func: &mut Function) -> bool {
     }
     let mut loads: BTreeMap<Value, Value> = BTreeMap::new();
     let mut dead: BTreeSet<Inst> = slots.values().map(|(_, i)| *i).collect();
-    let mut stack = vec![(entry, zeros)];
-    while let Some((b, mut cur)) = stack.pop() {
+    // The current value of each slot, with an undo log per block of the
+    // dominator-tree walk (copying the whole map per block would make the
+    // walk quadratic in the number of slots times blocks).
+    let mut cur = zeros;
+    let mut undo: Vec<Vec<(Value, Value)>> = vec![Vec::new(); func.dfg.num_blocks()];
+    let mut stack = vec![(entry, true)];
+    while let Some((b, enter)) = stack.pop() {
+        if !enter {
+            for (s, old) in std::mem::take(&mut undo[b.index()]).into_iter().rev() {
+                cur.insert(s, old);
+            }
+            continue;
+        }
+        let mut log = Vec::new();
         for (s, p) in params.get(&b).into_iter().flatten() {
-            cur.insert(*s, *p);
+            if let Some(old) = cur.insert(*s, *p) {
+                log.push((*s, old));
+            }
         }
         for &i in &func.dfg.block(b).insts.clone() {
             match func.dfg.inst(i).clone() {
@@ -133,7 +153,9 @@ pub fn run(func: &mut Function) -> bool {
                     dead.insert(i);
                 }
                 InstData::RefStore { ptr, value } if cur.contains_key(&ptr) => {
-                    cur.insert(ptr, value);
+                    if let Some(old) = cur.insert(ptr, value) {
+                        log.push((ptr, old));
+                    }
                     dead.insert(i);
                 }
                 _ => (),
@@ -148,8 +170,10 @@ pub fn run(func: &mut Function) -> bool {
             }
             *func.dfg.inst_mut(t) = data;
         }
-        for &c in children.get(&b).into_iter().flatten() {
-            stack.push((c, cur.clone()));
+        undo[b.index()] = log;
+        stack.push((b, false));
+        for &c in children.get(&b).into_iter().flatten().rev() {
+            stack.push((c, true));
         }
     }
     for b in func.layout.clone() {

@@ -1,0 +1,106 @@
+//! Benchmark (not a test): compile time against program size, for the
+//! shapes that once grew quadratically or worse (issue 10):
+//!
+//! - `ifs`: n sequential `if/else` statements in one function;
+//! - `chain`: one `else if` chain of n arms;
+//! - `straight`: n lines of straight-line arithmetic.
+//!
+//! Each shape is compiled at two or three sizes, without derivatives
+//! (`primal`) and with a `--grad` request (`grad`: reverse mode of `f`
+//! through `main`'s call). The table shows the milliseconds of each stage
+//! (frontend with verification, derivative passes, `opt`, codegen with the
+//! JIT) and the total's ratio to the previous size: doubling n should
+//! roughly double the time (ratio about 2).
+//!
+//! Run: `cargo bench --bench compile_time` (`-- quick` for the two smaller
+//! sizes only).
+
+use adc::derivs::{add_request, Request};
+use adc::driver;
+use std::time::Instant;
+
+fn ifs(n: usize) -> String {
+    let mut s = String::from("double f(double x) {\n  double y = x;\n");
+    for i in 0..n {
+        s += &format!(
+            "  if (y > {}.5) {{ y = y * 0.99 + {}.0; }} else {{ y = y * 1.01 - 0.5; }}\n",
+            i % 7,
+            i % 5
+        );
+    }
+    s + "  return y;\n}\ndouble main() { return f(1.5); }\n"
+}
+
+fn chain(n: usize) -> String {
+    let mut s = String::from("double f(double x, int k) {\n  double y = 0.0;\n");
+    s += "  if (k == 0) { y = x; }\n";
+    for i in 1..n {
+        s += &format!("  else if (k == {i}) {{ y = x * {i}.0; }}\n");
+    }
+    s += "  else { y = -x; }\n";
+    s + "  return y;\n}\ndouble main() { return f(1.5, 3); }\n"
+}
+
+fn straight(n: usize) -> String {
+    let mut s = String::from("double f(double x, double z) {\n  double a = x;\n  double b = z;\n");
+    for i in 0..n {
+        s += &match i % 3 {
+            0 => "  a = a * 0.999 + sin(b) * 0.001;\n".to_string(),
+            1 => format!("  b = b + a * {}.0e-4;\n", 1 + i % 4),
+            _ => "  a = a - b * b * 1.0e-5;\n".to_string(),
+        };
+    }
+    s + "  return a + b;\n}\ndouble main() { return f(1.5, 0.5); }\n"
+}
+
+/// Milliseconds of frontend, derivative passes, opt and codegen.
+fn compile(source: &str, grad: bool) -> [f64; 4] {
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let mut m = driver::frontend("bench.ad", source, false).expect("compiles");
+    if grad {
+        add_request(&mut m, "main", &Request::Grad).expect("request");
+    }
+    let front = ms(t);
+    let t = Instant::now();
+    adc_passes::ad::differentiate(&mut m, adc_passes::ad::AdStage::Transpose)
+        .expect("derivative");
+    let ad = ms(t);
+    let t = Instant::now();
+    adc_passes::optimize(&mut m);
+    let opt = ms(t);
+    let t = Instant::now();
+    let jit = adc_codegen::jit(&m, &|_| String::new(), &[]).expect("JIT");
+    let codegen = ms(t);
+    drop(jit);
+    [front, ad, opt, codegen]
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    type Gen = fn(usize) -> String;
+    let shapes: &[(&str, Gen, &[usize])] = &[
+        ("ifs", ifs, &[750, 1500, 3000]),
+        ("chain", chain, &[2500, 5000, 10000]),
+        ("straight", straight, &[5000, 10000, 20000]),
+    ];
+    println!("| shape | mode | n | frontend ms | ad ms | opt ms | codegen ms | total ms | ratio |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &(name, gen, sizes) in shapes {
+        for grad in [false, true] {
+            let mut prev: Option<f64> = None;
+            let sizes = if quick { &sizes[..2] } else { sizes };
+            for &n in sizes {
+                let source = gen(n);
+                let [front, ad, opt, codegen] = compile(&source, grad);
+                let total = front + ad + opt + codegen;
+                let ratio = prev.map_or("".to_string(), |p| format!("{:.2}", total / p));
+                println!(
+                    "| {name} | {} | {n} | {front:.0} | {ad:.0} | {opt:.0} | {codegen:.0} | {total:.0} | {ratio} |",
+                    if grad { "grad" } else { "primal" }
+                );
+                prev = Some(total);
+            }
+        }
+    }
+}
