@@ -17,6 +17,7 @@ out = sys.argv[5] if len(sys.argv) > 5 else "/work/difftest-findings"
 os.makedirs(out, exist_ok=True)
 end, deadline = start + count, time.time() + secs
 skip, crashes = [], []
+deaths = {}  # seed -> times it was in flight when the process died
 s = start
 
 
@@ -61,6 +62,11 @@ while s < end and time.time() < deadline:
         except subprocess.TimeoutExpired as e:
             what = "hang (over 60 s)"
             trace = (e.stderr or b"").decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+        deaths[n] = deaths.get(n, 0) + 1
+        if what is None and deaths[n] >= 2:
+            # Passes alone but was in flight at two deaths (heap corruption
+            # seen on two threads, e.g. "free(): invalid next size").
+            what = "crash (only with another program running; not reproduced alone)"
         if what is None:
             continue
         calls = [l for l in trace.splitlines() if l.startswith("call ")]
