@@ -30,45 +30,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 /// Seeds of the fixed range that fail because of known, not yet fixed
 /// compiler bugs (see `difftest/regressions.rs`).
-const KNOWN: &[(u64, &str)] = &[
-    (3, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (9, "forward over reverse crashes the process (SIGSEGV)"),
-    (12, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (15, "forward over reverse crashes the process (SIGSEGV)"),
-    (24, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (27, "E0999 store.unchecked is not a linear differential instruction (second order)"),
-    (39, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (42, "forward over reverse never returns"),
-    (45, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (48, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (51, "codegen panic at translate.rs:555 (second order)"),
-    (54, "E0999 store.unchecked is not a linear differential instruction (second order)"),
-    (57, "codegen panic at translate.rs:555 (second order)"),
-    (60, "E0999 store.unchecked is not a linear differential instruction (second order)"),
-    (66, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (69, "forward over reverse never returns"),
-    (87, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (96, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (99, "E0999 store.unchecked is not a linear differential instruction (second order)"),
-    (105, "forward over reverse crashes the process (SIGSEGV)"),
-    (108, "forward over reverse: wrong primal and second derivative"),
-    (111, "E0999 store.unchecked is not a linear differential instruction (second order)"),
-    (114, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (120, "codegen panic at translate.rs:555 (second order)"),
-    (132, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (135, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (144, "codegen panic at translate.rs:555 (second order)"),
-    (147, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (150, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (156, "forward over reverse crashes the process (SIGSEGV)"),
-    (168, "forward over reverse crashes the process (SIGSEGV)"),
-    (171, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (180, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (183, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (189, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (195, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-    (198, "E0999 load.unchecked is not a linear differential instruction (second order)"),
-];
+const KNOWN: &[(u64, &str)] = &[];
 
 fn run_seed(seed: u64) -> (gen::Program, bool, Vec<(f64, f64, Vec<f64>)>, Outcome) {
     let p = gen::generate(seed);

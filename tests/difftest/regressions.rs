@@ -1,4 +1,4 @@
-//! Reproducers of bugs the random-program tester found, ignored until they
+//! Reproducers of bugs the random-program tester found, once ignored until
 //! are fixed (issue 10). All of them involve second derivatives (every
 //! failure of the first campaign was on a seed with the second-order
 //! oracle). Un-ignore a test when its bug is fixed.
@@ -34,39 +34,33 @@ fn seed_passes(seed: u64) {
 }
 
 #[test]
-#[ignore = "issue 10: reverse over reverse of a function with a local array: E0999 load.unchecked is not a linear differential instruction"]
 fn reverse_over_reverse_local_array() {
     compiles(include_str!("repro/rr_local_array_load.ad"));
 }
 
 #[test]
-#[ignore = "issue 10: reverse over reverse of a local array declared in a while loop: E0999 (load/store.unchecked not linear)"]
 fn reverse_over_reverse_local_array_in_loop() {
     compiles(include_str!("repro/rr_local_array_in_loop.ad"));
 }
 
 #[test]
-#[ignore = "issue 10: codegen panics at translate.rs:555 (index out of bounds) on a second-order module"]
 fn codegen_panic_translate_555() {
     compiles(include_str!("repro/codegen_panic_translate_555.ad"));
 }
 
 #[test]
-#[ignore = "issue 10: forward over reverse of seed 108 gives a wrong primal and second derivative"]
 fn forward_over_reverse_wrong_values_seed_108() {
     seed_passes(108);
 }
 
 /// Running this kills the test process (SIGSEGV in generated code).
 #[test]
-#[ignore = "issue 10: forward over reverse of seed 9 crashes the process (SIGSEGV)"]
 fn forward_over_reverse_crash_seed_9() {
     seed_passes(9);
 }
 
 /// Running this never returns.
 #[test]
-#[ignore = "issue 10: forward over reverse of seed 42 never returns"]
 fn forward_over_reverse_hang_seed_42() {
     seed_passes(42);
 }
