@@ -63,8 +63,7 @@ fn compile(source: &str, grad: bool) -> [f64; 4] {
     }
     let front = ms(t);
     let t = Instant::now();
-    adc_passes::ad::differentiate(&mut m, adc_passes::ad::AdStage::Transpose)
-        .expect("derivative");
+    adc_passes::ad::differentiate(&mut m, adc_passes::ad::AdStage::Transpose).expect("derivative");
     let ad = ms(t);
     let t = Instant::now();
     adc_passes::optimize(&mut m);

@@ -63,7 +63,10 @@ double f(double x, double[] a) {
 }";
 
 fn dc_args(grad: bool) -> Vec<ArgValue> {
-    let mut a = vec![scalar(0.7), common::f64s(64_000, |i| ((i * 37) % 100) as f64 / 100.0)];
+    let mut a = vec![
+        scalar(0.7),
+        common::f64s(64_000, |i| ((i * 37) % 100) as f64 / 100.0),
+    ];
     if grad {
         a.push(common::f64s(64_000, |_| 0.0));
         a.push(scalar(1.0));
@@ -119,11 +122,24 @@ fn recursion_args(depth: i64, grad: bool) -> Vec<ArgValue> {
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     for (prog, src, args) in [
-        ("recurrence 1e7", RECURRENCE, recurrence_args as fn(bool) -> Vec<ArgValue>),
+        (
+            "recurrence 1e7",
+            RECURRENCE,
+            recurrence_args as fn(bool) -> Vec<ArgValue>,
+        ),
         ("heat 1000x20000", HEAT, heat_args),
     ] {
-        let k = if prog.starts_with("heat") { "[checkpoint(100)]" } else { "[checkpoint(1000)]" };
-        out.push(Case { name: leak(format!("{prog}: primal")), source: src.replace("@CK@", ""), entry: "f", args });
+        let k = if prog.starts_with("heat") {
+            "[checkpoint(100)]"
+        } else {
+            "[checkpoint(1000)]"
+        };
+        out.push(Case {
+            name: leak(format!("{prog}: primal")),
+            source: src.replace("@CK@", ""),
+            entry: "f",
+            args,
+        });
         for (label, ck) in [("taped", ""), (k, k), ("[checkpoint]", "[checkpoint]")] {
             out.push(Case {
                 name: leak(format!("{prog}: gradient, {label}")),
@@ -133,14 +149,37 @@ fn cases() -> Vec<Case> {
             });
         }
     }
-    out.push(Case { name: "divide and conquer 64000: primal", source: DIVIDE_AND_CONQUER.into(), entry: "f", args: dc_args });
-    out.push(Case { name: "divide and conquer 64000: gradient", source: DIVIDE_AND_CONQUER.into(), entry: "df", args: dc_args });
+    out.push(Case {
+        name: "divide and conquer 64000: primal",
+        source: DIVIDE_AND_CONQUER.into(),
+        entry: "f",
+        args: dc_args,
+    });
+    out.push(Case {
+        name: "divide and conquer 64000: gradient",
+        source: DIVIDE_AND_CONQUER.into(),
+        entry: "df",
+        args: dc_args,
+    });
     for (depth, args) in [
-        (3000, (|g| recursion_args(3000, g)) as fn(bool) -> Vec<ArgValue>),
+        (
+            3000,
+            (|g| recursion_args(3000, g)) as fn(bool) -> Vec<ArgValue>,
+        ),
         (30000, |g| recursion_args(30000, g)),
     ] {
-        out.push(Case { name: leak(format!("recursion depth {depth}: primal")), source: RECURSION.into(), entry: "f", args });
-        out.push(Case { name: leak(format!("recursion depth {depth}: gradient")), source: RECURSION.into(), entry: "df", args });
+        out.push(Case {
+            name: leak(format!("recursion depth {depth}: primal")),
+            source: RECURSION.into(),
+            entry: "f",
+            args,
+        });
+        out.push(Case {
+            name: leak(format!("recursion depth {depth}: gradient")),
+            source: RECURSION.into(),
+            entry: "df",
+            args,
+        });
     }
     out
 }
@@ -161,12 +200,16 @@ fn peak_kb() -> u64 {
 
 /// In the child: compile, run once, print `seconds peak_kb compiler_kb`.
 fn child(name: &str) {
-    let case = cases().into_iter().find(|c| c.name == name).expect("known case");
+    let case = cases()
+        .into_iter()
+        .find(|c| c.name == name)
+        .expect("known case");
     let jit = adc::compile_jit("bench.ad", &case.source, false).unwrap_or_else(|f| panic!("{f}"));
     let mut args = (case.args)(case.entry == "df");
     let before = peak_kb();
     let t = Instant::now();
-    jit.call(case.entry, &mut args).unwrap_or_else(|e| panic!("{name}: {e}"));
+    jit.call(case.entry, &mut args)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let secs = t.elapsed().as_secs_f64();
     println!("{secs} {} {before}", peak_kb());
 }
@@ -186,9 +229,16 @@ fn main() {
             .output()
             .expect("run the case");
         let text = String::from_utf8_lossy(&out.stdout);
-        let nums: Vec<f64> = text.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+        let nums: Vec<f64> = text
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
         let [secs, peak, compiler] = nums[..] else {
-            println!("| {} | failed: {} |", case.name, String::from_utf8_lossy(&out.stderr).trim());
+            println!(
+                "| {} | failed: {} |",
+                case.name,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
             continue;
         };
         if case.entry == "f" {

@@ -58,7 +58,9 @@ fn gradient(src: &str, x: f64, a: &[f64], n: i64) -> Vec<f64> {
         ArgValue::Scalar(Constant::I64(n)),
         ArgValue::Scalar(Constant::F64(1.0)),
     ];
-    let out = j.call("df", &mut args).unwrap_or_else(|e| panic!("{e}\n{full}"));
+    let out = j
+        .call("df", &mut args)
+        .unwrap_or_else(|e| panic!("{e}\n{full}"));
     let mut g: Vec<f64> = out
         .iter()
         .map(|c| match c {
@@ -66,7 +68,9 @@ fn gradient(src: &str, x: f64, a: &[f64], n: i64) -> Vec<f64> {
             other => panic!("{other:?}"),
         })
         .collect();
-    let ArgValue::Array(ArrayValue::F64(d_a)) = &args[2] else { unreachable!() };
+    let ArgValue::Array(ArrayValue::F64(d_a)) = &args[2] else {
+        unreachable!()
+    };
     g.extend(d_a);
     g
 }
@@ -78,10 +82,18 @@ fn checkpointed_loops_give_the_taped_gradient() {
     for (name, shape) in SHAPES {
         for n in [0, 1, 2, 7, 40] {
             let taped = gradient(&shape.replace("@CK@", ""), 0.8, &a, n);
-            for ck in ["[checkpoint(1)]", "[checkpoint(3)]", "[checkpoint(1000)]", "[checkpoint]"] {
+            for ck in [
+                "[checkpoint(1)]",
+                "[checkpoint(3)]",
+                "[checkpoint(1000)]",
+                "[checkpoint]",
+            ] {
                 let got = gradient(&shape.replace("@CK@", ck), 0.8, &a, n);
                 let close = got.len() == taped.len()
-                    && got.iter().zip(&taped).all(|(g, t)| (g - t).abs() <= 1e-12 * t.abs().max(1.0));
+                    && got
+                        .iter()
+                        .zip(&taped)
+                        .all(|(g, t)| (g - t).abs() <= 1e-12 * t.abs().max(1.0));
                 if !close {
                     failures.push(format!("{name}, n = {n}, {ck}: {got:?}, taped {taped:?}"));
                 }
@@ -98,12 +110,23 @@ fn checkpointed_loops_give_the_taped_gradient() {
 fn automatic_checkpointing_of_long_loops() {
     let a = [0.3, -0.7, 1.1, 0.25, -0.4];
     let mut failures = Vec::new();
-    for (name, shape) in SHAPES.iter().filter(|(n, _)| ["scalar_for", "scalar_while", "break_and_return", "in_a_callee"].contains(n)) {
+    for (name, shape) in SHAPES.iter().filter(|(n, _)| {
+        [
+            "scalar_for",
+            "scalar_while",
+            "break_and_return",
+            "in_a_callee",
+        ]
+        .contains(n)
+    }) {
         for n in [1023, 1025, 70_000, 200_000] {
             let taped = gradient(&shape.replace("@CK@", ""), 0.8, &a, n);
             let got = gradient(&shape.replace("@CK@", "[checkpoint]"), 0.8, &a, n);
             let close = got.len() == taped.len()
-                && got.iter().zip(&taped).all(|(g, t)| (g - t).abs() <= 1e-10 * t.abs().max(1.0));
+                && got
+                    .iter()
+                    .zip(&taped)
+                    .all(|(g, t)| (g - t).abs() <= 1e-10 * t.abs().max(1.0));
             if !close {
                 failures.push(format!("{name}, n = {n}: {got:?}, taped {taped:?}"));
             }
@@ -119,13 +142,20 @@ fn automatic_checkpointing_of_long_loops() {
 /// at most `K` iterations at a time.
 #[test]
 fn checkpointed_tape_grows_with_the_segments() {
-    let shape = SHAPES.iter().find(|(n, _)| *n == "scalar_for").expect("shape").1;
+    let shape = SHAPES
+        .iter()
+        .find(|(n, _)| *n == "scalar_for")
+        .expect("shape")
+        .1;
     let report = |ck: &str| {
         let src = format!("{}\n[autodiff_reverse(df, Active, Duplicated, Const, Active)]\ndouble entry(double x, double[] a, int n) {{ return f(x, a, n); }}", shape.replace("@CK@", ck));
         adc::driver::tape_reports("ck.ad", &src, false).unwrap_or_else(|f| panic!("{f}"))
     };
     let per_iteration = |reports: &[adc::tape::Report], name: &str| -> u64 {
-        let r = reports.iter().find(|r| r.function == name).unwrap_or_else(|| panic!("no report of {name}: {reports:?}"));
+        let r = reports
+            .iter()
+            .find(|r| r.function == name)
+            .unwrap_or_else(|| panic!("no report of {name}: {reports:?}"));
         assert_eq!(r.loops.len(), 1, "{name} has one taping loop: {r:?}");
         u64::from(r.loops[0].bytes_per_iteration)
     };

@@ -25,7 +25,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Seeds of the fixed range that fail because of known, not yet fixed
@@ -58,7 +61,12 @@ impl Stats {
         );
         for (k, v) in &self.failures {
             let first: Vec<String> = v.iter().take(10).map(|s| s.to_string()).collect();
-            s += &format!("  {k}: {} (seeds {}{})\n", v.len(), first.join(", "), if v.len() > 10 { ", ..." } else { "" });
+            s += &format!(
+                "  {k}: {} (seeds {}{})\n",
+                v.len(),
+                first.join(", "),
+                if v.len() > 10 { ", ..." } else { "" }
+            );
         }
         s
     }
@@ -80,7 +88,11 @@ fn drive(
     let stats = Mutex::new(Stats::default());
     let inflight: Mutex<Vec<Option<(u64, std::time::Instant)>>> = Mutex::new(vec![None; threads]);
     let log = log.map(|d| {
-        let f = std::fs::OpenOptions::new().create(true).append(true).open(format!("{d}/results-{start}.tsv")).expect("results log");
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(format!("{d}/results-{start}.tsv"))
+            .expect("results log");
         (d.to_string(), Mutex::new(f))
     });
     let done = std::sync::atomic::AtomicBool::new(false);
@@ -95,7 +107,10 @@ fn drive(
                     std::thread::sleep(std::time::Duration::from_millis(500));
                     for (seed, t0) in inflight.lock().unwrap().iter().flatten() {
                         if t0.elapsed().as_secs() > 60 {
-                            let _ = std::fs::write(format!("{dir}/hang-{seed}.txt"), oracle::module(&gen::generate(*seed), oracle::second_order(*seed)));
+                            let _ = std::fs::write(
+                                format!("{dir}/hang-{seed}.txt"),
+                                oracle::module(&gen::generate(*seed), oracle::second_order(*seed)),
+                            );
                             eprintln!("seed {seed} hangs");
                             std::process::exit(42);
                         }
@@ -118,7 +133,10 @@ fn drive(
                         continue;
                     }
                     if let Some((dir, _)) = log {
-                        let _ = std::fs::write(format!("{dir}/inflight-{start}-{t}.txt"), seed.to_string());
+                        let _ = std::fs::write(
+                            format!("{dir}/inflight-{start}-{t}.txt"),
+                            seed.to_string(),
+                        );
                         inflight.lock().unwrap()[t] = Some((seed, std::time::Instant::now()));
                     }
                     let (p, second, pts, o) = run_seed(seed);
@@ -127,19 +145,28 @@ fn drive(
                     }
                     if let Some((_, f)) = log {
                         use std::io::Write;
-                        let _ = writeln!(f.lock().unwrap(), "{seed}\t{}", o.oracle().unwrap_or("pass"));
+                        let _ = writeln!(
+                            f.lock().unwrap(),
+                            "{seed}\t{}",
+                            o.oracle().unwrap_or("pass")
+                        );
                         inflight.lock().unwrap()[t] = None;
                     }
                     let mut st = stats.lock().unwrap();
                     st.programs += 1;
                     st.second_order += second as u64;
                     match o {
-                        Outcome::Pass { fd_checked, fd_skipped } => {
+                        Outcome::Pass {
+                            fd_checked,
+                            fd_skipped,
+                        } => {
                             st.passed += 1;
                             st.fd_checked += fd_checked as u64;
                             st.fd_skipped += fd_skipped as u64;
                         }
-                        Outcome::Fail { oracle, .. } => st.failures.entry(oracle).or_default().push(seed),
+                        Outcome::Fail { oracle, .. } => {
+                            st.failures.entry(oracle).or_default().push(seed)
+                        }
                     }
                     if st.programs % 500 == 0 {
                         progress(&st);
@@ -179,17 +206,37 @@ fn fixed_seeds() {
     );
     eprintln!("{}", stats.summary());
     let report = report.into_inner().unwrap();
-    assert!(report.is_empty(), "{}\n\n{}", report.join("\n\n"), stats.summary());
-    assert!(stats.fd_checked > stats.programs, "too few finite-difference checks: {}", stats.summary());
+    assert!(
+        report.is_empty(),
+        "{}\n\n{}",
+        report.join("\n\n"),
+        stats.summary()
+    );
+    assert!(
+        stats.fd_checked > stats.programs,
+        "too few finite-difference checks: {}",
+        stats.summary()
+    );
 }
 
 fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 /// Writes the shrunk program of a failure to `dir` (at most two per
 /// oracle key).
-fn record(dir: &str, written: &Mutex<BTreeMap<String, usize>>, seed: u64, p: &gen::Program, second: bool, pts: &[(f64, f64, Vec<f64>)], key: &str, detail: &str) {
+fn record(
+    dir: &str,
+    written: &Mutex<BTreeMap<String, usize>>,
+    seed: u64,
+    p: &gen::Program,
+    second: bool,
+    pts: &[(f64, f64, Vec<f64>)],
+    key: &str,
+    detail: &str,
+) {
     {
         let mut w = written.lock().unwrap();
         let n = w.entry(key.to_string()).or_default();
@@ -198,12 +245,18 @@ fn record(dir: &str, written: &Mutex<BTreeMap<String, usize>>, seed: u64, p: &ge
         }
         *n += 1;
     }
-    let small = oracle::shrink(p, 300, &|c| oracle::check(c, second, pts).oracle() == Some(key));
+    let small = oracle::shrink(p, 300, &|c| {
+        oracle::check(c, second, pts).oracle() == Some(key)
+    });
     let detail = match oracle::check(&small, second, pts) {
         Outcome::Fail { detail, .. } => detail,
         _ => detail.to_string(),
     };
-    let mut text = format!("// difftest finding: oracle `{key}`, seed {seed} (shrunk from {} to {} statements)\n", p.count(), small.count());
+    let mut text = format!(
+        "// difftest finding: oracle `{key}`, seed {seed} (shrunk from {} to {} statements)\n",
+        p.count(),
+        small.count()
+    );
     for l in detail.lines() {
         text += &format!("// {l}\n");
     }
@@ -222,7 +275,8 @@ fn campaign() {
     let count = env_u64("ADC_DIFFTEST_SEEDS", 1000);
     let start = env_u64("ADC_DIFFTEST_START", 0);
     let threads = env_u64("ADC_DIFFTEST_THREADS", 2) as usize;
-    let dir = std::env::var("ADC_DIFFTEST_OUT").unwrap_or_else(|_| "/work/difftest-findings".into());
+    let dir =
+        std::env::var("ADC_DIFFTEST_OUT").unwrap_or_else(|_| "/work/difftest-findings".into());
     let _ = std::fs::create_dir_all(&dir);
     let written = Mutex::new(BTreeMap::new());
     let t0 = std::time::Instant::now();
@@ -237,14 +291,25 @@ fn campaign() {
         count,
         threads,
         &skip,
-        &|seed, p, second, pts, key, detail| record(&dir, &written, seed, p, second, pts, key, detail),
+        &|seed, p, second, pts, key, detail| {
+            record(&dir, &written, seed, p, second, pts, key, detail)
+        },
         &|st| {
-            let text = format!("seeds {start}.., {:.0} s\n{}", t0.elapsed().as_secs_f64(), st.summary());
+            let text = format!(
+                "seeds {start}.., {:.0} s\n{}",
+                t0.elapsed().as_secs_f64(),
+                st.summary()
+            );
             let _ = std::fs::write(&progress_file, text);
         },
         Some(&dir),
     );
-    let text = format!("seeds {start}..{}, {:.0} s\n{}", start + count, t0.elapsed().as_secs_f64(), stats.summary());
+    let text = format!(
+        "seeds {start}..{}, {:.0} s\n{}",
+        start + count,
+        t0.elapsed().as_secs_f64(),
+        stats.summary()
+    );
     let _ = std::fs::write(&progress_file, &text);
     println!("{text}");
 }

@@ -53,14 +53,17 @@ const SHAPES: &[(&str, &str)] = &[
 
 fn gradient(src: &str, x: f64, a: &[f64]) -> Vec<f64> {
     let full = format!("{src}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}");
-    let j = adc::compile_jit("split.ad", &full, false).unwrap_or_else(|e| panic!("does not compile:\n{e}\n{full}"));
+    let j = adc::compile_jit("split.ad", &full, false)
+        .unwrap_or_else(|e| panic!("does not compile:\n{e}\n{full}"));
     let mut args = [
         ArgValue::Scalar(Constant::F64(x)),
         ArgValue::Array(ArrayValue::F64(a.to_vec())),
         ArgValue::Array(ArrayValue::F64(vec![0.0; a.len()])),
         ArgValue::Scalar(Constant::F64(1.0)),
     ];
-    let out = j.call("df", &mut args).unwrap_or_else(|e| panic!("{e}\n{full}"));
+    let out = j
+        .call("df", &mut args)
+        .unwrap_or_else(|e| panic!("{e}\n{full}"));
     let mut g: Vec<f64> = out
         .iter()
         .map(|c| match c {
@@ -68,7 +71,9 @@ fn gradient(src: &str, x: f64, a: &[f64]) -> Vec<f64> {
             other => panic!("{other:?}"),
         })
         .collect();
-    let ArgValue::Array(ArrayValue::F64(d_a)) = &args[2] else { unreachable!() };
+    let ArgValue::Array(ArrayValue::F64(d_a)) = &args[2] else {
+        unreachable!()
+    };
     g.extend(d_a);
     g
 }
@@ -81,7 +86,10 @@ fn split_calls_give_the_joint_gradient() {
         let split = gradient(&shape.replace("@CK@", ""), 0.8, &a);
         let joint = gradient(&shape.replace("@CK@", "[checkpoint]"), 0.8, &a);
         let close = split.len() == joint.len()
-            && split.iter().zip(&joint).all(|(s, j)| (s - j).abs() <= 1e-12 * j.abs().max(1.0));
+            && split
+                .iter()
+                .zip(&joint)
+                .all(|(s, j)| (s - j).abs() <= 1e-12 * j.abs().max(1.0));
         if !close {
             failures.push(format!("{name}: split {split:?}, joint {joint:?}"));
         }
@@ -99,6 +107,9 @@ fn calls_use_the_two_halves() {
     let text = m.to_string();
     let df = &text[text.find("func @df").expect("df")..];
     let df = &df[..df.find("\n}").expect("end")];
-    assert!(df.contains("call @__adc_aug_p") && df.contains("call @__adc_rev_p"), "{df}");
+    assert!(
+        df.contains("call @__adc_aug_p") && df.contains("call @__adc_rev_p"),
+        "{df}"
+    );
     assert!(!df.contains("__adc_vjp_p"), "{df}");
 }

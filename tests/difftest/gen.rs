@@ -41,8 +41,15 @@ impl Rng {
 /// shrinker (loop counters whose removal would make a loop endless).
 #[derive(Clone, Debug)]
 pub enum Stmt {
-    Line { text: String, keep: bool },
-    Block { head: String, body: Vec<Stmt>, els: Option<Vec<Stmt>> },
+    Line {
+        text: String,
+        keep: bool,
+    },
+    Block {
+        head: String,
+        body: Vec<Stmt>,
+        els: Option<Vec<Stmt>>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -61,7 +68,10 @@ pub struct Program {
 }
 
 fn line(s: String) -> Stmt {
-    Stmt::Line { text: s, keep: false }
+    Stmt::Line {
+        text: s,
+        keep: false,
+    }
 }
 
 fn render_stmts(out: &mut String, stmts: &[Stmt], ind: usize) {
@@ -106,9 +116,7 @@ impl Program {
             v.iter()
                 .map(|s| match s {
                     Stmt::Line { .. } => 1,
-                    Stmt::Block { body, els, .. } => {
-                        1 + c(body) + els.as_ref().map_or(0, |e| c(e))
-                    }
+                    Stmt::Block { body, els, .. } => 1 + c(body) + els.as_ref().map_or(0, |e| c(e)),
                 })
                 .sum()
         }
@@ -222,7 +230,9 @@ struct Gen {
 /// parser on this branch does not yet (E0001 "unexpected character").
 const VIEWS: bool = false;
 
-const LITS: &[&str] = &["0.5", "1.0", "-0.7", "0.25", "2.0", "-1.5", ".3", "1.", "0.9", "3.0"];
+const LITS: &[&str] = &[
+    "0.5", "1.0", "-0.7", "0.25", "2.0", "-1.5", ".3", "1.", "0.9", "3.0",
+];
 
 impl Gen {
     fn name(&mut self, p: &str) -> String {
@@ -367,16 +377,30 @@ impl Gen {
             Kind::Scalar => format!("{}({a}, {})", h.name, self.dexpr(d)),
             Kind::Rec => format!("{}({a}, {})", h.name, self.rng.below(4)),
             _ => {
-                let arrs: Vec<Arr> = self.arrays.iter().filter(|a| a.min_len >= 1).cloned().collect();
+                let arrs: Vec<Arr> = self
+                    .arrays
+                    .iter()
+                    .filter(|a| a.min_len >= 1)
+                    .cloned()
+                    .collect();
                 let arr = &arrs[self.rng.below(arrs.len())];
-                let view = if VIEWS && arr.min_len >= 2 && self.rng.chance(0.3) { "[1..]" } else { "" };
+                let view = if VIEWS && arr.min_len >= 2 && self.rng.chance(0.3) {
+                    "[1..]"
+                } else {
+                    ""
+                };
                 format!("{}({}{view}, {a})", h.name, arr.name)
             }
         }
     }
 
     fn assignable(&mut self) -> Option<String> {
-        let v: Vec<String> = self.dvars.iter().filter(|d| d.1).map(|d| d.0.clone()).collect();
+        let v: Vec<String> = self
+            .dvars
+            .iter()
+            .filter(|d| d.1)
+            .map(|d| d.0.clone())
+            .collect();
         (!v.is_empty()).then(|| v[self.rng.below(v.len())].clone())
     }
 
@@ -403,7 +427,10 @@ impl Gen {
         self.loop_depth += 1;
         let mut body = Vec::new();
         if let Some(k) = counter {
-            body.push(Stmt::Line { text: format!("{k}++;"), keep: true });
+            body.push(Stmt::Line {
+                text: format!("{k}++;"),
+                keep: true,
+            });
         }
         body.extend(self.block(n));
         self.in_loop = was;
@@ -442,7 +469,9 @@ impl Gen {
                 self.dvars.push((v, true));
             }
             12..=29 => {
-                let Some(v) = self.assignable() else { return self.stmt(out) };
+                let Some(v) = self.assignable() else {
+                    return self.stmt(out);
+                };
                 let e = self.dexpr(3);
                 let s = match self.rng.below(6) {
                     0..=2 => format!("{v} = {};", self.squash(e)),
@@ -460,7 +489,11 @@ impl Gen {
                     let n = 1 + self.rng.below(2);
                     self.block(n)
                 });
-                out.push(Stmt::Block { head: format!("if ({c})"), body, els });
+                out.push(Stmt::Block {
+                    head: format!("if ({c})"),
+                    body,
+                    els,
+                });
             }
             40..=51 if self.loop_depth < 3 => {
                 let i = self.name("i");
@@ -480,15 +513,24 @@ impl Gen {
                 let k = self.name("k");
                 let b = self.bound();
                 let ck = self.checkpoint();
-                out.push(Stmt::Line { text: format!("int {k} = 0;"), keep: false });
+                out.push(Stmt::Line {
+                    text: format!("int {k} = 0;"),
+                    keep: false,
+                });
                 self.ivars.push(k.clone());
                 let n = 1 + self.rng.below(3);
                 let body = self.loop_body(n, Some(&k), ck);
-                out.push(Stmt::Block { head: format!("{ck}while ({k} < {b})"), body, els: None });
+                out.push(Stmt::Block {
+                    head: format!("{ck}while ({k} < {b})"),
+                    body,
+                    els: None,
+                });
             }
             58..=61 if self.loop_depth < 3 => {
                 // A loop that overwrites a variable without reading it.
-                let Some(v) = self.assignable() else { return self.stmt(out) };
+                let Some(v) = self.assignable() else {
+                    return self.stmt(out);
+                };
                 let i = self.name("i");
                 let b = self.bound();
                 let pos = self.dvars.iter().position(|d| d.0 == v).unwrap();
@@ -507,15 +549,19 @@ impl Gen {
             62..=67 if !self.in_ck => {
                 // A local array, filled.
                 let t = self.name("t");
-                let (len, min) = if self.rng.chance(0.3) && self.arrays.iter().any(|a| a.name == "a") {
-                    ("len(a)".to_string(), 3)
-                } else {
-                    let n = 1 + self.rng.below(5);
-                    (n.to_string(), n)
-                };
+                let (len, min) =
+                    if self.rng.chance(0.3) && self.arrays.iter().any(|a| a.name == "a") {
+                        ("len(a)".to_string(), 3)
+                    } else {
+                        let n = 1 + self.rng.below(5);
+                        (n.to_string(), n)
+                    };
                 if self.rng.chance(0.2) && min <= 3 && len != "len(a)" {
                     let elems: Vec<String> = (0..min).map(|_| self.dexpr(1)).collect();
-                    out.push(line(format!("double {t}[{len}] = {{{}}};", elems.join(", "))));
+                    out.push(line(format!(
+                        "double {t}[{len}] = {{{}}};",
+                        elems.join(", ")
+                    )));
                 } else {
                     out.push(line(format!("double {t}[{len}];")));
                     let i = self.name("i");
@@ -529,7 +575,11 @@ impl Gen {
                         els: None,
                     });
                 }
-                self.arrays.push(Arr { name: t, min_len: min, writable: true });
+                self.arrays.push(Arr {
+                    name: t,
+                    min_len: min,
+                    writable: true,
+                });
                 self.has_arr = true;
             }
             68..=75 => {
@@ -547,7 +597,11 @@ impl Gen {
                 if arr.min_len >= 1 && !inout.is_empty() && self.rng.chance(0.4) {
                     let h = &inout[self.rng.below(inout.len())];
                     self.has_arr |= h.has_arr;
-                    let view = if VIEWS && arr.min_len >= 2 && self.rng.chance(0.3) { "[1..]" } else { "" };
+                    let view = if VIEWS && arr.min_len >= 2 && self.rng.chance(0.3) {
+                        "[1..]"
+                    } else {
+                        ""
+                    };
                     let e = self.dexpr(2);
                     out.push(line(format!("{}({}{view}, {e});", h.name, arr.name)));
                 } else {
@@ -574,7 +628,11 @@ impl Gen {
             }
             80..=87 if self.in_loop => {
                 let c = self.cond(1);
-                let what = if self.rng.chance(0.5) { "break" } else { "continue" };
+                let what = if self.rng.chance(0.5) {
+                    "break"
+                } else {
+                    "continue"
+                };
                 out.push(line(format!("if ({c}) {what};")));
             }
             88..=91 => {
@@ -588,7 +646,9 @@ impl Gen {
                 out.push(line(s));
             }
             _ => {
-                let Some(v) = self.assignable() else { return self.stmt(out) };
+                let Some(v) = self.assignable() else {
+                    return self.stmt(out);
+                };
                 let e = self.dexpr(1);
                 let e = self.call_expr(e, 2);
                 out.push(line(format!("{v} = {};", self.squash(e))));
@@ -611,7 +671,11 @@ impl Gen {
 
     fn helper(&mut self, kind: Kind) -> Func {
         let name = self.name("h");
-        let ck = if self.rng.chance(0.3) { "[checkpoint]\n" } else { "" };
+        let ck = if self.rng.chance(0.3) {
+            "[checkpoint]\n"
+        } else {
+            ""
+        };
         let budget = 2 + self.rng.below(5);
         let n = 1 + self.rng.below(4);
         let (sig, body) = match kind {
@@ -623,7 +687,11 @@ impl Gen {
                 (format!("double {name}(double u, double w)"), b)
             }
             Kind::ArrayIn => {
-                let arr = Arr { name: "b".into(), min_len: 1, writable: false };
+                let arr = Arr {
+                    name: "b".into(),
+                    min_len: 1,
+                    writable: false,
+                };
                 self.reset(&["u"], vec![arr], true, budget);
                 let mut b = self.block(n);
                 let e = self.dexpr(3);
@@ -631,7 +699,11 @@ impl Gen {
                 (format!("double {name}(double[] b, double u)"), b)
             }
             Kind::Inout => {
-                let arr = Arr { name: "t".into(), min_len: 1, writable: true };
+                let arr = Arr {
+                    name: "t".into(),
+                    min_len: 1,
+                    writable: true,
+                };
                 self.reset(&["u"], vec![arr], false, budget);
                 let i = self.name("i");
                 self.ivars.push(i.clone());
@@ -665,8 +737,16 @@ impl Gen {
             }
         };
         let has_arr = self.has_arr;
-        self.helpers.push(Helper { name, kind, has_arr });
-        Func { attrs: ck.to_string(), sig, body }
+        self.helpers.push(Helper {
+            name,
+            kind,
+            has_arr,
+        });
+        Func {
+            attrs: ck.to_string(),
+            sig,
+            body,
+        }
     }
 }
 
@@ -693,7 +773,11 @@ pub fn generate(seed: u64) -> Program {
         let kind = [Kind::Scalar, Kind::ArrayIn, Kind::Inout, Kind::Rec][g.rng.below(4)];
         funcs.push(g.helper(kind));
     }
-    let arr = Arr { name: "a".into(), min_len: 3, writable: false };
+    let arr = Arr {
+        name: "a".into(),
+        min_len: 3,
+        writable: false,
+    };
     let budget = 6 + g.rng.below(20);
     g.reset(&["x", "y"], vec![arr], true, budget);
     let mut body = Vec::new();
@@ -712,6 +796,10 @@ pub fn generate(seed: u64) -> Program {
     let e2 = g.dexpr(2);
     body.push(line(format!("return {} + 0.5 * {e2};", g.squash(e))));
     let alen = 3 + g.rng.below(4);
-    funcs.push(Func { attrs: String::new(), sig: "double f(double x, double y, double[] a)".into(), body });
+    funcs.push(Func {
+        attrs: String::new(),
+        sig: "double f(double x, double y, double[] a)".into(),
+        body,
+    });
     Program { funcs, alen }
 }

@@ -16,7 +16,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 #[derive(Debug, Clone)]
 pub enum Outcome {
     /// Passed; how many finite-difference comparisons were made and skipped.
-    Pass { fd_checked: usize, fd_skipped: usize },
+    Pass {
+        fd_checked: usize,
+        fd_skipped: usize,
+    },
     /// Failed: which oracle (a short key used to group findings) and details.
     Fail { oracle: String, detail: String },
 }
@@ -84,8 +87,14 @@ pub fn quiet_panics() {
     ONCE.call_once(|| {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if std::thread::current().name().is_some_and(|n| n.starts_with("difftest")) {
-                let loc = info.location().map(|l| format!(" at {l}")).unwrap_or_default();
+            if std::thread::current()
+                .name()
+                .is_some_and(|n| n.starts_with("difftest"))
+            {
+                let loc = info
+                    .location()
+                    .map(|l| format!(" at {l}"))
+                    .unwrap_or_default();
                 let msg = info
                     .payload()
                     .downcast_ref::<String>()
@@ -145,8 +154,14 @@ pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome
             let msg = LAST_PANIC.with(|m| m.borrow().clone());
             // Group panics by their location, without the message's values.
             let loc = msg.rsplit(" at ").next().unwrap_or("").to_string();
-            let loc = loc.rsplit_once(':').map(|(a, _)| a.to_string()).unwrap_or(loc);
-            Outcome::Fail { oracle: format!("panic {loc}"), detail: msg }
+            let loc = loc
+                .rsplit_once(':')
+                .map(|(a, _)| a.to_string())
+                .unwrap_or(loc);
+            Outcome::Fail {
+                oracle: format!("panic {loc}"),
+                detail: msg,
+            }
         }
     }
 }
@@ -165,7 +180,11 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
                         m.push('#');
                     }
                 }
-                format!("compile {} {}", d.code, m.chars().take(60).collect::<String>())
+                format!(
+                    "compile {} {}",
+                    d.code,
+                    m.chars().take(60).collect::<String>()
+                )
             });
             return fail(&key, e.rendered);
         }
@@ -185,14 +204,23 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
         // (a) reverse against forward.
         let mut args = [s(x), s(y), arr(a), arr(&vec![0.0; n]), s(1.0)];
         let rev = call(&j, "f_rev", &mut args)?;
-        let ArgValue::Array(ArrayValue::F64(da)) = &args[3] else { unreachable!() };
+        let ArgValue::Array(ArrayValue::F64(da)) = &args[3] else {
+            unreachable!()
+        };
         let mut grad = vec![rev[1], rev[2]];
         grad.extend(da);
         if !close(rev[0], p0, 1e-12, 0.0) {
-            return fail("primal", format!("f_rev's primal {} but f gives {p0}", rev[0]));
+            return fail(
+                "primal",
+                format!("f_rev's primal {} but f gives {p0}", rev[0]),
+            );
         }
         let fwd = |v: &[f64]| -> Result<(f64, f64), Fail> {
-            let r = call(&j, "f_fwd", &mut [s(x), s(v[0]), s(y), s(v[1]), arr(a), arr(&v[2..])])?;
+            let r = call(
+                &j,
+                "f_fwd",
+                &mut [s(x), s(v[0]), s(y), s(v[1]), arr(a), arr(&v[2..])],
+            )?;
             Ok((r[0], r[1]))
         };
         let mut dirs: Vec<Vec<f64>> = (0..n + 2)
@@ -223,7 +251,10 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
         let fd = |h: f64| -> Result<f64, Fail> {
             let ap: Vec<f64> = a.iter().zip(&v[2..]).map(|(a, v)| a + h * v).collect();
             let am: Vec<f64> = a.iter().zip(&v[2..]).map(|(a, v)| a - h * v).collect();
-            Ok((f(x + h * v[0], y + h * v[1], &ap)? - f(x - h * v[0], y - h * v[1], &am)?) / (2.0 * h))
+            Ok(
+                (f(x + h * v[0], y + h * v[1], &ap)? - f(x - h * v[0], y - h * v[1], &am)?)
+                    / (2.0 * h),
+            )
         };
         let (fd1, fd2) = (fd(1e-4)?, fd(1e-5)?);
         if !close(fd1, fd2, 1e-6, 0.0) || !fd1.is_finite() {
@@ -240,10 +271,21 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
             }
         }
         if second {
-            check_second(&j, x, y, a, grad[0] + 0.5 * grad[1], &mut fd_checked, &mut fd_skipped)?;
+            check_second(
+                &j,
+                x,
+                y,
+                a,
+                grad[0] + 0.5 * grad[1],
+                &mut fd_checked,
+                &mut fd_skipped,
+            )?;
         }
     }
-    Ok(Outcome::Pass { fd_checked, fd_skipped })
+    Ok(Outcome::Pass {
+        fd_checked,
+        fd_skipped,
+    })
 }
 
 fn check_second(
@@ -256,11 +298,17 @@ fn check_second(
     fd_skipped: &mut usize,
 ) -> Result<(), Fail> {
     let at = format!("at x={x:?} y={y:?} a={a:?}");
-    let gr = |x: f64, y: f64| -> Result<f64, Fail> { Ok(call(j, "gr", &mut [s(x), s(y), arr(a)])?[0]) };
+    let gr =
+        |x: f64, y: f64| -> Result<f64, Fail> { Ok(call(j, "gr", &mut [s(x), s(y), arr(a)])?[0]) };
     let gf = call(j, "gf", &mut [s(x), s(y), arr(a)])?[0];
     let g = gr(x, y)?;
     if !close(g, g1, 1e-9, 0.0) || !close(gf, g1, 1e-9, 0.0) {
-        return fail("second_order", format!("{at}\nfirst derivatives: through f_r2 {g:?}, through f_f2 {gf:?}, f_rev {g1:?}"));
+        return fail(
+            "second_order",
+            format!(
+                "{at}\nfirst derivatives: through f_r2 {g:?}, through f_f2 {gf:?}, f_rev {g1:?}"
+            ),
+        );
     }
     let fwd = |name: &str| -> Result<(f64, f64), Fail> {
         let r = call(j, name, &mut [s(x), s(1.0), s(y), s(0.3), arr(a)])?;
@@ -280,20 +328,28 @@ fn check_second(
     let text = || format!("{at}\nd/d(1, 0.3) of (df/dx + 0.5 df/dy): {orders:?}");
     for (name, (p, h)) in &orders {
         if !close(*p, g, 1e-9, 0.0) {
-            return fail("second_order", format!("{name}: primal {p:?}, want {g:?}\n{}", text()));
+            return fail(
+                "second_order",
+                format!("{name}: primal {p:?}, want {g:?}\n{}", text()),
+            );
         }
         if !close(*h, h0, 1e-8, 0.0) {
             return fail("second_order", format!("{name} disagrees\n{}", text()));
         }
     }
-    let fd = |h: f64| -> Result<f64, Fail> { Ok((gr(x + h, y + 0.3 * h)? - gr(x - h, y - 0.3 * h)?) / (2.0 * h)) };
+    let fd = |h: f64| -> Result<f64, Fail> {
+        Ok((gr(x + h, y + 0.3 * h)? - gr(x - h, y - 0.3 * h)?) / (2.0 * h))
+    };
     let (fd1, fd2) = (fd(1e-4)?, fd(1e-5)?);
     if !close(fd1, fd2, 1e-6, 0.0) || !fd1.is_finite() {
         *fd_skipped += 1;
     } else {
         *fd_checked += 1;
         if !close(h0, fd2, 1e-5, 0.0) {
-            return fail("second_order_fd", format!("{}\ncentral differences of gr {fd1:?}, {fd2:?}", text()));
+            return fail(
+                "second_order_fd",
+                format!("{}\ncentral differences of gr {fd1:?}, {fd2:?}", text()),
+            );
         }
     }
     Ok(())

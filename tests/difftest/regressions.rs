@@ -10,7 +10,9 @@ fn compiles(src: &str) {
     let src = src.to_string();
     let r = std::thread::Builder::new()
         .name("difftest-regression".into())
-        .spawn(move || std::panic::catch_unwind(|| adc::compile_jit("repro.ad", &src, false).map(|_| ())))
+        .spawn(move || {
+            std::panic::catch_unwind(|| adc::compile_jit("repro.ad", &src, false).map(|_| ()))
+        })
         .unwrap()
         .join()
         .unwrap();

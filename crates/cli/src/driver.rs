@@ -229,12 +229,20 @@ pub fn load(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
 
 /// `adc tape`: the tape reports of a file's reverse derivatives (after
 /// every stage, as `compile` would build them).
-pub fn tape_reports(path: &str, source: &str, color: bool) -> Result<Vec<crate::tape::Report>, Failure> {
+pub fn tape_reports(
+    path: &str,
+    source: &str,
+    color: bool,
+) -> Result<Vec<crate::tape::Report>, Failure> {
     let mut module = load(path, source, color)?;
     let requested: Vec<String> = module
         .funcs
         .iter()
-        .filter(|f| f.deriv.as_ref().is_some_and(|d| d.mode == adc_ir::AdMode::Reverse))
+        .filter(|f| {
+            f.deriv
+                .as_ref()
+                .is_some_and(|d| d.mode == adc_ir::AdMode::Reverse)
+        })
         .map(|f| f.name.clone())
         .collect();
     run_stages_for(&mut module, Stage::Final, path, source, color)?;
@@ -242,5 +250,10 @@ pub fn tape_reports(path: &str, source: &str, color: bool) -> Result<Vec<crate::
         span.is_defined()
             .then(|| adc_frontend::diag::line_col(source, span.start).0 as u32)
     };
-    Ok(crate::tape::reports(&module, &requested, &locator(path, source), &line_of))
+    Ok(crate::tape::reports(
+        &module,
+        &requested,
+        &locator(path, source),
+        &line_of,
+    ))
 }

@@ -89,7 +89,8 @@ fn read_args(
             } else {
                 std::fs::read_to_string(path)
             };
-            loaded = text.map_err(|e| usage_error(&format!("cannot read `--args` from `{path}`: {e}")))?;
+            loaded =
+                text.map_err(|e| usage_error(&format!("cannot read `--args` from `{path}`: {e}")))?;
             Some(loaded.as_str())
         }
         None => args,

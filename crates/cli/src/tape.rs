@@ -108,14 +108,16 @@ pub fn reports(
         .map(|(_, f)| f)
         .collect();
     // Bytes per call outside loops, for the call sites.
-    let mut first: Vec<Report> = chosen
-        .iter()
-        .map(|f| report(f, locate, line_of))
-        .collect();
+    let mut first: Vec<Report> = chosen.iter().map(|f| report(f, locate, line_of)).collect();
     let per_call: BTreeMap<String, u32> = first
         .iter()
         .map(|r| {
-            let flat = r.entries.iter().filter(|e| e.loops.is_empty()).map(|e| e.bytes).sum();
+            let flat = r
+                .entries
+                .iter()
+                .filter(|e| e.loops.is_empty())
+                .map(|e| e.bytes)
+                .sum();
             (r.function.clone(), flat)
         })
         .collect();
@@ -174,7 +176,11 @@ fn natural_loops(f: &Function) -> Vec<(Block, BTreeSet<Block>)> {
     loops.into_iter().collect()
 }
 
-fn report(f: &Function, locate: &dyn Fn(Span) -> String, line_of: &dyn Fn(Span) -> Option<u32>) -> Report {
+fn report(
+    f: &Function,
+    locate: &dyn Fn(Span) -> String,
+    line_of: &dyn Fn(Span) -> Option<u32>,
+) -> Report {
     let loops = natural_loops(f);
     // A loop's line: the first defined span in its header (its condition).
     let line = |h: Block| -> u32 {
@@ -189,7 +195,9 @@ fn report(f: &Function, locate: &dyn Fn(Span) -> String, line_of: &dyn Fn(Span) 
     let mut per_loop: BTreeMap<usize, u32> = BTreeMap::new();
     for &b in &f.layout {
         // Loops around `b`, outermost (largest) first.
-        let mut around: Vec<usize> = (0..loops.len()).filter(|k| loops[*k].1.contains(&b)).collect();
+        let mut around: Vec<usize> = (0..loops.len())
+            .filter(|k| loops[*k].1.contains(&b))
+            .collect();
         around.sort_by_key(|k| std::cmp::Reverse(loops[*k].1.len()));
         for &i in &f.dfg.block(b).insts {
             let InstData::TapePush { value, tape: 0 } = f.dfg.inst(i) else {
@@ -257,8 +265,18 @@ fn report(f: &Function, locate: &dyn Fn(Span) -> String, line_of: &dyn Fn(Span) 
 pub fn render_text(reports: &[Report]) -> String {
     let mut out = String::new();
     for r in reports {
-        let flat: u32 = r.entries.iter().filter(|e| e.loops.is_empty()).map(|e| e.bytes).sum();
-        let _ = writeln!(out, "{}: {} entries, {flat} bytes per call outside loops", r.function, r.entries.len());
+        let flat: u32 = r
+            .entries
+            .iter()
+            .filter(|e| e.loops.is_empty())
+            .map(|e| e.bytes)
+            .sum();
+        let _ = writeln!(
+            out,
+            "{}: {} entries, {flat} bytes per call outside loops",
+            r.function,
+            r.entries.len()
+        );
         for e in &r.entries {
             let loops = if e.loops.is_empty() {
                 String::new()
@@ -266,13 +284,25 @@ pub fn render_text(reports: &[Report]) -> String {
                 let lines: Vec<String> = e.loops.iter().map(|l| format!("line {l}")).collect();
                 format!(" x loops at {}", lines.join(", "))
             };
-            let _ = writeln!(out, "  {:<24} {:<10} {:<10} {:>3} B{loops}", e.location, e.kind, e.ty, e.bytes);
+            let _ = writeln!(
+                out,
+                "  {:<24} {:<10} {:<10} {:>3} B{loops}",
+                e.location, e.kind, e.ty, e.bytes
+            );
         }
         for l in &r.loops {
-            let _ = writeln!(out, "  loop at line {}: {} bytes per iteration (inner loops not counted)", l.line, l.bytes_per_iteration);
+            let _ = writeln!(
+                out,
+                "  loop at line {}: {} bytes per iteration (inner loops not counted)",
+                l.line, l.bytes_per_iteration
+            );
         }
         for c in &r.calls {
-            let _ = writeln!(out, "  call of {} at {}: {} bytes per call, outside its loops", c.callee, c.location, c.bytes_per_call);
+            let _ = writeln!(
+                out,
+                "  call of {} at {}: {} bytes per call, outside its loops",
+                c.callee, c.location, c.bytes_per_call
+            );
         }
     }
     out

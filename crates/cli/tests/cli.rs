@@ -404,7 +404,10 @@ double f(double x, int n) {
         .collect();
     assert!(!looped.is_empty(), "{v}");
     assert_eq!(df["loops"][0]["line"], 4);
-    let sum: u64 = looped.iter().map(|e| e["bytes"].as_u64().expect("bytes")).sum();
+    let sum: u64 = looped
+        .iter()
+        .map(|e| e["bytes"].as_u64().expect("bytes"))
+        .sum();
     assert_eq!(df["loops"][0]["bytes_per_iteration"].as_u64(), Some(sum));
     let text = adc(&["tape", p.to_str().unwrap()]);
     assert_eq!(text.status.code(), Some(0));
@@ -421,10 +424,21 @@ fn print_in_a_callee_runs_once_per_primal_call() {
         "double h(double x, int n) { print(n); if (n == 0) return x; return sin(h(x, n - 1)) * x; }
 double f(double x) { return h(x, 3) + h(x * 0.5, 1); }",
     );
-    let o = adc(&["run", p.to_str().unwrap(), "--entry", "f", "--args", "[0.7]", "--grad"]);
+    let o = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "f",
+        "--args",
+        "[0.7]",
+        "--grad",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
-    let printed: Vec<&str> = out.lines().filter(|l| l.trim().parse::<i64>().is_ok()).collect();
+    let printed: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim().parse::<i64>().is_ok())
+        .collect();
     assert_eq!(printed, ["3", "2", "1", "0", "1", "0"], "{out}");
 }
 
@@ -436,7 +450,14 @@ fn args_from_a_file_and_from_stdin() {
     let big: Vec<String> = (0..40_000).map(|i| format!("{}", i % 3)).collect();
     let json = format!("[[{}], 0.5]", big.join(", "));
     let file = scratch("args_file.json", &json);
-    let o = adc(&["run", p.to_str().unwrap(), "--entry", "sum", "--args", &format!("@{}", file.display())]);
+    let o = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "sum",
+        "--args",
+        &format!("@{}", file.display()),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "19999.5");
     let mut child = Command::new(env!("CARGO_BIN_EXE_adc"))
@@ -446,10 +467,22 @@ fn args_from_a_file_and_from_stdin() {
         .spawn()
         .expect("spawn adc");
     use std::io::Write;
-    child.stdin.take().expect("stdin").write_all(b"[[1, 2, 3], 2]").expect("write");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"[[1, 2, 3], 2]")
+        .expect("write");
     let out = child.wait_with_output().expect("adc runs");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "12.0");
-    let missing = adc(&["run", p.to_str().unwrap(), "--entry", "sum", "--args", "@/nonexistent/args.json"]);
+    let missing = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "sum",
+        "--args",
+        "@/nonexistent/args.json",
+    ]);
     assert_eq!(missing.status.code(), Some(2));
 }
 
@@ -469,7 +502,11 @@ double f2(double[] x, int x_len, double d_x, double seed, double new) { return x
         "#include <stdio.h>\n#include \"names.h\"\nint main(void) { double x[2] = {2.0, 1.0}; printf(\"%g\\n\", f2(x, 2, 7, 3.0, 0.5, 1.0)); return 0; }\n",
     );
     assert!(header.contains("int64_t x_len,"), "{header}");
-    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "10", "{header}");
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout).trim(),
+        "10",
+        "{header}"
+    );
 }
 
 /// `static` functions (LANGUAGE.md §2) stay inside the object: a C program
@@ -491,9 +528,19 @@ double f(double x) { auto [y, d] = dsq(x, 1.0); return sq(x) + d; }";
         src,
         "#include <stdio.h>\n#include \"statics.h\"\ndouble sq(double x) { return -1.0; }\ndouble dsq(double x) { return -2.0; }\nint main(void) { printf(\"%g %g\\n\", f(3.0), sq(3.0)); return 0; }\n",
     );
-    assert!(!header.contains("sq") && !header.contains("cube"), "{header}");
+    assert!(
+        !header.contains("sq") && !header.contains("cube"),
+        "{header}"
+    );
     assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "36 -1");
     let p = scratch("statics_run.ad", src);
-    let o = adc(&["run", p.to_str().unwrap(), "--entry", "sq", "--args", "[3.0]"]);
+    let o = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "sq",
+        "--args",
+        "[3.0]",
+    ]);
     assert_eq!(stdout(&o).trim(), "9.0", "{}", stderr(&o));
 }

@@ -134,7 +134,11 @@ pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<V
             if !family.contains(p) {
                 continue;
             }
-            let members: Vec<Value> = args.iter().copied().filter(|a| family.contains(a)).collect();
+            let members: Vec<Value> = args
+                .iter()
+                .copied()
+                .filter(|a| family.contains(a))
+                .collect();
             if escaping.contains(p) || members.iter().any(|a| escaping.contains(a)) {
                 escaping.insert(*p);
                 escaping.extend(members);
@@ -148,7 +152,10 @@ pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<V
         .into_iter()
         .filter(|(v, _)| !escaping.contains(v))
         .collect();
-    let quiet = family.into_iter().filter(|v| !escaping.contains(v)).collect();
+    let quiet = family
+        .into_iter()
+        .filter(|v| !escaping.contains(v))
+        .collect();
     (stack, quiet)
 }
 

@@ -529,13 +529,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 ));
                 vec![self.b.ins().stack_addr(PTR, slot, 0)]
             }
-            InstData::ArrayNew { .. } if self.stack_arrays.contains_key(&self.func.dfg.inst_results(inst)[0]) => {
+            InstData::ArrayNew { .. }
+                if self
+                    .stack_arrays
+                    .contains_key(&self.func.dfg.inst_results(inst)[0]) =>
+            {
                 let r = self.func.dfg.inst_results(inst)[0];
                 let n = self.stack_arrays[&r];
                 let size = i64::from(self.func.dfg.value_type(r).elem().size());
                 // Whole 8-byte words, zeroed at every execution.
                 let words = (n.max(1) * size + 7) / 8;
-                let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (words * 8) as u32, 3));
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    (words * 8) as u32,
+                    3,
+                ));
                 let p = self.b.ins().stack_addr(PTR, slot, 0);
                 let z = self.b.ins().iconst(types::I64, 0);
                 for k in 0..words {
@@ -572,7 +580,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             }
             // A marker for the derivative passes.
             InstData::LoopCheckpoint { .. } => vec![],
-            InstData::DeferFree { array } | InstData::ArrayFree { array } if self.quiet_frees.contains(array) => vec![],
+            InstData::DeferFree { array } | InstData::ArrayFree { array }
+                if self.quiet_frees.contains(array) =>
+            {
+                vec![]
+            }
             InstData::DeferFree { array } => {
                 let p = self.vs(*array)[0];
                 self.defer_free(inst, p)?;

@@ -388,12 +388,18 @@ impl Machine<'_> {
                     }
                     InstData::TapeReclaim { handle } | InstData::TapeAdopt { handle } => {
                         let lent = match scalar(&env, *handle) {
-                            Constant::I64(h) => self.saved_tapes.get_mut(h as usize).and_then(Option::take),
+                            Constant::I64(h) => {
+                                self.saved_tapes.get_mut(h as usize).and_then(Option::take)
+                            }
                             _ => None,
                         };
                         match lent {
                             Some(t) => tapes = t,
-                            None => return Err(InterpError::Unsupported("a tape handle that holds no tape".into())),
+                            None => {
+                                return Err(InterpError::Unsupported(
+                                    "a tape handle that holds no tape".into(),
+                                ))
+                            }
                         }
                         None
                     }
@@ -404,7 +410,11 @@ impl Machine<'_> {
                         };
                         match slot {
                             Some(s) if s.is_none() => *s = Some(std::mem::take(&mut tapes)),
-                            _ => return Err(InterpError::Unsupported("a tape given back to a handle that holds one".into())),
+                            _ => {
+                                return Err(InterpError::Unsupported(
+                                    "a tape given back to a handle that holds one".into(),
+                                ))
+                            }
                         }
                         None
                     }

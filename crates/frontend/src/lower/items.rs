@@ -170,7 +170,11 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                     let src = module.func(id);
                     let (params, returns) = adc_ir::ad::spec_signature(src, &spec);
                     // What `static` generates is `static` too.
-                    let linkage = if src.linkage == Linkage::Static { Linkage::Static } else { Linkage::Export };
+                    let linkage = if src.linkage == Linkage::Static {
+                        Linkage::Static
+                    } else {
+                        Linkage::Export
+                    };
                     let mut func = Function::new(name.name.clone(), params, returns, linkage);
                     func.deriv = Some(spec);
                     func.deriv_span = a.span;
@@ -553,12 +557,20 @@ fn reaches_on_taken_edges(func: &adc_ir::Function, target: adc_ir::Block) -> boo
         if b == target {
             return true;
         }
-        let Some(t) = func.terminator(b) else { continue };
+        let Some(t) = func.terminator(b) else {
+            continue;
+        };
         match func.dfg.inst(t) {
-            InstData::Branch { cond, then_dest, else_dest } => {
+            InstData::Branch {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
                 let known = match func.dfg.value_def(*cond) {
                     ValueDef::Result(i, _) => match func.dfg.inst(i) {
-                        InstData::Const { value: Constant::Bool(v) } => Some(*v),
+                        InstData::Const {
+                            value: Constant::Bool(v),
+                        } => Some(*v),
                         _ => None,
                     },
                     _ => None,

@@ -37,7 +37,11 @@ pub fn run(func: &mut Function) -> bool {
         let ty = func.dfg.value_type(result);
         let elem = Type::Scalar(ty.elem());
         let span: Span = func.span(copy);
-        let (head, body, tail) = (func.dfg.make_block(), func.dfg.make_block(), func.dfg.make_block());
+        let (head, body, tail) = (
+            func.dfg.make_block(),
+            func.dfg.make_block(),
+            func.dfg.make_block(),
+        );
         func.layout.splice(pos + 1..pos + 1, [head, body, tail]);
         func.dfg.block_mut(tail).insts = insts[k + 1..].to_vec();
         func.dfg.block_mut(b).insts.truncate(k);
@@ -49,7 +53,9 @@ pub fn run(func: &mut Function) -> bool {
         // b: the new array (the copy's own result), then the loop.
         let e = at(b);
         let len = e.value(func, InstData::ArrayLen { array }, Type::I64);
-        let new = func.dfg.make_inst_with_results(InstData::ArrayNew { len }, vec![result]);
+        let new = func
+            .dfg
+            .make_inst_with_results(InstData::ArrayNew { len }, vec![result]);
         func.set_span(new, span);
         func.dfg.block_mut(b).insts.push(new);
         let zero = e.constant(func, Constant::I64(0));
@@ -63,19 +69,56 @@ pub fn run(func: &mut Function) -> bool {
         // head(i): i < len ? body : tail
         let i = func.dfg.append_block_param(head, Type::I64);
         let h = at(head);
-        let more = h.value(func, InstData::Cmp { cond: CmpCond::Lt, args: [i, len] }, Type::BOOL);
+        let more = h.value(
+            func,
+            InstData::Cmp {
+                cond: CmpCond::Lt,
+                args: [i, len],
+            },
+            Type::BOOL,
+        );
         let br = InstData::Branch {
             cond: more,
-            then_dest: BlockCall { block: body, args: vec![] },
-            else_dest: BlockCall { block: tail, args: vec![] },
+            then_dest: BlockCall {
+                block: body,
+                args: vec![],
+            },
+            else_dest: BlockCall {
+                block: tail,
+                args: vec![],
+            },
         };
         h.inst(func, br, None);
         // body: c[i] = a[i]; i + 1
         let d = at(body);
-        let v = d.value(func, InstData::Load { array, index: i, checked: true }, elem);
-        d.inst(func, InstData::Store { array: result, index: i, value: v, checked: true }, None);
+        let v = d.value(
+            func,
+            InstData::Load {
+                array,
+                index: i,
+                checked: true,
+            },
+            elem,
+        );
+        d.inst(
+            func,
+            InstData::Store {
+                array: result,
+                index: i,
+                value: v,
+                checked: true,
+            },
+            None,
+        );
         let one = d.constant(func, Constant::I64(1));
-        let next = d.value(func, InstData::Binary { op: BinaryOp::Add, args: [i, one] }, Type::I64);
+        let next = d.value(
+            func,
+            InstData::Binary {
+                op: BinaryOp::Add,
+                args: [i, one],
+            },
+            Type::I64,
+        );
         d.inst(func, to_head(next), None);
     }
 }

@@ -462,7 +462,11 @@ impl Linearizer<'_> {
                 let has_tan = adc_ir::ad::is_differentiable(ty);
                 let pop = matches!(data, InstData::TapePop { .. });
                 // An array's shadow is a pointer, hence primal.
-                let tag = if matches!(ty, Type::Scalar(_)) { Tag::Diff } else { Tag::Primal };
+                let tag = if matches!(ty, Type::Scalar(_)) {
+                    Tag::Diff
+                } else {
+                    Tag::Primal
+                };
                 let mut tv = None;
                 if has_tan && pop {
                     tv = Some(self.emit1(data.clone(), ty, tag));
@@ -611,7 +615,9 @@ impl Linearizer<'_> {
                 let vty = self.src.dfg.value_type(*value);
                 let d = match (t(self, *value), vty) {
                     (Tan::Val(d), _) => Some(d),
-                    (_, Type::Scalar(_)) if adc_ir::ad::is_differentiable(vty) => Some(self.mat(Tan::Zero, vty)),
+                    (_, Type::Scalar(_)) if adc_ir::ad::is_differentiable(vty) => {
+                        Some(self.mat(Tan::Zero, vty))
+                    }
                     (_, Type::Array(_)) if adc_ir::ad::is_differentiable(vty) => {
                         Some(self.emit1(InstData::ArrayNull, vty, Tag::Primal))
                     }

@@ -34,8 +34,8 @@ use crate::ad::AdError;
 use crate::util::incoming_edges;
 use adc_ir::verify::{dominates, dominators};
 use adc_ir::{
-    Block, BlockCall, Constant, Function, Inst, InstData, Linkage, Module, Param, ParamMode,
-    Span, Type, Value,
+    Block, BlockCall, Constant, Function, Inst, InstData, Linkage, Module, Param, ParamMode, Span,
+    Type, Value,
 };
 use std::collections::BTreeSet;
 
@@ -149,7 +149,12 @@ fn outline_loop(
     span: Span,
 ) -> Result<(), AdError> {
     let (_, idom) = dominators(g);
-    let order: Vec<Block> = g.layout.iter().copied().filter(|b| body.contains(b)).collect();
+    let order: Vec<Block> = g
+        .layout
+        .iter()
+        .copied()
+        .filter(|b| body.contains(b))
+        .collect();
     let mut defined: BTreeSet<Value> = BTreeSet::new();
     for &b in &order {
         defined.extend(g.dfg.block_params(b).iter().copied());
@@ -183,7 +188,9 @@ fn outline_loop(
     // Exit edges, in layout and successor order.
     let mut exits: Vec<(Block, usize, BlockCall)> = Vec::new();
     for &b in &order {
-        let t = g.terminator(b).expect("invariant: verified blocks end in a terminator");
+        let t = g
+            .terminator(b)
+            .expect("invariant: verified blocks end in a terminator");
         for (k, call) in g.dfg.inst(t).successors().into_iter().enumerate() {
             if !body.contains(&call.block) {
                 exits.push((b, k, call.clone()));
@@ -236,7 +243,9 @@ fn outline_loop(
         idom: &idom,
         span,
     };
-    seg.build(&mut s, &state, &captures, &exits, &exit_slot, &live, live_slot)?;
+    seg.build(
+        &mut s, &state, &captures, &exits, &exit_slot, &live, live_slot,
+    )?;
     let seg_id = module.push(s);
     let every = interval(every, g, header);
     let seg_id = match every {

@@ -158,10 +158,20 @@ pub fn declare(module: &mut Module, g: FuncId, jvp: FuncId) -> Split {
     let (rparams, rreturns) = spec_signature(&gf, &default_spec(&gf, AdMode::Reverse));
     let seeds = seed_count(&gf);
     let j = module.func(jvp).clone();
-    let lin = stub(module, format!("__adc_lin_{}", gf.name), j.params.clone(), j.returns.clone());
+    let lin = stub(
+        module,
+        format!("__adc_lin_{}", gf.name),
+        j.params.clone(),
+        j.returns.clone(),
+    );
     let mut aparams = rparams[..rparams.len() - seeds].to_vec();
     aparams.push(handle_param());
-    let aug = stub(module, format!("__adc_aug_{}", gf.name), aparams, gf.returns.clone());
+    let aug = stub(
+        module,
+        format!("__adc_aug_{}", gf.name),
+        aparams,
+        gf.returns.clone(),
+    );
     let mut vparams = rparams;
     vparams.push(handle_param());
     let rev = stub(module, format!("__adc_rev_{}", gf.name), vparams, rreturns);
@@ -230,7 +240,11 @@ pub fn forward_results(
 ) -> Result<Vec<Value>, AdError> {
     let span = u.deriv_span;
     // `unzip` lays the primal twins out in the same order, before.
-    let twin_of: BTreeMap<Block, Block> = dblocks.iter().copied().zip(u.layout.iter().copied()).collect();
+    let twin_of: BTreeMap<Block, Block> = dblocks
+        .iter()
+        .copied()
+        .zip(u.layout.iter().copied())
+        .collect();
     let mut def_in: BTreeMap<Value, Block> = BTreeMap::new();
     for &b in dblocks {
         def_in.extend(u.dfg.block_params(b).iter().map(|p| (*p, b)));
@@ -245,7 +259,9 @@ pub fn forward_results(
     let mut memo = BTreeMap::new();
     let mut results = Vec::new();
     for &a in args.iter().filter(|a| !kinds[a.index()]) {
-        results.push(materialize(u, out, &def_in, &twin_of, exit, a, &mut memo, 0)?);
+        results.push(materialize(
+            u, out, &def_in, &twin_of, exit, a, &mut memo, 0,
+        )?);
     }
     Ok(results)
 }
@@ -268,20 +284,35 @@ fn materialize(
     let Some(&b) = def_in.get(&a) else {
         return Ok(a);
     };
-    let i = def_inst(u, a).ok_or_else(|| cannot("a result is a reverse-sweep block parameter", span))?;
+    let i = def_inst(u, a)
+        .ok_or_else(|| cannot("a result is a reverse-sweep block parameter", span))?;
     let value = match u.dfg.inst(i) {
         InstData::TapeRead { tape: 0 } => {
-            let reads: Vec<Inst> = u.dfg.block(b).insts.iter().copied()
+            let reads: Vec<Inst> = u
+                .dfg
+                .block(b)
+                .insts
+                .iter()
+                .copied()
                 .filter(|x| matches!(u.dfg.inst(*x), InstData::TapeRead { tape: 0 }))
                 .collect();
-            let pushes: Vec<Value> = u.dfg.block(twin_of[&b]).insts.iter()
+            let pushes: Vec<Value> = u
+                .dfg
+                .block(twin_of[&b])
+                .insts
+                .iter()
                 .filter_map(|x| match u.dfg.inst(*x) {
                     InstData::TapePush { value, tape: 0 } => Some(*value),
                     _ => None,
                 })
                 .collect();
-            let k = reads.iter().position(|x| *x == i).expect("invariant: found among the block's reads");
-            *pushes.get(k).ok_or_else(|| cannot("tape reads and pushes do not pair up", span))?
+            let k = reads
+                .iter()
+                .position(|x| *x == i)
+                .expect("invariant: found among the block's reads");
+            *pushes
+                .get(k)
+                .ok_or_else(|| cannot("tape reads and pushes do not pair up", span))?
         }
         data if u.tag(i) == Tag::Primal
             && (data.is_pure() || matches!(data, InstData::Load { .. }))
@@ -296,7 +327,12 @@ fn materialize(
                 done.insert(x, m);
             }
             data.map_args(|x| mapped(&done, x));
-            let types: Vec<Type> = u.dfg.inst_results(i).iter().map(|r| u.dfg.value_type(*r)).collect();
+            let types: Vec<Type> = u
+                .dfg
+                .inst_results(i)
+                .iter()
+                .map(|r| u.dfg.value_type(*r))
+                .collect();
             let ni = out.dfg.make_inst(data, &types);
             out.set_span(ni, u.span(i));
             let insts = &mut out.dfg.block_mut(exit).insts;

@@ -343,7 +343,14 @@ impl Transposer<'_> {
                 )
             })?;
         if self.wants_turn {
-            let results = crate::ad::split::forward_results(u, &mut self.out, &self.kinds, &dblocks, exit_p, dexit)?;
+            let results = crate::ad::split::forward_results(
+                u,
+                &mut self.out,
+                &self.kinds,
+                &dblocks,
+                exit_p,
+                dexit,
+            )?;
             self.turn = Some(crate::ad::split::Turn {
                 exit: exit_p,
                 rev_entry: rblock[&dexit],

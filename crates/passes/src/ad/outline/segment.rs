@@ -10,13 +10,27 @@ use adc_ir::{
 use std::collections::BTreeMap;
 
 /// Appends `data` to `b` and returns its results.
-pub(super) fn emit(f: &mut Function, b: Block, data: InstData, types: &[Type], span: adc_ir::Span) -> Vec<Value> {
+pub(super) fn emit(
+    f: &mut Function,
+    b: Block,
+    data: InstData,
+    types: &[Type],
+    span: adc_ir::Span,
+) -> Vec<Value> {
     let i = f.append_inst(b, data, types, span);
     f.dfg.inst_results(i).to_vec()
 }
 
 pub(super) fn int(f: &mut Function, b: Block, k: i64, span: adc_ir::Span) -> Value {
-    emit(f, b, InstData::Const { value: Constant::I64(k) }, &[Type::I64], span)[0]
+    emit(
+        f,
+        b,
+        InstData::Const {
+            value: Constant::I64(k),
+        },
+        &[Type::I64],
+        span,
+    )[0]
 }
 
 pub(super) fn jump(f: &mut Function, b: Block, to: Block, args: Vec<Value>, span: adc_ir::Span) {
@@ -26,7 +40,14 @@ pub(super) fn jump(f: &mut Function, b: Block, to: Block, args: Vec<Value>, span
     f.append_inst(b, data, &[], span);
 }
 
-pub(super) fn branch(f: &mut Function, b: Block, cond: Value, then: BlockCall, other: BlockCall, span: adc_ir::Span) {
+pub(super) fn branch(
+    f: &mut Function,
+    b: Block,
+    cond: Value,
+    then: BlockCall,
+    other: BlockCall,
+    span: adc_ir::Span,
+) {
     let data = InstData::Branch {
         cond,
         then_dest: then,
@@ -59,7 +80,10 @@ impl SegmentBuilder<'_> {
         let mut map: BTreeMap<Value, Value> = BTreeMap::new();
         let entry = s.dfg.make_block();
         s.layout.push(entry);
-        let entry_state: Vec<Value> = state.iter().map(|v| s.dfg.append_block_param(entry, ty(v))).collect();
+        let entry_state: Vec<Value> = state
+            .iter()
+            .map(|v| s.dfg.append_block_param(entry, ty(v)))
+            .collect();
         for v in captures {
             let p = s.dfg.append_block_param(entry, ty(v));
             map.insert(*v, p);
@@ -75,17 +99,44 @@ impl SegmentBuilder<'_> {
         }
         let counter = s.dfg.append_block_param(hn, Type::I64);
         let zero = int(s, entry, 0, span);
-        jump(s, entry, hn, entry_state.into_iter().chain([zero]).collect(), span);
+        jump(
+            s,
+            entry,
+            hn,
+            entry_state.into_iter().chain([zero]).collect(),
+            span,
+        );
         let order: Vec<Block> = crate::util::dominator_order(g)
             .into_iter()
             .filter(|b| self.body.contains(b))
             .collect();
         let bmap: BTreeMap<Block, Block> = order.iter().map(|&b| (b, s.dfg.make_block())).collect();
-        let layout_order: Vec<Block> = g.layout.iter().copied().filter(|b| self.body.contains(b)).collect();
+        let layout_order: Vec<Block> = g
+            .layout
+            .iter()
+            .copied()
+            .filter(|b| self.body.contains(b))
+            .collect();
         let done_block = s.dfg.make_block();
         s.layout.push(done_block);
-        let done = emit(s, hn, InstData::Cmp { cond: CmpCond::Ge, args: [counter, iterations] }, &[Type::BOOL], span)[0];
-        branch(s, hn, done, to(done_block, vec![]), to(bmap[&self.header], vec![]), span);
+        let done = emit(
+            s,
+            hn,
+            InstData::Cmp {
+                cond: CmpCond::Ge,
+                args: [counter, iterations],
+            },
+            &[Type::BOOL],
+            span,
+        )[0];
+        branch(
+            s,
+            hn,
+            done,
+            to(done_block, vec![]),
+            to(bmap[&self.header], vec![]),
+            span,
+        );
         // Status 0: the state of the next header entry.
         let next_state: Vec<Value> = state.iter().map(|v| map[v]).collect();
         let mut rets = vec![int(s, done_block, 0, span)];
@@ -106,11 +157,18 @@ impl SegmentBuilder<'_> {
                 }
             }
             let insts = g.dfg.block(b).insts.clone();
-            let (term, body_insts) = insts.split_last().expect("invariant: verified blocks end in a terminator");
+            let (term, body_insts) = insts
+                .split_last()
+                .expect("invariant: verified blocks end in a terminator");
             for &i in body_insts {
                 let mut data = g.dfg.inst(i).clone();
                 data.map_args(|a| map.get(&a).copied().unwrap_or(a));
-                let types: Vec<Type> = g.dfg.inst_results(i).iter().map(|r| g.dfg.value_type(*r)).collect();
+                let types: Vec<Type> = g
+                    .dfg
+                    .inst_results(i)
+                    .iter()
+                    .map(|r| g.dfg.value_type(*r))
+                    .collect();
                 let out = emit(s, nb, data, &types, g.span(i));
                 for (r, o) in g.dfg.inst_results(i).iter().zip(out) {
                     map.insert(*r, o);
@@ -123,7 +181,16 @@ impl SegmentBuilder<'_> {
                 if call.block == self.header {
                     let c = *next_counter.get_or_insert_with(|| {
                         let one = int(s, nb, 1, span);
-                        emit(s, nb, InstData::Binary { op: BinaryOp::Add, args: [counter, one] }, &[Type::I64], span)[0]
+                        emit(
+                            s,
+                            nb,
+                            InstData::Binary {
+                                op: BinaryOp::Add,
+                                args: [counter, one],
+                            },
+                            &[Type::I64],
+                            span,
+                        )[0]
                     });
                     call.block = hn;
                     call.args.push(c);
@@ -202,7 +269,13 @@ impl SegmentBuilder<'_> {
 }
 
 /// Appends `data` to `b` just before its terminator.
-fn emit_before_terminator(f: &mut Function, b: Block, data: InstData, types: &[Type], span: adc_ir::Span) -> Value {
+fn emit_before_terminator(
+    f: &mut Function,
+    b: Block,
+    data: InstData,
+    types: &[Type],
+    span: adc_ir::Span,
+) -> Value {
     let i = f.dfg.make_inst(data, types);
     f.set_span(i, span);
     let insts = &mut f.dfg.block_mut(b).insts;
@@ -241,7 +314,9 @@ pub(super) fn rewrite_caller(g: &mut Function, site: RewriteSite<'_>) {
         }
         let first = match site.every {
             Interval::Growing { first, .. } => {
-                let c = InstData::Const { value: Constant::I64(first) };
+                let c = InstData::Const {
+                    value: Constant::I64(first),
+                };
                 Some(emit_before_terminator(g, b, c, &[Type::I64], span))
             }
             Interval::Fixed(_) => None,
@@ -264,16 +339,39 @@ pub(super) fn rewrite_caller(g: &mut Function, site: RewriteSite<'_>) {
     let mut args = hc_state.clone();
     args.extend(site.captures);
     args.push(iterations);
-    let results = emit(g, hc, InstData::Call { func: site.seg_id, args }, site.returns, span);
+    let results = emit(
+        g,
+        hc,
+        InstData::Call {
+            func: site.seg_id,
+            args,
+        },
+        site.returns,
+        span,
+    );
     let status = results[0];
     let mut back: Vec<Value> = results[1..1 + ns].to_vec();
     if let (Interval::Growing { factor, .. }, Some(l)) = (site.every, len) {
         let f = int(g, hc, factor, span);
-        back.push(emit(g, hc, InstData::Binary { op: BinaryOp::Mul, args: [l, f] }, &[Type::I64], span)[0]);
+        back.push(
+            emit(
+                g,
+                hc,
+                InstData::Binary {
+                    op: BinaryOp::Mul,
+                    args: [l, f],
+                },
+                &[Type::I64],
+                span,
+            )[0],
+        );
     }
     let exit_call = |e: usize| {
         let n = site.exits[e].2.args.len();
-        to(site.exits[e].2.block, results[site.exit_slot[e]..site.exit_slot[e] + n].to_vec())
+        to(
+            site.exits[e].2.block,
+            results[site.exit_slot[e]..site.exit_slot[e] + n].to_vec(),
+        )
     };
     let n = site.exits.len();
     if n == 0 {
@@ -281,7 +379,16 @@ pub(super) fn rewrite_caller(g: &mut Function, site: RewriteSite<'_>) {
     } else {
         // Status 0: another segment; 1 + e: exit e.
         let zero = int(g, hc, 0, span);
-        let again = emit(g, hc, InstData::Cmp { cond: CmpCond::Eq, args: [status, zero] }, &[Type::BOOL], span)[0];
+        let again = emit(
+            g,
+            hc,
+            InstData::Cmp {
+                cond: CmpCond::Eq,
+                args: [status, zero],
+            },
+            &[Type::BOOL],
+            span,
+        )[0];
         let mut cur = hc;
         let mut cond = again;
         let mut then = to(hc, back);
@@ -295,7 +402,16 @@ pub(super) fn rewrite_caller(g: &mut Function, site: RewriteSite<'_>) {
             branch(g, cur, cond, then, to(next, vec![]), span);
             cur = next;
             let k = int(g, cur, 1 + e as i64, span);
-            cond = emit(g, cur, InstData::Cmp { cond: CmpCond::Eq, args: [status, k] }, &[Type::BOOL], span)[0];
+            cond = emit(
+                g,
+                cur,
+                InstData::Cmp {
+                    cond: CmpCond::Eq,
+                    args: [status, k],
+                },
+                &[Type::BOOL],
+                span,
+            )[0];
             then = exit_call(e);
         }
     }

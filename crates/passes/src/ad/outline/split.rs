@@ -21,9 +21,7 @@
 //! with the logarithm of its trip count.
 
 use super::segment::{branch, emit, int, jump, to};
-use adc_ir::{
-    BinaryOp, CmpCond, FuncId, Function, InstData, Linkage, Module, Span, Type, Value,
-};
+use adc_ir::{BinaryOp, CmpCond, FuncId, Function, InstData, Linkage, Module, Span, Type, Value};
 
 /// Iterations a leaf runs taped.
 pub(super) const LEAF: i64 = 1024;
@@ -46,8 +44,14 @@ pub(super) fn build_split(module: &mut Module, seg: FuncId, nstate: usize, span:
     let self_id = FuncId::new(module.funcs.len());
     let entry = r.dfg.make_block();
     r.layout.push(entry);
-    let inputs: Vec<Value> = s.params.iter().map(|p| r.dfg.append_block_param(entry, p.ty)).collect();
-    let (len, fixed) = inputs.split_last().expect("invariant: a segment function takes its length last");
+    let inputs: Vec<Value> = s
+        .params
+        .iter()
+        .map(|p| r.dfg.append_block_param(entry, p.ty))
+        .collect();
+    let (len, fixed) = inputs
+        .split_last()
+        .expect("invariant: a segment function takes its length last");
     let len = *len;
     let (state, captures) = fixed.split_at(nstate);
     // len <= LEAF: the segment itself.
@@ -55,9 +59,33 @@ pub(super) fn build_split(module: &mut Module, seg: FuncId, nstate: usize, span:
     let split = r.dfg.make_block();
     r.layout.extend([leaf, split]);
     let limit = int(&mut r, entry, LEAF, span);
-    let small = emit(&mut r, entry, InstData::Cmp { cond: CmpCond::Le, args: [len, limit] }, &[Type::BOOL], span)[0];
-    branch(&mut r, entry, small, to(leaf, vec![]), to(split, vec![]), span);
-    let call = r.append_inst(leaf, InstData::Call { func: seg, args: inputs.clone() }, &returns, span);
+    let small = emit(
+        &mut r,
+        entry,
+        InstData::Cmp {
+            cond: CmpCond::Le,
+            args: [len, limit],
+        },
+        &[Type::BOOL],
+        span,
+    )[0];
+    branch(
+        &mut r,
+        entry,
+        small,
+        to(leaf, vec![]),
+        to(split, vec![]),
+        span,
+    );
+    let call = r.append_inst(
+        leaf,
+        InstData::Call {
+            func: seg,
+            args: inputs.clone(),
+        },
+        &returns,
+        span,
+    );
     let rets = r.dfg.inst_results(call).to_vec();
     r.append_inst(leaf, InstData::Return { args: rets }, &[], span);
     // The leaf's iterations are taped by this function's own derivative:
@@ -66,30 +94,113 @@ pub(super) fn build_split(module: &mut Module, seg: FuncId, nstate: usize, span:
     // Otherwise: pieces of ceil(len / PIECES) iterations.
     let pieces = int(&mut r, split, PIECES, span);
     let minus_one = int(&mut r, split, PIECES - 1, span);
-    let rounded = emit(&mut r, split, InstData::Binary { op: BinaryOp::Add, args: [len, minus_one] }, &[Type::I64], span)[0];
-    let piece = emit(&mut r, split, InstData::Binary { op: BinaryOp::Div, args: [rounded, pieces] }, &[Type::I64], span)[0];
+    let rounded = emit(
+        &mut r,
+        split,
+        InstData::Binary {
+            op: BinaryOp::Add,
+            args: [len, minus_one],
+        },
+        &[Type::I64],
+        span,
+    )[0];
+    let piece = emit(
+        &mut r,
+        split,
+        InstData::Binary {
+            op: BinaryOp::Div,
+            args: [rounded, pieces],
+        },
+        &[Type::I64],
+        span,
+    )[0];
     let head = r.dfg.make_block();
     let body = r.dfg.make_block();
     let done = r.dfg.make_block();
     let out = r.dfg.make_block();
     r.layout.extend([head, body, done, out]);
-    jump(&mut r, split, head, state.iter().copied().chain([len]).collect(), span);
-    let st: Vec<Value> = state.iter().map(|v| {
-        let ty = r.dfg.value_type(*v);
-        r.dfg.append_block_param(head, ty)
-    }).collect();
+    jump(
+        &mut r,
+        split,
+        head,
+        state.iter().copied().chain([len]).collect(),
+        span,
+    );
+    let st: Vec<Value> = state
+        .iter()
+        .map(|v| {
+            let ty = r.dfg.value_type(*v);
+            r.dfg.append_block_param(head, ty)
+        })
+        .collect();
     let remaining = r.dfg.append_block_param(head, Type::I64);
     let zero = int(&mut r, head, 0, span);
-    let more = emit(&mut r, head, InstData::Cmp { cond: CmpCond::Gt, args: [remaining, zero] }, &[Type::BOOL], span)[0];
+    let more = emit(
+        &mut r,
+        head,
+        InstData::Cmp {
+            cond: CmpCond::Gt,
+            args: [remaining, zero],
+        },
+        &[Type::BOOL],
+        span,
+    )[0];
     branch(&mut r, head, more, to(body, vec![]), to(done, vec![]), span);
-    let this = emit(&mut r, body, InstData::Binary { op: BinaryOp::Min, args: [piece, remaining] }, &[Type::I64], span)[0];
+    let this = emit(
+        &mut r,
+        body,
+        InstData::Binary {
+            op: BinaryOp::Min,
+            args: [piece, remaining],
+        },
+        &[Type::I64],
+        span,
+    )[0];
     let args: Vec<Value> = st.iter().chain(captures).copied().chain([this]).collect();
-    let results = emit(&mut r, body, InstData::Call { func: self_id, args }, &returns, span);
-    let left = emit(&mut r, body, InstData::Binary { op: BinaryOp::Sub, args: [remaining, this] }, &[Type::I64], span)[0];
+    let results = emit(
+        &mut r,
+        body,
+        InstData::Call {
+            func: self_id,
+            args,
+        },
+        &returns,
+        span,
+    );
+    let left = emit(
+        &mut r,
+        body,
+        InstData::Binary {
+            op: BinaryOp::Sub,
+            args: [remaining, this],
+        },
+        &[Type::I64],
+        span,
+    )[0];
     let zero_b = int(&mut r, body, 0, span);
-    let again = emit(&mut r, body, InstData::Cmp { cond: CmpCond::Eq, args: [results[0], zero_b] }, &[Type::BOOL], span)[0];
-    let back: Vec<Value> = results[1..1 + nstate].iter().copied().chain([left]).collect();
-    branch(&mut r, body, again, to(head, back), to(out, results.clone()), span);
+    let again = emit(
+        &mut r,
+        body,
+        InstData::Cmp {
+            cond: CmpCond::Eq,
+            args: [results[0], zero_b],
+        },
+        &[Type::BOOL],
+        span,
+    )[0];
+    let back: Vec<Value> = results[1..1 + nstate]
+        .iter()
+        .copied()
+        .chain([left])
+        .collect();
+    branch(
+        &mut r,
+        body,
+        again,
+        to(head, back),
+        to(out, results.clone()),
+        span,
+    );
     // All pieces ran: status 0 and the state reached.
     let mut rets = vec![int(&mut r, done, 0, span)];
     rets.extend(&st);
@@ -99,9 +210,15 @@ pub(super) fn build_split(module: &mut Module, seg: FuncId, nstate: usize, span:
         rets.push(z);
     }
     r.append_inst(done, InstData::Return { args: rets }, &[], span);
-    let passed: Vec<Value> = returns.iter().map(|ty| r.dfg.append_block_param(out, *ty)).collect();
+    let passed: Vec<Value> = returns
+        .iter()
+        .map(|ty| r.dfg.append_block_param(out, *ty))
+        .collect();
     r.append_inst(out, InstData::Return { args: passed }, &[], span);
     let id = module.push(r);
-    debug_assert_eq!(id, self_id, "the split driver is the module's next function");
+    debug_assert_eq!(
+        id, self_id,
+        "the split driver is the module's next function"
+    );
     id
 }

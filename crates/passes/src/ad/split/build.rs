@@ -3,13 +3,17 @@
 use super::{cannot, def_inst, is_slot_setup, mapped, Split, Turn};
 use crate::ad::AdError;
 use adc_ir::ad::{default_spec, is_differentiable};
-use adc_ir::{
-    Activity, AdMode, Block, FuncId, Function, Inst, InstData, Module, Tag, Type, Value,
-};
+use adc_ir::{Activity, AdMode, Block, FuncId, Function, Inst, InstData, Module, Tag, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Fills `split`'s `aug` and `rev` from `v`, the transposed `__adc_vjp_g`.
-pub fn build(module: &mut Module, g: FuncId, v: &Function, split: Split, turn: &Turn) -> Result<(), AdError> {
+pub fn build(
+    module: &mut Module,
+    g: FuncId,
+    v: &Function,
+    split: Split,
+    turn: &Turn,
+) -> Result<(), AdError> {
     let span = v.deriv_span;
     let fwd: Vec<Block> = v.layout[..turn.forward_blocks].to_vec();
     let back: Vec<Block> = v.layout[turn.forward_blocks..].to_vec();
@@ -24,7 +28,10 @@ pub fn build(module: &mut Module, g: FuncId, v: &Function, split: Split, turn: &
             fdef.extend(v.dfg.inst_results(i).iter().copied());
             if is_slot_setup(v, i) {
                 if b != entry {
-                    return Err(cannot("a differential instruction in the forward sweep", span));
+                    return Err(cannot(
+                        "a differential instruction in the forward sweep",
+                        span,
+                    ));
                 }
                 setups.push(i);
             }
@@ -54,12 +61,23 @@ pub fn build(module: &mut Module, g: FuncId, v: &Function, split: Split, turn: &
             });
         }
     }
-    if let Some(r) = live.iter().find(|x| matches!(v.dfg.value_type(**x), Type::Ref(_))) {
+    if let Some(r) = live
+        .iter()
+        .find(|x| matches!(v.dfg.value_type(**x), Type::Ref(_)))
+    {
         return Err(cannot(&format!("reference {r} crosses the turn"), span));
     }
     check_writable_params(module.func(g), v, &back, &entry_params)?;
     let aug = forward_half(module.func(split.aug), v, &fwd, &setup_set, &live, turn)?;
-    let rev = reverse_half(module.func(split.rev), v, &back, &setups, &consts, &live, turn);
+    let rev = reverse_half(
+        module.func(split.rev),
+        v,
+        &back,
+        &setups,
+        &consts,
+        &live,
+        turn,
+    );
     *module.func_mut(split.aug) = aug;
     *module.func_mut(split.rev) = rev;
     Ok(())
@@ -69,7 +87,12 @@ pub fn build(module: &mut Module, g: FuncId, v: &Function, split: Split, turn: &
 /// array parameters (they are not copied for the call), whose contents
 /// have changed since: it may take their lengths and pass them on, nothing
 /// else.
-fn check_writable_params(g: &Function, v: &Function, back: &[Block], entry_params: &[Value]) -> Result<(), AdError> {
+fn check_writable_params(
+    g: &Function,
+    v: &Function,
+    back: &[Block],
+    entry_params: &[Value],
+) -> Result<(), AdError> {
     let spec = default_spec(g, AdMode::Reverse);
     let mut k = 0;
     let mut watched = BTreeSet::new();
@@ -78,7 +101,8 @@ fn check_writable_params(g: &Function, v: &Function, back: &[Block], entry_param
             watched.insert(entry_params[k]);
         }
         k += 1;
-        if is_differentiable(p.ty) && matches!(act, Activity::Duplicated | Activity::DuplicatedOnly) {
+        if is_differentiable(p.ty) && matches!(act, Activity::Duplicated | Activity::DuplicatedOnly)
+        {
             k += 1;
         }
     }
@@ -92,7 +116,10 @@ fn check_writable_params(g: &Function, v: &Function, back: &[Block], entry_param
             let mut bad = false;
             data.for_each_arg(|a| bad |= watched.contains(&a) && !allowed);
             if bad {
-                return Err(cannot("the reverse sweep reads a writable array parameter", v.span(i)));
+                return Err(cannot(
+                    "the reverse sweep reads a writable array parameter",
+                    v.span(i),
+                ));
             }
         }
     }
@@ -111,7 +138,10 @@ fn copy_blocks(
     stop: Option<Block>,
 ) {
     let inside: BTreeSet<Block> = blocks.iter().copied().collect();
-    for b in crate::util::dominator_order(v).into_iter().filter(|b| inside.contains(b)) {
+    for b in crate::util::dominator_order(v)
+        .into_iter()
+        .filter(|b| inside.contains(b))
+    {
         let nb = bmap[&b];
         if b != v.layout[0] {
             for &p in v.dfg.block_params(b) {
@@ -128,10 +158,20 @@ fn copy_blocks(
             for call in data.successors_mut() {
                 call.block = bmap[&call.block];
             }
-            let types: Vec<Type> = v.dfg.inst_results(i).iter().map(|r| v.dfg.value_type(*r)).collect();
+            let types: Vec<Type> = v
+                .dfg
+                .inst_results(i)
+                .iter()
+                .map(|r| v.dfg.value_type(*r))
+                .collect();
             let ni = out.append_inst(nb, data, &types, v.span(i));
             out.set_tag(ni, v.tag(i));
-            for (r, n) in v.dfg.inst_results(i).iter().zip(out.dfg.inst_results(ni).to_vec()) {
+            for (r, n) in v
+                .dfg
+                .inst_results(i)
+                .iter()
+                .zip(out.dfg.inst_results(ni).to_vec())
+            {
                 vm.insert(*r, n);
             }
         }
@@ -146,24 +186,40 @@ fn forward_half(
     live: &[Value],
     turn: &Turn,
 ) -> Result<Function, AdError> {
-    let mut a = Function::new(stub.name.clone(), stub.params.clone(), stub.returns.clone(), stub.linkage);
+    let mut a = Function::new(
+        stub.name.clone(),
+        stub.params.clone(),
+        stub.returns.clone(),
+        stub.linkage,
+    );
     let bmap: BTreeMap<Block, Block> = fwd.iter().map(|&b| (b, a.dfg.make_block())).collect();
     a.layout = fwd.iter().map(|b| bmap[b]).collect();
     let mut vm = BTreeMap::new();
     let entry = v.layout[0];
     let span = v.deriv_span;
     // V's parameters but the seeds, then the caller's tape.
-    let (tape_param, own) = stub.params.split_last().expect("invariant: the forward half takes the tape last");
+    let (tape_param, own) = stub
+        .params
+        .split_last()
+        .expect("invariant: the forward half takes the tape last");
     for (&p, param) in v.dfg.block_params(entry).iter().zip(own) {
         let np = a.dfg.append_block_param(bmap[&entry], param.ty);
         vm.insert(p, np);
     }
     let tape = a.dfg.append_block_param(bmap[&entry], tape_param.ty);
-    a.append_inst(bmap[&entry], InstData::TapeAdopt { handle: tape }, &[], span);
+    a.append_inst(
+        bmap[&entry],
+        InstData::TapeAdopt { handle: tape },
+        &[],
+        span,
+    );
     copy_blocks(v, &mut a, fwd, &bmap, &mut vm, setups, Some(turn.exit));
     let exit = bmap[&turn.exit];
     for &x in live {
-        let data = InstData::TapePush { value: mapped(&vm, x), tape: 0 };
+        let data = InstData::TapePush {
+            value: mapped(&vm, x),
+            tape: 0,
+        };
         a.append_inst(exit, data, &[], span);
     }
     a.append_inst(exit, InstData::TapeGive { handle: tape }, &[], span);
@@ -181,29 +237,55 @@ fn reverse_half(
     live: &[Value],
     turn: &Turn,
 ) -> Function {
-    let mut r = Function::new(stub.name.clone(), stub.params.clone(), stub.returns.clone(), stub.linkage);
+    let mut r = Function::new(
+        stub.name.clone(),
+        stub.params.clone(),
+        stub.returns.clone(),
+        stub.linkage,
+    );
     let span = v.deriv_span;
     let e = r.dfg.make_block();
     let mut vm = BTreeMap::new();
     let entry = v.layout[0];
-    let params: Vec<Value> = stub.params.iter().map(|p| r.dfg.append_block_param(e, p.ty)).collect();
+    let params: Vec<Value> = stub
+        .params
+        .iter()
+        .map(|p| r.dfg.append_block_param(e, p.ty))
+        .collect();
     for (&p, &np) in v.dfg.block_params(entry).iter().zip(&params) {
         vm.insert(p, np);
     }
-    let tape = *params.last().expect("invariant: the reverse half takes the tape last");
+    let tape = *params
+        .last()
+        .expect("invariant: the reverse half takes the tape last");
     r.append_inst(e, InstData::TapeAdopt { handle: tape }, &[], span);
     for &i in setups.iter().chain(consts) {
         let mut data = v.dfg.inst(i).clone();
         data.map_args(|a| mapped(&vm, a));
-        let types: Vec<Type> = v.dfg.inst_results(i).iter().map(|x| v.dfg.value_type(*x)).collect();
+        let types: Vec<Type> = v
+            .dfg
+            .inst_results(i)
+            .iter()
+            .map(|x| v.dfg.value_type(*x))
+            .collect();
         let ni = r.append_inst(e, data, &types, v.span(i));
         r.set_tag(ni, v.tag(i));
-        for (x, n) in v.dfg.inst_results(i).iter().zip(r.dfg.inst_results(ni).to_vec()) {
+        for (x, n) in v
+            .dfg
+            .inst_results(i)
+            .iter()
+            .zip(r.dfg.inst_results(ni).to_vec())
+        {
             vm.insert(*x, n);
         }
     }
     for &x in live.iter().rev() {
-        let pop = r.append_inst(e, InstData::TapePop { tape: 0 }, &[v.dfg.value_type(x)], span);
+        let pop = r.append_inst(
+            e,
+            InstData::TapePop { tape: 0 },
+            &[v.dfg.value_type(x)],
+            span,
+        );
         vm.insert(x, r.dfg.inst_results(pop)[0]);
     }
     let bmap: BTreeMap<Block, Block> = back.iter().map(|&b| (b, r.dfg.make_block())).collect();

@@ -235,12 +235,14 @@ impl Transposer<'_> {
             .starts_with("__adc_lin_")
             .then(|| crate::ad::split::existing(self.module, &g.name).map(|s| s.rev))
             .flatten();
-        let vjp = split_rev.or_else(|| crate::ad::existing_derivative(self.module, src)).ok_or_else(|| {
-            AdError::new(
-                format!("internal error: no reverse derivative of `{}`", g.name),
-                span,
-            )
-        })?;
+        let vjp = split_rev
+            .or_else(|| crate::ad::existing_derivative(self.module, src))
+            .ok_or_else(|| {
+                AdError::new(
+                    format!("internal error: no reverse derivative of `{}`", g.name),
+                    span,
+                )
+            })?;
         let mut vargs = Vec::new();
         let mut grad_targets = Vec::new();
         let mut k = 0;
@@ -287,7 +289,10 @@ impl Transposer<'_> {
             self.emit(InstData::TapeReclaim { handle: tape }, &[]);
         }
         let first_grad = grads.len().saturating_sub(grad_targets.len());
-        for (t, gv) in grad_targets.into_iter().zip(grads[first_grad..].iter().copied()) {
+        for (t, gv) in grad_targets
+            .into_iter()
+            .zip(grads[first_grad..].iter().copied())
+        {
             self.accumulate(t, gv);
         }
         Ok(())

@@ -79,7 +79,13 @@ impl Unzipper<'_> {
                     args: aug_args,
                 };
                 let vals = self.emit(pb, call, &returns, Tag::Primal, span);
-                self.emit(pb, InstData::TapeReclaim { handle: tape }, &[], Tag::Primal, span);
+                self.emit(
+                    pb,
+                    InstData::TapeReclaim { handle: tape },
+                    &[],
+                    Tag::Primal,
+                    span,
+                );
                 self.split_calls.insert(inst, parts.lin);
                 vals
             }
