@@ -1,31 +1,10 @@
 //! The `adc` binary: exit codes, `--json` output, diagnostics on stderr,
 //! `adc compile` linked with a C compiler.
 
-use std::path::PathBuf;
+mod common;
+
+use common::{adc, scratch, stderr, stdout};
 use std::process::{Command, Output};
-
-fn adc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_adc"))
-        .args(args)
-        .output()
-        .expect("run adc")
-}
-
-fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("adc-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write temp file");
-    path
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 const PROG: &str = "
 double get(double[] xs, int i) { return xs[i]; }

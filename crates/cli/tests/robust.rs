@@ -3,23 +3,10 @@
 //! `compile`, and untrusted textual IR. Each case gives a diagnostic (exit 1)
 //! or runs; none ends in a signal.
 
+mod common;
+
+use common::{adc, scratch};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn adc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_adc"))
-        .args(args)
-        .output()
-        .expect("run adc")
-}
-
-fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("adc-robust-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write temp file");
-    path
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
