@@ -49,8 +49,6 @@ const SHAPES: &[(&str, &str)] = &[
 
 fn gradient(src: &str, x: f64, a: &[f64], n: i64) -> Vec<f64> {
     let full = format!("{src}\n[autodiff_reverse(df, Active, Duplicated, Const, Active)]\ndouble entry(double x, double[] a, int n) {{ return f(x, a, n); }}");
-    let j = adc::compile_jit("checkpoint.ad", &full, false)
-        .unwrap_or_else(|e| panic!("does not compile:\n{e}\n{full}"));
     let mut args = [
         ArgValue::Scalar(Constant::F64(x)),
         ArgValue::Array(ArrayValue::F64(a.to_vec())),
@@ -58,21 +56,7 @@ fn gradient(src: &str, x: f64, a: &[f64], n: i64) -> Vec<f64> {
         ArgValue::Scalar(Constant::I64(n)),
         ArgValue::Scalar(Constant::F64(1.0)),
     ];
-    let out = j
-        .call("df", &mut args)
-        .unwrap_or_else(|e| panic!("{e}\n{full}"));
-    let mut g: Vec<f64> = out
-        .iter()
-        .map(|c| match c {
-            Constant::F64(v) => *v,
-            other => panic!("{other:?}"),
-        })
-        .collect();
-    let ArgValue::Array(ArrayValue::F64(d_a)) = &args[2] else {
-        unreachable!()
-    };
-    g.extend(d_a);
-    g
+    support::gradient_with_shadow(&full, &mut args, 2)
 }
 
 #[test]

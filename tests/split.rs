@@ -53,29 +53,13 @@ const SHAPES: &[(&str, &str)] = &[
 
 fn gradient(src: &str, x: f64, a: &[f64]) -> Vec<f64> {
     let full = format!("{src}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}");
-    let j = adc::compile_jit("split.ad", &full, false)
-        .unwrap_or_else(|e| panic!("does not compile:\n{e}\n{full}"));
     let mut args = [
         ArgValue::Scalar(Constant::F64(x)),
         ArgValue::Array(ArrayValue::F64(a.to_vec())),
         ArgValue::Array(ArrayValue::F64(vec![0.0; a.len()])),
         ArgValue::Scalar(Constant::F64(1.0)),
     ];
-    let out = j
-        .call("df", &mut args)
-        .unwrap_or_else(|e| panic!("{e}\n{full}"));
-    let mut g: Vec<f64> = out
-        .iter()
-        .map(|c| match c {
-            Constant::F64(v) => *v,
-            other => panic!("{other:?}"),
-        })
-        .collect();
-    let ArgValue::Array(ArrayValue::F64(d_a)) = &args[2] else {
-        unreachable!()
-    };
-    g.extend(d_a);
-    g
+    support::gradient_with_shadow(&full, &mut args, 2)
 }
 
 #[test]

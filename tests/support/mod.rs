@@ -43,3 +43,26 @@ pub fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
         "{what}: got {got:?}, want {want:?}"
     );
 }
+
+/// Compiles `source` and calls its reverse derivative `df` on `args`: the
+/// float results, then the shadow at `args[shadow]` after the call.
+pub fn gradient_with_shadow(source: &str, args: &mut [adc::ArgValue], shadow: usize) -> Vec<f64> {
+    use adc::{ArgValue, ArrayValue, Constant};
+    let j = adc::compile_jit("gradient.ad", source, false)
+        .unwrap_or_else(|e| panic!("does not compile:\n{e}\n{source}"));
+    let out = j
+        .call("df", args)
+        .unwrap_or_else(|e| panic!("{e}\n{source}"));
+    let mut g: Vec<f64> = out
+        .iter()
+        .map(|c| match c {
+            Constant::F64(v) => *v,
+            other => panic!("not a double: {other:?}"),
+        })
+        .collect();
+    let ArgValue::Array(ArrayValue::F64(d)) = &args[shadow] else {
+        panic!("argument {shadow} is not a double array")
+    };
+    g.extend(d);
+    g
+}
