@@ -145,11 +145,12 @@ pub fn run_stages_for(
 
 /// `file:line:col` of a span, for runtime error messages.
 pub fn locator<'a>(path: &'a str, source: &'a str) -> impl Fn(Span) -> String + 'a {
+    let lines = adc_frontend::diag::LineIndex::new(source);
     move |span: Span| {
         if !span.is_defined() {
             return format!("{path}:?");
         }
-        let (line, col) = adc_frontend::diag::line_col(source, span.start);
+        let (line, col) = lines.line_col(span.start);
         format!("{path}:{line}:{col}")
     }
 }
@@ -246,9 +247,10 @@ pub fn tape_reports(
         .map(|f| f.name.clone())
         .collect();
     run_stages_for(&mut module, Stage::Final, path, source, color)?;
+    let lines = adc_frontend::diag::LineIndex::new(source);
     let line_of = |span: Span| {
         span.is_defined()
-            .then(|| adc_frontend::diag::line_col(source, span.start).0 as u32)
+            .then(|| lines.line_col(span.start).0 as u32)
     };
     Ok(crate::tape::reports(
         &module,

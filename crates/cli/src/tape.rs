@@ -18,7 +18,7 @@
 //! of split-mode callees, derivatives of checkpointed segments and
 //! callees).
 
-use adc_ir::verify::{dominates, dominators};
+use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, InstData, Module, Span, Type, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -151,7 +151,7 @@ fn bytes_of(ty: Type) -> u32 {
 
 /// The natural loops of `f`: header and body blocks.
 fn natural_loops(f: &Function) -> Vec<(Block, BTreeSet<Block>)> {
-    let (_, idom) = dominators(f);
+    let dom = DomTree::new(f);
     let mut preds: BTreeMap<Block, Vec<Block>> = BTreeMap::new();
     for &b in &f.layout {
         for s in f.successors(b) {
@@ -161,7 +161,7 @@ fn natural_loops(f: &Function) -> Vec<(Block, BTreeSet<Block>)> {
     let mut loops: BTreeMap<Block, BTreeSet<Block>> = BTreeMap::new();
     for &b in &f.layout {
         for h in f.successors(b) {
-            if !dominates(&idom, h, b) {
+            if !dom.dominates(h, b) {
                 continue;
             }
             let body = loops.entry(h).or_insert_with(|| [h].into_iter().collect());

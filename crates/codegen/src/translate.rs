@@ -165,7 +165,7 @@ pub(crate) fn translate<M: Module>(
     }
     // Reverse post-order visits a value's definition before its uses
     // (dominators first), whatever the layout order.
-    let (rpo, _) = adc_ir::verify::dominators(func);
+    let (rpo, _) = adc_ir::dom::dominators(func);
     for &blk in &rpo {
         let cb = t.blocks[&blk];
         if t.b.current_block() != Some(cb) {

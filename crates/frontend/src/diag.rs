@@ -53,21 +53,36 @@ impl Diagnostic {
 
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_col(source: &str, offset: u32) -> (usize, usize) {
-    let offset = (offset as usize).min(source.len());
-    let mut line = 1;
-    let mut col = 1;
-    for (i, c) in source.char_indices() {
-        if i >= offset {
-            break;
-        }
-        if c == '\n' {
-            line += 1;
-            col = 1;
-        } else {
-            col += 1;
-        }
+    LineIndex::new(source).line_col(offset)
+}
+
+/// The offsets where lines start, so that many spans of one source are
+/// located in logarithmic time each (code generation locates every checked
+/// instruction; scanning from the start each time was quadratic).
+pub struct LineIndex<'a> {
+    source: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(source: &'a str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { source, starts }
     }
-    (line, col)
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let mut offset = (offset as usize).min(self.source.len());
+        while !self.source.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        // `starts[0]` is 0, so some line starts at or before `offset`.
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        (line, self.source[start..offset].chars().count() + 1)
+    }
 }
 
 fn clamp(span: Span, source: &str) -> std::ops::Range<usize> {
@@ -126,4 +141,29 @@ pub fn render(diags: &[Diagnostic], path: &str, source: &str, config: RenderConf
             .write((path, Source::from(source)), &mut out);
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineIndex;
+
+    /// Every byte offset of a text with empty lines, a final newline and
+    /// multi-byte characters: the index agrees with counting from the start.
+    #[test]
+    fn line_index_agrees_with_a_scan() {
+        let source = "ab\n\nx é y\n  \u{1F600}z\nlast";
+        let index = LineIndex::new(source);
+        for offset in
+            (0..=source.len() + 2).filter(|&o| o > source.len() || source.is_char_boundary(o))
+        {
+            let before = &source[..offset.min(source.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            assert_eq!(
+                index.line_col(offset as u32),
+                (line, col),
+                "offset {offset}"
+            );
+        }
+    }
 }

@@ -9,6 +9,7 @@
 //! This crate depends on none of adc's other crates.
 
 pub mod ad;
+pub mod dom;
 pub mod entity;
 pub mod function;
 pub mod inst;

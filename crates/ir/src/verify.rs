@@ -9,6 +9,7 @@
 //! - SSA: every operand is defined, and its definition dominates the use
 //!   (checked in reachable blocks).
 
+use crate::dom::DomTree;
 use crate::entity::{Block, Inst, Value};
 use crate::function::{Function, Module, ValueDef};
 use crate::inst::{BinaryOp, CmpCond, InstData, MathFunc, UnaryOp};
@@ -77,95 +78,6 @@ struct FuncVerifier<'a> {
     module: &'a Module,
     func: &'a Function,
     errors: &'a mut Vec<VerifierError>,
-}
-
-/// Immediate dominators over reachable blocks (Cooper, Harvey and Kennedy,
-/// "A Simple, Fast Dominance Algorithm"). Returns (rpo, idom by block index).
-pub fn dominators(func: &Function) -> (Vec<Block>, Vec<Option<Block>>) {
-    let n = func.dfg.num_blocks();
-    let Some(entry) = func.entry_block() else {
-        return (Vec::new(), vec![None; n]);
-    };
-    // Iterative post-order so that deep CFGs cannot overflow the stack.
-    let mut post = Vec::new();
-    let mut visited = vec![false; n];
-    let mut stack = vec![(entry, 0usize)];
-    visited[entry.index()] = true;
-    while let Some((b, i)) = stack.pop() {
-        let succs = func.successors(b);
-        if i < succs.len() {
-            stack.push((b, i + 1));
-            let s = succs[i];
-            if s.index() < n && !visited[s.index()] {
-                visited[s.index()] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(b);
-        }
-    }
-    let rpo: Vec<Block> = post.iter().rev().copied().collect();
-    let mut order = vec![usize::MAX; n];
-    for (i, b) in rpo.iter().enumerate() {
-        order[b.index()] = i;
-    }
-    let mut preds: Vec<Vec<Block>> = vec![Vec::new(); n];
-    for &b in &rpo {
-        for s in func.successors(b) {
-            if s.index() < n {
-                preds[s.index()].push(b);
-            }
-        }
-    }
-    let mut idom: Vec<Option<Block>> = vec![None; n];
-    idom[entry.index()] = Some(entry);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in rpo.iter().skip(1) {
-            let mut new_idom: Option<Block> = None;
-            for &p in &preds[b.index()] {
-                if idom[p.index()].is_none() {
-                    continue;
-                }
-                new_idom = Some(match new_idom {
-                    None => p,
-                    Some(mut a) => {
-                        let mut c = p;
-                        while a != c {
-                            while order[a.index()] > order[c.index()] {
-                                a = idom[a.index()]
-                                    .expect("invariant: processed blocks have an idom");
-                            }
-                            while order[c.index()] > order[a.index()] {
-                                c = idom[c.index()]
-                                    .expect("invariant: processed blocks have an idom");
-                            }
-                        }
-                        a
-                    }
-                });
-            }
-            if new_idom.is_some() && idom[b.index()] != new_idom {
-                idom[b.index()] = new_idom;
-                changed = true;
-            }
-        }
-    }
-    (rpo, idom)
-}
-
-/// True when `a` dominates `b` (both reachable).
-pub fn dominates(idom: &[Option<Block>], a: Block, mut b: Block) -> bool {
-    loop {
-        if a == b {
-            return true;
-        }
-        match idom[b.index()] {
-            Some(p) if p != b => b = p,
-            _ => return false,
-        }
-    }
 }
 
 impl FuncVerifier<'_> {
@@ -530,7 +442,7 @@ impl FuncVerifier<'_> {
 
     fn check_dominance(&mut self) {
         let func = self.func;
-        let (rpo, idom) = dominators(func);
+        let dom = DomTree::new(func);
         let mut position = vec![usize::MAX; func.dfg.num_insts()];
         let mut block_of = vec![None; func.dfg.num_insts()];
         for &b in &func.layout {
@@ -539,16 +451,14 @@ impl FuncVerifier<'_> {
                 block_of[inst.index()] = Some(b);
             }
         }
-        for &b in &rpo {
+        for &b in &dom.rpo {
             for (i, &inst) in func.dfg.block(b).insts.iter().enumerate() {
                 for v in func.dfg.inst(inst).args() {
                     let ok = match func.dfg.value_def(v) {
-                        ValueDef::Param(db, _) => {
-                            idom[db.index()].is_some() && dominates(&idom, db, b)
-                        }
+                        ValueDef::Param(db, _) => dom.dominates(db, b),
                         ValueDef::Result(di, _) => match block_of[di.index()] {
                             Some(db) if db == b => position[di.index()] < i,
-                            Some(db) => idom[db.index()].is_some() && dominates(&idom, db, b),
+                            Some(db) => dom.dominates(db, b),
                             None => false,
                         },
                         ValueDef::Unused => false,

@@ -11,7 +11,7 @@
 //! branch, to a block outside the loop.
 
 use crate::util::{incoming_edges, int_const, offset_of, Edge};
-use adc_ir::verify::{dominates, dominators};
+use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -91,17 +91,16 @@ fn loops_where(
     among: &BTreeSet<Block>,
     init_ok: impl Fn(Value) -> bool,
 ) -> Vec<SteppedLoop> {
-    let (_, idom) = dominators(func);
+    let dom = DomTree::new(func);
     let edges = incoming_edges(func);
     let mut found = Vec::new();
     for &h in func.layout.iter().filter(|b| among.contains(b)) {
         let Some(es) = edges.get(&h) else { continue };
         let [a, b] = es.as_slice() else { continue };
-        let reachable = |x: Block| idom[x.index()].is_some() || x == func.layout[0];
-        if !reachable(a.from) || !reachable(b.from) {
+        if !dom.is_reachable(a.from) || !dom.is_reachable(b.from) {
             continue;
         }
-        let (entry, back) = match (dominates(&idom, h, a.from), dominates(&idom, h, b.from)) {
+        let (entry, back) = match (dom.dominates(h, a.from), dom.dominates(h, b.from)) {
             (false, true) => (a, b),
             (true, false) => (b, a),
             _ => continue,

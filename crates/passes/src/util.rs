@@ -294,7 +294,7 @@ pub(crate) fn is_fresh_array(func: &Function, a: Value) -> bool {
 /// blocks, in layout order.
 pub(crate) fn dominator_order(func: &Function) -> Vec<Block> {
     use std::cmp::Reverse;
-    let (rpo, idom) = adc_ir::verify::dominators(func);
+    let (rpo, idom) = adc_ir::dom::dominators(func);
     let mut position = vec![usize::MAX; func.dfg.num_blocks()];
     for (k, b) in func.layout.iter().enumerate() {
         position[b.index()] = k;

@@ -438,7 +438,7 @@ fn lower_function(
     cx.terminate(InstData::Return { args: zeros });
     let has_value = cx.ret != super::items::RetTy::Void;
     let mut func = cx.func;
-    let reachable = adc_ir::verify::dominators(&func).0;
+    let reachable = adc_ir::dom::dominators(&func).0;
     if has_value && reaches_on_taken_edges(&func, end_block) {
         diags.push(Diagnostic::error(
             "E0108",

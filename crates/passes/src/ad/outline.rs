@@ -32,7 +32,7 @@
 
 use crate::ad::AdError;
 use crate::util::incoming_edges;
-use adc_ir::verify::{dominates, dominators};
+use adc_ir::dom::DomTree;
 use adc_ir::{
     Block, BlockCall, Constant, Function, Inst, InstData, Linkage, Module, Param, ParamMode, Span,
     Type, Value,
@@ -73,13 +73,13 @@ fn first_marker(func: &Function) -> Option<(Block, Inst)> {
 
 /// The blocks of the natural loop with `header` (none without a back edge).
 fn natural_loop(func: &Function, header: Block) -> Option<BTreeSet<Block>> {
-    let (_, idom) = dominators(func);
+    let dom = DomTree::new(func);
     let edges = incoming_edges(func);
     let latches: Vec<Block> = edges
         .get(&header)?
         .iter()
         .map(|e| e.from)
-        .filter(|&p| dominates(&idom, header, p))
+        .filter(|&p| dom.dominates(header, p))
         .collect();
     if latches.is_empty() {
         return None;
@@ -148,7 +148,7 @@ fn outline_loop(
     every: u32,
     span: Span,
 ) -> Result<(), AdError> {
-    let (_, idom) = dominators(g);
+    let dom = DomTree::new(g);
     let order: Vec<Block> = g
         .layout
         .iter()
@@ -240,7 +240,7 @@ fn outline_loop(
         g,
         body,
         header,
-        idom: &idom,
+        dom: &dom,
         span,
     };
     seg.build(
@@ -344,7 +344,7 @@ struct SegmentBuilder<'a> {
     g: &'a Function,
     body: &'a BTreeSet<Block>,
     header: Block,
-    idom: &'a [Option<Block>],
+    dom: &'a DomTree,
     span: Span,
 }
 

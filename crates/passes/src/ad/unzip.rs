@@ -47,7 +47,7 @@ mod recompute;
 use crate::ad::{diff_values, AdError};
 use crate::loops::{counted_loops, CountedLoop};
 use crate::util::incoming_edges;
-use adc_ir::verify::{dominates, dominators};
+use adc_ir::dom::DomTree;
 use adc_ir::{
     Block, BlockCall, Constant, FuncId, Function, Inst, InstData, Module, Tag, Type, Value,
 };
@@ -215,7 +215,7 @@ impl<'a> Unzipper<'a> {
         );
         out.deriv = g.deriv.clone();
         out.deriv_span = g.deriv_span;
-        let (_, idom) = dominators(g);
+        let dom = DomTree::new(g);
         let exit = *g
             .layout
             .last()
@@ -224,7 +224,7 @@ impl<'a> Unzipper<'a> {
         let once = g
             .layout
             .iter()
-            .map(|&b| (b, dominates(&idom, b, exit) && !cyclic.contains(&b)))
+            .map(|&b| (b, dom.dominates(b, exit) && !cyclic.contains(&b)))
             .collect();
         let preds = incoming_edges(g)
             .into_iter()

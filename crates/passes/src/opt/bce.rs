@@ -15,7 +15,7 @@
 //! can never fail are removed.
 
 use crate::util::{def_data, incoming_edges, int_const, offset_of};
-use adc_ir::verify::{dominates, dominators};
+use adc_ir::dom::DomTree;
 use adc_ir::{Block, CmpCond, Function, InstData, Value, ValueDef};
 
 fn is_increment_of(func: &Function, v: Value, i: Value) -> bool {
@@ -38,10 +38,10 @@ struct Counted {
 }
 
 pub fn run(func: &mut Function) -> bool {
-    let (rpo, idom) = dominators(func);
+    let dom = DomTree::new(func);
     let edges = incoming_edges(func);
     let mut proven: Vec<Counted> = Vec::new();
-    for &h in &rpo {
+    for &h in &dom.rpo {
         let Some(term) = func.terminator(h) else {
             continue;
         };
@@ -72,7 +72,7 @@ pub fn run(func: &mut Function) -> bool {
         let mut lo = i64::MAX;
         let ok = edges[&h].iter().all(|edge| {
             let arg = edge.args[n];
-            let in_loop = idom[edge.from.index()].is_some() && dominates(&idom, body, edge.from);
+            let in_loop = dom.dominates(body, edge.from);
             if in_loop {
                 is_increment_of(func, arg, i)
             } else {
@@ -95,8 +95,8 @@ pub fn run(func: &mut Function) -> bool {
     }
     let mut changed = false;
     for c in proven {
-        for &b in &rpo {
-            if !dominates(&idom, c.body, b) {
+        for &b in &dom.rpo {
+            if !dom.dominates(c.body, b) {
                 continue;
             }
             for inst in func.dfg.block(b).insts.clone() {

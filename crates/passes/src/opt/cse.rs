@@ -10,7 +10,7 @@
 //! Assumes: verified input. Guarantees: verified output.
 
 use crate::util::substitute;
-use adc_ir::verify::dominators;
+use adc_ir::dom::dominators;
 use adc_ir::{Block, Function, Value};
 use std::collections::{BTreeMap, HashMap};
 

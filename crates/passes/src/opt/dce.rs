@@ -4,7 +4,7 @@
 //! Assumes: verified input. Guarantees: verified output.
 
 use crate::util::use_counts;
-use adc_ir::verify::dominators;
+use adc_ir::dom::dominators;
 use adc_ir::Function;
 
 pub fn run(func: &mut Function) -> bool {

@@ -14,17 +14,17 @@
 
 use crate::loops::natural_loop;
 use crate::util::{incoming_edges, is_float_div};
-use adc_ir::verify::{dominates, dominators};
+use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, Inst, InstData, Value};
 use std::collections::BTreeSet;
 
 pub fn run(func: &mut Function) -> bool {
-    let (rpo, idom) = dominators(func);
+    let dom = DomTree::new(func);
     let edges = incoming_edges(func);
     let mut loops: Vec<(Block, BTreeSet<Block>)> = Vec::new();
-    for &h in &rpo {
+    for &h in &dom.rpo {
         for e in edges.get(&h).into_iter().flatten() {
-            if dominates(&idom, h, e.from) {
+            if dom.dominates(h, e.from) {
                 match loops.iter_mut().find(|(lh, _)| *lh == h) {
                     Some((_, body)) => body.extend(natural_loop(&edges, h, e.from)),
                     None => loops.push((h, natural_loop(&edges, h, e.from))),
@@ -48,7 +48,7 @@ pub fn run(func: &mut Function) -> bool {
         if !jumps_to_header {
             continue;
         }
-        changed |= hoist(func, *pre, &rpo, &body);
+        changed |= hoist(func, *pre, &dom.rpo, &body);
     }
     changed
 }

@@ -12,7 +12,7 @@
 //! what turns them into registers.
 
 use crate::util::substitute;
-use adc_ir::verify::dominators;
+use adc_ir::dom::dominators;
 use adc_ir::{Block, Constant, Function, Inst, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -3,7 +3,6 @@
 
 use super::{zero_of, Interval, RewriteSite, SegmentBuilder};
 use crate::ad::AdError;
-use adc_ir::verify::dominates;
 use adc_ir::{
     BinaryOp, Block, BlockCall, CmpCond, Constant, Function, InstData, Type, Value, ValueDef,
 };
@@ -255,7 +254,7 @@ impl SegmentBuilder<'_> {
                     ValueDef::Unused => None,
                 };
                 match (map.get(&v), def) {
-                    (Some(&m), Some(def)) if dominates(self.idom, def, from) => m,
+                    (Some(&m), Some(def)) if self.dom.dominates(def, from) => m,
                     _ => zero_of(s, xb, ty, span)?,
                 }
             } else {
