@@ -11,32 +11,38 @@
 //! counter (the `i64` parameter of its header's differential twin) lives in
 //! a slot: its exit block's first tape value sets it, its header goes back
 //! to the preheader when it equals the start constant and otherwise steps
-//! it back and goes to the latch. Adjoints of
-//! values used within one block are SSA values; those that cross blocks
-//! (block parameters, branch arguments, gradients) live in stack slots
-//! zeroed at entry and reset to zero when their definition is passed, so a
-//! loop's iterations do not mix. Shadow memory is its own adjoint store:
+//! it back and goes to the latch. Adjoints of values used only in their
+//! own block are SSA values: what its terminator passed along the edge
+//! taken comes back as a parameter of its reverse block, from that edge's
+//! block (`transpose/edges.rs`). Those that cross blocks (values used in
+//! another block, gradients) live in stack slots zeroed at entry and reset
+//! to zero when their definition is passed, so a loop's iterations do not
+//! mix. Shadow memory is its own adjoint store:
 //! the transpose of a shadow load adds to the element, of a shadow store
 //! reads and clears it. A derivative call becomes a call of the callee's
 //! reverse derivative on the arguments' values before the call. Shadows of
 //! local arrays are freed when the function returns (`free.defer`).
 //!
-//! **Invariant (adjoint slots):** the slot of a differential value `v` that
-//! crosses blocks holds zero whenever the reverse sweep is not between a
+//! **Invariant (adjoint slots):** the slot of a differential value `v` used
+//! in another block than its own holds zero whenever the reverse sweep is not between a
 //! use of `v` and `v`'s definition (reverse order: uses come first). It is
 //! zeroed at entry; uses add to it; the definition (an instruction, or the
 //! block parameter at the top of its block) takes its whole content and
 //! stores zero. A value the next loop iteration redefines (a loop-carried
 //! block parameter, say `y = b` in a loop) so gets the adjoint of this
 //! iteration only, never what an earlier-reversed iteration left. Every
-//! adjoint that crosses a block boundary goes through such a slot: block
-//! parameters (taken at the top of their block, then added to the branch
-//! argument of the edge taken), values used in a later block, and the
-//! gradients of `Active` parameters. `mem2reg` must keep the reset: a
+//! adjoint that crosses a block boundary goes through such a slot (values
+//! used in a later block, the gradients of `Active` parameters) or along a
+//! reverse edge (a block parameter's adjoint, taken at the top of its
+//! block, is added to the argument of the edge taken: into its slot, or
+//! into the edge block's argument to the source's reverse block when only
+//! the source uses it; the source's reverse starts from that argument, so
+//! an iteration again gets its own adjoint only). `mem2reg` must keep the reset: a
 //! loop header that stores zero into a slot is in its own dominance
 //! frontier (`tests/ir/mem2reg/header_store.adir`).
 
 mod control;
+mod edges;
 mod insts;
 
 use crate::ad::{diff_values, AdError};
@@ -76,6 +82,7 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
         out: u.clone(),
         slots: BTreeMap::new(),
         acc: BTreeMap::new(),
+        edge_adjoints: BTreeMap::new(),
         map: BTreeMap::new(),
         cur: Block::new(0),
         span: Span::UNDEFINED,
@@ -112,6 +119,10 @@ struct Transposer<'a> {
     slots: BTreeMap<Value, Value>,
     /// Adjoints accumulated as SSA values in the current reverse block.
     acc: BTreeMap<Value, Value>,
+    /// Per differential block, the values only it uses that its
+    /// terminator passes along edges, with the parameter of its reverse
+    /// block that receives their adjoint from the edge taken.
+    edge_adjoints: BTreeMap<Block, Vec<(Value, Value)>>,
     /// Primal values of the differential block -> their reverse-block values.
     map: BTreeMap<Value, Value>,
     cur: Block,
@@ -266,12 +277,13 @@ impl Transposer<'_> {
         } else {
             Vec::new()
         };
-        // Slots for adjoints that cross blocks.
+        // Slots for adjoints that cross blocks: values used in a block
+        // other than their own, and the gradients.
         let mut crossing: BTreeSet<Value> = grads.iter().copied().collect();
         let mut def_block: BTreeMap<Value, Block> = BTreeMap::new();
         for &b in &dblocks {
             for &p in u.dfg.block_params(b) {
-                crossing.insert(p);
+                def_block.insert(p, b);
             }
             for &i in &u.dfg.block(b).insts {
                 for &r in u.dfg.inst_results(i) {
@@ -280,15 +292,18 @@ impl Transposer<'_> {
             }
         }
         for &b in &dblocks {
-            let insts = &u.dfg.block(b).insts;
-            for (n, &i) in insts.iter().enumerate() {
-                let is_term = n + 1 == insts.len();
+            for &i in &u.dfg.block(b).insts {
                 u.dfg.inst(i).for_each_arg(|a| {
-                    if self.kinds[a.index()] && (is_term || def_block.get(&a) != Some(&b)) {
+                    if self.kinds[a.index()] && def_block.get(&a) != Some(&b) {
                         crossing.insert(a);
                     }
                 });
             }
+        }
+        // Counted loops' counters live in slots during the reverse sweep.
+        self.counted = counted_loops(u, &dset);
+        for k in 0..self.counted.len() {
+            crossing.insert(self.counter(k));
         }
         let mut slot_insts = Vec::new();
         for &v in &crossing {
@@ -317,7 +332,6 @@ impl Transposer<'_> {
             self.out.set_tag(*i, Tag::Diff);
             self.out.dfg.block_mut(entry).insts.insert(n, *i);
         }
-        self.counted = counted_loops(u, &dset);
         // Reverse blocks, and the final block that returns.
         let rblock: BTreeMap<Block, Block> = dblocks
             .iter()
@@ -326,6 +340,7 @@ impl Transposer<'_> {
         for &b in dblocks.iter().rev() {
             self.out.layout.push(rblock[&b]);
         }
+        self.edge_adjoint_params(&dblocks, &crossing, &rblock);
         let fin = self.out.dfg.make_block();
         self.out.layout.push(fin);
         let dexit = *dblocks
@@ -484,20 +499,7 @@ impl Transposer<'_> {
             for (e, &eb) in es.iter().zip(&edge_targets) {
                 self.out.layout.push(eb);
                 self.cur = eb;
-                for (&a, adj) in e.args.iter().zip(&adjs) {
-                    if let Some(adj) = adj {
-                        self.accumulate(a, *adj);
-                    }
-                }
-                self.emit(
-                    InstData::Jump {
-                        dest: BlockCall {
-                            block: rblock[&e.from],
-                            args: vec![],
-                        },
-                    },
-                    &[],
-                );
+                self.edge_back(e, &adjs, rblock[&e.from]);
             }
         }
         // The final block: primal results, then gradients.
@@ -531,6 +533,11 @@ impl Transposer<'_> {
         let u = self.u;
         self.acc.clear();
         self.map.clear();
+        // What the edge taken passed back for the values only this block
+        // uses (`edge_adjoint_params`).
+        for &(v, param) in self.edge_adjoints.get(&b).into_iter().flatten() {
+            self.acc.insert(v, param);
+        }
         for k in 0..self.counted.len() {
             if self.counted[k].body.contains(&b) {
                 let ptr = self.counter_slot(k);
