@@ -2,7 +2,7 @@
 //! substitution, appending instructions.
 
 use adc_ir::{BinaryOp, Block, Constant, Function, InstData, Span, Tag, Type, Value, ValueDef};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A control-flow edge into a block: the source block and the arguments
 /// it passes to the target's parameters.
@@ -35,18 +35,40 @@ pub(crate) fn substitute(func: &mut Function, map: &BTreeMap<Value, Value>) {
     if map.is_empty() {
         return;
     }
-    let resolve = |mut v: Value| {
-        let mut steps = 0;
-        while let Some(&n) = map.get(&v) {
-            v = n;
-            steps += 1;
-            if steps > map.len() {
+    let resolved = resolve_chains(map);
+    func.substitute(&|v: Value| *resolved.get(&v).unwrap_or(&v));
+}
+
+/// Every key of `map` to the end of its chain (`a -> b -> c` gives
+/// `a -> c`, `b -> c`), each chain walked once: following chains per
+/// operand was quadratic when passes substitute long chains (the block
+/// parameters of an `else if` chain). A cycle, which no pass makes, ends
+/// where it closes.
+pub(crate) fn resolve_chains(map: &BTreeMap<Value, Value>) -> BTreeMap<Value, Value> {
+    let mut resolved: BTreeMap<Value, Value> = BTreeMap::new();
+    for &start in map.keys() {
+        if resolved.contains_key(&start) {
+            continue;
+        }
+        let mut walk = vec![start];
+        let mut on_walk: BTreeSet<Value> = [start].into_iter().collect();
+        let mut end = map[&start];
+        while let Some(&next) = map.get(&end) {
+            if let Some(&r) = resolved.get(&end) {
+                end = r;
                 break;
             }
+            if !on_walk.insert(end) {
+                break;
+            }
+            walk.push(end);
+            end = next;
         }
-        v
-    };
-    func.substitute(&resolve);
+        for v in walk {
+            resolved.insert(v, end);
+        }
+    }
+    resolved
 }
 
 /// How many times each value is used as an operand.
@@ -320,4 +342,28 @@ pub(crate) fn dominator_order(func: &Function) -> Vec<Block> {
     let reached: std::collections::BTreeSet<Block> = order.iter().copied().collect();
     order.extend(func.layout.iter().filter(|b| !reached.contains(b)));
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_chains;
+    use adc_ir::Value;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn chains_resolve_to_their_ends() {
+        let v = Value::new;
+        // 1 -> 2 -> 3 -> 4, 7 -> 3, 5 -> 6 -> 5 (a cycle), 9 -> 9.
+        let map: BTreeMap<Value, Value> = [(1, 2), (2, 3), (3, 4), (7, 3), (5, 6), (6, 5), (9, 9)]
+            .into_iter()
+            .map(|(a, b)| (v(a), v(b)))
+            .collect();
+        let r = resolve_chains(&map);
+        for k in [1, 2, 3, 7] {
+            assert_eq!(r[&v(k)], v(4), "key {k}");
+        }
+        assert!(r[&v(5)] == v(5) || r[&v(5)] == v(6));
+        assert_eq!(r[&v(9)], v(9));
+        assert_eq!(r.len(), map.len());
+    }
 }

@@ -37,16 +37,27 @@ pub fn run(func: &mut Function) -> bool {
             }
         }
         let mut map: BTreeMap<Value, Value> = BTreeMap::new();
-        let resolve = |map: &BTreeMap<Value, Value>, mut v: Value| {
+        // The end of `v`'s chain in `map`, shortening the chain on the way
+        // (as union-find does) so that long chains are walked once.
+        let resolve = |map: &mut BTreeMap<Value, Value>, v: Value| {
+            let mut end = v;
             let mut steps = 0;
-            while let Some(&n) = map.get(&v) {
-                v = n;
+            while let Some(&n) = map.get(&end) {
+                end = n;
                 steps += 1;
                 if steps > map.len() {
                     break;
                 }
             }
-            v
+            let mut x = v;
+            while let Some(&n) = map.get(&x) {
+                if n == end || x == end {
+                    break;
+                }
+                map.insert(x, end);
+                x = n;
+            }
+            end
         };
         let mut removed = vec![false; params.len()];
         let mut work: Vec<usize> = (0..params.len()).rev().collect();
@@ -58,7 +69,7 @@ pub fn run(func: &mut Function) -> bool {
             // The distinct incoming values other than `p` itself.
             let mut incoming: Vec<Value> = edges[&b]
                 .iter()
-                .map(|e| resolve(&map, e.args[i]))
+                .map(|e| resolve(&mut map, e.args[i]))
                 .filter(|a| *a != p)
                 .collect();
             incoming.sort();
