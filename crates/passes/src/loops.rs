@@ -2,12 +2,16 @@
 //! a loop without taping its counter or the edge taken at its header.
 //!
 //! A counted loop has a header `h` with exactly two incoming edges: an
-//! entry edge (from a block `h` does not dominate) passing an integer
-//! constant `c0` to an `i64` parameter `i`, and a back edge (from a latch
-//! `h` dominates) passing `i + c` for a constant `c != 0`. So `i` takes
-//! `c0` on the first visit of `h` only (it moves by `c` each iteration; an
-//! `i64` cannot wrap within any feasible trip count), and the reverse sweep
-//! can tell the first visit and step `i` back. Its only exit is `h`'s
+//! entry edge (from a block `h` does not dominate) passing a value `i0` to
+//! an `i64` parameter `i`, and a back edge (from a latch `h` dominates)
+//! passing `i + c` for a constant `c != 0`. So `i` equals `i0` on the first
+//! visit of `h` only (it moves by `c` each iteration; an `i64` cannot wrap
+//! within any feasible trip count), and the reverse sweep can tell the
+//! first visit and step `i` back. `i0` is an integer constant or any value
+//! (defined before the loop, as the entry edge's argument must be): then
+//! the reverse sweep needs it, and `unzip` tapes it once per run of the
+//! loop, at the exit (`for (j = i + 1; ...)` replays `j` instead of taping
+//! it every iteration). Its only exit is `h`'s
 //! branch, to a block outside the loop.
 
 use crate::util::{incoming_edges, int_const, offset_of, Edge};
@@ -19,7 +23,9 @@ pub(crate) struct CountedLoop {
     pub header: Block,
     /// Index of the counter among the header's parameters.
     pub param: usize,
-    pub init: i64,
+    pub init: LoopInit,
+    /// The block the entry edge comes from.
+    pub entry: Block,
     pub step: i64,
     /// The block the back edge comes from.
     pub latch: Block,
@@ -27,6 +33,14 @@ pub(crate) struct CountedLoop {
     pub body: BTreeSet<Block>,
     /// The header's successor outside the loop.
     pub exit: Block,
+}
+
+/// What a counted loop's counter enters with.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum LoopInit {
+    Const(i64),
+    /// A value defined before the loop: the entry edge's argument.
+    Value(Value),
 }
 
 /// The blocks of the natural loop of the back edge `latch -> header`.
@@ -62,18 +76,23 @@ pub(crate) struct SteppedLoop {
 
 /// Every counted loop of `func` whose header is in `among`.
 pub(crate) fn counted_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<CountedLoop> {
-    loops_where(func, among, |v| int_const(func, v).is_some())
+    loops_where(func, among, |_| true)
         .into_iter()
-        .filter_map(|lp| {
-            Some(CountedLoop {
+        .map(|lp| {
+            let init = match int_const(func, lp.init) {
+                Some(c) => LoopInit::Const(c),
+                None => LoopInit::Value(lp.init),
+            };
+            CountedLoop {
                 header: lp.header,
                 param: lp.param,
-                init: int_const(func, lp.init)?,
+                init,
+                entry: lp.entry,
                 step: lp.step,
                 latch: lp.latch,
                 body: lp.body,
                 exit: lp.exit,
-            })
+            }
         })
         .collect()
 }

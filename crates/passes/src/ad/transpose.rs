@@ -304,6 +304,11 @@ impl Transposer<'_> {
         self.counted = counted_loops(u, &dset);
         for k in 0..self.counted.len() {
             crossing.insert(self.counter(k));
+            // A counter that entered with a value: that value, from the
+            // exit's tape (`unzip`), in a slot of its own.
+            if let crate::loops::LoopInit::Value(v) = self.counted[k].init {
+                crossing.insert(v);
+            }
         }
         let mut slot_insts = Vec::new();
         for &v in &crossing {
@@ -405,6 +410,13 @@ impl Transposer<'_> {
                 })?;
                 let ptr = self.counter_slot(k);
                 self.emit(InstData::RefStore { ptr, value }, &[]);
+                if let crate::loops::LoopInit::Value(v) = self.counted[k].init {
+                    let value = self.nth_tape_value(b, 1).ok_or_else(|| {
+                        AdError::new("internal error: no loop start at its exit", u.deriv_span)
+                    })?;
+                    let ptr = self.slots[&v];
+                    self.emit(InstData::RefStore { ptr, value }, &[]);
+                }
             }
             if b == dentry {
                 self.emit(

@@ -45,7 +45,7 @@ mod calls;
 mod recompute;
 
 use crate::ad::{diff_values, AdError};
-use crate::loops::{counted_loops, CountedLoop};
+use crate::loops::{counted_loops, CountedLoop, LoopInit};
 use crate::util::incoming_edges;
 use adc_ir::dom::DomTree;
 use adc_ir::{
@@ -408,33 +408,41 @@ impl<'a> Unzipper<'a> {
             );
         }
         // A counted loop's exit tapes the counter (the reverse sweep starts
-        // the loop from it); it is the block's first tape value.
+        // the loop from it); it is the block's first tape value. A counter
+        // that enters with a value, not a constant, has that value taped
+        // second (the reverse sweep leaves the loop when back at it), and
+        // the preheader's twin needs it for the header's twin.
+        let mut forced: Vec<Value> = edge_index.into_iter().collect();
         for (k, lp) in self.counted.iter().enumerate() {
+            if let (true, LoopInit::Value(v)) = (lp.entry == b, lp.init) {
+                needs.push(self.p(v));
+            }
             if lp.exit == b {
-                needs.insert(0, self.counter_p(k));
+                let counter = self.counter_p(k);
+                needs.insert(0, counter);
+                forced.push(counter);
+                if let LoopInit::Value(v) = lp.init {
+                    needs.insert(1, self.p(v));
+                    forced.push(self.p(v));
+                }
             }
         }
-        let mut seen = Vec::new();
-        needs.retain(|v| {
-            !seen.contains(v) && {
-                seen.push(*v);
-                true
-            }
-        });
+        let mut seen = BTreeSet::new();
+        needs.retain(|v| seen.insert(*v));
         // Cheap primal arithmetic is computed again in the differential
         // block instead of taped, when its operands are there anyway.
         let needed: BTreeSet<Value> = needs.iter().copied().collect();
         let recomputed: Vec<Value> = needs
             .iter()
             .copied()
-            .filter(|&v| Some(v) != edge_index && !self.direct(v) && !self.carried(v, b))
+            .filter(|&v| !forced.contains(&v) && !self.direct(v) && !self.carried(v, b))
             .filter(|&v| self.recomputable(v, b, &needed, 0))
             .collect();
         let taped: Vec<Value> = needs
             .iter()
             .copied()
             .filter(|&v| {
-                Some(v) == edge_index
+                forced.contains(&v)
                     || (!self.direct(v) && !recomputed.contains(&v) && !self.carried(v, b))
             })
             .collect();

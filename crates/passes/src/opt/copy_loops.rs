@@ -38,7 +38,8 @@ pub fn run(func: &mut Function) -> bool {
     let all: BTreeSet<Block> = func.layout.iter().copied().collect();
     let mut changed = false;
     for lp in counted_loops(func, &all) {
-        if lp.step != 1 || lp.body.len() != 2 {
+        let from_constant = matches!(lp.init, crate::loops::LoopInit::Const(_));
+        if !from_constant || lp.step != 1 || lp.body.len() != 2 {
             continue;
         }
         let Some(copy) = match_copy(func, lp.header, lp.latch, lp.exit) else {

@@ -3,6 +3,7 @@
 //! way back.
 
 use super::Transposer;
+use crate::loops::LoopInit;
 use crate::util::Edge;
 use adc_ir::{BinaryOp, Block, BlockCall, CmpCond, Constant, Inst, InstData, Type, Value};
 use std::collections::BTreeSet;
@@ -53,6 +54,12 @@ impl Transposer<'_> {
     /// The reverse-block value of the first tape read of differential block
     /// `b` (its edge index, or the counter at a loop exit).
     pub(super) fn first_tape_value(&self, b: Block) -> Option<Value> {
+        self.nth_tape_value(b, 0)
+    }
+
+    /// The `n`th tape value (from 0) block `b` reads, as seen from its
+    /// reverse block.
+    pub(super) fn nth_tape_value(&self, b: Block, n: usize) -> Option<Value> {
         let u = self.u;
         let read = u
             .dfg
@@ -60,7 +67,8 @@ impl Transposer<'_> {
             .insts
             .iter()
             .copied()
-            .find(|i| matches!(u.dfg.inst(*i), InstData::TapeRead { tape: 0 }))?;
+            .filter(|i| matches!(u.dfg.inst(*i), InstData::TapeRead { tape: 0 }))
+            .nth(n)?;
         Some(self.p(u.dfg.inst_results(read)[0]))
     }
 
@@ -88,12 +96,21 @@ impl Transposer<'_> {
             .expect("invariant: a counted loop has a back edge");
         let entry = 1 - back;
         let i = self.p(self.counter(k));
-        let c0 = self.emit1(
-            InstData::Const {
-                value: Constant::I64(init),
-            },
-            Type::I64,
-        );
+        let c0 = match init {
+            LoopInit::Const(c) => self.emit1(
+                InstData::Const {
+                    value: Constant::I64(c),
+                },
+                Type::I64,
+            ),
+            // Set when the sweep entered the loop backwards, at its exit.
+            LoopInit::Value(v) => self.emit1(
+                InstData::RefLoad {
+                    ptr: self.slots[&v],
+                },
+                Type::I64,
+            ),
+        };
         let first = self.emit1(
             InstData::Cmp {
                 cond: CmpCond::Eq,

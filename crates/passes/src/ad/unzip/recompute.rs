@@ -4,6 +4,7 @@
 
 use super::Unzipper;
 use crate::ad::jvp_source;
+use crate::loops::LoopInit;
 use adc_ir::{
     BinaryOp, Block, Constant, Function, InstData, Module, ParamMode, Tag, Type, Value, ValueDef,
 };
@@ -23,8 +24,9 @@ impl Unzipper<'_> {
     }
 
     /// The counter argument the differential twin of `from` passes to a
-    /// counted loop's header `to`: the initial constant from the preheader,
-    /// the counter plus the step from the latch.
+    /// counted loop's header `to`: the initial value from the preheader
+    /// (the constant, or the twin's value of it: `block` put it in the
+    /// preheader's needs), the counter plus the step from the latch.
     pub(super) fn counter_arg(
         &mut self,
         from: Block,
@@ -38,7 +40,14 @@ impl Unzipper<'_> {
             let lp = &self.counted[k];
             (lp.init, lp.step, lp.latch)
         };
-        let c = if from == latch { step } else { init };
+        let c = match (from == latch, init) {
+            (true, _) => step,
+            (false, LoopInit::Const(c)) => c,
+            (false, LoopInit::Value(v)) => {
+                let pv = self.p(v);
+                return Some(local.get(&pv).copied().unwrap_or(pv));
+            }
+        };
         let cv = self.emit(
             db,
             InstData::Const {
