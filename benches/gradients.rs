@@ -105,6 +105,22 @@ fn main() {
         row("gmm_loglik", tp, tg, ms);
     }
     {
+        let (jit, ms) = compile("pairs.ad", "energy");
+        let mut x = vec_of(2000, |i| (i as f64 * 0.37).sin() * 10.0);
+        let mut dx = vec![0.0; x.len()];
+        type P = extern "C" fn(Arr, f64) -> f64;
+        type G = extern "C" fn(Arr, Arr, f64, f64) -> Pair;
+        let p: P = unsafe { std::mem::transmute(raw(&jit, "energy")) };
+        let g: G = unsafe { std::mem::transmute(raw(&jit, "__adc_cli_grad")) };
+        let tp = best_of(5, || {
+            p(arr(&mut x), 0.8);
+        });
+        let tg = best_of(5, || {
+            g(arr(&mut x), arr(&mut dx), 0.8, 1.0);
+        });
+        row("pairs energy (triangular nest)", tp, tg, ms);
+    }
+    {
         let (jit, ms) = compile("lstm.ad", "lstm_loss");
         let mut a = [
             vec_of(4 * hs * (xs + hs), |i| 0.01 * (i as f64).sin()),

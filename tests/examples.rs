@@ -132,6 +132,19 @@ fn gmm_matches_direct_density() {
 }
 
 #[test]
+fn pairs_matches_direct_sum() {
+    let x = [0.0, 0.4, 1.1, 1.3, 2.0, 3.5];
+    let mut want = 0.0;
+    for i in 0..x.len() {
+        for xj in &x[i + 1..] {
+            let d: f64 = x[i] - xj;
+            want += (-d * d / 0.8).exp() / (1.0 + d * d);
+        }
+    }
+    support::assert_close(main_f64("pairs.ad"), want, 1e-14, "pairs");
+}
+
+#[test]
 fn heat_matches_reference_stepping() {
     let mut u: Vec<f64> = vec![0.0, 0.2, 0.9, 1.0, 0.6, 0.3, 0.1, 0.0];
     for _ in 0..20 {
