@@ -499,12 +499,26 @@ impl Gen {
                 let i = self.name("i");
                 let b = self.bound();
                 let ck = self.checkpoint();
+                // Counted loops that start at a value (an enclosing
+                // counter, plus a constant), upwards or downwards.
+                let head = match self.rng.below(10) {
+                    7 | 8 if !self.ivars.is_empty() => {
+                        let o = self.ivars[self.rng.below(self.ivars.len())].clone();
+                        let c = self.rng.below(3);
+                        format!("for (int {i} = {o} + {c}; {i} < {b}; {i}++)")
+                    }
+                    9 if !self.ivars.is_empty() => {
+                        let o = self.ivars[self.rng.below(self.ivars.len())].clone();
+                        format!("for (int {i} = {o}; {i} >= 0; {i}--)")
+                    }
+                    _ => format!("for (int {i} = 0; {i} < {b}; {i}++)"),
+                };
                 self.ivars.push(i.clone());
                 let n = 1 + self.rng.below(4);
                 let body = self.loop_body(n, None, ck);
                 self.ivars.pop();
                 out.push(Stmt::Block {
-                    head: format!("{ck}for (int {i} = 0; {i} < {b}; {i}++)"),
+                    head: format!("{ck}{head}"),
                     body,
                     els: None,
                 });
