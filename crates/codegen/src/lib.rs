@@ -192,7 +192,11 @@ fn isa(pic: bool) -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa
     // Cranelift's own IR verifier checks our translation: in debug builds
     // (every test) only, as Wasmtime does; in release it was about a tenth
     // of the compile time of large functions.
-    let verify = if cfg!(debug_assertions) { "true" } else { "false" };
+    let verify = if cfg!(debug_assertions) {
+        "true"
+    } else {
+        "false"
+    };
     set(&mut flags, "enable_verifier", verify)?;
     set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
     let isa_builder =

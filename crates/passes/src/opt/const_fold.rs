@@ -111,6 +111,30 @@ fn identity(func: &Function, inst: Inst) -> Option<Identity> {
     }
 }
 
+/// `x / c` for a float constant `c = 2^k` whose reciprocal is a normal
+/// number: `x * 2^-k` gives the same result bit for bit (both scale `x`
+/// exactly and round once) and a multiplication is several times cheaper.
+/// Returns `x` and the reciprocal.
+fn exact_reciprocal(func: &Function, inst: Inst) -> Option<(Value, Constant)> {
+    let InstData::Binary {
+        op: BinaryOp::Div,
+        args: [x, c],
+    } = *func.dfg.inst(inst)
+    else {
+        return None;
+    };
+    let power_of_two = |v: f64| v != 0.0 && v.is_finite() && v.abs().log2().fract() == 0.0;
+    match constant_of(func, c)? {
+        Constant::F64(v) if power_of_two(v) && (1.0 / v).is_normal() => {
+            Some((x, Constant::F64(1.0 / v)))
+        }
+        Constant::F32(v) if power_of_two(v as f64) && (1.0 / v).is_normal() => {
+            Some((x, Constant::F32(1.0 / v)))
+        }
+        _ => None,
+    }
+}
+
 fn is_two(c: Constant) -> bool {
     matches!(c, Constant::F64(x) if x == 2.0) || matches!(c, Constant::F32(x) if x == 2.0)
 }
@@ -122,6 +146,24 @@ pub fn run(func: &mut Function) -> bool {
         for inst in func.dfg.block(b).insts.clone() {
             if let Some(c) = fold(func, inst) {
                 *func.dfg.inst_mut(inst) = InstData::Const { value: c };
+                changed = true;
+            }
+            if let Some((x, r)) = exact_reciprocal(func, inst) {
+                let ty = func.dfg.value_type(x);
+                let span = func.span(inst);
+                let k = func.dfg.make_inst(InstData::Const { value: r }, &[ty]);
+                func.set_span(k, span);
+                let rv = func.dfg.inst_results(k)[0];
+                let insts = &mut func.dfg.block_mut(b).insts;
+                let at = insts
+                    .iter()
+                    .position(|i| *i == inst)
+                    .expect("invariant: `inst` is in the block being walked");
+                insts.insert(at, k);
+                *func.dfg.inst_mut(inst) = InstData::Binary {
+                    op: BinaryOp::Mul,
+                    args: [x, rv],
+                };
                 changed = true;
             }
             match identity(func, inst) {
