@@ -12,6 +12,7 @@ pub mod licm;
 pub mod mem2reg;
 pub mod rle;
 pub mod simplify_cfg;
+pub mod tape_forward;
 
 use adc_ir::{Function, Module};
 
@@ -23,6 +24,7 @@ pub const PASSES: &[(&str, FuncPass)] = &[
     ("block-params", block_params::run),
     ("const-fold", const_fold::run),
     ("cse", cse::run),
+    ("tape-forward", tape_forward::run),
     ("rle", rle::run),
     ("dce", dce::run),
     ("simplify-cfg", simplify_cfg::run),
