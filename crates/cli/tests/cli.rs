@@ -523,3 +523,53 @@ double f(double x) { auto [y, d] = dsq(x, 1.0); return sq(x) + d; }";
     ]);
     assert_eq!(stdout(&o).trim(), "9.0", "{}", stderr(&o));
 }
+
+/// An object file keeps its tape between calls (`object_tape.rs`): calls
+/// of one derivative with tapes large, small and large again must each
+/// give the gradient a hand-written reverse loop gives.
+#[test]
+fn object_tape_spare_reused_across_calls() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let (_, run) = compile_and_link(
+        "spare",
+        "[autodiff_reverse(dg, Duplicated, ActiveOnly)]
+double g(double[] x) {
+    double s = 1.0;
+    for (int i = 0; i < len(x); i++) s = s * x[i] + sin(x[i]);
+    return s;
+}
+",
+        r#"#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "spare.h"
+/* s_{i+1} = s_i x_i + sin x_i: ds_i = ds_{i+1} x_i, dx_i = ds_{i+1} (s_i + cos x_i). */
+static int check(int64_t n) {
+    double *x = malloc(n * sizeof *x), *d = calloc(n, sizeof *d), *s = malloc((n + 1) * sizeof *s);
+    for (int64_t i = 0; i < n; i++) x[i] = 0.5 + 0.5 * sin((double)i);
+    s[0] = 1.0;
+    for (int64_t i = 0; i < n; i++) s[i + 1] = s[i] * x[i] + sin(x[i]);
+    dg(x, n, d, n, 1.0);
+    double ds = 1.0, worst = 0.0;
+    for (int64_t i = n - 1; i >= 0; i--) {
+        double want = ds * (s[i] + cos(x[i]));
+        double err = fabs(d[i] - want) / (1.0 + fabs(want));
+        if (err > worst) worst = err;
+        ds *= x[i];
+    }
+    free(x); free(d); free(s);
+    return worst < 1e-12;
+}
+int main(void) {
+    int64_t sizes[5] = {300000, 10, 300000, 1, 2000000};
+    for (int k = 0; k < 5; k++) printf("%d", check(sizes[k]));
+    printf("\n");
+    return 0;
+}
+"#,
+    );
+    assert_eq!(stdout(&run), "11111\n", "{}", stderr(&run));
+}

@@ -11,6 +11,7 @@
 
 mod abi;
 mod copy;
+mod object_tape;
 mod runtime;
 mod stack_arrays;
 mod strong_zero;
@@ -122,7 +123,7 @@ fn build<M: Module>(
         tape_alloc: if with_entries {
             ("adc_rt_tape_realloc", "adc_rt_tape_free")
         } else {
-            ("realloc", "free")
+            (object_tape::REALLOC, object_tape::FREE)
         },
         tape_grow: None,
         copy: None,
@@ -131,6 +132,9 @@ fn build<M: Module>(
         syms.copy = Some(copy::declare_copy(m)?);
     }
     if ir.funcs.iter().any(tape::uses_tape) {
+        if !with_entries {
+            object_tape::define(m)?;
+        }
         syms.tape_grow = Some(tape::define_tape_grow(m, syms.tape_alloc.0)?);
     }
     let mut built = Built {

@@ -100,7 +100,9 @@ mod tape_cache {
     use std::ffi::c_void;
     use std::ptr::null_mut;
 
-    const MAX_SPARE_TAPE: usize = 64 << 20;
+    /// 64 MiB of capacity; malloc's usable size of a 64 MiB block is a
+    /// little larger (page rounding), hence the 64 KiB of slack.
+    const MAX_SPARE_TAPE: usize = (64 << 20) + (64 << 10);
 
     /// Frees the spare when its thread ends.
     struct Spare(Cell<*mut c_void>);
