@@ -226,9 +226,8 @@ struct Gen {
     rec_self: Option<String>,
 }
 
-/// Array views (`t[1..]`) as call arguments: LANGUAGE.md has them, the
-/// parser on this branch does not yet (E0001 "unexpected character").
-const VIEWS: bool = false;
+/// Array views (`t[1..]`, `t[0..len(t) - 1]`, ...) as call arguments.
+const VIEWS: bool = true;
 
 const LITS: &[&str] = &[
     "0.5", "1.0", "-0.7", "0.25", "2.0", "-1.5", ".3", "1.", "0.9", "3.0",
@@ -384,12 +383,29 @@ impl Gen {
                     .cloned()
                     .collect();
                 let arr = &arrs[self.rng.below(arrs.len())];
-                let view = if VIEWS && arr.min_len >= 2 && self.rng.chance(0.3) {
-                    "[1..]"
-                } else {
-                    ""
-                };
+                let view = self.view(arr);
                 format!("{}({}{view}, {a})", h.name, arr.name)
+            }
+        }
+    }
+
+    /// Nothing (the whole array) or a non-empty view of `arr`.
+    fn view(&mut self, arr: &Arr) -> String {
+        if !VIEWS || arr.min_len < 2 || !self.rng.chance(0.3) {
+            return String::new();
+        }
+        let a = &arr.name;
+        match self.rng.below(5) {
+            0 => "[1..]".into(),
+            1 => format!("[0..len({a}) - 1]"),
+            2 => format!("[1..len({a})]"),
+            3 => {
+                let k = self.rng.below(arr.min_len);
+                format!("[{k}..{}]", k + 1)
+            }
+            _ => {
+                let k = self.rng.below(arr.min_len - 1);
+                format!("[{k}..]")
             }
         }
     }
@@ -611,11 +627,7 @@ impl Gen {
                 if arr.min_len >= 1 && !inout.is_empty() && self.rng.chance(0.4) {
                     let h = &inout[self.rng.below(inout.len())];
                     self.has_arr |= h.has_arr;
-                    let view = if VIEWS && arr.min_len >= 2 && self.rng.chance(0.3) {
-                        "[1..]"
-                    } else {
-                        ""
-                    };
+                    let view = self.view(arr);
                     let e = self.dexpr(2);
                     out.push(line(format!("{}({}{view}, {e});", h.name, arr.name)));
                 } else {

@@ -17,6 +17,7 @@ mod stack_arrays;
 mod strong_zero;
 mod tape;
 mod translate;
+mod views;
 
 pub use abi::{c_header, tuple_layout};
 pub use runtime::{ArgValue, ArrayValue, CallError, JitFunction, JitModule};

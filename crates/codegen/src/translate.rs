@@ -559,6 +559,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 vec![self.alloc_zeroed(inst, n, size)?, n]
             }
             InstData::ArrayCopy { array } => self.array_copy(inst, *array)?,
+            InstData::ArrayView { array, lo, hi } => self.array_view(inst, [*array, *lo, *hi])?,
+            InstData::AliasCheck { args } => {
+                self.alias_check(inst, *args)?;
+                vec![]
+            }
             InstData::CopyRange {
                 dst,
                 dst_index,

@@ -216,6 +216,8 @@ pub enum ExprKind {
     Call(Ident, Vec<Expr>),
     Cast(BaseType, Box<Expr>),
     Index(Box<Expr>, Box<Expr>),
+    /// `a[lo..hi]` or `a[lo..]`: a view, as a call argument only.
+    View(Box<Expr>, Box<Expr>, Option<Box<Expr>>),
     Tuple(Vec<Expr>),
     Error,
 }

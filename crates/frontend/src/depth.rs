@@ -88,6 +88,13 @@ fn push_children<'a>(stack: &mut Vec<(Node<'a>, usize)>, node: Node<'a>, d: usiz
                 e(a);
                 e(b);
             }
+            ExprKind::View(a, b, c) => {
+                e(a);
+                e(b);
+                if let Some(c) = c {
+                    e(c);
+                }
+            }
             ExprKind::Ternary(a, b, c) => {
                 e(a);
                 e(b);

@@ -50,6 +50,10 @@ pub enum Tok {
 
     #[regex(r"[0-9]+", parse_int)]
     Int(i64),
+    /// `3..`: an integer followed by `..` (not the float `3.` and a `.`);
+    /// `tokens` splits it into `Int` and `DotDot`.
+    #[regex(r"[0-9]+\.\.", |lex| { let s = lex.slice(); s[..s.len() - 2].parse::<i64>().map_err(|_| LexErrorKind::IntOutOfRange) })]
+    IntDotDot(i64),
     #[regex(r"([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?f?", |lex| lex.slice().to_string())]
     #[regex(r"[0-9]+[eE][+-]?[0-9]+f?", |lex| lex.slice().to_string())]
     Float(String),
@@ -113,6 +117,8 @@ pub enum Tok {
     RBracket,
     #[token(",")]
     Comma,
+    #[token("..")]
+    DotDot,
     #[token(";")]
     Semi,
     #[token("?")]
@@ -180,12 +186,18 @@ pub type Spanned = Result<(usize, Tok, usize), LexError>;
 
 /// The token iterator handed to the LALRPOP parser.
 pub fn tokens(source: &str) -> impl Iterator<Item = Spanned> + '_ {
-    Tok::lexer(source).spanned().map(|(res, span)| match res {
-        Ok(tok) => Ok((span.start, tok, span.end)),
-        Err(kind) => Err(LexError {
-            kind,
-            start: span.start,
-            end: span.end,
-        }),
-    })
+    Tok::lexer(source)
+        .spanned()
+        .flat_map(|(res, span)| match res {
+            Ok(Tok::IntDotDot(i)) => vec![
+                Ok((span.start, Tok::Int(i), span.end - 2)),
+                Ok((span.end - 2, Tok::DotDot, span.end)),
+            ],
+            Ok(tok) => vec![Ok((span.start, tok, span.end))],
+            Err(kind) => vec![Err(LexError {
+                kind,
+                start: span.start,
+                end: span.end,
+            })],
+        })
 }

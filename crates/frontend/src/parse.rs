@@ -93,6 +93,7 @@ fn spelling(tok: &Tok) -> &'static str {
         Tok::LBracket => "[",
         Tok::RBracket => "]",
         Tok::Comma => ",",
+        Tok::DotDot | Tok::IntDotDot(_) => "..",
         Tok::Semi => ";",
         Tok::Question => "?",
         Tok::Colon => ":",

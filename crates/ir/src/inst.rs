@@ -249,6 +249,21 @@ pub enum InstData {
     ArrayCopy {
         array: Value,
     },
+    /// Elements `lo` to `hi - 1` of `array`, as an array that shares them
+    /// (writes through it change `array`); a runtime error unless
+    /// `0 <= lo <= hi <= len(array)`. The view owns nothing: it is never
+    /// freed, and lives as long as `array`.
+    ArrayView {
+        array: Value,
+        lo: Value,
+        hi: Value,
+    },
+    /// A runtime error ("arguments alias") when the two arrays share an
+    /// element: a call may not pass overlapping arrays where one is
+    /// writable (LANGUAGE.md §3). Empty arrays share nothing.
+    AliasCheck {
+        args: [Value; 2],
+    },
     /// A runtime error unless the two arrays have the same length (a
     /// shadow must be as long as its primal).
     LenCheck {
@@ -374,6 +389,8 @@ impl InstData {
             | InstData::LoopCheckpoint { .. }
             | InstData::ArrayCopy { .. }
             | InstData::CopyRange { .. }
+            | InstData::ArrayView { .. }
+            | InstData::AliasCheck { .. }
             | InstData::LenCheck { .. }
             | InstData::DeferFree { .. }
             | InstData::TapePush { .. }
@@ -419,6 +436,8 @@ impl InstData {
             | InstData::LoopCheckpoint { .. }
             | InstData::ArrayCopy { .. }
             | InstData::CopyRange { .. }
+            | InstData::ArrayView { .. }
+            | InstData::AliasCheck { .. }
             | InstData::LenCheck { .. }
             | InstData::DeferFree { .. }
             | InstData::TapePush { .. }
@@ -467,6 +486,7 @@ impl InstData {
             InstData::Binary { args, .. }
             | InstData::Cmp { args, .. }
             | InstData::LenCheck { args }
+            | InstData::AliasCheck { args }
             | InstData::PairMake { args } => {
                 args[0] = f(args[0]);
                 args[1] = f(args[1]);
@@ -485,6 +505,11 @@ impl InstData {
             | InstData::ArrayCopy { array }
             | InstData::DeferFree { array } => *array = f(*array),
             InstData::ArrayNew { len } => *len = f(*len),
+            InstData::ArrayView { array, lo, hi } => {
+                *array = f(*array);
+                *lo = f(*lo);
+                *hi = f(*hi);
+            }
             InstData::Load { array, index, .. } | InstData::ElemRef { array, index } => {
                 *array = f(*array);
                 *index = f(*index);

@@ -324,6 +324,17 @@ impl Machine<'_> {
                         }
                         _ => None,
                     },
+                    InstData::ArrayView { .. } => {
+                        return Err(InterpError::Unsupported("array views".into()))
+                    }
+                    // Each array here is a memory object of its own (no views).
+                    InstData::AliasCheck { args } => match (get(&env, args[0]), get(&env, args[1]))
+                    {
+                        (Val::Arr(a), Val::Arr(b)) if a == b && !self.memory[a].is_empty() => {
+                            return fail("arguments alias")
+                        }
+                        _ => None,
+                    },
                     InstData::LenCheck { args } => match (get(&env, args[0]), get(&env, args[1])) {
                         (Val::Arr(a), Val::Arr(b))
                             if self.memory[a].len() != self.memory[b].len() =>

@@ -409,6 +409,16 @@ impl Parser<'_> {
             "len" => InstData::ArrayLen {
                 array: self.value()?,
             },
+            "view" => {
+                let [array, lo] = self.two()?;
+                self.expect(",")?;
+                InstData::ArrayView {
+                    array,
+                    lo,
+                    hi: self.value()?,
+                }
+            }
+            "aliascheck" => InstData::AliasCheck { args: self.two()? },
             "load" | "load.unchecked" => {
                 let [array, index] = self.two()?;
                 InstData::Load {

@@ -48,6 +48,8 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
             format!("call @{name}({})", join(args))
         }
         InstData::ArrayLen { array } => format!("len {array}"),
+        InstData::ArrayView { array, lo, hi } => format!("view {array}, {lo}, {hi}"),
+        InstData::AliasCheck { args } => format!("aliascheck {}, {}", args[0], args[1]),
         InstData::Load {
             array,
             index,

@@ -327,6 +327,16 @@ impl FuncVerifier<'_> {
                 Type::Array(e) => Ok(vec![Type::Array(e)]),
                 t => Err(format!("cannot copy `{t}`")),
             },
+            InstData::ArrayView { array, lo, hi } => {
+                match (self.ty(*array), self.ty(*lo), self.ty(*hi)) {
+                    (Type::Array(e), Type::I64, Type::I64) => Ok(vec![Type::Array(e)]),
+                    _ => Err("view needs an array and two `i64` bounds".into()),
+                }
+            }
+            InstData::AliasCheck { args } => match (self.ty(args[0]), self.ty(args[1])) {
+                (Type::Array(_), Type::Array(_)) => Ok(vec![]),
+                _ => Err("aliascheck compares two arrays".into()),
+            },
             InstData::LenCheck { args } => match (self.ty(args[0]), self.ty(args[1])) {
                 (Type::Array(_), Type::Array(_)) => Ok(vec![]),
                 _ => Err("lencheck compares two arrays".into()),

@@ -258,6 +258,17 @@ impl FnLowerer<'_> {
                 }
                 None => ExprVal::Error,
             },
+            ExprKind::View(..) => {
+                self.error(
+                    Diagnostic::error(
+                        "E0128",
+                        "an array view can only be passed to a function",
+                        e.span,
+                    )
+                    .with_note("views are call arguments: `f(a[lo..hi])`"),
+                );
+                ExprVal::Error
+            }
             ExprKind::Tuple(_) => {
                 self.error(Diagnostic::error(
                     "E0114",
@@ -522,7 +533,7 @@ impl FnLowerer<'_> {
                 }
             },
             ExprKind::Index(arr, idx) => {
-                let (array, elem, writable) = self.array_arg(arr)?;
+                let (array, elem, writable) = self.array_named(arr)?;
                 if for_write && !writable {
                     self.error(
                         Diagnostic::error(
@@ -584,8 +595,29 @@ impl FnLowerer<'_> {
         }
     }
 
+    /// An array argument of a call: a named array or a view of one
+    /// (`a[lo..hi]`, `a[lo..]`), as (value, element type, writable, the
+    /// named array's value).
+    pub(crate) fn array_arg(&mut self, e: &Expr) -> Option<(Value, ScalarType, bool, Value)> {
+        let ExprKind::View(base, lo, hi) = &e.kind else {
+            return self.array_named(e).map(|(v, t, w)| (v, t, w, v));
+        };
+        let (array, elem, writable) = self.array_named(base)?;
+        let lo = self.expr_as(lo, ScalarType::I64);
+        let hi = match hi {
+            Some(hi) => self.expr_as(hi, ScalarType::I64),
+            None => {
+                self.span = e.span;
+                self.ins1(InstData::ArrayLen { array }, Type::I64)
+            }
+        };
+        self.span = e.span;
+        let view = self.ins1(InstData::ArrayView { array, lo, hi }, Type::Array(elem));
+        Some((view, elem, writable, array))
+    }
+
     /// An array named by `e`: (value, element type, writable).
-    fn array_arg(&mut self, e: &Expr) -> Option<(Value, ScalarType, bool)> {
+    fn array_named(&mut self, e: &Expr) -> Option<(Value, ScalarType, bool)> {
         if let ExprKind::Var(name) = &e.kind {
             match self.lookup(name) {
                 Some(Binding::Array {
@@ -612,6 +644,21 @@ impl FnLowerer<'_> {
         }
         self.error(Diagnostic::error("E0123", "expected an array", e.span));
         None
+    }
+
+    /// Array arguments may overlap only where neither is written (§3).
+    /// Arrays of different names never do (distinct parameters were
+    /// checked by the caller's caller; locals are fresh), so only two
+    /// arguments on one named array get a run-time check.
+    fn check_aliasing(&mut self, arrays: &[(Value, Value, bool)], span: Span) {
+        for (k, &(a, base_a, writes_a)) in arrays.iter().enumerate() {
+            for &(b, base_b, writes_b) in &arrays[k + 1..] {
+                if base_a == base_b && (writes_a || writes_b) {
+                    self.span = span;
+                    self.ins(InstData::AliasCheck { args: [a, b] }, &[]);
+                }
+            }
+        }
     }
 
     fn call(&mut self, f: &Ident, args: &[Expr], span: Span) -> ExprVal {
@@ -644,7 +691,7 @@ impl FnLowerer<'_> {
                 if !self.arity(f, args, 1, span) {
                     return ExprVal::Error;
                 }
-                let Some((a, _, _)) = self.array_arg(&args[0]) else {
+                let Some((a, ..)) = self.array_arg(&args[0]) else {
                     return ExprVal::Error;
                 };
                 self.span = span;
@@ -787,11 +834,14 @@ impl FnLowerer<'_> {
         // (slot, variable) pairs copied back after the call.
         let mut write_back: Vec<(Value, VarId, ScalarType)> = Vec::new();
         let mut ok = true;
+        // Array arguments: (value, named array, written by the callee).
+        let mut arrays: Vec<(Value, Value, bool)> = Vec::new();
         for (p, a) in sig.params.iter().zip(args) {
             let elem = super::scalar_of(p.ty);
             if p.is_array {
                 match self.array_arg(a) {
-                    Some((v, e, writable)) => {
+                    Some((v, e, writable, base)) => {
+                        arrays.push((v, base, p.mode != Mode::Value));
                         if e != elem {
                             self.error(Diagnostic::error(
                                 "E0127",
@@ -866,6 +916,7 @@ impl FnLowerer<'_> {
         if !ok {
             return ExprVal::Error;
         }
+        self.check_aliasing(&arrays, span);
         self.span = span;
         let types = sig.ret.types();
         let results = self.ins(

@@ -575,6 +575,17 @@ impl Linearizer<'_> {
                     None => Tan::None,
                 }
             }
+            // The shadow of a view is the same range of the shadow.
+            InstData::ArrayView { array, lo, hi } if adc_ir::ad::is_differentiable(ty) => {
+                match self.shadow(*array)? {
+                    Some(s) => {
+                        let (lo, hi) = (self.p(*lo), self.p(*hi));
+                        let view = InstData::ArrayView { array: s, lo, hi };
+                        Tan::Val(self.prim(view, ty))
+                    }
+                    None => Tan::None,
+                }
+            }
             InstData::ArrayFree { array } | InstData::DeferFree { array } => {
                 if let Some(s) = self.shadow(*array)? {
                     let d = match data {

@@ -109,6 +109,13 @@ fn check_writable_params(
     for &b in back {
         for &i in &v.dfg.block(b).insts {
             let data = v.dfg.inst(i);
+            // A view of a watched array is watched too.
+            if let InstData::ArrayView { array, .. } = data {
+                if watched.contains(array) {
+                    watched.insert(v.dfg.inst_results(i)[0]);
+                    continue;
+                }
+            }
             let allowed = matches!(
                 data,
                 InstData::ArrayLen { .. } | InstData::LenCheck { .. } | InstData::Call { .. }

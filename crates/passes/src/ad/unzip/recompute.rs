@@ -92,7 +92,8 @@ impl Unzipper<'_> {
             | InstData::Cmp { .. }
             | InstData::Select { .. }
             | InstData::Convert { .. }
-            | InstData::ArrayLen { .. } => true,
+            | InstData::ArrayLen { .. }
+            | InstData::ArrayView { .. } => true,
             // Integer division can trap; float division is only slow-ish.
             InstData::Binary { op, .. } => {
                 !matches!(op, BinaryOp::Div | BinaryOp::Rem)
@@ -168,7 +169,7 @@ impl Unzipper<'_> {
 pub(super) fn written_params(module: &Module, g: &Function) -> Vec<bool> {
     let params = g.dfg.block_params(g.layout[0]);
     let mut written = vec![false; params.len()];
-    let mut write = |a: Value| match g.dfg.value_def(a) {
+    let mut write = |a: Value| match g.dfg.value_def(crate::util::array_root(g, a)) {
         ValueDef::Param(b, k) if b == g.layout[0] => written[k as usize] = true,
         ValueDef::Result(i, _) if matches!(g.dfg.inst(i), InstData::ArrayNew { .. }) => (),
         _ => written.iter_mut().for_each(|w| *w = true),
