@@ -299,3 +299,76 @@ double f(double[] x) { return s(x[1..3]) + 10.0 * s(x[2..]) + 100.0 * s(x[0..1])
     let out = compile(src, "ranges").call("f", &mut [arr(&[1.0, 2.0, 3.0, 4.0])]);
     assert_eq!(out, Ok(vec![Constant::F64(5.0 + 70.0 + 100.0 + 2.5)]));
 }
+
+/// The IR interpreter runs views too: on the final IR of each case, `f`
+/// and `df` give the JIT's results exactly, and both report the same
+/// runtime errors.
+#[test]
+fn interpreter_agrees_with_the_jit_on_views() {
+    use adc::driver::{self, Stage};
+    use adc_ir::interp::{self, InterpArg};
+    let consts = |x: &[f64]| x.iter().map(|v| Constant::F64(*v)).collect::<Vec<_>>();
+    let mut sources: Vec<String> = CASES
+        .iter()
+        .map(|c| format!("{}\n{ATTRS}{}", helpers(c.views), main(c.views)))
+        .collect();
+    sources.push(RUNTIME.to_string());
+    for src in &sources {
+        let mut m = driver::frontend("views.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+        driver::run_stages(&mut m, Stage::Final).expect("stages run");
+        let jit = adc_codegen::jit(&m, &|_| String::new(), &[]).expect("JIT");
+        let x = point(1);
+        let calls: Vec<(&str, Vec<InterpArg>)> = if src == RUNTIME {
+            let y = consts(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+            let i = |v: i64| InterpArg::Scalar(Constant::I64(v));
+            vec![
+                ("overlap", vec![InterpArg::Array(y.clone()), i(0), i(2)]),
+                ("overlap", vec![InterpArg::Array(y.clone()), i(1), i(2)]),
+                ("view", vec![InterpArg::Array(y.clone()), i(2), i(4)]),
+                ("view", vec![InterpArg::Array(y.clone()), i(3), i(6)]),
+                ("empty", vec![InterpArg::Array(y.clone())]),
+                ("readers", vec![InterpArg::Array(y)]),
+            ]
+        } else {
+            vec![
+                ("f", vec![InterpArg::Array(consts(&x))]),
+                (
+                    "df",
+                    vec![
+                        InterpArg::Array(consts(&x)),
+                        InterpArg::Array(consts(&[0.0; N])),
+                        InterpArg::Scalar(Constant::F64(1.0)),
+                    ],
+                ),
+            ]
+        };
+        for (name, mut iargs) in calls {
+            let mut jargs: Vec<ArgValue> = iargs
+                .iter()
+                .map(|a| match a {
+                    InterpArg::Scalar(c) => ArgValue::Scalar(*c),
+                    InterpArg::Array(xs) => arr(&f64s(xs)),
+                })
+                .collect();
+            let j = jit.call(name, &mut jargs);
+            let i = interp::call(&m, name, &mut iargs, 1 << 26);
+            match (&j, &i) {
+                (Ok(j), Ok(i)) => assert_eq!(j, i, "{name}"),
+                (
+                    Err(CallError::Runtime(je)),
+                    Err(interp::InterpError::Runtime { what: ie, .. }),
+                ) => {
+                    // No locator here: the message ends in " at ".
+                    let what = je.split(" at").next().unwrap_or_default();
+                    assert!(*ie == what, "{name}: JIT `{je}`, interpreter `{ie}`");
+                }
+                _ => panic!("{name}: JIT {j:?}, interpreter {i:?}"),
+            }
+            for (ja, ia) in jargs.iter().zip(&iargs) {
+                if let (ArgValue::Array(ArrayValue::F64(jx)), InterpArg::Array(ix)) = (ja, ia) {
+                    assert_eq!(jx, &f64s(ix), "{name}: arrays after the call");
+                }
+            }
+        }
+    }
+}

@@ -30,7 +30,9 @@ pub enum InterpError {
 #[derive(Clone, Copy, Debug)]
 enum Val {
     S(Constant),
-    Arr(usize),
+    /// Elements `off..off + len` of memory object `id` (a view when
+    /// not the whole object).
+    Arr(usize, usize, usize),
     Ref(usize, usize),
     Pair(Constant, Constant),
 }
@@ -68,7 +70,7 @@ pub fn call(
             (Type::Array(_), InterpArg::Array(xs)) => {
                 m.memory.push(xs.clone());
                 arrays.push(m.memory.len() - 1);
-                vals.push(Val::Arr(m.memory.len() - 1));
+                vals.push(Val::Arr(m.memory.len() - 1, 0, xs.len()));
             }
             (Type::Ref(_), InterpArg::Scalar(c)) => {
                 m.memory.push(vec![*c]);
@@ -158,8 +160,8 @@ impl Machine<'_> {
     /// The (array, index) of an in-bounds element, or `None`.
     fn element(&self, array: Val, index: Constant) -> Option<(usize, usize)> {
         match (array, index) {
-            (Val::Arr(id), Constant::I64(i)) if i >= 0 && (i as usize) < self.memory[id].len() => {
-                Some((id, i as usize))
+            (Val::Arr(id, off, len), Constant::I64(i)) if i >= 0 && (i as usize) < len => {
+                Some((id, off + i as usize))
             }
             _ => None,
         }
@@ -254,7 +256,7 @@ impl Machine<'_> {
                         None
                     }
                     InstData::ArrayLen { array } => match get(&env, *array) {
-                        Val::Arr(id) => Some(Val::S(Constant::I64(self.memory[id].len() as i64))),
+                        Val::Arr(_, _, len) => Some(Val::S(Constant::I64(len as i64))),
                         _ => None,
                     },
                     InstData::Load { array, index, .. } | InstData::ElemRef { array, index } => {
@@ -292,12 +294,12 @@ impl Machine<'_> {
                             return fail("out of memory");
                         }
                         self.memory.push(vec![Constant::zero(elem); n as usize]);
-                        Some(Val::Arr(self.memory.len() - 1))
+                        Some(Val::Arr(self.memory.len() - 1, 0, n as usize))
                     }
                     InstData::ArrayFree { .. } => None,
                     InstData::ArrayNull => {
                         self.memory.push(Vec::new());
-                        Some(Val::Arr(self.memory.len() - 1))
+                        Some(Val::Arr(self.memory.len() - 1, 0, 0))
                     }
                     InstData::RefLoad { ptr } => match get(&env, *ptr) {
                         Val::Ref(id, i) => Some(Val::S(self.memory[id][i])),
@@ -318,27 +320,33 @@ impl Machine<'_> {
                     | InstData::DeferFree { .. }
                     | InstData::LoopCheckpoint { .. } => None,
                     InstData::ArrayCopy { array } => match get(&env, *array) {
-                        Val::Arr(id) => {
-                            self.memory.push(self.memory[id].clone());
-                            Some(Val::Arr(self.memory.len() - 1))
+                        Val::Arr(id, off, len) => {
+                            self.memory.push(self.memory[id][off..off + len].to_vec());
+                            Some(Val::Arr(self.memory.len() - 1, 0, len))
                         }
                         _ => None,
                     },
-                    InstData::ArrayView { .. } => {
-                        return Err(InterpError::Unsupported("array views".into()))
+                    InstData::ArrayView { array, lo, hi } => {
+                        match (get(&env, *array), scalar(&env, *lo), scalar(&env, *hi)) {
+                            (Val::Arr(id, off, len), Constant::I64(lo), Constant::I64(hi))
+                                if 0 <= lo && lo <= hi && hi as usize <= len =>
+                            {
+                                Some(Val::Arr(id, off + lo as usize, (hi - lo) as usize))
+                            }
+                            _ => return fail("array view out of bounds"),
+                        }
                     }
-                    // Each array here is a memory object of its own (no views).
                     InstData::AliasCheck { args } => match (get(&env, args[0]), get(&env, args[1]))
                     {
-                        (Val::Arr(a), Val::Arr(b)) if a == b && !self.memory[a].is_empty() => {
+                        (Val::Arr(a, a0, an), Val::Arr(b, b0, bn))
+                            if a == b && an > 0 && bn > 0 && a0 < b0 + bn && b0 < a0 + an =>
+                        {
                             return fail("arguments alias")
                         }
                         _ => None,
                     },
                     InstData::LenCheck { args } => match (get(&env, args[0]), get(&env, args[1])) {
-                        (Val::Arr(a), Val::Arr(b))
-                            if self.memory[a].len() != self.memory[b].len() =>
-                        {
+                        (Val::Arr(_, _, a), Val::Arr(_, _, b)) if a != b => {
                             return fail("shadow length differs from its primal's")
                         }
                         _ => None,
@@ -354,7 +362,9 @@ impl Machine<'_> {
                             Constant::I64(x) => x,
                             _ => 0,
                         };
-                        let (Val::Arr(d), Val::Arr(s)) = (get(&env, *dst), get(&env, *src)) else {
+                        let (Val::Arr(d, doff, dlen), Val::Arr(s, soff, slen)) =
+                            (get(&env, *dst), get(&env, *src))
+                        else {
                             return fail("copyrange of non-arrays");
                         };
                         let (di, si, n) = (int(*dst_index), int(*src_index), int(*count));
@@ -362,13 +372,12 @@ impl Machine<'_> {
                             let in_bounds = |start: i64, len: usize| {
                                 start >= 0 && start.checked_add(n).is_some_and(|e| e <= len as i64)
                             };
-                            if !in_bounds(di, self.memory[d].len())
-                                || !in_bounds(si, self.memory[s].len())
-                            {
+                            if !in_bounds(di, dlen) || !in_bounds(si, slen) {
                                 return fail("index out of bounds");
                             }
-                            let part = self.memory[s][si as usize..(si + n) as usize].to_vec();
-                            self.memory[d][di as usize..(di + n) as usize].copy_from_slice(&part);
+                            let (di, si, n) = (doff + di as usize, soff + si as usize, n as usize);
+                            let part = self.memory[s][si..si + n].to_vec();
+                            self.memory[d][di..di + n].copy_from_slice(&part);
                         }
                         None
                     }
