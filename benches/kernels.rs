@@ -1,7 +1,9 @@
 //! Benchmark (not a test): prints a table of JIT run time of the example
-//! kernels (`gmm_loglik`, `lstm_loss`, `heat_energy`) against their C
-//! translations compiled by `cc -O2` (benches/c/kernels.c), and compile latency
-//! (source text to callable function) for every example.
+//! kernels (`gmm_loglik`, `lstm_loss`, `heat_energy`) and of three kernels
+//! of GradBench's shapes in benches/ad (`matmul`: ht's matrix-multiply nest;
+//! `reproj`: ba's projection with 3-vectors; `rk4`: an ODE stepper) against
+//! their C translations compiled by `cc -O2` (benches/c/kernels.c), and
+//! compile latency (source text to callable function) for every example.
 //!
 //! Run: `cargo bench --bench kernels`.
 
@@ -41,6 +43,86 @@ fn c_times() -> Option<Vec<(String, f64)>> {
             })
             .collect(),
     )
+}
+
+/// The kernels of benches/ad, on the inputs benches/c/kernels.c builds.
+fn gradbench_shapes() -> Vec<(&'static str, f64)> {
+    let load = |f: &str| {
+        let path = format!("{}/benches/ad/{f}", env!("CARGO_MANIFEST_DIR"));
+        let source = std::fs::read_to_string(&path).expect("read kernel");
+        adc::compile_jit(f, &source, false).expect("kernel compiles")
+    };
+    let (mm, pr, ode) = (load("matmul.ad"), load("project.ad"), load("ode.ad"));
+    let (n, points, state, steps) = (96usize, 20_000usize, 32usize, 2000i64);
+    let a: Vec<f64> = (0..n * n).map(|i| (0.1 * i as f64).sin()).collect();
+    let b: Vec<f64> = (0..n * n).map(|i| (0.2 * i as f64).cos()).collect();
+    let mut o = vec![0.0; n * n];
+    let cam: Vec<f64> = (0..11)
+        .map(|i| {
+            let extra = if i == 6 {
+                400.0
+            } else if i >= 9 {
+                -0.1
+            } else {
+                0.0
+            };
+            0.1 + 0.05 * i as f64 + extra
+        })
+        .collect();
+    let pts: Vec<f64> = (0..3 * points)
+        .map(|i| (0.37 * i as f64).sin() + if i % 3 == 2 { 5.0 } else { 0.0 })
+        .collect();
+    let obs: Vec<f64> = (0..2 * points)
+        .map(|i| 10.0 * (0.11 * i as f64).cos())
+        .collect();
+    let y0: Vec<f64> = (0..state).map(|i| 0.3 * (0.7 * i as f64).sin()).collect();
+    let mut y = y0.clone();
+    // SAFETY (the transmutes): the §7 C types of the kernels' signatures.
+    type MatMul = extern "C" fn(*const f64, i64, *const f64, i64, *mut f64, i64, i64) -> f64;
+    type Reproj = extern "C" fn(*const f64, i64, *const f64, i64, *const f64, i64) -> f64;
+    type Rk4 = extern "C" fn(*mut f64, i64, f64, i64) -> f64;
+    let mm_fn: MatMul = unsafe { std::mem::transmute(mm.raw_function("matmul").expect("matmul")) };
+    let pr_fn: Reproj = unsafe { std::mem::transmute(pr.raw_function("reproj").expect("reproj")) };
+    let ode_fn: Rk4 = unsafe { std::mem::transmute(ode.raw_function("rk4").expect("rk4")) };
+    let len = |v: &[f64]| v.len() as i64;
+    vec![
+        (
+            "matmul",
+            best_of(20, || {
+                let r = mm_fn(
+                    a.as_ptr(),
+                    len(&a),
+                    b.as_ptr(),
+                    len(&b),
+                    o.as_mut_ptr(),
+                    len(&o),
+                    n as i64,
+                );
+                std::hint::black_box(r);
+            }),
+        ),
+        (
+            "project",
+            best_of(20, || {
+                let r = pr_fn(
+                    cam.as_ptr(),
+                    11,
+                    pts.as_ptr(),
+                    len(&pts),
+                    obs.as_ptr(),
+                    len(&obs),
+                );
+                std::hint::black_box(r);
+            }),
+        ),
+        (
+            "ode",
+            best_of(5, || {
+                y.copy_from_slice(&y0);
+                std::hint::black_box(ode_fn(y.as_mut_ptr(), state as i64, 0.01, steps));
+            }),
+        ),
+    ]
 }
 
 fn main() {
@@ -114,6 +196,7 @@ fn main() {
             }),
         ),
     ];
+    let jit_times: Vec<(&str, f64)> = jit_times.into_iter().chain(gradbench_shapes()).collect();
     let c = c_times();
     println!("| kernel | adc JIT (ms) | cc -O2 (ms) | ratio |");
     println!("|---|---|---|---|");

@@ -10,6 +10,7 @@ pub mod cse;
 pub mod dce;
 pub mod licm;
 pub mod mem2reg;
+pub mod promote;
 pub mod rle;
 pub mod simplify_cfg;
 pub mod tape_forward;
@@ -36,8 +37,11 @@ pub const PASSES: &[(&str, FuncPass)] = &[
 /// Passes the `opt` stage runs once after the fixed point of `PASSES`, and
 /// derivative code does not run on its source (the derivative passes do
 /// not know what they make).
-pub const LATE_PASSES: &[(&str, FuncPass)] =
-    &[("copy-loops", copy_loops::run), ("carry", carry::run)];
+pub const LATE_PASSES: &[(&str, FuncPass)] = &[
+    ("copy-loops", copy_loops::run),
+    ("carry", carry::run),
+    ("promote", promote::run),
+];
 
 pub fn find_pass(name: &str) -> Option<FuncPass> {
     PASSES
