@@ -104,6 +104,16 @@ fn run_stages_here(module: &mut Module, stage: Stage) -> Result<(), adc_passes::
         _ => AdStage::Transpose,
     };
     adc_passes::ad::differentiate(module, stop)?;
+    verify_in_debug(module, stage)?;
+    if stage >= Stage::Opt {
+        adc_passes::optimize(module);
+        verify_in_debug(module, Stage::Opt)?;
+    }
+    Ok(())
+}
+
+/// Debug builds (every test) check the IR after each stage.
+fn verify_in_debug(module: &Module, stage: Stage) -> Result<(), adc_passes::ad::AdError> {
     if cfg!(debug_assertions) {
         if let Err(e) = adc_ir::verify(module) {
             return Err(adc_passes::ad::AdError::new(
@@ -113,9 +123,6 @@ fn run_stages_here(module: &mut Module, stage: Stage) -> Result<(), adc_passes::
                 Span::UNDEFINED,
             ));
         }
-    }
-    if stage >= Stage::Opt {
-        adc_passes::optimize(module);
     }
     Ok(())
 }

@@ -11,6 +11,10 @@
 //! length `L` (`L` is `len x`, or `x` is `new L`) loses its check when
 //! `-c0 <= d <= k`. (`i + 1` cannot overflow there, since `i < L`.)
 //!
+//! Also, anywhere: an access at a constant index `k` to an array of a
+//! constant length `n` (`new n`, or a view with constant bounds of such
+//! an array or any other) loses its check when `0 <= k < n`.
+//!
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
 
@@ -93,7 +97,7 @@ pub fn run(func: &mut Function) -> bool {
             });
         }
     }
-    let mut changed = false;
+    let mut changed = constant_indices(func);
     for c in proven {
         for &b in &dom.rpo {
             if !dom.dominates(c.body, b) {
@@ -127,4 +131,50 @@ pub fn run(func: &mut Function) -> bool {
         }
     }
     changed
+}
+
+/// The length of `x` when it is a constant.
+fn constant_len(func: &Function, x: Value) -> Option<i64> {
+    match def_data(func, x)? {
+        InstData::ArrayNew { len } => int_const(func, *len),
+        InstData::ArrayView { lo, hi, .. } => Some(int_const(func, *hi)? - int_const(func, *lo)?),
+        _ => None,
+    }
+}
+
+/// Drops the checks of constant in-bounds indices into arrays of constant
+/// length.
+fn constant_indices(func: &mut Function) -> bool {
+    let mut proven = Vec::new();
+    for &b in &func.layout {
+        for &inst in &func.dfg.block(b).insts {
+            let (array, index) = match func.dfg.inst(inst) {
+                InstData::Load {
+                    array,
+                    index,
+                    checked: true,
+                }
+                | InstData::Store {
+                    array,
+                    index,
+                    checked: true,
+                    ..
+                } => (*array, *index),
+                _ => continue,
+            };
+            if let (Some(k), Some(n)) = (int_const(func, index), constant_len(func, array)) {
+                if 0 <= k && k < n {
+                    proven.push(inst);
+                }
+            }
+        }
+    }
+    for &inst in &proven {
+        if let InstData::Load { checked, .. } | InstData::Store { checked, .. } =
+            func.dfg.inst_mut(inst)
+        {
+            *checked = false;
+        }
+    }
+    !proven.is_empty()
 }

@@ -14,6 +14,7 @@ pub mod promote;
 pub mod rle;
 pub mod simplify_cfg;
 pub mod tape_forward;
+pub mod unroll;
 
 use adc_ir::{Function, Module};
 
@@ -38,6 +39,7 @@ pub const PASSES: &[(&str, FuncPass)] = &[
 /// derivative code does not run on its source (the derivative passes do
 /// not know what they make).
 pub const LATE_PASSES: &[(&str, FuncPass)] = &[
+    ("unroll", unroll::run),
     ("copy-loops", copy_loops::run),
     ("carry", carry::run),
     ("promote", promote::run),
