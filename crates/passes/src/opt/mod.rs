@@ -15,6 +15,7 @@ pub mod rle;
 pub mod simplify_cfg;
 pub mod tape_forward;
 pub mod unroll;
+pub mod version;
 
 use adc_ir::{Function, Module};
 
@@ -43,6 +44,7 @@ pub const LATE_PASSES: &[(&str, FuncPass)] = &[
     ("copy-loops", copy_loops::run),
     ("carry", carry::run),
     ("promote", promote::run),
+    ("version", version::run),
 ];
 
 pub fn find_pass(name: &str) -> Option<FuncPass> {

@@ -1,0 +1,456 @@
+//! Loop versioning for bounds checks: a loop whose array accesses are
+//! affine in its counter (`a[row + j]`, `b[j * n + col]`) gets a second
+//! copy without those checks, entered when a test before the loop shows
+//! that every access of every iteration is in bounds.
+//!
+//! Pattern: a stepped loop (`loops::stepped_loops`) of two blocks, a header
+//! `h` holding only `cmp lt i, N` (`N` defined before the loop) and the
+//! branch on it, a body `B` that jumps back with `i + 1`, and an exit `x`
+//! whose only predecessor is `h`. An access qualifies when it is a checked
+//! load or store in `B` of an array defined before the loop at an index
+//! `base + c * i` (`base` and `c` defined before the loop, or absent; `c` a
+//! constant or a value).
+//!
+//! Then a new preheader tests `0 <= i0 < N`, `N - 1 < 2^31` and, per
+//! access, `0 <= base < 2^62`, `0 <= c < 2^31` and
+//! `base + c * (N - 1) < len`, with no overflow possible within these
+//! bounds: the accessed indices then lie in `[base + c*i0, base + c*(N-1)]`.
+//! It enters a copy of `h` and `B` whose qualifying accesses are unchecked
+//! when the test holds, the original loop otherwise. Values of `h` used
+//! after the loop (its parameters, its test) reach `x` as new parameters.
+//!
+//! Assumes: verified input. Guarantees: verified output; only checks that
+//! cannot fail are dropped, and the copy runs the same instructions.
+
+use crate::loops::{stepped_loops, SteppedLoop};
+use crate::util::{def_data, int_const};
+use adc_ir::{
+    BinaryOp, Block, BlockCall, CmpCond, Constant, Function, Inst, InstData, Span, Tag, Type,
+    Value, ValueDef,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub fn run(func: &mut Function) -> bool {
+    let mut changed = false;
+    let mut done: BTreeSet<Block> = BTreeSet::new();
+    for _ in 0..64 {
+        let all: BTreeSet<Block> = func.layout.iter().copied().collect();
+        let found = stepped_loops(func, &all)
+            .into_iter()
+            .filter(|lp| !done.contains(&lp.header))
+            .find_map(|lp| plan(func, &lp).map(|p| (lp, p)));
+        let Some((lp, p)) = found else { break };
+        let copy = rewrite(func, &lp, &p);
+        done.extend([lp.header, copy]);
+        changed = true;
+    }
+    changed
+}
+
+#[derive(Clone, Copy)]
+enum Coef {
+    Const(i64),
+    Value(Value),
+}
+
+struct Access {
+    inst: Inst,
+    array: Value,
+    base: Option<Value>,
+    coef: Coef,
+}
+
+struct Plan {
+    body: Block,
+    bound: Value,
+    accesses: Vec<Access>,
+}
+
+fn outside(func: &Function, lp: &SteppedLoop, v: Value) -> bool {
+    match func.dfg.value_def(v) {
+        ValueDef::Param(b, _) => !lp.body.contains(&b),
+        ValueDef::Result(i, _) => !lp
+            .body
+            .iter()
+            .any(|b| func.dfg.block(*b).insts.contains(&i)),
+        ValueDef::Unused => false,
+    }
+}
+
+/// `c * i` for the counter `i`: `i`, `mul i, c` or `mul c, i`.
+fn scaled(func: &Function, lp: &SteppedLoop, v: Value, i: Value) -> Option<Coef> {
+    if v == i {
+        return Some(Coef::Const(1));
+    }
+    let Some(InstData::Binary {
+        op: BinaryOp::Mul,
+        args,
+    }) = def_data(func, v)
+    else {
+        return None;
+    };
+    let c = match (args[0] == i, args[1] == i) {
+        (true, false) => args[1],
+        (false, true) => args[0],
+        _ => return None,
+    };
+    if !outside(func, lp, c) {
+        return None;
+    }
+    Some(int_const(func, c).map_or(Coef::Value(c), Coef::Const))
+}
+
+/// `base + c * i` (or `c * i` alone).
+fn affine(func: &Function, lp: &SteppedLoop, v: Value, i: Value) -> Option<(Option<Value>, Coef)> {
+    if let Some(c) = scaled(func, lp, v, i) {
+        return Some((None, c));
+    }
+    let Some(InstData::Binary {
+        op: BinaryOp::Add,
+        args,
+    }) = def_data(func, v)
+    else {
+        return None;
+    };
+    for (s, b) in [(args[0], args[1]), (args[1], args[0])] {
+        if let Some(c) = scaled(func, lp, s, i) {
+            if outside(func, lp, b) {
+                return Some((Some(b), c));
+            }
+        }
+    }
+    None
+}
+
+fn plan(func: &Function, lp: &SteppedLoop) -> Option<Plan> {
+    let h = lp.header;
+    if lp.step != 1 || lp.body.len() != 2 || lp.latch == h {
+        return None;
+    }
+    let [cmp, br] = func.dfg.block(h).insts.as_slice() else {
+        return None;
+    };
+    let InstData::Branch {
+        cond,
+        then_dest,
+        else_dest,
+    } = func.dfg.inst(*br)
+    else {
+        return None;
+    };
+    let i = func.dfg.block_params(h)[lp.param];
+    let &InstData::Cmp {
+        cond: CmpCond::Lt,
+        args,
+    } = func.dfg.inst(*cmp)
+    else {
+        return None;
+    };
+    let test = func.dfg.inst_results(*cmp)[0];
+    if test != *cond || args[0] != i || then_dest.block != lp.latch || else_dest.block != lp.exit {
+        return None;
+    }
+    if !then_dest.args.is_empty() || !outside(func, lp, args[1]) || predecessors(func, lp.exit) != 1
+    {
+        return None;
+    }
+    let body = lp.latch;
+    let mut accesses = Vec::new();
+    for &inst in &func.dfg.block(body).insts {
+        let (array, index) = match func.dfg.inst(inst) {
+            InstData::Load {
+                array,
+                index,
+                checked: true,
+            }
+            | InstData::Store {
+                array,
+                index,
+                checked: true,
+                ..
+            } => (*array, *index),
+            _ => continue,
+        };
+        if !outside(func, lp, array) {
+            continue;
+        }
+        if let Some((base, coef)) = affine(func, lp, index, i) {
+            if matches!(coef, Coef::Const(c) if !(0..1 << 31).contains(&c)) {
+                continue;
+            }
+            accesses.push(Access {
+                inst,
+                array,
+                base,
+                coef,
+            });
+        }
+    }
+    (!accesses.is_empty()).then_some(Plan {
+        body,
+        bound: args[1],
+        accesses,
+    })
+}
+
+fn predecessors(func: &Function, b: Block) -> usize {
+    func.layout
+        .iter()
+        .filter_map(|&p| func.terminator(p))
+        .map(|t| {
+            func.dfg
+                .inst(t)
+                .successors()
+                .iter()
+                .filter(|c| c.block == b)
+                .count()
+        })
+        .sum()
+}
+
+/// Appends instructions to one block.
+struct At {
+    block: Block,
+    span: Span,
+}
+
+impl At {
+    fn ins(&self, func: &mut Function, data: InstData, ty: Type) -> Value {
+        let inst = func.append_inst(self.block, data, &[ty], self.span);
+        func.set_tag(inst, Tag::Primal);
+        func.dfg.inst_results(inst)[0]
+    }
+    fn int(&self, func: &mut Function, k: i64) -> Value {
+        self.ins(
+            func,
+            InstData::Const {
+                value: Constant::I64(k),
+            },
+            Type::I64,
+        )
+    }
+    fn bin(&self, func: &mut Function, op: BinaryOp, a: Value, b: Value) -> Value {
+        self.ins(func, InstData::Binary { op, args: [a, b] }, Type::I64)
+    }
+    fn cmp(&self, func: &mut Function, cond: CmpCond, a: Value, b: Value) -> Value {
+        self.ins(func, InstData::Cmp { cond, args: [a, b] }, Type::BOOL)
+    }
+    /// `a && b`, as `select a, b, false` (no boolean `and` in the IR).
+    fn and(&self, func: &mut Function, a: Value, b: Value) -> Value {
+        let no = self.ins(
+            func,
+            InstData::Const {
+                value: Constant::Bool(false),
+            },
+            Type::BOOL,
+        );
+        self.ins(
+            func,
+            InstData::Select {
+                cond: a,
+                args: [b, no],
+            },
+            Type::BOOL,
+        )
+    }
+}
+
+/// The test that every qualifying access of every iteration is in bounds.
+fn guard(func: &mut Function, at: &At, init: Value, bound: Value, accesses: &[Access]) -> Value {
+    let zero = at.int(func, 0);
+    let one = at.int(func, 1);
+    let lim31 = at.int(func, 1 << 31);
+    let lim62 = at.int(func, 1 << 62);
+    let last = at.bin(func, BinaryOp::Sub, bound, one);
+    let mut ok = at.cmp(func, CmpCond::Ge, init, zero);
+    for (cond, a, b) in [(CmpCond::Lt, init, bound), (CmpCond::Lt, last, lim31)] {
+        let c = at.cmp(func, cond, a, b);
+        ok = at.and(func, ok, c);
+    }
+    for acc in accesses {
+        let c = match acc.coef {
+            Coef::Const(k) => at.int(func, k),
+            Coef::Value(c) => {
+                let nonneg = at.cmp(func, CmpCond::Ge, c, zero);
+                let small = at.cmp(func, CmpCond::Lt, c, lim31);
+                ok = at.and(func, ok, nonneg);
+                ok = at.and(func, ok, small);
+                c
+            }
+        };
+        let mut end = at.bin(func, BinaryOp::Mul, c, last);
+        if let Some(base) = acc.base {
+            let nonneg = at.cmp(func, CmpCond::Ge, base, zero);
+            let small = at.cmp(func, CmpCond::Lt, base, lim62);
+            ok = at.and(func, ok, nonneg);
+            ok = at.and(func, ok, small);
+            end = at.bin(func, BinaryOp::Add, base, end);
+        }
+        let len = at.ins(func, InstData::ArrayLen { array: acc.array }, Type::I64);
+        let fits = at.cmp(func, CmpCond::Lt, end, len);
+        ok = at.and(func, ok, fits);
+    }
+    ok
+}
+
+/// Copies `b`'s instructions into `to` through `map` (which it extends).
+fn copy_block(
+    func: &mut Function,
+    b: Block,
+    to: Block,
+    map: &mut BTreeMap<Value, Value>,
+) -> Vec<(Inst, Inst)> {
+    let mut pairs = Vec::new();
+    for i in func.dfg.block(b).insts.clone() {
+        let mut data = func.dfg.inst(i).clone();
+        data.map_args(|a| *map.get(&a).unwrap_or(&a));
+        let types: Vec<Type> = func
+            .dfg
+            .inst_results(i)
+            .iter()
+            .map(|r| func.dfg.value_type(*r))
+            .collect();
+        let (span, tag) = (func.span(i), func.tag(i));
+        let new = func.append_inst(to, data, &types, span);
+        func.set_tag(new, tag);
+        let olds = func.dfg.inst_results(i).to_vec();
+        let news = func.dfg.inst_results(new).to_vec();
+        map.extend(olds.into_iter().zip(news));
+        pairs.push((i, new));
+    }
+    pairs
+}
+
+/// Rewrites the loop; returns the copy's header.
+fn rewrite(func: &mut Function, lp: &SteppedLoop, p: &Plan) -> Block {
+    let h = lp.header;
+    let span = func.span(func.dfg.block(h).insts[0]);
+    let (h2, b2, pre) = (
+        func.dfg.make_block(),
+        func.dfg.make_block(),
+        func.dfg.make_block(),
+    );
+    // The copy: header parameters first, so the body's copy can use them.
+    let mut map: BTreeMap<Value, Value> = BTreeMap::new();
+    for &param in &func.dfg.block_params(h).to_vec() {
+        let ty = func.dfg.value_type(param);
+        map.insert(param, func.dfg.append_block_param(h2, ty));
+    }
+    copy_block(func, h, h2, &mut map);
+    let copied = copy_block(func, p.body, b2, &mut map);
+    let checked: BTreeSet<Inst> = p.accesses.iter().map(|a| a.inst).collect();
+    for (old, new) in copied {
+        if checked.contains(&old) {
+            if let InstData::Load { checked, .. } | InstData::Store { checked, .. } =
+                func.dfg.inst_mut(new)
+            {
+                *checked = false;
+            }
+        }
+    }
+    // Branch targets of the copies: the copied header enters the copied body.
+    retarget(func, h2, p.body, b2);
+    retarget(func, b2, h, h2);
+    // The new preheader takes the entry edge and chooses the version.
+    let entry_term = func
+        .terminator(lp.entry)
+        .expect("invariant: verified blocks end in a terminator");
+    let mut entry_args = Vec::new();
+    for call in func.dfg.inst_mut(entry_term).successors_mut() {
+        if call.block == h {
+            entry_args = std::mem::take(&mut call.args);
+            call.block = pre;
+        }
+    }
+    let at = At { block: pre, span };
+    let init = entry_args[lp.param];
+    let ok = guard(func, &at, init, p.bound, &p.accesses);
+    let choose = InstData::Branch {
+        cond: ok,
+        then_dest: BlockCall {
+            block: h2,
+            args: entry_args.clone(),
+        },
+        else_dest: BlockCall {
+            block: h,
+            args: entry_args,
+        },
+    };
+    let inst = func.append_inst(pre, choose, &[], span);
+    func.set_tag(inst, Tag::Primal);
+    // Values of the header used after the loop come through the exit.
+    let in_loop: BTreeSet<Block> = [h, p.body, h2, b2, pre].into();
+    let mut used_after: BTreeSet<Value> = BTreeSet::new();
+    let header_values: BTreeSet<Value> = func
+        .dfg
+        .block_params(h)
+        .iter()
+        .copied()
+        .chain(
+            func.dfg
+                .block(h)
+                .insts
+                .iter()
+                .flat_map(|i| func.dfg.inst_results(*i).to_vec()),
+        )
+        .collect();
+    for &b in func.layout.iter().filter(|b| !in_loop.contains(b)) {
+        for &i in &func.dfg.block(b).insts {
+            func.dfg.inst(i).for_each_arg(|a| {
+                if header_values.contains(&a) {
+                    used_after.insert(a);
+                }
+            });
+        }
+    }
+    let mut through: BTreeMap<Value, Value> = BTreeMap::new();
+    for v in used_after {
+        let ty = func.dfg.value_type(v);
+        let param = func.dfg.append_block_param(lp.exit, ty);
+        through.insert(v, param);
+        for (header, arg) in [(h, v), (h2, map[&v])] {
+            let t = func
+                .terminator(header)
+                .expect("invariant: verified blocks end in a terminator");
+            for call in func.dfg.inst_mut(t).successors_mut() {
+                if call.block == lp.exit {
+                    call.args.push(arg);
+                }
+            }
+        }
+    }
+    for b in func
+        .layout
+        .clone()
+        .into_iter()
+        .filter(|b| !in_loop.contains(b))
+    {
+        for i in func.dfg.block(b).insts.clone() {
+            func.dfg
+                .inst_mut(i)
+                .map_args(|a| *through.get(&a).unwrap_or(&a));
+        }
+    }
+    let pos = func.layout.iter().position(|b| *b == h).unwrap_or(0);
+    func.layout.insert(pos, pre);
+    let after = func
+        .layout
+        .iter()
+        .position(|b| *b == p.body)
+        .map_or(func.layout.len(), |k| k + 1);
+    func.layout.insert(after, h2);
+    func.layout.insert(after + 1, b2);
+    h2
+}
+
+/// Points `b`'s branches to `from` at `to` instead.
+fn retarget(func: &mut Function, b: Block, from: Block, to: Block) {
+    let t = func
+        .terminator(b)
+        .expect("invariant: verified blocks end in a terminator");
+    for call in func.dfg.inst_mut(t).successors_mut() {
+        if call.block == from {
+            call.block = to;
+        }
+    }
+}
