@@ -150,21 +150,40 @@ fn check_fails_when_compile_fails() {
     }
 }
 
-/// User functions named like C library functions the runtime calls run
-/// correctly in the JIT (they used to capture the runtime's calls).
+/// Names compiled code needs for itself are refused with a diagnostic, by
+/// `check`, `run` and `compile` alike (an object file defining `free` would
+/// take the C library's place for the code's own calls): C library
+/// functions the runtime calls, and math built-ins, which derivative code
+/// calls too. An `extern` of a math function's own name stays allowed.
 #[test]
 fn user_functions_named_like_runtime_symbols() {
-    for name in ["calloc", "free", "malloc", "realloc", "memmove", "exit"] {
+    for (name, code) in [
+        ("calloc", "E0204"),
+        ("free", "E0204"),
+        ("malloc", "E0204"),
+        ("realloc", "E0204"),
+        ("memmove", "E0204"),
+        ("exit", "E0204"),
+        ("write", "E0204"),
+        ("__adc_copy", "E0204"),
+        ("sin", "E0202"),
+        ("expf", "E0202"),
+        ("fabs", "E0202"),
+    ] {
         let source = format!(
             "double {name}(double x) {{ return x * 2.0; }}\n\
              double main() {{ double a[3]; a[1] = 1.5; return {name}(a[1]); }}\n"
         );
         let file = scratch(&format!("{name}.ad"), &source);
-        let (code, out, err) = exit_code(&["run", "--entry", "main"], &file);
-        assert_eq!((code, out.trim()), (0, "3.0"), "{name}: {err}");
-        let jit = adc::compile_jit("sym.ad", &source, false)
-            .unwrap_or_else(|f| panic!("does not compile:\n{f}"));
-        let r = jit.call("main", &mut []).expect("runs");
-        assert_eq!(r, vec![adc::Constant::F64(3.0)], "{name}");
+        let obj = file.with_extension("o");
+        for args in [vec!["check"], vec!["run"], vec!["compile", "-o", obj.to_str().expect("utf-8")]] {
+            let (status, _, err) = exit_code(&args, &file);
+            assert_eq!(status, 1, "{name} {args:?}: {err}");
+            assert!(err.contains(code), "{name} {args:?}: {err}");
+        }
     }
+    let source = "extern double cos(double x);\ndouble main() { return cos(0.0); }\n";
+    let file = scratch("extern_cos.ad", source);
+    let (status, out, err) = exit_code(&["run"], &file);
+    assert_eq!((status, out.trim()), (0, "1.0"), "{err}");
 }

@@ -69,6 +69,44 @@ fn param_ir(p: &ParamDecl) -> Param {
 /// Built-in names a user function may not take (they would be unreachable).
 const RESERVED: &[&str] = &["len", "print", "no_diff"];
 
+/// C library functions that compiled code calls itself (allocation, copies,
+/// output): a function of the module with one of these names would take
+/// their place in an object file (or clash with their signature).
+const C_RUNTIME: &[&str] = &[
+    "calloc", "malloc", "realloc", "free", "memcpy", "memmove", "memset", "write", "exit", "abort",
+    "malloc_usable_size",
+];
+
+/// Why a function may not be called `name`: a built-in (`len`, a math
+/// function, which derivative code also calls: a definition would take its
+/// place), a C library function compiled code needs, or a prefix of adc's
+/// own symbols. An `extern` of a math function's own name declares that
+/// very function, and stays allowed.
+fn reserved_name(name: &Ident, has_body: bool) -> Option<Diagnostic> {
+    let n = name.name.as_str();
+    let math = adc_ir::MathFunc::ALL.iter().any(|m| {
+        n == m.name() || n == m.libm_symbol(ScalarType::F64) || n == m.libm_symbol(ScalarType::F32)
+    });
+    if RESERVED.contains(&n) || (math && has_body) {
+        return Some(Diagnostic::error(
+            "E0202",
+            format!("`{n}` is a built-in and cannot be redefined"),
+            name.span,
+        ));
+    }
+    if C_RUNTIME.contains(&n) || n.starts_with("__adc") || n.starts_with("adc_rt_") {
+        return Some(
+            Diagnostic::error(
+                "E0204",
+                format!("`{n}` is a name compiled code uses for itself"),
+                name.span,
+            )
+            .with_note("adc's generated code calls the C library's function of this name (or uses the prefix for its own symbols); choose another name"),
+        );
+    }
+    None
+}
+
 /// Lowers a parsed program. Returns the module only when there is no error.
 pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Module> {
     let mut globals = Globals {
@@ -103,12 +141,8 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                 }
             }
             Item::Func(f) => {
-                if RESERVED.contains(&f.name.name.as_str()) {
-                    diags.push(Diagnostic::error(
-                        "E0202",
-                        format!("`{}` is a built-in and cannot be redefined", f.name.name),
-                        f.name.span,
-                    ));
+                if let Some(d) = reserved_name(&f.name, f.body.is_some()) {
+                    diags.push(d);
                     continue;
                 }
                 if !check_unique(&f.name, diags) {
