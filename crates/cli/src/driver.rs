@@ -81,8 +81,11 @@ pub fn parse_ir(path: &str, text: &str) -> Result<Module, Failure> {
         diagnostics: Vec::new(),
         rendered: format!("error: {path}:{message}\n"),
     };
-    let m = adc_ir::parse_module(text).map_err(|e| bad(e.to_string()))?;
+    let mut m = adc_ir::parse_module(text).map_err(|e| bad(e.to_string()))?;
     adc_ir::verify(&m).map_err(|e| bad(format!(" IR does not verify:\n{e}")))?;
+    crate::user_ir::make_safe(&mut m).map_err(|e| bad(format!(" {e}")))?;
+    adc_ir::verify(&m)
+        .map_err(|e| bad(format!(" internal error: safe IR does not verify:\n{e}")))?;
     Ok(m)
 }
 

@@ -17,6 +17,7 @@ pub mod derivs;
 pub mod driver;
 pub mod json;
 pub mod tape;
+pub mod user_ir;
 
 pub use adc_codegen::{ArgValue, ArrayValue, CallError, JitModule};
 pub use adc_ir::Constant;

@@ -176,7 +176,11 @@ fn user_functions_named_like_runtime_symbols() {
         );
         let file = scratch(&format!("{name}.ad"), &source);
         let obj = file.with_extension("o");
-        for args in [vec!["check"], vec!["run"], vec!["compile", "-o", obj.to_str().expect("utf-8")]] {
+        for args in [
+            vec!["check"],
+            vec!["run"],
+            vec!["compile", "-o", obj.to_str().expect("utf-8")],
+        ] {
             let (status, _, err) = exit_code(&args, &file);
             assert_eq!(status, 1, "{name} {args:?}: {err}");
             assert!(err.contains(code), "{name} {args:?}: {err}");
@@ -186,4 +190,59 @@ fn user_functions_named_like_runtime_symbols() {
     let file = scratch("extern_cos.ad", source);
     let (status, out, err) = exit_code(&["run"], &file);
     assert_eq!((status, out.trim()), (0, "1.0"), "{err}");
+}
+
+/// Textual IR is made safe before it runs (`user_ir.rs`): an unchecked
+/// load out of bounds is a runtime error, not a crash; `free` of a
+/// parameter does nothing (no double free); a `copyrange` out of bounds is
+/// a runtime error; IR of every stage of a program with a derivative
+/// either runs with the source's result or is refused with exit 1.
+#[test]
+fn textual_ir_is_made_safe() {
+    let cases = [
+        (
+            "oob.adir",
+            "func @main() -> f64 {\nblock0():\n    v0: i64 = const 3\n    v1: arr<f64> = new v0\n    v2: i64 = const 100000000\n    v3: f64 = load.unchecked v1, v2\n    return v3\n}\n",
+            3,
+        ),
+        (
+            "free_param.adir",
+            "func @main() -> f64 {\nblock0():\n    v0: i64 = const 3\n    v1: arr<f64> = new v0\n    v2: f64 = call @f(v1)\n    free v1\n    free v1\n    return v2\n}\n\nfunc @f(a: arr<f64>) -> f64 {\nblock0(v0: arr<f64>):\n    free v0\n    v1: f64 = const 1.0\n    return v1\n}\n",
+            0,
+        ),
+        (
+            "copy.adir",
+            "func @main() -> f64 {\nblock0():\n    v0: i64 = const 3\n    v1: arr<f64> = new v0\n    v2: i64 = const 2\n    v3: i64 = const 0\n    copyrange v1, v2, v1, v3, v2\n    v4: f64 = const 1.0\n    return v4\n}\n",
+            3,
+        ),
+    ];
+    for (name, text, want) in cases {
+        let file = scratch(name, text);
+        let (code, _, err) = exit_code(&["run"], &file);
+        assert_eq!(code, want, "{name}: {err}");
+    }
+    let src = "[autodiff_reverse(df, Active, Active)]\ndouble f(double x) { double s = 0.0; for (int i = 0; i < 3; i++) s += sin(x * s + 1.0); return s; }\ndouble main() { auto [y, d] = df(0.5, 1.0); return y + d; }\n";
+    let file = scratch("stages.ad", src);
+    let (code, want, err) = exit_code(&["run"], &file);
+    assert_eq!(code, 0, "{err}");
+    for stage in [
+        "lower",
+        "linearize",
+        "propagate",
+        "lower-pairs",
+        "unzip",
+        "transpose",
+        "opt",
+        "final",
+    ] {
+        let (code, ir, err) = exit_code(&["ir", "--after", stage], &file);
+        assert_eq!(code, 0, "{stage}: {err}");
+        let dumped = scratch(&format!("stage_{stage}.adir"), &ir);
+        let (code, out, err) = exit_code(&["run"], &dumped);
+        match code {
+            0 => assert_eq!(out, want, "{stage}"),
+            1 => assert!(err.contains("not accepted in textual IR"), "{stage}: {err}"),
+            other => panic!("{stage}: exit {other}: {err}"),
+        }
+    }
 }

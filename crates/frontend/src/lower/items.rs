@@ -73,7 +73,16 @@ const RESERVED: &[&str] = &["len", "print", "no_diff"];
 /// output): a function of the module with one of these names would take
 /// their place in an object file (or clash with their signature).
 const C_RUNTIME: &[&str] = &[
-    "calloc", "malloc", "realloc", "free", "memcpy", "memmove", "memset", "write", "exit", "abort",
+    "calloc",
+    "malloc",
+    "realloc",
+    "free",
+    "memcpy",
+    "memmove",
+    "memset",
+    "write",
+    "exit",
+    "abort",
     "malloc_usable_size",
 ];
 

@@ -1,0 +1,158 @@
+//! Textual IR from the user (`.adir` given to `adc`), made safe to run.
+//!
+//! The verifier checks types and SSA, not what compiled code trusts the
+//! compiler's own passes to have proven. So after it, user IR is changed
+//! or refused until nothing in it can touch memory it does not own:
+//!
+//! - `load.unchecked` / `store.unchecked` become checked;
+//! - `copyrange` gets two checked `view`s of the ranges it copies in front
+//!   of it (a runtime error when a range is out of bounds);
+//! - `free` and `free.defer` do nothing (they are removed): the verifier
+//!   cannot tell that an array is the function's own and freed once, and a
+//!   leak is safe where a double free is not;
+//! - tape operations, `dpair` values and instructions tagged `diff` or
+//!   `mixed` (what derivative passes make, and later passes trust) are
+//!   refused with a diagnostic naming the function and instruction.
+
+use adc_ir::{BinaryOp, Function, Inst, InstData, Module, Tag, Type, Value};
+
+/// Makes `module` safe to run, or says why it cannot be.
+pub fn make_safe(module: &mut Module) -> Result<(), String> {
+    for func in &mut module.funcs {
+        refuse_internal(func)?;
+        for b in func.layout.clone() {
+            for inst in func.dfg.block(b).insts.clone() {
+                match func.dfg.inst_mut(inst) {
+                    InstData::Load { checked, .. } | InstData::Store { checked, .. } => {
+                        *checked = true
+                    }
+                    _ => (),
+                }
+                if let InstData::CopyRange { .. } = func.dfg.inst(inst) {
+                    check_copy(func, b, inst);
+                }
+            }
+            let frees: Vec<Inst> = func
+                .dfg
+                .block(b)
+                .insts
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    matches!(
+                        func.dfg.inst(i),
+                        InstData::ArrayFree { .. } | InstData::DeferFree { .. }
+                    )
+                })
+                .collect();
+            func.dfg.block_mut(b).insts.retain(|i| !frees.contains(i));
+        }
+    }
+    Ok(())
+}
+
+fn refuse_internal(func: &Function) -> Result<(), String> {
+    for &b in &func.layout {
+        for &inst in &func.dfg.block(b).insts {
+            let data = func.dfg.inst(inst);
+            let internal = matches!(
+                data,
+                InstData::TapePush { .. }
+                    | InstData::TapePop { .. }
+                    | InstData::TapeRead { .. }
+                    | InstData::TapeLend
+                    | InstData::TapeReclaim { .. }
+                    | InstData::TapeAdopt { .. }
+                    | InstData::TapeGive { .. }
+                    | InstData::PairMake { .. }
+                    | InstData::PairPrimal { .. }
+                    | InstData::PairDiff { .. }
+            ) || func.tag(inst) != Tag::Primal
+                || func
+                    .dfg
+                    .inst_results(inst)
+                    .iter()
+                    .any(|r| matches!(func.dfg.value_type(*r), Type::Pair(_)));
+            if internal {
+                return Err(format!(
+                    "`@{}`: `{}{}` is internal to the compiler's derivative passes and not accepted in textual IR",
+                    func.name,
+                    func.tag(inst).prefix(),
+                    adc_ir::print::fmt_inst_data(None, data)
+                ));
+            }
+        }
+        if func
+            .dfg
+            .block_params(b)
+            .iter()
+            .any(|p| matches!(func.dfg.value_type(*p), Type::Pair(_)))
+        {
+            return Err(format!(
+                "`@{}`: `dpair` values are internal to the compiler's derivative passes and not accepted in textual IR",
+                func.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Puts checked views of both ranges of the `copyrange` `inst` before it.
+fn check_copy(func: &mut Function, block: adc_ir::Block, inst: Inst) {
+    let InstData::CopyRange {
+        dst,
+        dst_index,
+        src,
+        src_index,
+        count,
+    } = *func.dfg.inst(inst)
+    else {
+        return;
+    };
+    let span = func.span(inst);
+    let mut new: Vec<Inst> = Vec::new();
+    let mut emit = |func: &mut Function, data: InstData, ty: Type| -> Value {
+        let i = func.dfg.make_inst(data, &[ty]);
+        func.set_span(i, span);
+        new.push(i);
+        func.dfg.inst_results(i)[0]
+    };
+    let zero = emit(
+        func,
+        InstData::Const {
+            value: adc_ir::Constant::I64(0),
+        },
+        Type::I64,
+    );
+    let n = emit(
+        func,
+        InstData::Binary {
+            op: BinaryOp::Max,
+            args: [count, zero],
+        },
+        Type::I64,
+    );
+    for (array, start) in [(dst, dst_index), (src, src_index)] {
+        let end = emit(
+            func,
+            InstData::Binary {
+                op: BinaryOp::Add,
+                args: [start, n],
+            },
+            Type::I64,
+        );
+        let ty = func.dfg.value_type(array);
+        emit(
+            func,
+            InstData::ArrayView {
+                array,
+                lo: start,
+                hi: end,
+            },
+            ty,
+        );
+    }
+    let insts = &mut func.dfg.block_mut(block).insts;
+    let at = insts.iter().position(|i| *i == inst).unwrap_or(0);
+    insts.splice(at..at, new);
+}
