@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{adc, scratch, stderr, stdout};
-use std::process::{Command, Output};
+use common::{adc, compile_and_link, have_cc, scratch, stderr, stdout};
+use std::process::Command;
 
 const PROG: &str = "
 double get(double[] xs, int i) { return xs[i]; }
@@ -173,98 +173,6 @@ fn ir_after_stages_prints_parseable_ir() {
             stderr(&o)
         );
     }
-}
-
-/// `adc compile STEM.ad` with a header, then `cc` with `main_c`; returns
-/// the header and the linked program's run.
-fn compile_and_link(stem: &str, ad_src: &str, main_c: &str) -> (String, Output) {
-    let lib = scratch(&format!("{stem}.ad"), ad_src);
-    let dir = lib.parent().unwrap().to_path_buf();
-    let obj = dir.join(format!("{stem}.o"));
-    let hdr = dir.join(format!("{stem}.h"));
-    let o = adc(&[
-        "compile",
-        lib.to_str().unwrap(),
-        "-o",
-        obj.to_str().unwrap(),
-        "--emit-header",
-        hdr.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let main_path = scratch(&format!("{stem}_main.c"), main_c);
-    let exe = dir.join(format!("{stem}_linked"));
-    let cc = Command::new("cc")
-        .args([
-            main_path.to_str().unwrap(),
-            obj.to_str().unwrap(),
-            "-I",
-            dir.to_str().unwrap(),
-            "-lm",
-            "-o",
-            exe.to_str().unwrap(),
-        ])
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let header = std::fs::read_to_string(&hdr).expect("header");
-    (
-        header,
-        Command::new(&exe).output().expect("run linked program"),
-    )
-}
-
-fn have_cc() -> bool {
-    Command::new("cc")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-#[test]
-fn compiled_object_links_with_c() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
-        return;
-    }
-    let (_, run) = compile_and_link(
-        "kern",
-        "double dot(double[] a, double[] b) { double s = 0.0; for (int i = 0; i < len(a); i++) s += a[i] * b[i]; return s; }
-(double, double, double) three(double x) { return (x, 2.0 * x, exp(x)); }
-(float, int) fi(float x, inout int n) { n = n + 1; return (x * 2.0, n); }
-void fill(out double[] xs, double v) { for (int i = 0; i < len(xs); i++) xs[i] = v + double(i); }
-double at(double[] xs, int i) { return xs[i]; }
-",
-        r#"#include <stdio.h>
-#include "kern.h"
-int main(void) {
-    double a[3] = {1, 2, 3}, b[3] = {4, 5, 6}, xs[4];
-    int64_t n = 41;
-    three_result t = three(1.0);
-    fi_result f = fi(1.25f, &n);
-    fill(xs, 4, 0.5);
-    printf("%g %g %g %.6f %g %lld %lld %g %g\n", dot(a, 3, b, 3), t._0, t._1, t._2, f._0, (long long)f._1, (long long)n, xs[0], xs[3]);
-    fflush(stdout);
-    printf("%g\n", at(a, 3, 3));
-    return 0;
-}
-"#,
-    );
-    assert_eq!(stdout(&run), "32 1 2 2.718282 2.5 42 42 0.5 3.5\n");
-    assert_eq!(
-        run.status.code(),
-        Some(3),
-        "a runtime error in C-called code exits 3"
-    );
-    assert!(
-        stderr(&run).contains("runtime error: index out of bounds at"),
-        "{}",
-        stderr(&run)
-    );
 }
 
 const DERIV: &str = "
@@ -522,54 +430,4 @@ double f(double x) { auto [y, d] = dsq(x, 1.0); return sq(x) + d; }";
         "[3.0]",
     ]);
     assert_eq!(stdout(&o).trim(), "9.0", "{}", stderr(&o));
-}
-
-/// An object file keeps its tape between calls (`object_tape.rs`): calls
-/// of one derivative with tapes large, small and large again must each
-/// give the gradient a hand-written reverse loop gives.
-#[test]
-fn object_tape_spare_reused_across_calls() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
-        return;
-    }
-    let (_, run) = compile_and_link(
-        "spare",
-        "[autodiff_reverse(dg, Duplicated, ActiveOnly)]
-double g(double[] x) {
-    double s = 1.0;
-    for (int i = 0; i < len(x); i++) s = s * x[i] + sin(x[i]);
-    return s;
-}
-",
-        r#"#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include "spare.h"
-/* s_{i+1} = s_i x_i + sin x_i: ds_i = ds_{i+1} x_i, dx_i = ds_{i+1} (s_i + cos x_i). */
-static int check(int64_t n) {
-    double *x = malloc(n * sizeof *x), *d = calloc(n, sizeof *d), *s = malloc((n + 1) * sizeof *s);
-    for (int64_t i = 0; i < n; i++) x[i] = 0.5 + 0.5 * sin((double)i);
-    s[0] = 1.0;
-    for (int64_t i = 0; i < n; i++) s[i + 1] = s[i] * x[i] + sin(x[i]);
-    dg(x, n, d, n, 1.0);
-    double ds = 1.0, worst = 0.0;
-    for (int64_t i = n - 1; i >= 0; i--) {
-        double want = ds * (s[i] + cos(x[i]));
-        double err = fabs(d[i] - want) / (1.0 + fabs(want));
-        if (err > worst) worst = err;
-        ds *= x[i];
-    }
-    free(x); free(d); free(s);
-    return worst < 1e-12;
-}
-int main(void) {
-    int64_t sizes[5] = {300000, 10, 300000, 1, 2000000};
-    for (int k = 0; k < 5; k++) printf("%d", check(sizes[k]));
-    printf("\n");
-    return 0;
-}
-"#,
-    );
-    assert_eq!(stdout(&run), "11111\n", "{}", stderr(&run));
 }

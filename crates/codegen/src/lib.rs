@@ -11,6 +11,7 @@
 
 mod abi;
 mod copy;
+mod object_print;
 mod object_tape;
 mod runtime;
 mod stack_arrays;
@@ -131,6 +132,18 @@ fn build<M: Module>(
     };
     if ir.funcs.iter().any(copy::uses_copy) {
         syms.copy = Some(copy::declare_copy(m)?);
+    }
+    let prints = |f: &adc_ir::Function| {
+        f.layout.iter().any(|b| {
+            f.dfg
+                .block(*b)
+                .insts
+                .iter()
+                .any(|i| matches!(f.dfg.inst(*i), adc_ir::InstData::Print { .. }))
+        })
+    };
+    if !with_entries && ir.funcs.iter().any(prints) {
+        object_print::define(m)?;
     }
     if ir.funcs.iter().any(tape::uses_tape) {
         if !with_entries {

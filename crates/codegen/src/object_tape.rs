@@ -43,7 +43,7 @@ pub(crate) fn define<M: Module>(m: &mut M) -> Result<(), CodegenError> {
     define_fn(m, FREE, &[PTR], &[], |m, b, p| free_body(m, b, spare, p[0]))
 }
 
-fn define_fn<M: Module>(
+pub(crate) fn define_fn<M: Module>(
     m: &mut M,
     name: &str,
     params: &[clif::Type],
@@ -90,7 +90,7 @@ fn exchange<M: Module>(
     )
 }
 
-fn call<M: Module>(
+pub(crate) fn call<M: Module>(
     m: &mut M,
     b: &mut FunctionBuilder,
     name: &str,

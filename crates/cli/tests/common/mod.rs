@@ -28,3 +28,53 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// `adc compile STEM.ad` with a header, then `cc` with `main_c`; returns
+/// the header and the linked program's run.
+pub fn compile_and_link(stem: &str, ad_src: &str, main_c: &str) -> (String, Output) {
+    let lib = scratch(&format!("{stem}.ad"), ad_src);
+    let dir = lib.parent().unwrap().to_path_buf();
+    let obj = dir.join(format!("{stem}.o"));
+    let hdr = dir.join(format!("{stem}.h"));
+    let o = adc(&[
+        "compile",
+        lib.to_str().unwrap(),
+        "-o",
+        obj.to_str().unwrap(),
+        "--emit-header",
+        hdr.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let main_path = scratch(&format!("{stem}_main.c"), main_c);
+    let exe = dir.join(format!("{stem}_linked"));
+    let cc = Command::new("cc")
+        .args([
+            main_path.to_str().unwrap(),
+            obj.to_str().unwrap(),
+            "-I",
+            dir.to_str().unwrap(),
+            "-lm",
+            "-o",
+            exe.to_str().unwrap(),
+        ])
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let header = std::fs::read_to_string(&hdr).expect("header");
+    (
+        header,
+        Command::new(&exe).output().expect("run linked program"),
+    )
+}
+
+pub fn have_cc() -> bool {
+    Command::new("cc")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}

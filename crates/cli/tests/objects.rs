@@ -1,0 +1,140 @@
+//! `adc compile` objects linked with a C compiler: the C ABI, runtime
+//! errors, the tape spare kept between calls, `print` without host code.
+
+mod common;
+
+use common::{adc, compile_and_link, have_cc, scratch, stderr, stdout};
+
+#[test]
+fn compiled_object_links_with_c() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let (_, run) = compile_and_link(
+        "kern",
+        "double dot(double[] a, double[] b) { double s = 0.0; for (int i = 0; i < len(a); i++) s += a[i] * b[i]; return s; }
+(double, double, double) three(double x) { return (x, 2.0 * x, exp(x)); }
+(float, int) fi(float x, inout int n) { n = n + 1; return (x * 2.0, n); }
+void fill(out double[] xs, double v) { for (int i = 0; i < len(xs); i++) xs[i] = v + double(i); }
+double at(double[] xs, int i) { return xs[i]; }
+",
+        r#"#include <stdio.h>
+#include "kern.h"
+int main(void) {
+    double a[3] = {1, 2, 3}, b[3] = {4, 5, 6}, xs[4];
+    int64_t n = 41;
+    three_result t = three(1.0);
+    fi_result f = fi(1.25f, &n);
+    fill(xs, 4, 0.5);
+    printf("%g %g %g %.6f %g %lld %lld %g %g\n", dot(a, 3, b, 3), t._0, t._1, t._2, f._0, (long long)f._1, (long long)n, xs[0], xs[3]);
+    fflush(stdout);
+    printf("%g\n", at(a, 3, 3));
+    return 0;
+}
+"#,
+    );
+    assert_eq!(stdout(&run), "32 1 2 2.718282 2.5 42 42 0.5 3.5\n");
+    assert_eq!(
+        run.status.code(),
+        Some(3),
+        "a runtime error in C-called code exits 3"
+    );
+    assert!(
+        stderr(&run).contains("runtime error: index out of bounds at"),
+        "{}",
+        stderr(&run)
+    );
+}
+
+/// An object file keeps its tape between calls (`object_tape.rs`): calls
+/// of one derivative with tapes large, small and large again must each
+/// give the gradient a hand-written reverse loop gives.
+#[test]
+fn object_tape_spare_reused_across_calls() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let (_, run) = compile_and_link(
+        "spare",
+        "[autodiff_reverse(dg, Duplicated, ActiveOnly)]
+double g(double[] x) {
+    double s = 1.0;
+    for (int i = 0; i < len(x); i++) s = s * x[i] + sin(x[i]);
+    return s;
+}
+",
+        r#"#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "spare.h"
+/* s_{i+1} = s_i x_i + sin x_i: ds_i = ds_{i+1} x_i, dx_i = ds_{i+1} (s_i + cos x_i). */
+static int check(int64_t n) {
+    double *x = malloc(n * sizeof *x), *d = calloc(n, sizeof *d), *s = malloc((n + 1) * sizeof *s);
+    for (int64_t i = 0; i < n; i++) x[i] = 0.5 + 0.5 * sin((double)i);
+    s[0] = 1.0;
+    for (int64_t i = 0; i < n; i++) s[i + 1] = s[i] * x[i] + sin(x[i]);
+    dg(x, n, d, n, 1.0);
+    double ds = 1.0, worst = 0.0;
+    for (int64_t i = n - 1; i >= 0; i--) {
+        double want = ds * (s[i] + cos(x[i]));
+        double err = fabs(d[i] - want) / (1.0 + fabs(want));
+        if (err > worst) worst = err;
+        ds *= x[i];
+    }
+    free(x); free(d); free(s);
+    return worst < 1e-12;
+}
+int main(void) {
+    int64_t sizes[5] = {300000, 10, 300000, 1, 2000000};
+    for (int k = 0; k < 5; k++) printf("%d", check(sizes[k]));
+    printf("\n");
+    return 0;
+}
+"#,
+    );
+    assert_eq!(stdout(&run), "11111\n", "{}", stderr(&run));
+}
+
+/// `print` in an object file needs no host code (`object_print.rs`) and
+/// prints what `adc run` prints, after what the C program printed first.
+#[test]
+fn print_in_object_files_matches_adc_run() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let source = "double f(double x, float y, int n, bool b) {
+    print(x, y, n, b);
+    print(1.0, 0.1, 1e-7, 1e16, 123456789.0, -0.0, 1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0, 2.5e-300);
+    print(-9223372036854775807 - 1, 0, -5, 42, 1.5f, float(0.1), false);
+    return x;
+}
+";
+    let (_, linked) = compile_and_link(
+        "printing",
+        source,
+        r#"#include <stdio.h>
+#include "printing.h"
+int main(void) { printf("before\n"); f(0.30000000000000004, 2.5f, -17, true); printf("after\n"); return 0; }
+"#,
+    );
+    let p = scratch("printing_run.ad", source);
+    let o = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "f",
+        "--args",
+        "[0.30000000000000004, 2.5, -17, true]",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = stdout(&o);
+    let printed: Vec<&str> = run.lines().collect();
+    let want = format!(
+        "before\n{}\nafter\n",
+        printed[..printed.len() - 1].join("\n")
+    );
+    assert_eq!(stdout(&linked), want);
+}
