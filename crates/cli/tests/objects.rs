@@ -138,3 +138,54 @@ int main(void) { printf("before\n"); f(0.30000000000000004, 2.5f, -17, true); pr
     );
     assert_eq!(stdout(&linked), want);
 }
+
+/// Headers compile warning-free as C99 and as C++ whatever the module's
+/// names are (LANGUAGE.md §7): parameters named like C or C++ keywords,
+/// alternative tokens or macros, functions named like C++ keywords, a
+/// tuple result struct that would take a function's name; and `main`
+/// stays local, so a C program with its own `main` links.
+#[test]
+fn headers_compile_strictly_whatever_the_names() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let src = "double class(double new, double this, double[] int_len) { return new * this + int_len[0]; }
+double h(double x, double[] x_len, int NULL) { return x + x_len[0] + double(NULL); }
+(double, double) h_result(double x) { return (x, 2.0 * x); }
+(double, double) g(double and, double or) { return (and, or); }
+double virtual(double x) { return -x; }
+double N(double errno) { return errno; }
+double main() { return 1.0; }";
+    let (header, run) = compile_and_link(
+        "keywords",
+        src,
+        "#include <stdio.h>\n#include \"keywords.h\"\nint main(void) { double a[1] = {0.5}; h_result_result r = h_result(1.5); g_result s = g(1.0, 2.0);\nprintf(\"%g %g %g %g %g %g\\n\", class(2.0, 3.0, a, 1), h(1.0, a, 1, 2), r._1, s._0 + s._1, virtual(4.0), N(7.0)); return 0; }\n",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout).trim(),
+        "6.5 3.5 3 3 -4 7",
+        "{header}"
+    );
+    assert!(!header.contains("main"), "{header}");
+    let hdr = scratch("keywords_strict.h", &header);
+    for (cc, flags) in [
+        ("cc", &["-std=c99", "-pedantic", "-x", "c"][..]),
+        ("c++", &["-x", "c++"][..]),
+    ] {
+        let o = std::process::Command::new(cc)
+            .args(["-Wall", "-Wextra", "-Werror", "-fsyntax-only"])
+            .args(flags)
+            .arg(&hdr)
+            .output();
+        let Ok(o) = o else {
+            eprintln!("skipping {cc}: not found");
+            continue;
+        };
+        assert!(
+            o.status.success(),
+            "{cc}: {}\n{header}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

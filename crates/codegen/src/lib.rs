@@ -11,6 +11,7 @@
 
 mod abi;
 mod copy;
+mod header;
 mod object_print;
 mod object_tape;
 mod runtime;
@@ -20,7 +21,8 @@ mod tape;
 mod translate;
 mod views;
 
-pub use abi::{c_header, tuple_layout};
+pub use abi::tuple_layout;
+pub use header::c_header;
 pub use runtime::{ArgValue, ArrayValue, CallError, JitFunction, JitModule};
 
 use adc_ir::Span;
@@ -173,8 +175,11 @@ fn build<M: Module>(
         // user function named like a C library function the runtime calls
         // (`free`, `calloc`, ...) must not capture those calls: it gets a
         // local name. Object files export `NAME` (LANGUAGE.md 7), except for
-        // `static` functions and adc's own (`__adc_*`), local symbols.
-        let internal = f.linkage == adc_ir::Linkage::Static || f.name.starts_with("__adc_");
+        // `static` functions, adc's own (`__adc_*`) and `main` (the C
+        // program has its own), local symbols.
+        let internal = f.linkage == adc_ir::Linkage::Static
+            || f.name.starts_with("__adc_")
+            || f.name == "main";
         let wrapper = if with_entries {
             m.declare_function(&format!("__adc_c_{}", f.name), Linkage::Local, &csig)?
         } else if internal {
