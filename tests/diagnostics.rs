@@ -40,3 +40,44 @@ fn several_errors_in_one_file_are_all_reported() {
         .expect_err("invalid");
     assert!(f.diagnostics.len() >= 2, "{f}");
 }
+
+/// Programs that compile get warnings for names never read (W0001:
+/// variables, by-value parameters and read-only arrays; writes alone do not
+/// count, `_` prefixes opt out, `inout`/`out` parameters are exempt) and
+/// for expression statements whose value is dropped (W0002). A program
+/// with errors gets no warnings.
+#[test]
+fn warnings_for_unused_names_and_values() {
+    let src =
+        "double f(double x, double y, double[] a, inout double r, out double[] o, double _z) {
+    double unused = 2.0;
+    int count = 0;
+    for (int i = 0; i < 3; i++) count += 1;
+    auto [p, _q] = g(x);
+    double w[2];
+    x + 1.0;
+    r = x;
+    return x + p;
+}
+(double, double) g(double x) { return (x, x); }";
+    let warnings = adc::driver::warnings("w.ad", src);
+    let got: Vec<(&str, String)> = warnings
+        .iter()
+        .map(|d| (d.code, d.message.clone()))
+        .collect();
+    let want = [
+        ("W0001", "unused parameter `y`"),
+        ("W0001", "unused parameter `a`"),
+        ("W0001", "unused variable `unused`"),
+        ("W0001", "unused variable `count`"),
+        ("W0001", "unused variable `w`"),
+        ("W0002", "this expression's value is never used"),
+    ];
+    let want: Vec<(&str, String)> = want.iter().map(|(c, m)| (*c, m.to_string())).collect();
+    assert_eq!(got, want);
+    assert!(warnings
+        .iter()
+        .all(|d| !d.is_error() && d.span.is_defined()));
+    let with_error = format!("{src}\ndouble h(double v) {{ return nope; }}");
+    assert!(adc::driver::warnings("w.ad", &with_error).is_empty());
+}

@@ -75,6 +75,17 @@ pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure
     }
 }
 
+/// The warnings of a source that compiles (none for textual IR): unused
+/// variables and parameters. `check` and `compile` print them; `run`,
+/// `ir` and `tape` do not, so their output stays the program's.
+pub fn warnings(path: &str, source: &str) -> Vec<Diagnostic> {
+    if path.ends_with(".adir") {
+        return Vec::new();
+    }
+    let (_, diags) = adc_frontend::compile_to_ir(source);
+    diags.into_iter().filter(|d| !d.is_error()).collect()
+}
+
 /// Textual IR to a verified module.
 pub fn parse_ir(path: &str, text: &str) -> Result<Module, Failure> {
     let bad = |message: String| Failure {

@@ -151,3 +151,43 @@ pub fn result_json(values: &[Constant]) -> String {
         ),
     }
 }
+
+/// `--error-format json`: one JSON object per diagnostic, one per line:
+/// `{"severity", "code", "message", "file", "line", "column", "end_line",
+/// "end_column", "labels": [{"line", "column", "end_line", "end_column",
+/// "message"}], "notes": [..]}`, lines and columns 1-based (columns in
+/// characters); a diagnostic without a place has `null` for them.
+pub fn diagnostics_json(diags: &[adc_frontend::Diagnostic], path: &str, source: &str) -> String {
+    use serde_json::json;
+    let lines = adc_frontend::diag::LineIndex::new(source);
+    let place = |span: adc_ir::Span| {
+        if !span.is_defined() {
+            return (Json::Null, Json::Null, Json::Null, Json::Null);
+        }
+        let (l, c) = lines.line_col(span.start);
+        let (el, ec) = lines.line_col(span.end.max(span.start));
+        (json!(l), json!(c), json!(el), json!(ec))
+    };
+    let mut out = String::new();
+    for d in diags {
+        let (line, column, end_line, end_column) = place(d.span);
+        let labels: Vec<Json> = d
+            .labels
+            .iter()
+            .map(|(span, message)| {
+                let (line, column, end_line, end_column) = place(*span);
+                json!({"line": line, "column": column, "end_line": end_line,
+                       "end_column": end_column, "message": message})
+            })
+            .collect();
+        let severity = if d.is_error() { "error" } else { "warning" };
+        let obj = json!({
+            "severity": severity, "code": d.code, "message": d.message, "file": path,
+            "line": line, "column": column, "end_line": end_line, "end_column": end_column,
+            "labels": labels, "notes": d.notes,
+        });
+        out.push_str(&obj.to_string());
+        out.push('\n');
+    }
+    out
+}

@@ -16,6 +16,54 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How diagnostics are written to stderr: `human` (source lines and
+    /// carets) or `json` (one object per line, for tools).
+    #[arg(long, global = true, value_enum, default_value_t = ErrorFormat::Human)]
+    error_format: ErrorFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ErrorFormat {
+    Human,
+    Json,
+}
+
+/// Writes diagnostics (a compile failure's, or warnings) to stderr.
+fn report(
+    diags: &[adc_frontend::Diagnostic],
+    rendered: &str,
+    format: ErrorFormat,
+    file: &str,
+    source: &str,
+) {
+    match format {
+        ErrorFormat::Human => eprint!("{rendered}"),
+        ErrorFormat::Json if diags.is_empty() => {
+            // Failures without a located diagnostic (textual IR's parser).
+            let obj = serde_json::json!({"severity": "error", "code": null,
+                "message": rendered.trim_end(), "file": file});
+            eprintln!("{obj}");
+        }
+        ErrorFormat::Json => eprint!("{}", json::diagnostics_json(diags, file, source)),
+    }
+}
+
+fn report_failure(f: &driver::Failure, format: ErrorFormat, file: &str, source: &str) {
+    report(&f.diagnostics, &f.rendered, format, file, source);
+}
+
+/// Prints the warnings of a source that compiled.
+fn report_warnings(format: ErrorFormat, file: &str, source: &str, color: bool) {
+    let warnings = driver::warnings(file, source);
+    if !warnings.is_empty() {
+        let rendered = adc_frontend::render(
+            &warnings,
+            file,
+            source,
+            adc_frontend::RenderConfig { color },
+        );
+        report(&warnings, &rendered, format, file, source);
+    }
 }
 
 #[derive(Subcommand)]
@@ -116,6 +164,7 @@ fn run_derivative(
     grad: bool,
     tangent: Option<&str>,
     json: bool,
+    cli_format: ErrorFormat,
 ) -> ExitCode {
     use adc::derivs::{derivative_args, gradient_json, Request};
     let req = match tangent {
@@ -128,7 +177,7 @@ fn run_derivative(
     let (jit, src, name) = match driver::compile_jit_request(file, source, color, entry, &req) {
         Ok(x) => x,
         Err(driver::RequestFailure::Compile(f)) => {
-            eprint!("{f}");
+            report_failure(&f, cli_format, file, source);
             return ExitCode::from(1);
         }
         Err(driver::RequestFailure::Usage(m)) => return usage_error(&m),
@@ -180,6 +229,7 @@ fn run_derivative(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let cli_format = cli.error_format;
     let color = std::io::stderr().is_terminal();
     match cli.command {
         Command::Check { file } => {
@@ -190,9 +240,12 @@ fn main() -> ExitCode {
             // Everything `adc compile` does but writing files, so check
             // succeeds exactly when compile does (derivatives included).
             match driver::compile_object(&file, &source, "ADC_CHECK_H", color) {
-                Ok(_) => ExitCode::SUCCESS,
+                Ok(_) => {
+                    report_warnings(cli_format, &file, &source, color);
+                    ExitCode::SUCCESS
+                }
                 Err(f) => {
-                    eprint!("{f}");
+                    report_failure(&f, cli_format, &file, &source);
                     ExitCode::from(1)
                 }
             }
@@ -219,12 +272,13 @@ fn main() -> ExitCode {
                     grad,
                     tangent.as_deref(),
                     json,
+                    cli_format,
                 );
             }
             let jit = match driver::compile_jit(&file, &source, color) {
                 Ok(j) => j,
                 Err(f) => {
-                    eprint!("{f}");
+                    report_failure(&f, cli_format, &file, &source);
                     return ExitCode::from(1);
                 }
             };
@@ -276,6 +330,7 @@ fn main() -> ExitCode {
                 .collect();
             match driver::compile_object(&file, &source, &guard, color) {
                 Ok((obj, header)) => {
+                    report_warnings(cli_format, &file, &source, color);
                     let out = output.unwrap_or_else(|| format!("{stem}.o"));
                     if let Err(e) = std::fs::write(&out, obj) {
                         return usage_error(&format!("cannot write `{out}`: {e}"));
@@ -288,7 +343,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(f) => {
-                    eprint!("{f}");
+                    report_failure(&f, cli_format, &file, &source);
                     ExitCode::from(1)
                 }
             }
@@ -308,7 +363,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(f) => {
-                    eprint!("{f}");
+                    report_failure(&f, cli_format, &file, &source);
                     ExitCode::from(1)
                 }
             }
@@ -335,7 +390,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(f) => {
-                    eprint!("{f}");
+                    report_failure(&f, cli_format, &file, &source);
                     ExitCode::from(1)
                 }
             }

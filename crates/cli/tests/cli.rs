@@ -431,3 +431,47 @@ double f(double x) { auto [y, d] = dsq(x, 1.0); return sq(x) + d; }";
     ]);
     assert_eq!(stdout(&o).trim(), "9.0", "{}", stderr(&o));
 }
+
+/// `check` and `compile` print warnings (exit 0), `run` does not;
+/// `--error-format json` writes one JSON object per diagnostic with its
+/// code and 1-based line and column.
+#[test]
+fn warnings_and_json_diagnostics() {
+    let ok = scratch("warn.ad", "double f(double x, double y) { return x; }");
+    let check = adc(&["check", ok.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(0));
+    assert!(
+        stderr(&check).contains("unused parameter `y`"),
+        "{}",
+        stderr(&check)
+    );
+    let run = adc(&[
+        "run",
+        ok.to_str().unwrap(),
+        "--entry",
+        "f",
+        "--args",
+        "[1.0, 2.0]",
+    ]);
+    assert_eq!(run.status.code(), Some(0));
+    assert_eq!(stderr(&run), "");
+    let bad = scratch(
+        "bad_json.ad",
+        "double f(double total) {\n  return totl;\n}\n",
+    );
+    let o = adc(&["check", "--error-format", "json", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = stderr(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", stderr(&o));
+    let d = &lines[0];
+    assert_eq!(d["code"], "E0116");
+    assert_eq!(d["severity"], "error");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(2), Some(10))
+    );
+    assert_eq!(d["notes"][0], "did you mean `total`?");
+}

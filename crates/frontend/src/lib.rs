@@ -9,6 +9,7 @@ pub mod depth;
 pub mod diag;
 pub mod lexer;
 pub mod parse;
+pub mod suggest;
 
 pub use depth::{with_deep_stack, MAX_DEPTH};
 pub use diag::{render, Diagnostic, RenderConfig, Severity};
@@ -40,5 +41,9 @@ fn compile_here(source: &str) -> (Option<adc_ir::Module>, Vec<Diagnostic>) {
     let module = lower::lower_program(&items, &mut diags);
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     let has_errors = diags.iter().any(|d| d.is_error());
+    // Warnings about a program with errors are mostly about the errors.
+    if has_errors {
+        diags.retain(|d| d.is_error());
+    }
     (if has_errors { None } else { module }, diags)
 }

@@ -186,24 +186,154 @@ fn to_diagnostic(err: &ParseError<usize, Tok, LexError>, source_len: usize) -> D
 }
 
 /// Parses a whole program, reporting every syntax error it can recover from.
+///
+/// A keyword where a name belongs (`double f(double for)`) is reported
+/// once and read as that name on a second parse, so it causes no
+/// follow-on errors; an error that a closing delimiter would fix points at
+/// the opening one too.
 pub fn parse_program(source: &str) -> (Vec<Item>, Vec<Diagnostic>) {
-    let mut recovered = Vec::new();
-    let parser = grammar::ProgramParser::new();
-    let result = parser.parse(&mut recovered, lexer::tokens(source));
-    let mut diags: Vec<Diagnostic> = Vec::new();
-    for rec in &recovered {
-        diags.push(to_diagnostic(&rec.error, source.len()));
-    }
-    let items = match result {
-        Ok(items) => items,
-        Err(e) => {
-            diags.push(to_diagnostic(&e, source.len()));
-            Vec::new()
+    let mut toks: Vec<lexer::Spanned> = lexer::tokens(source).collect();
+    let mut keyword_diags = Vec::new();
+    // Each round renames one keyword; a program has few such mistakes.
+    for _ in 0..16 {
+        let (items, errors) = parse_tokens(&toks);
+        let first = errors
+            .iter()
+            .min_by_key(|e| error_start(e).unwrap_or(usize::MAX));
+        if let Some(ParseError::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        }) = first
+        {
+            if is_keyword(tok) && expected.iter().any(|e| e.trim_matches('"') == "identifier") {
+                let word = spelling(tok);
+                keyword_diags.push(
+                    Diagnostic::error(
+                        "E0005",
+                        format!("expected a name, found keyword `{word}`"),
+                        Span::new(*l, *r),
+                    )
+                    .with_note(format!(
+                        "`{word}` is a keyword and cannot name a variable, parameter or function; rename it (`{word}_`)"
+                    )),
+                );
+                let at = toks
+                    .iter()
+                    .position(|t| matches!(t, Ok((tl, _, _)) if tl == l));
+                if let Some(at) = at {
+                    toks[at] = Ok((*l, Tok::Ident(word.to_string()), *r));
+                    continue;
+                }
+            }
         }
+        let mut diags = keyword_diags;
+        // Errors in source order; an opening delimiter blamed once was
+        // dropped by recovery there, so later errors look past it.
+        let mut errors = errors;
+        errors.sort_by_key(|e| error_start(e).unwrap_or(usize::MAX));
+        let mut blamed = Vec::new();
+        for e in &errors {
+            diags.push(with_delimiter_label(
+                to_diagnostic(e, source.len()),
+                e,
+                &toks,
+                &mut blamed,
+            ));
+        }
+        // One bad token can be reported by recovery and again at the end.
+        diags.dedup_by(|a, b| a.message == b.message && a.span == b.span);
+        return (items, diags);
+    }
+    (Vec::new(), keyword_diags)
+}
+
+/// One parse of `toks`: the items and every error, recovered or final.
+fn parse_tokens(toks: &[lexer::Spanned]) -> (Vec<Item>, Vec<ParseError<usize, Tok, LexError>>) {
+    let mut recovered = Vec::new();
+    let result = grammar::ProgramParser::new().parse(&mut recovered, toks.iter().cloned());
+    let mut errors: Vec<_> = recovered.into_iter().map(|r| r.error).collect();
+    match result {
+        Ok(items) => (items, errors),
+        Err(e) => {
+            errors.push(e);
+            (Vec::new(), errors)
+        }
+    }
+}
+
+fn error_start(e: &ParseError<usize, Tok, LexError>) -> Option<usize> {
+    match e {
+        ParseError::InvalidToken { location } | ParseError::UnrecognizedEof { location, .. } => {
+            Some(*location)
+        }
+        ParseError::UnrecognizedToken { token, .. } | ParseError::ExtraToken { token } => {
+            Some(token.0)
+        }
+        ParseError::User { error } => Some(error.start),
+    }
+}
+
+fn is_keyword(tok: &Tok) -> bool {
+    !matches!(
+        tok,
+        Tok::Int(_) | Tok::Float(_) | Tok::Ident(_) | Tok::BlockComment
+    ) && spelling(tok).bytes().all(|b| b.is_ascii_lowercase())
+}
+
+/// The closing delimiter of an opening one.
+fn closer(open: &Tok) -> Option<&'static str> {
+    match open {
+        Tok::LParen => Some(")"),
+        Tok::LBracket => Some("]"),
+        Tok::LBrace => Some("}"),
+        _ => None,
+    }
+}
+
+/// `d` pointing also at the innermost delimiter still open where the
+/// error is, when closing it is among what the parser expected (at the end
+/// of the file, the message says so instead of naming a `;`).
+fn with_delimiter_label(
+    d: Diagnostic,
+    e: &ParseError<usize, Tok, LexError>,
+    toks: &[lexer::Spanned],
+    blamed: &mut Vec<usize>,
+) -> Diagnostic {
+    let (at, expected) = match e {
+        ParseError::UnrecognizedEof { location, expected } => (*location, expected),
+        ParseError::UnrecognizedToken { token, expected } => (token.0, expected),
+        _ => return d,
     };
-    // One bad token can be reported by recovery and again at the end.
-    diags.dedup_by(|a, b| a.message == b.message && a.span == b.span);
-    (items, diags)
+    let mut open: Vec<(&Tok, usize, usize)> = Vec::new();
+    for (l, tok, r) in toks.iter().flatten() {
+        if *l >= at {
+            break;
+        }
+        if closer(tok).is_some() {
+            open.push((tok, *l, *r));
+        } else if let Some(top) = open.last() {
+            if closer(top.0) == Some(spelling(tok)) {
+                open.pop();
+            }
+        }
+    }
+    let Some(&(tok, l, r)) = open.iter().rev().find(|o| !blamed.contains(&o.1)) else {
+        return d;
+    };
+    let Some(close) = closer(tok) else {
+        return d;
+    };
+    let eof = matches!(e, ParseError::UnrecognizedEof { .. });
+    if !eof && !expected.iter().any(|x| x.trim_matches('"') == close) {
+        return d;
+    }
+    blamed.push(l);
+    let open_text = spelling(tok);
+    let mut d = d.with_label(Span::new(l, r), format!("this `{open_text}` is not closed"));
+    if eof {
+        d.message = format!("expected `{close}`, found end of file");
+    }
+    d
 }
 
 /// Parses a single expression (used by tests and const evaluation).

@@ -169,11 +169,7 @@ impl FnLowerer<'_> {
                     ExprVal::Error
                 }
                 None => {
-                    self.error(Diagnostic::error(
-                        "E0116",
-                        format!("cannot find `{name}` in this scope"),
-                        e.span,
-                    ));
+                    self.error(self.unknown_name(name, e.span));
                     ExprVal::Error
                 }
             },
@@ -494,7 +490,7 @@ impl FnLowerer<'_> {
     /// Resolves an assignable (or, with `for_write == false`, readable) place.
     pub(crate) fn place(&mut self, e: &Expr, for_write: bool) -> Option<Place> {
         match &e.kind {
-            ExprKind::Var(name) => match self.lookup(name) {
+            ExprKind::Var(name) => match self.lookup_for_write(name) {
                 Some(Binding::Local { var, ty, is_const }) => {
                     if is_const && for_write {
                         self.error(Diagnostic::error(
@@ -524,11 +520,7 @@ impl FnLowerer<'_> {
                     None
                 }
                 None => {
-                    self.error(Diagnostic::error(
-                        "E0116",
-                        format!("cannot find `{name}` in this scope"),
-                        e.span,
-                    ));
+                    self.error(self.unknown_name(name, e.span));
                     None
                 }
             },
@@ -632,11 +624,7 @@ impl FnLowerer<'_> {
                     return Some((v, elem, writable));
                 }
                 None => {
-                    self.error(Diagnostic::error(
-                        "E0116",
-                        format!("cannot find `{name}` in this scope"),
-                        e.span,
-                    ));
+                    self.error(self.unknown_name(name, e.span));
                     return None;
                 }
                 Some(_) => (),
@@ -758,11 +746,7 @@ impl FnLowerer<'_> {
             }
             name => {
                 let Some(func) = MathFunc::from_name(name) else {
-                    self.error(Diagnostic::error(
-                        "E0126",
-                        format!("cannot find function `{name}`"),
-                        f.span,
-                    ));
+                    self.error(self.unknown_function(name, f.span));
                     return ExprVal::Error;
                 };
                 if !self.arity(f, args, func.arity(), span) {
@@ -1016,10 +1000,14 @@ pub(crate) fn check_function_attr(
                         "the return value".to_string()
                     };
                     diags.push(
-                        Diagnostic::error(
-                            "E0303",
-                            format!("activity `{}` does not fit {what}", act.name),
-                            act.span,
+                        with_suggestion(
+                            Diagnostic::error(
+                                "E0303",
+                                format!("activity `{}` does not fit {what}", act.name),
+                                act.span,
+                            ),
+                            &act.name,
+                            allowed.iter().copied(),
                         )
                         .with_note(format!("allowed here: {}", allowed.join(", "))),
                     );
@@ -1054,10 +1042,14 @@ pub(crate) fn check_function_attr(
                 Some(AttrRequest::Custom(mode, g.clone()))
             }
             [AttrArg::Ident(g)] => {
-                diags.push(Diagnostic::error(
-                    "E0306",
-                    format!("cannot find function `{}`", g.name),
-                    g.span,
+                diags.push(with_suggestion(
+                    Diagnostic::error(
+                        "E0306",
+                        format!("cannot find function `{}`", g.name),
+                        g.span,
+                    ),
+                    &g.name,
+                    globals.funcs.keys().map(String::as_str),
                 ));
                 None
             }
@@ -1080,12 +1072,33 @@ pub(crate) fn check_function_attr(
             None
         }
         other => {
-            diags.push(Diagnostic::error(
-                "E0304",
-                format!("unknown attribute `{other}`"),
-                a.name.span,
+            diags.push(with_suggestion(
+                Diagnostic::error("E0304", format!("unknown attribute `{other}`"), a.name.span),
+                other,
+                FUNCTION_ATTRIBUTES.iter().copied(),
             ));
             None
         }
+    }
+}
+
+/// The attributes a function may carry (§5).
+const FUNCTION_ATTRIBUTES: &[&str] = &[
+    "autodiff_reverse",
+    "autodiff_forward",
+    "reverse_derivative",
+    "forward_derivative",
+    "checkpoint",
+];
+
+/// `d` with a "did you mean" note when a candidate is close to `name`.
+pub(crate) fn with_suggestion<'a>(
+    d: Diagnostic,
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Diagnostic {
+    match crate::suggest::did_you_mean(name, candidates) {
+        Some(note) => d.with_note(note),
+        None => d,
     }
 }

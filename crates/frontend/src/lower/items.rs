@@ -240,7 +240,16 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
             let Some(sig) = globals.funcs.get(&f.name.name) else {
                 continue;
             };
-            if module.func(sig.id).name != f.name.name {
+            // A second definition of a name (E0201) is not lowered with
+            // the first one's signature.
+            if module.func(sig.id).name != f.name.name
+                || sig.params.len() != f.params.len()
+                || sig
+                    .params
+                    .iter()
+                    .zip(&f.params)
+                    .any(|(a, b)| a.name.span != b.name.span)
+            {
                 continue;
             }
             if let Some(body) = &f.body {
@@ -467,7 +476,17 @@ fn lower_function(
             }
             (false, Mode::Inout | Mode::Out) => Binding::Ref { value: v, ty: elem },
         };
-        cx.bind(&p.name.name, binding);
+        // Writes through `inout`/`out` parameters are what they are for.
+        let tracked = match &binding {
+            Binding::Local { .. } => true,
+            Binding::Array { writable, .. } => !writable,
+            _ => false,
+        };
+        cx.bind(
+            &p.name.name,
+            binding,
+            tracked.then_some((p.name.span, "parameter")),
+        );
     }
     cx.scopes.push(Vec::new());
     for s in body {
@@ -479,6 +498,9 @@ fn lower_function(
     let zeros: Vec<_> = cx.ret.types().iter().map(|t| cx.zero(t.elem())).collect();
     cx.free_local_arrays();
     cx.terminate(InstData::Return { args: zeros });
+    for scope in std::mem::take(&mut cx.scopes).into_iter().rev() {
+        cx.warn_unread(scope);
+    }
     let has_value = cx.ret != super::items::RetTy::Void;
     let mut func = cx.func;
     let reachable = adc_ir::dom::dominators(&func).0;

@@ -42,6 +42,17 @@ enum Binding {
     Const(Constant),
 }
 
+/// A name in scope. Names whose reads are tracked (`decl` set: scalar
+/// locals, by-value parameters, local arrays, read-only array
+/// parameters) are warned about when their scope closes unread.
+struct Bound {
+    name: String,
+    binding: Binding,
+    /// Where it was declared and what it is ("variable", "parameter").
+    decl: Option<(Span, &'static str)>,
+    read: std::cell::Cell<bool>,
+}
+
 #[derive(Clone, Copy, Debug)]
 enum ArraySource {
     Param(Value),
@@ -64,7 +75,7 @@ pub(crate) struct FnLowerer<'g> {
     diags: &'g mut Vec<Diagnostic>,
     func: Function,
     ret: RetTy,
-    scopes: Vec<Vec<(String, Binding)>>,
+    scopes: Vec<Vec<Bound>>,
     var_types: Vec<Type>,
     var_values: Vec<Option<Value>>,
     live: Vec<VarId>,
@@ -102,20 +113,85 @@ impl<'g> FnLowerer<'g> {
         self.constant(Constant::zero(ty))
     }
 
+    /// What `name` is bound to; counts as a read of it.
     fn lookup(&self, name: &str) -> Option<Binding> {
         for scope in self.scopes.iter().rev() {
-            if let Some((_, b)) = scope.iter().rev().find(|(n, _)| n == name) {
-                return Some(b.clone());
+            if let Some(b) = scope.iter().rev().find(|b| b.name == name) {
+                b.read.set(true);
+                return Some(b.binding.clone());
             }
         }
         self.globals.consts.get(name).map(|c| Binding::Const(*c))
     }
 
-    fn bind(&mut self, name: &str, b: Binding) {
+    /// What `name` is bound to, as the target of an assignment (not a read).
+    fn lookup_for_write(&self, name: &str) -> Option<Binding> {
+        for scope in self.scopes.iter().rev() {
+            if let Some(b) = scope.iter().rev().find(|b| b.name == name) {
+                return Some(b.binding.clone());
+            }
+        }
+        self.globals.consts.get(name).map(|c| Binding::Const(*c))
+    }
+
+    /// W0001 for each tracked name of `scope` never read.
+    fn warn_unread(&mut self, scope: Vec<Bound>) {
+        for b in scope {
+            let Some((span, what)) = b.decl else { continue };
+            if b.read.get() || b.name.starts_with('_') {
+                continue;
+            }
+            self.diags.push(
+                Diagnostic::warning("W0001", format!("unused {what} `{}`", b.name), span)
+                    .with_note(format!(
+                        "its value is never read; if that is intended, name it `_{}`",
+                        b.name
+                    )),
+            );
+        }
+    }
+
+    /// E0116 for a name nothing binds, with the closest visible name.
+    fn unknown_name(&self, name: &str, span: Span) -> Diagnostic {
+        let visible = self
+            .scopes
+            .iter()
+            .flatten()
+            .map(|b| b.name.as_str())
+            .chain(self.globals.consts.keys().map(String::as_str));
+        let d = Diagnostic::error("E0116", format!("cannot find `{name}` in this scope"), span);
+        if self.globals.funcs.contains_key(name) {
+            return d.with_note(format!("`{name}` is a function: call it, `{name}(...)`"));
+        }
+        expr::with_suggestion(d, name, visible)
+    }
+
+    /// E0126 for a call of a function that does not exist, with the
+    /// closest function or built-in.
+    fn unknown_function(&self, name: &str, span: Span) -> Diagnostic {
+        let known = self
+            .globals
+            .funcs
+            .keys()
+            .map(String::as_str)
+            .chain(["len", "print", "min", "max"])
+            .chain(adc_ir::MathFunc::ALL.iter().map(|m| m.name()));
+        let d = Diagnostic::error("E0126", format!("cannot find function `{name}`"), span);
+        expr::with_suggestion(d, name, known)
+    }
+
+    /// Binds `name` in the innermost scope; `decl` makes it a name whose
+    /// reads are tracked (see `Bound`).
+    fn bind(&mut self, name: &str, binding: Binding, decl: Option<(Span, &'static str)>) {
         self.scopes
             .last_mut()
             .expect("invariant: a function scope is open")
-            .push((name.to_string(), b));
+            .push(Bound {
+                name: name.to_string(),
+                binding,
+                decl,
+                read: std::cell::Cell::new(false),
+            });
     }
 
     fn new_var(&mut self, ty: Type, init: Value) -> VarId {
@@ -148,7 +224,9 @@ impl<'g> FnLowerer<'g> {
     }
 
     fn pop_scope(&mut self, live_len: usize) {
-        self.scopes.pop();
+        if let Some(scope) = self.scopes.pop() {
+            self.warn_unread(scope);
+        }
         self.live.truncate(live_len);
     }
 
@@ -278,6 +356,7 @@ impl<'g> FnLowerer<'g> {
                         ty: sty,
                         is_const: *is_const,
                     },
+                    Some((name.span, "variable")),
                 );
             }
             Stmt::ArrayDecl {
@@ -308,6 +387,13 @@ impl<'g> FnLowerer<'g> {
             }
             Stmt::Expr(e) => {
                 self.span = e.span;
+                if !matches!(e.kind, ExprKind::Call(..)) {
+                    self.diags.push(Diagnostic::warning(
+                        "W0002",
+                        "this expression's value is never used",
+                        e.span,
+                    ));
+                }
                 self.expr(e, None);
             }
             Stmt::If {
@@ -507,10 +593,14 @@ impl<'g> FnLowerer<'g> {
                 None
             }
             (other, _) => {
-                self.error(Diagnostic::error(
-                    "E0304",
-                    format!("unknown statement attribute `{other}`"),
-                    a.name.span,
+                self.error(expr::with_suggestion(
+                    Diagnostic::error(
+                        "E0304",
+                        format!("unknown statement attribute `{other}`"),
+                        a.name.span,
+                    ),
+                    other,
+                    ["checkpoint"],
                 ));
                 None
             }
@@ -654,6 +744,7 @@ impl<'g> FnLowerer<'g> {
                 elem,
                 writable: true,
             },
+            Some((name.span, "variable")),
         );
     }
 
@@ -688,6 +779,7 @@ impl<'g> FnLowerer<'g> {
                     ty: t,
                     is_const: false,
                 },
+                Some((name.span, "variable")),
             );
         }
     }
