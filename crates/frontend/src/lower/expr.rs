@@ -746,7 +746,9 @@ impl FnLowerer<'_> {
             }
             name => {
                 let Some(func) = MathFunc::from_name(name) else {
-                    self.error(self.unknown_function(name, f.span));
+                    if let Some(d) = self.unknown_function(name, f.span) {
+                        self.error(d);
+                    }
                     return ExprVal::Error;
                 };
                 if !self.arity(f, args, func.arity(), span) {

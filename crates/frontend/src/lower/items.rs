@@ -39,6 +39,9 @@ pub(crate) struct Signature {
 pub(crate) struct Globals {
     pub consts: BTreeMap<String, Constant>,
     pub funcs: BTreeMap<String, Signature>,
+    /// Names of functions an attribute would have generated but was
+    /// rejected: calls of them report nothing more.
+    pub failed: std::collections::BTreeSet<String>,
 }
 
 fn ret_ty(r: &ReturnType) -> RetTy {
@@ -121,6 +124,7 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
     let mut globals = Globals {
         consts: BTreeMap::new(),
         funcs: BTreeMap::new(),
+        failed: Default::default(),
     };
     let mut module = Module::default();
     let mut seen: BTreeMap<String, Span> = BTreeMap::new();
@@ -208,6 +212,13 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                 super::expr::check_function_attr(f, a, &globals, diags, &mut |name, diags| {
                     check_unique(name, diags)
                 });
+            if request.is_none() {
+                if let Some([crate::ast::AttrArg::Ident(gen), ..]) = a.args.as_deref() {
+                    if a.name.name.starts_with("autodiff_") {
+                        globals.failed.insert(gen.name.clone());
+                    }
+                }
+            }
             match request {
                 Some(AttrRequest::Generate(name, spec)) => {
                     let src = module.func(id);

@@ -168,7 +168,11 @@ impl<'g> FnLowerer<'g> {
 
     /// E0126 for a call of a function that does not exist, with the
     /// closest function or built-in.
-    fn unknown_function(&self, name: &str, span: Span) -> Diagnostic {
+    fn unknown_function(&self, name: &str, span: Span) -> Option<Diagnostic> {
+        // The attribute that would have made it was reported already.
+        if self.globals.failed.contains(name) {
+            return None;
+        }
         let known = self
             .globals
             .funcs
@@ -177,7 +181,7 @@ impl<'g> FnLowerer<'g> {
             .chain(["len", "print", "min", "max"])
             .chain(adc_ir::MathFunc::ALL.iter().map(|m| m.name()));
         let d = Diagnostic::error("E0126", format!("cannot find function `{name}`"), span);
-        expr::with_suggestion(d, name, known)
+        Some(expr::with_suggestion(d, name, known))
     }
 
     /// Binds `name` in the innermost scope; `decl` makes it a name whose
@@ -750,12 +754,24 @@ impl<'g> FnLowerer<'g> {
 
     fn destructure(&mut self, names: &[Ident], value: &Expr, span: Span) {
         self.span = span;
-        let Some((vals, types)) = self.tuple_call(value) else {
-            self.error(Diagnostic::error(
-                "E0106",
-                "`auto [..]` needs a call of a function that returns a tuple",
-                value.span,
-            ));
+        // A call of an unknown function, or of what a rejected attribute
+        // would have generated, was reported already (or is now).
+        let reported = matches!(&value.kind, ExprKind::Call(callee, _)
+            if !self.globals.funcs.contains_key(&callee.name));
+        let call = if reported && self.globals.failed.contains(&call_name(value)) {
+            None
+        } else {
+            self.tuple_call(value)
+        };
+        let Some((vals, types)) = call else {
+            if !reported {
+                self.error(Diagnostic::error(
+                    "E0106",
+                    "`auto [..]` needs a call of a function that returns a tuple",
+                    value.span,
+                ));
+            }
+            self.bind_placeholders(names);
             return;
         };
         if vals.len() != names.len() {
@@ -768,6 +784,7 @@ impl<'g> FnLowerer<'g> {
                 ),
                 span,
             ));
+            self.bind_placeholders(names);
             return;
         }
         for ((name, v), t) in names.iter().zip(vals).zip(types) {
@@ -781,6 +798,21 @@ impl<'g> FnLowerer<'g> {
                 },
                 Some((name.span, "variable")),
             );
+        }
+    }
+
+    /// Binds `names` to `double` zeros after an error in their
+    /// declaration, so their uses report nothing more.
+    fn bind_placeholders(&mut self, names: &[Ident]) {
+        for name in names {
+            let zero = self.zero(ScalarType::F64);
+            let var = self.new_var(Type::Scalar(ScalarType::F64), zero);
+            let binding = Binding::Local {
+                var,
+                ty: ScalarType::F64,
+                is_const: false,
+            };
+            self.bind(&name.name, binding, None);
         }
     }
 
@@ -848,5 +880,13 @@ pub(crate) fn type_name(t: ScalarType) -> &'static str {
         ScalarType::I64 => "int",
         ScalarType::F32 => "float",
         ScalarType::F64 => "double",
+    }
+}
+
+/// The called function's name, if `e` is a call.
+fn call_name(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Call(callee, _) => callee.name.clone(),
+        _ => String::new(),
     }
 }
