@@ -51,7 +51,7 @@ enum Command {
         #[arg(long = "emit-header")]
         emit_header: Option<String>,
     },
-    /// What each reverse derivative's tape stores (LANGUAGE.md 5.4).
+    /// What each reverse derivative's tape stores (docs/cli.md).
     Tape {
         file: String,
         /// Print one JSON object.
