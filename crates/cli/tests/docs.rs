@@ -3,7 +3,7 @@
 //! - every ` ```ad ` block compiles as `adc check` compiles it, or, marked
 //!   `error=CODE`, is rejected with a diagnostic of that code;
 //! - every ` ```console ` block is run: its `$ adc ...` (and `$ cc ...`,
-//!   `$ ./prog`) lines run in a scratch directory holding the blocks of the
+//!   `$ cat FILE`, `$ ./prog`) lines run in a scratch directory holding the blocks of the
 //!   same file marked `file=NAME`, and what follows each command is its
 //!   standard output, then its standard error (a line `...` stands for any
 //!   number of lines); the exit status must be 3 when the output shows a
@@ -207,6 +207,7 @@ fn run_console(file: &str, b: &Block, dir: &Path) {
                 return;
             }
             "cc" => PathBuf::from("cc"),
+            "cat" => PathBuf::from("cat"),
             p if p.starts_with("./") => dir.join(p),
             p => panic!("{file}:{}: cannot run `{p}` in a test", b.line),
         };
@@ -252,8 +253,12 @@ fn docs_examples_compile_and_print_what_they_show() {
     let mut ad_blocks = 0;
     let mut consoles = 0;
     for (file, text) in &files {
+        // The error index grows with the codes; the other pages stay short.
         let lines = text.lines().count();
-        assert!(lines <= 650, "{file}: {lines} lines; split it");
+        assert!(
+            file == "errors.md" || lines <= 650,
+            "{file}: {lines} lines; split it"
+        );
         let bs = blocks(text);
         let dir = scratch(file);
         for b in &bs {
@@ -285,9 +290,9 @@ fn docs_examples_compile_and_print_what_they_show() {
             }
         }
     }
-    assert!(files.len() >= 3, "docs/ has too few files");
-    assert!(ad_blocks >= 40, "only {ad_blocks} ad blocks");
-    assert!(consoles >= 10, "only {consoles} console blocks");
+    assert!(files.len() >= 7, "docs/ has too few files");
+    assert!(ad_blocks >= 70, "only {ad_blocks} ad blocks");
+    assert!(consoles >= 30, "only {consoles} console blocks");
 }
 
 /// Every `"EXXXX"` string literal in the compiler's sources.
