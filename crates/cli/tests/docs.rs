@@ -443,3 +443,68 @@ fn explain_prints_the_entry() {
         );
     }
 }
+
+/// GitHub's anchor of a heading: lower case, punctuation dropped, blanks
+/// turned into `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn anchors(text: &str) -> Vec<String> {
+    let mut in_code = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code && line.starts_with('#') {
+            out.push(slug(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+/// Relative links between the pages (and to the rest of the repository)
+/// lead to files that exist and headings that exist.
+#[test]
+fn links_resolve() {
+    let docs_dir = root().join("docs");
+    let mut n = 0;
+    for (file, text) in docs() {
+        for part in text.split("](").skip(1) {
+            let Some(target) = part.split(')').next() else {
+                continue;
+            };
+            if target.contains("://") {
+                continue;
+            }
+            let (path, anchor) = match target.split_once('#') {
+                Some((p, a)) => (p, Some(a)),
+                None => (target, None),
+            };
+            let page = if path.is_empty() {
+                docs_dir.join(&file)
+            } else {
+                docs_dir.join(path)
+            };
+            assert!(page.exists(), "{file}: link to `{target}`: no such file");
+            if let Some(a) = anchor {
+                let linked = std::fs::read_to_string(&page).expect("a linked page");
+                assert!(
+                    anchors(&linked).iter().any(|h| h == a),
+                    "{file}: link to `{target}`: no such heading"
+                );
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 20, "only {n} links");
+}
