@@ -290,6 +290,9 @@ fn docs_examples_compile_and_print_what_they_show() {
             }
         }
     }
+    let _ = std::fs::remove_dir_all(
+        std::env::temp_dir().join(format!("adc-docs-{}", std::process::id())),
+    );
     assert!(files.len() >= 7, "docs/ has too few files");
     assert!(ad_blocks >= 70, "only {ad_blocks} ad blocks");
     assert!(consoles >= 30, "only {consoles} console blocks");
