@@ -22,3 +22,10 @@ pub mod user_ir;
 pub use adc_codegen::{ArgValue, ArrayValue, CallError, JitModule};
 pub use adc_ir::Constant;
 pub use driver::{compile_jit, Failure, Stage};
+
+/// The Rust examples of `docs/embedding.md`, run as doctests (the other
+/// blocks' `file=NAME` info strings are for `tests/docs.rs`).
+#[cfg(doctest)]
+#[allow(rustdoc::invalid_codeblock_attributes)]
+#[doc = include_str!("../../../docs/embedding.md")]
+pub struct EmbeddingDocs;

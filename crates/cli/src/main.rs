@@ -7,6 +7,8 @@ use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+mod explain;
+
 #[derive(Parser)]
 #[command(
     name = "adc",
@@ -97,7 +99,7 @@ enum Command {
         #[arg(long = "emit-header")]
         emit_header: Option<String>,
     },
-    /// What each reverse derivative's tape stores (LANGUAGE.md 5.4).
+    /// What each reverse derivative's tape stores (docs/cli.md).
     Tape {
         file: String,
         /// Print one JSON object.
@@ -110,6 +112,8 @@ enum Command {
         #[arg(long, default_value = "final")]
         after: String,
     },
+    /// Explain a diagnostic code, as in `adc explain E0116` (docs/errors.md).
+    Explain { code: String },
 }
 
 fn usage_error(msg: &str) -> ExitCode {
@@ -232,6 +236,15 @@ fn main() -> ExitCode {
     let cli_format = cli.error_format;
     let color = std::io::stderr().is_terminal();
     match cli.command {
+        Command::Explain { code } => match explain::entry(&code) {
+            Some(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            None => usage_error(&format!(
+                "no error code `{code}`; the codes are listed in docs/errors.md"
+            )),
+        },
         Command::Check { file } => {
             let source = match read(&file) {
                 Ok(s) => s,
