@@ -354,6 +354,10 @@ impl Function {
 #[derive(Clone, Debug, Default)]
 pub struct Module {
     pub funcs: Vec<Function>,
+    /// `find`'s index: names of `funcs[..n]` for the first `n` functions
+    /// it has seen. Functions are only ever appended, never renamed (a
+    /// replaced function keeps its name), which `find` checks on each hit.
+    name_index: std::cell::RefCell<(usize, std::collections::HashMap<String, FuncId>)>,
 }
 
 impl Module {
@@ -369,15 +373,72 @@ impl Module {
         (0..self.funcs.len()).map(FuncId::new)
     }
 
+    /// The first function named `name`. Constant time: a lookup per call
+    /// site made differentiating many functions quadratic.
     pub fn find(&self, name: &str) -> Option<FuncId> {
-        self.funcs
-            .iter()
-            .position(|f| f.name == name)
-            .map(FuncId::new)
+        let mut index = self.name_index.borrow_mut();
+        let (seen, map) = &mut *index;
+        if *seen > self.funcs.len() {
+            // `funcs` was shortened behind the index's back: start again.
+            *seen = 0;
+            map.clear();
+        }
+        for (k, f) in self.funcs.iter().enumerate().skip(*seen) {
+            map.entry(f.name.clone()).or_insert(FuncId::new(k));
+        }
+        *seen = self.funcs.len();
+        match map.get(name) {
+            Some(&id) if self.funcs[id.index()].name == name => Some(id),
+            // A function was replaced by one of another name: scan.
+            Some(_) => {
+                *seen = 0;
+                map.clear();
+                self.funcs
+                    .iter()
+                    .position(|f| f.name == name)
+                    .map(FuncId::new)
+            }
+            None => {
+                // The invariant above: a miss in the index is a miss.
+                debug_assert!(
+                    self.funcs.iter().all(|f| f.name != name),
+                    "a function was renamed to `{name}` behind Module::find's index"
+                );
+                None
+            }
+        }
     }
 
     pub fn push(&mut self, func: Function) -> FuncId {
         self.funcs.push(func);
         FuncId::new(self.funcs.len() - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Function, Linkage, Module};
+
+    fn named(name: &str) -> Function {
+        Function::new(name.to_string(), Vec::new(), Vec::new(), Linkage::Export)
+    }
+
+    /// `find` through its index agrees with a scan: after pushes, with a
+    /// repeated name (the first wins), after a function was replaced by
+    /// one of another name, and after `funcs` was shortened.
+    #[test]
+    fn find_agrees_with_a_scan() {
+        let mut m = Module::default();
+        let a = m.push(named("a"));
+        assert_eq!(m.find("a"), Some(a));
+        assert_eq!(m.find("b"), None);
+        let b = m.push(named("b"));
+        m.push(named("a"));
+        assert_eq!((m.find("a"), m.find("b")), (Some(a), Some(b)));
+        *m.func_mut(b) = named("c");
+        assert_eq!(m.find("b"), None);
+        assert_eq!(m.find("c"), Some(b));
+        m.funcs.truncate(1);
+        assert_eq!((m.find("a"), m.find("c")), (Some(a), None));
     }
 }
