@@ -243,6 +243,25 @@ pub fn object(ir: &adc_ir::Module, locate: Locate<'_>) -> Result<Vec<u8>, Codege
         .map_err(|e| CodegenError::Backend(e.to_string()))
 }
 
+/// One address-space reservation for all of a JIT module's code and data.
+/// Code reaches its module's functions and constants through 32-bit
+/// PC-relative offsets; cranelift-jit's default provider maps each piece
+/// separately, so a large mapping made by another thread between two of
+/// them (a big array, a tape) could put them more than 2 GiB apart, and
+/// finalizing panicked ("out of range"). The reservation is
+/// address space only (pages are committed as they are used): 256 bytes
+/// per IR instruction, at least 32 MiB, at most 1 GiB.
+fn jit_arena(ir: &adc_ir::Module) -> Result<cranelift_jit::ArenaMemoryProvider, CodegenError> {
+    let insts: usize = ir
+        .funcs
+        .iter()
+        .flat_map(|f| f.layout.iter().map(|b| f.dfg.block(*b).insts.len()))
+        .sum();
+    let size = insts.saturating_mul(256).clamp(32 << 20, 1 << 30);
+    cranelift_jit::ArenaMemoryProvider::new_with_size(size)
+        .map_err(|e| CodegenError::Backend(format!("cannot reserve JIT memory: {e}")))
+}
+
 /// Compiles a verified module in memory. `host` adds symbols for `extern`
 /// functions beyond the C library's.
 pub fn jit(
@@ -263,6 +282,7 @@ pub fn jit(
             return Err(CodegenError::Unresolved(f.name.clone()));
         }
     }
+    builder.memory_provider(Box::new(jit_arena(ir)?));
     let mut m = cranelift_jit::JITModule::new(builder);
     let built = build(&mut m, ir, locate, true)?;
     m.finalize_definitions()?;
