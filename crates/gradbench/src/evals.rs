@@ -11,6 +11,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "lse" => include_str!("../../../gradbench/evals/lse.ad"),
         "llsq" => include_str!("../../../gradbench/evals/llsq.ad"),
         "det" => include_str!("../../../gradbench/evals/det.ad"),
+        "gmm" => include_str!("../../../gradbench/evals/gmm.ad"),
         _ => return None,
     })
 }
@@ -33,6 +34,26 @@ fn floats(input: &Json, field: &str) -> Result<Vec<f64>, String> {
                 .ok_or(format!("input.{field} holds a non-number"))
         })
         .collect()
+}
+
+/// A matrix given as an array of rows, flattened row by row.
+fn rows(input: &Json, field: &str) -> Result<Vec<f64>, String> {
+    let mut out = Vec::new();
+    for row in input[field]
+        .as_array()
+        .ok_or(format!("input.{field} is not an array"))?
+    {
+        let row = row
+            .as_array()
+            .ok_or(format!("input.{field} holds a non-array"))?;
+        for v in row {
+            out.push(
+                v.as_f64()
+                    .ok_or(format!("input.{field} holds a non-number"))?,
+            );
+        }
+    }
+    Ok(out)
 }
 
 fn int(input: &Json, field: &str) -> Result<i64, String> {
@@ -127,10 +148,70 @@ pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> 
                 output: shadow,
             }
         }
+        ("gmm", "objective") => Call {
+            function: "gmm_objective",
+            args: gmm_args(input, false)?,
+            output: result,
+        },
+        ("gmm", "jacobian") => Call {
+            function: "gmm_jacobian",
+            args: gmm_args(input, true)?,
+            output: gmm_jacobian,
+        },
         _ => {
             return Err(format!(
                 "adc has no function `{function}` for module `{module}`"
             ))
         }
     })
+}
+
+/// `gmm_objective`'s arguments (alpha, mu, q, l, x, m, gamma), with a
+/// zero shadow after each of the first four for `gmm_jacobian` (and its
+/// seed last).
+fn gmm_args(input: &Json, shadows: bool) -> Result<Vec<ArgValue>, String> {
+    let mut args = Vec::new();
+    let independents = [
+        floats(input, "alpha")?,
+        rows(input, "mu")?,
+        rows(input, "q")?,
+        rows(input, "l")?,
+    ];
+    for v in independents {
+        let zeros = vec![0.0; v.len()];
+        args.push(f64s(v));
+        if shadows {
+            args.push(f64s(zeros));
+        }
+    }
+    args.push(f64s(rows(input, "x")?));
+    args.push(scalar(Constant::I64(int(input, "m")?)));
+    let gamma = input["gamma"]
+        .as_f64()
+        .ok_or("input.gamma is not a number")?;
+    args.push(scalar(Constant::F64(gamma)));
+    if shadows {
+        args.push(scalar(Constant::F64(1.0)));
+    }
+    Ok(args)
+}
+
+/// The gradient as GMM's `Independent`: alpha, and mu, q, l as rows.
+fn gmm_jacobian(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
+    let shadow = |k: usize| match args.get(k) {
+        Some(ArgValue::Array(ArrayValue::F64(d))) => Ok(d.clone()),
+        other => Err(format!("unexpected shadow {other:?}")),
+    };
+    let alpha = shadow(1)?;
+    let k = alpha.len().max(1);
+    let as_rows = |v: Vec<f64>| -> Json {
+        let w = v.len() / k;
+        Json::Array((0..k).map(|c| json!(v[c * w..(c + 1) * w])).collect())
+    };
+    Ok(json!({
+        "alpha": alpha,
+        "mu": as_rows(shadow(3)?),
+        "q": as_rows(shadow(5)?),
+        "l": as_rows(shadow(7)?),
+    }))
 }

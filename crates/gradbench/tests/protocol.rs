@@ -167,3 +167,138 @@ fn timings_and_failures_follow_the_protocol() {
     assert_eq!(r[4]["success"], false);
     assert_eq!(r[5]["id"], 5);
 }
+
+/// GMM's log posterior written directly from the eval's specification
+/// (Q_k built as a matrix, the multivariate gamma by its product formula).
+fn gmm_reference(
+    alpha: &[f64],
+    mu: &[f64],
+    q: &[f64],
+    l: &[f64],
+    x: &[f64],
+    d: usize,
+    m: i64,
+    gamma: f64,
+) -> f64 {
+    let k = alpha.len();
+    let n = x.len() / d;
+    let tri = d * (d - 1) / 2;
+    let lse = |v: &[f64]| {
+        let a = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        a + v.iter().map(|z| (z - a).exp()).sum::<f64>().ln()
+    };
+    let qmat = |c: usize| {
+        let mut qm = vec![vec![0.0; d]; d];
+        let mut idx = 0;
+        for col in 0..d {
+            qm[col][col] = q[c * d + col].exp();
+            for row in col + 1..d {
+                qm[row][col] = l[c * tri + idx];
+                idx += 1;
+            }
+        }
+        qm
+    };
+    let mut total = 0.0;
+    for i in 0..n {
+        let beta: Vec<f64> = (0..k)
+            .map(|c| {
+                let qm = qmat(c);
+                let sq: f64 = (0..d)
+                    .map(|r| {
+                        let y: f64 = (0..d)
+                            .map(|s| qm[r][s] * (x[i * d + s] - mu[c * d + s]))
+                            .sum();
+                        y * y
+                    })
+                    .sum();
+                alpha[c] - 0.5 * sq + (0..d).map(|r| q[c * d + r]).sum::<f64>()
+            })
+            .collect();
+        total += lse(&beta);
+    }
+    total -= n as f64 * (0.5 * d as f64 * (2.0 * std::f64::consts::PI).ln() + lse(alpha));
+    let dof = d as i64 + m + 1;
+    let lgamma = |z: f64| -> f64 {
+        // Lanczos approximation (g = 7, 9 terms), for z > 0.5.
+        let c = [
+            0.999_999_999_999_809_9,
+            676.520_368_121_885_1,
+            -1_259.139_216_722_402_8,
+            771.323_428_777_653_1,
+            -176.615_029_162_140_6,
+            12.507_343_278_686_905,
+            -0.138_571_095_265_720_12,
+            9.984_369_578_019_572e-6,
+            1.505_632_735_149_311_6e-7,
+        ];
+        let z = z - 1.0;
+        let t = z + 7.5;
+        let s: f64 = c[0] + (1..9).map(|i| c[i] / (z + i as f64)).sum::<f64>();
+        0.5 * (2.0 * std::f64::consts::PI).ln() + (z + 0.5) * t.ln() - t + s.ln()
+    };
+    let log_gamma_d = (d * (d - 1)) as f64 / 4.0 * std::f64::consts::PI.ln()
+        + (1..=d)
+            .map(|j| lgamma(0.5 * dof as f64 + 0.5 * (1.0 - j as f64)))
+            .sum::<f64>();
+    let frob: f64 = (0..k)
+        .map(|c| qmat(c).iter().flatten().map(|v| v * v).sum::<f64>())
+        .sum();
+    total + k as f64 * ((dof * d as i64) as f64 * (gamma / 2f64.sqrt()).ln() - log_gamma_d)
+        - 0.5 * gamma * gamma * frob
+        + m as f64 * q.iter().sum::<f64>()
+}
+
+#[test]
+fn gmm_objective_and_jacobian() {
+    let (k, d, n, m, gamma) = (3usize, 3usize, 5usize, 2i64, 1.3);
+    let tri = d * (d - 1) / 2;
+    let wave = |len: usize, f: f64| -> Vec<f64> {
+        (0..len).map(|i| (f * (i as f64 + 1.0)).sin()).collect()
+    };
+    let (alpha, mu, l, x) = (
+        wave(k, 0.7),
+        wave(k * d, 1.3),
+        wave(k * tri, 2.1),
+        wave(n * d, 0.37),
+    );
+    let q: Vec<f64> = wave(k * d, 0.9).iter().map(|v| 0.3 * v).collect();
+    let rows = |v: &[f64], w: usize| -> Json {
+        Json::Array(v.chunks(w.max(1)).map(|r| json!(r)).collect())
+    };
+    let l_rows = if tri == 0 {
+        json!(vec![Vec::<f64>::new(); k])
+    } else {
+        rows(&l, tri)
+    };
+    let input = json!({"alpha": alpha, "mu": rows(&mu, d), "q": rows(&q, d), "l": l_rows,
+        "x": rows(&x, d), "m": m, "gamma": gamma, "d": d, "k": k, "n": n});
+    let obj = eval("gmm", "objective", input.clone()).as_f64().unwrap();
+    close(
+        obj,
+        gmm_reference(&alpha, &mu, &q, &l, &x, d, m, gamma),
+        1e-12,
+    );
+    let jac = eval("gmm", "jacobian", input);
+    let h = 1e-6;
+    let mut vars = [alpha.clone(), mu.clone(), q.clone(), l.clone()];
+    for (v, key) in ["alpha", "mu", "q", "l"].iter().enumerate() {
+        let got: Vec<f64> = match &jac[key] {
+            Json::Array(a) if *key == "alpha" => a.iter().map(|z| z.as_f64().unwrap()).collect(),
+            Json::Array(a) => a.iter().flat_map(|r| vec_of(r)).collect(),
+            other => panic!("{key}: {other}"),
+        };
+        assert_eq!(got.len(), vars[v].len(), "{key}");
+        for j in 0..vars[v].len() {
+            let at = |vars: &[Vec<f64>; 4]| {
+                gmm_reference(&vars[0], &vars[1], &vars[2], &vars[3], &x, d, m, gamma)
+            };
+            vars[v][j] += h;
+            let up = at(&vars);
+            vars[v][j] -= 2.0 * h;
+            let down = at(&vars);
+            vars[v][j] += h;
+            close(got[j], (up - down) / (2.0 * h), 1e-6);
+        }
+    }
+}
