@@ -12,6 +12,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "llsq" => include_str!("../../../gradbench/evals/llsq.ad"),
         "det" => include_str!("../../../gradbench/evals/det.ad"),
         "gmm" => include_str!("../../../gradbench/evals/gmm.ad"),
+        "ode" => include_str!("../../../gradbench/evals/ode.ad"),
         _ => return None,
     })
 }
@@ -86,6 +87,14 @@ fn shadow(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
     }
 }
 
+/// The third argument after the call (an `out` array).
+fn third(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
+    match args.get(2) {
+        Some(ArgValue::Array(ArrayValue::F64(d))) => Ok(json!(d)),
+        other => Err(format!("unexpected output {other:?}")),
+    }
+}
+
 /// The call that evaluates `function` of `module` on `input`.
 pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> {
     let seed = || scalar(Constant::F64(1.0));
@@ -143,6 +152,33 @@ pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> 
                     f64s(a),
                     f64s(zeros),
                     scalar(Constant::I64(int(input, "ell")?)),
+                    seed(),
+                ],
+                output: shadow,
+            }
+        }
+        ("ode", "primal") => {
+            let x = floats(input, "x")?;
+            let zeros = vec![0.0; x.len()];
+            Call {
+                function: "ode_primal",
+                args: vec![
+                    f64s(x),
+                    scalar(Constant::I64(int(input, "s")?)),
+                    f64s(zeros),
+                ],
+                output: third,
+            }
+        }
+        ("ode", "gradient") => {
+            let x = floats(input, "x")?;
+            let zeros = vec![0.0; x.len()];
+            Call {
+                function: "ode_gradient",
+                args: vec![
+                    f64s(x),
+                    f64s(zeros),
+                    scalar(Constant::I64(int(input, "s")?)),
                     seed(),
                 ],
                 output: shadow,

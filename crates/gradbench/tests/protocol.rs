@@ -302,3 +302,23 @@ fn gmm_objective_and_jacobian() {
         }
     }
 }
+
+/// RK4 is exact for polynomials of degree at most 4: with four states,
+/// y_i(2) = x_0 ... x_i 2^(i+1) / (i+1)!, and the gradient of y_3(2) is
+/// y_3(2) / x_j.
+#[test]
+fn ode_primal_and_gradient() {
+    let x = [0.7, -1.3, 2.1, 0.4];
+    let y = vec_of(&eval("ode", "primal", json!({"x": x, "s": 7})));
+    let mut prod = 1.0;
+    let mut fact = 1.0;
+    for i in 0..4 {
+        prod *= x[i];
+        fact *= (i + 1) as f64;
+        close(y[i], prod * 2f64.powi(i as i32 + 1) / fact, 1e-13);
+    }
+    let g = vec_of(&eval("ode", "gradient", json!({"x": x, "s": 7})));
+    for j in 0..4 {
+        close(g[j], y[3] / x[j], 1e-13);
+    }
+}
