@@ -13,6 +13,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "det" => include_str!("../../../gradbench/evals/det.ad"),
         "gmm" => include_str!("../../../gradbench/evals/gmm.ad"),
         "ode" => include_str!("../../../gradbench/evals/ode.ad"),
+        "saddle" => include_str!("../../../gradbench/evals/saddle.ad"),
         _ => return None,
     })
 }
@@ -90,6 +91,14 @@ fn shadow(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
 /// The third argument after the call (an `out` array).
 fn third(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
     match args.get(2) {
+        Some(ArgValue::Array(ArrayValue::F64(d))) => Ok(json!(d)),
+        other => Err(format!("unexpected output {other:?}")),
+    }
+}
+
+/// The fifth argument after the call (an `out` array).
+fn fifth(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
+    match args.get(4) {
         Some(ArgValue::Array(ArrayValue::F64(d))) => Ok(json!(d)),
         other => Err(format!("unexpected output {other:?}")),
     }
@@ -182,6 +191,25 @@ pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> 
                     seed(),
                 ],
                 output: shadow,
+            }
+        }
+        ("saddle", order @ ("ff" | "fr" | "rf" | "rr")) => {
+            let start = floats(input, "start")?;
+            let [s0, s1] = start[..] else {
+                return Err("input.start must hold two numbers".into());
+            };
+            // 0 is reverse mode, 1 forward; the outer descent's mode first.
+            let mode = |c: u8| Constant::I64(i64::from(c == b'f'));
+            Call {
+                function: "saddle",
+                args: vec![
+                    scalar(mode(order.as_bytes()[0])),
+                    scalar(mode(order.as_bytes()[1])),
+                    scalar(Constant::F64(s0)),
+                    scalar(Constant::F64(s1)),
+                    f64s(vec![0.0; 4]),
+                ],
+                output: fifth,
             }
         }
         ("gmm", "objective") => Call {

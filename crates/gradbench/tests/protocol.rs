@@ -322,3 +322,20 @@ fn ode_primal_and_gradient() {
         close(g[j], y[3] / x[j], 1e-13);
     }
 }
+
+/// Nested derivatives in all four orders through descents with
+/// data-dependent loops and branches: every order finds the saddle point
+/// (0, 0), (0, 0) of f within the solver's tolerance, at the point
+/// GradBench's eval expects (its `expect`, 8.246324826140356e-06 for each
+/// coordinate, computed by its reference implementations).
+#[test]
+fn saddle_in_every_order() {
+    for order in ["ff", "fr", "rf", "rr"] {
+        let out = vec_of(&eval("saddle", order, json!({"start": [1.0, 1.0]})));
+        assert_eq!(out.len(), 4, "{order}");
+        for v in out {
+            close(v, 8.246324826140356e-06, 1e-9);
+            assert!(v.abs() < 1e-4, "{order}: {v}");
+        }
+    }
+}
