@@ -14,6 +14,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "gmm" => include_str!("../../../gradbench/evals/gmm.ad"),
         "ode" => include_str!("../../../gradbench/evals/ode.ad"),
         "saddle" => include_str!("../../../gradbench/evals/saddle.ad"),
+        "particle" => include_str!("../../../gradbench/evals/particle.ad"),
         _ => return None,
     })
 }
@@ -94,6 +95,13 @@ fn third(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
         Some(ArgValue::Array(ArrayValue::F64(d))) => Ok(json!(d)),
         other => Err(format!("unexpected output {other:?}")),
     }
+}
+
+/// The mode argument of saddle's and particle's functions for one letter
+/// of the order (`ff`, `fr`, `rf`, `rr`: the outer derivative's first): 0
+/// for reverse, 1 for forward.
+fn mode(letter: u8) -> Constant {
+    Constant::I64(i64::from(letter == b'f'))
 }
 
 /// The fifth argument after the call (an `out` array).
@@ -198,8 +206,6 @@ pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> 
             let [s0, s1] = start[..] else {
                 return Err("input.start must hold two numbers".into());
             };
-            // 0 is reverse mode, 1 forward; the outer descent's mode first.
-            let mode = |c: u8| Constant::I64(i64::from(c == b'f'));
             Call {
                 function: "saddle",
                 args: vec![
@@ -210,6 +216,18 @@ pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> 
                     f64s(vec![0.0; 4]),
                 ],
                 output: fifth,
+            }
+        }
+        ("particle", order @ ("ff" | "fr" | "rf" | "rr")) => {
+            let w = input["w"].as_f64().ok_or("input.w is not a number")?;
+            Call {
+                function: "particle",
+                args: vec![
+                    scalar(mode(order.as_bytes()[0])),
+                    scalar(mode(order.as_bytes()[1])),
+                    scalar(Constant::F64(w)),
+                ],
+                output: result,
             }
         }
         ("gmm", "objective") => Call {

@@ -339,3 +339,16 @@ fn saddle_in_every_order() {
         }
     }
 }
+
+/// Nested derivatives in all four orders through an Euler integration
+/// with a data-dependent stop: every order finds GradBench's expected w
+/// (its `expect`, 0.2071918746486116) to within rounding.
+#[test]
+fn particle_in_every_order() {
+    for order in ["ff", "fr", "rf", "rr"] {
+        let w = eval("particle", order, json!({"w": 0.0}))
+            .as_f64()
+            .expect("a number");
+        close(w, 0.2071918746486116, 1e-13);
+    }
+}
