@@ -15,6 +15,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "ode" => include_str!("../../../gradbench/evals/ode.ad"),
         "saddle" => include_str!("../../../gradbench/evals/saddle.ad"),
         "particle" => include_str!("../../../gradbench/evals/particle.ad"),
+        "kmeans" => include_str!("../../../gradbench/evals/kmeans.ad"),
         _ => return None,
     })
 }
@@ -102,6 +103,20 @@ fn third(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
 /// for reverse, 1 for forward.
 fn mode(letter: u8) -> Constant {
     Constant::I64(i64::from(letter == b'f'))
+}
+
+/// kmeans' direction (the fourth argument) as rows of d (the third).
+fn kmeans_dir(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
+    match (args.get(2), args.get(3)) {
+        (Some(ArgValue::Scalar(Constant::I64(d))), Some(ArgValue::Array(ArrayValue::F64(v))))
+            if *d > 0 =>
+        {
+            Ok(Json::Array(
+                v.chunks(*d as usize).map(|r| json!(r)).collect(),
+            ))
+        }
+        other => Err(format!("unexpected output {other:?}")),
+    }
 }
 
 /// The fifth argument after the call (an `out` array).
@@ -228,6 +243,25 @@ pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> 
                     scalar(Constant::F64(w)),
                 ],
                 output: result,
+            }
+        }
+        ("kmeans", "cost" | "dir") => {
+            let (p, c) = (rows(input, "points")?, rows(input, "centroids")?);
+            let d = input["centroids"][0].as_array().map_or(0, Vec::len);
+            let d = scalar(Constant::I64(d as i64));
+            if function == "cost" {
+                Call {
+                    function: "cost",
+                    args: vec![f64s(p), f64s(c), d],
+                    output: result,
+                }
+            } else {
+                let zeros = vec![0.0; c.len()];
+                Call {
+                    function: "dir",
+                    args: vec![f64s(p), f64s(c), d, f64s(zeros)],
+                    output: kmeans_dir,
+                }
             }
         }
         ("gmm", "objective") => Call {

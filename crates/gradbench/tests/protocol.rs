@@ -352,3 +352,43 @@ fn particle_in_every_order() {
         close(w, 0.2071918746486116, 1e-13);
     }
 }
+
+/// kmeans: the cost, and the Newton direction J / H, which for this cost
+/// is (C_j - mean of C_j's points) per centroid (J = 2 sum (C_j - P_i),
+/// H = 2 * count).
+#[test]
+fn kmeans_cost_and_direction() {
+    let points = [[0.0, 0.0], [1.0, 0.5], [5.0, 5.0], [6.0, 5.5], [5.5, 6.0]];
+    let centroids = [[0.2, 0.1], [5.4, 5.1]];
+    let input = json!({"points": points, "centroids": centroids});
+    let near = |p: &[f64; 2]| {
+        let dist = |c: &[f64; 2]| (c[0] - p[0]).powi(2) + (c[1] - p[1]).powi(2);
+        if dist(&centroids[0]) <= dist(&centroids[1]) {
+            0
+        } else {
+            1
+        }
+    };
+    let want_cost: f64 = points
+        .iter()
+        .map(|p| {
+            (0..2)
+                .map(|r| (centroids[near(p)][r] - p[r]).powi(2))
+                .sum::<f64>()
+        })
+        .sum();
+    close(
+        eval("kmeans", "cost", input.clone()).as_f64().unwrap(),
+        want_cost,
+        1e-14,
+    );
+    let dir = eval("kmeans", "dir", input);
+    for (j, c) in centroids.iter().enumerate() {
+        let mine: Vec<&[f64; 2]> = points.iter().filter(|p| near(p) == j).collect();
+        let got = vec_of(&dir[j]);
+        for r in 0..2 {
+            let mean = mine.iter().map(|p| p[r]).sum::<f64>() / mine.len() as f64;
+            close(got[r], c[r] - mean, 1e-14);
+        }
+    }
+}
