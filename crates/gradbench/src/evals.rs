@@ -16,6 +16,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "saddle" => include_str!("../../../gradbench/evals/saddle.ad"),
         "particle" => include_str!("../../../gradbench/evals/particle.ad"),
         "kmeans" => include_str!("../../../gradbench/evals/kmeans.ad"),
+        "lstm" => include_str!("../../../gradbench/evals/lstm.ad"),
         _ => return None,
     })
 }
@@ -116,6 +117,17 @@ fn kmeans_dir(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
             ))
         }
         other => Err(format!("unexpected output {other:?}")),
+    }
+}
+
+/// lstm's gradient: the main parameters' then the extra ones'.
+fn lstm_jacobian(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
+    match (args.get(1), args.get(3)) {
+        (
+            Some(ArgValue::Array(ArrayValue::F64(main))),
+            Some(ArgValue::Array(ArrayValue::F64(extra))),
+        ) => Ok(json!(main.iter().chain(extra).collect::<Vec<_>>())),
+        other => Err(format!("unexpected shadows {other:?}")),
     }
 }
 
@@ -261,6 +273,32 @@ pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> 
                     function: "dir",
                     args: vec![f64s(p), f64s(c), d, f64s(zeros)],
                     output: kmeans_dir,
+                }
+            }
+        }
+        ("lstm", "objective" | "jacobian") => {
+            let (main, extra) = (rows(input, "main_params")?, rows(input, "extra_params")?);
+            let (state, sequence) = (rows(input, "state")?, rows(input, "sequence")?);
+            if function == "objective" {
+                Call {
+                    function: "lstm_objective",
+                    args: vec![f64s(main), f64s(extra), f64s(state), f64s(sequence)],
+                    output: result,
+                }
+            } else {
+                let (dm, de) = (vec![0.0; main.len()], vec![0.0; extra.len()]);
+                Call {
+                    function: "lstm_jacobian",
+                    args: vec![
+                        f64s(main),
+                        f64s(dm),
+                        f64s(extra),
+                        f64s(de),
+                        f64s(state),
+                        f64s(sequence),
+                        seed(),
+                    ],
+                    output: lstm_jacobian,
                 }
             }
         }

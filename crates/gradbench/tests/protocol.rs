@@ -392,3 +392,79 @@ fn kmeans_cost_and_direction() {
         }
     }
 }
+
+/// GradBench's LSTM loss, written directly from its reference
+/// implementation's description (layers of four gates, logsumexp + 2).
+fn lstm_reference(main: &[f64], extra: &[f64], state0: &[f64], seq: &[f64], b: usize) -> f64 {
+    let l = main.len() / (8 * b);
+    let c = seq.len() / b;
+    let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+    let mut state = state0.to_vec();
+    let mut total = 0.0;
+    for t in 0..c - 1 {
+        let mut input: Vec<f64> = (0..b).map(|i| seq[t * b + i] * extra[i]).collect();
+        for k in 0..l {
+            let p = &main[8 * b * k..8 * b * (k + 1)];
+            for i in 0..b {
+                let (h, cell) = (state[2 * b * k + i], state[2 * b * k + b + i]);
+                let forget = sig(input[i] * p[i] + p[4 * b + i]);
+                let ingate = sig(h * p[b + i] + p[5 * b + i]);
+                let outgate = sig(input[i] * p[2 * b + i] + p[6 * b + i]);
+                let change = (h * p[3 * b + i] + p[7 * b + i]).tanh();
+                let cell = cell * forget + ingate * change;
+                state[2 * b * k + b + i] = cell;
+                state[2 * b * k + i] = outgate * cell.tanh();
+            }
+            input = state[2 * b * k..2 * b * k + b].to_vec();
+        }
+        let y: Vec<f64> = (0..b)
+            .map(|i| input[i] * extra[b + i] + extra[2 * b + i])
+            .collect();
+        let lse = (y.iter().map(|v| v.exp()).sum::<f64>() + 2.0).ln();
+        for i in 0..b {
+            total += seq[(t + 1) * b + i] * (y[i] - lse);
+        }
+    }
+    -total / ((c - 1) * b) as f64
+}
+
+#[test]
+fn lstm_objective_and_jacobian() {
+    let (l, b, c) = (2usize, 3usize, 4usize);
+    let wave = |len: usize, f: f64| -> Vec<f64> {
+        (0..len)
+            .map(|i| 0.5 * (f * (i as f64 + 1.0)).sin())
+            .collect()
+    };
+    let (main, extra, state, seq) = (
+        wave(8 * b * l, 0.7),
+        wave(3 * b, 1.1),
+        wave(2 * b * l, 0.3),
+        wave(c * b, 1.9),
+    );
+    let rows =
+        |v: &[f64], w: usize| -> Json { Json::Array(v.chunks(w).map(|r| json!(r)).collect()) };
+    let input = json!({"main_params": rows(&main, 4 * b), "extra_params": rows(&extra, b),
+        "state": rows(&state, b), "sequence": rows(&seq, b)});
+    let obj = eval("lstm", "objective", input.clone()).as_f64().unwrap();
+    close(obj, lstm_reference(&main, &extra, &state, &seq, b), 1e-13);
+    let g = vec_of(&eval("lstm", "jacobian", input));
+    assert_eq!(g.len(), main.len() + extra.len());
+    let h = 1e-6;
+    for j in 0..g.len() {
+        let (mut m, mut e) = (main.clone(), extra.clone());
+        let at = |m: &[f64], e: &[f64]| lstm_reference(m, e, &state, &seq, b);
+        let bump = |m: &mut Vec<f64>, e: &mut Vec<f64>, by: f64| {
+            if j < main.len() {
+                m[j] += by
+            } else {
+                e[j - main.len()] += by
+            }
+        };
+        bump(&mut m, &mut e, h);
+        let up = at(&m, &e);
+        bump(&mut m, &mut e, -2.0 * h);
+        let down = at(&m, &e);
+        close(g[j], (up - down) / (2.0 * h), 1e-7);
+    }
+}
