@@ -19,7 +19,10 @@ pub mod json;
 pub mod tape;
 pub mod user_ir;
 
-pub use adc_codegen::{ArgValue, ArrayValue, CallError, JitModule};
+pub use adc_codegen::{
+    Arg, ArgValue, Args, ArrayValue, CallError, JitFunction, JitModule, ParamKind, Ret, Rets,
+    TypedFunc,
+};
 pub use adc_ir::Constant;
 pub use driver::{compile_jit, Failure, Stage};
 

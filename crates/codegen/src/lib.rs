@@ -19,11 +19,13 @@ mod stack_arrays;
 mod strong_zero;
 mod tape;
 mod translate;
+mod typed;
 mod views;
 
 pub use abi::tuple_layout;
 pub use header::c_header;
 pub use runtime::{ArgValue, ArrayValue, CallError, JitFunction, JitModule};
+pub use typed::{Arg, Args, ParamKind, Ret, Rets, TypedFunc};
 
 use adc_ir::Span;
 use cranelift_codegen::settings::{self, Configurable};

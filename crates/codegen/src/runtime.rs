@@ -271,6 +271,10 @@ pub enum CallError {
         index: usize,
         expected: String,
     },
+    /// A typed handle's result types differ from the function's.
+    ResultType {
+        expected: String,
+    },
     /// A runtime error of LANGUAGE.md §4: `what at file:line:col`.
     Runtime(String),
 }
@@ -285,6 +289,7 @@ impl fmt::Display for CallError {
             CallError::ArgumentType { index, expected } => {
                 write!(f, "argument {index}: expected {expected}")
             }
+            CallError::ResultType { expected } => write!(f, "the results are {expected}"),
             CallError::Runtime(m) => write!(f, "runtime error: {m}"),
         }
     }
@@ -448,30 +453,10 @@ impl JitModule {
         }
         // One 8-byte slot per (scalar) result; at least one so the pointer is valid.
         let mut rets: Vec<u64> = vec![0; f.returns.len().max(1)];
-        // The context: message pointer and length (set by a failing
-        // check), and the stack floor (`translate::CTX_STACK_FLOOR`).
-        let mut ctx: [u64; 3] = [0, 0, stack_floor::get()];
-        type Entry = unsafe extern "C" fn(*mut u64, *const u64, *mut u64);
-        // SAFETY: `entry` is the finalized `__adc_entry_NAME` trampoline
-        // with exactly this signature; `slots` holds one valid word per
-        // expanded parameter (array pointers borrowed from `args` for the
-        // duration of the call, reference cells in `ref_cells`), `rets` has
-        // room for every result, and the module outlives the call.
-        unsafe {
-            let entry: Entry = std::mem::transmute::<usize, Entry>(f.entry);
-            entry(ctx.as_mut_ptr(), slots.as_ptr(), rets.as_mut_ptr());
-        }
-        if ctx[0] != 0 {
-            // SAFETY: a failing check stores a pointer and length of a
-            // message in the module's read-only data, alive with `self`.
-            let bytes = unsafe { std::slice::from_raw_parts(ctx[0] as *const u8, ctx[1] as usize) };
-            let text = String::from_utf8_lossy(bytes);
-            let text = text
-                .trim_end()
-                .trim_start_matches("runtime error: ")
-                .to_string();
-            return Err(CallError::Runtime(text));
-        }
+        // SAFETY: `slots` holds one valid word per expanded parameter
+        // (array pointers borrowed from `args` for the duration of the call,
+        // reference cells in `ref_cells`), checked against `f`'s signature.
+        unsafe { invoke(f, &slots, &mut rets)? };
         for (i, (p, a)) in f.params.iter().zip(args.iter_mut()).enumerate() {
             if let (Type::Ref(s), ArgValue::Scalar(c)) = (p.ty, a) {
                 if p.mode != ParamMode::In {
@@ -485,4 +470,43 @@ impl JitModule {
             .map(|(i, t)| scalar_from_bits(t.elem(), rets[i]))
             .collect())
     }
+}
+
+/// Calls `f`'s entry trampoline with `slots` (one word per expanded
+/// parameter: scalars' bits, array pointer then length, reference
+/// pointers) and `rets` (one word per result, at least one); a runtime
+/// error comes back as `CallError::Runtime`.
+///
+/// # Safety
+/// `slots` must match `f`'s parameters: every pointer valid for the call,
+/// writable where the parameter is `inout`/`out`, and pointing at values of
+/// the parameter's element type; `rets` must have room for every result.
+pub(crate) unsafe fn invoke(
+    f: &JitFunction,
+    slots: &[u64],
+    rets: &mut [u64],
+) -> Result<(), CallError> {
+    // The context: message pointer and length (set by a failing check),
+    // and the stack floor (`translate::CTX_STACK_FLOOR`).
+    let mut ctx: [u64; 3] = [0, 0, stack_floor::get()];
+    type Entry = unsafe extern "C" fn(*mut u64, *const u64, *mut u64);
+    // SAFETY: `entry` is the finalized `__adc_entry_NAME` trampoline with
+    // exactly this signature (the caller vouches for the slots), and the
+    // module outlives the call (`f` is borrowed from it).
+    unsafe {
+        let entry: Entry = std::mem::transmute::<usize, Entry>(f.entry);
+        entry(ctx.as_mut_ptr(), slots.as_ptr(), rets.as_mut_ptr());
+    }
+    if ctx[0] != 0 {
+        // SAFETY: a failing check stores a pointer and length of a message
+        // in the module's read-only data, alive with the module.
+        let bytes = unsafe { std::slice::from_raw_parts(ctx[0] as *const u8, ctx[1] as usize) };
+        let text = String::from_utf8_lossy(bytes);
+        let text = text
+            .trim_end()
+            .trim_start_matches("runtime error: ")
+            .to_string();
+        return Err(CallError::Runtime(text));
+    }
+    Ok(())
 }

@@ -1,0 +1,80 @@
+//! Typed handles (`JitModule::typed`): checked once against the
+//! signature, then called with Rust values and slices passed in place.
+
+use adc::{CallError, TypedFunc};
+
+const SRC: &str = "
+double norm2(double[] xs) { double s = 0.0; for (int i = 0; i < len(xs); i++) s += xs[i] * xs[i]; return s; }
+void scale(double a, inout double[] xs) { for (int i = 0; i < len(xs); i++) xs[i] *= a; }
+(double, int) stats(double[] xs, inout double total) { total += xs[0]; return (xs[len(xs) - 1], len(xs)); }
+double at(double[] xs, int i) { return xs[i]; }
+bool positive(float x) { return x > 0.0; }
+[autodiff_reverse(dnorm2, Duplicated, ActiveOnly)]
+double norm2b(double[] xs) { return norm2(xs); }
+";
+
+#[test]
+fn typed_calls_pass_slices_in_place() {
+    let jit = adc::compile_jit("typed.ad", SRC, false).expect("compiles");
+    let norm2: TypedFunc<(&[f64],), f64> = jit.typed("norm2").expect("signature");
+    let xs = [3.0, 4.0];
+    assert_eq!(norm2.call((&xs[..],)), Ok(25.0));
+
+    let scale: TypedFunc<(f64, &mut [f64]), ()> = jit.typed("scale").expect("signature");
+    let mut ys = vec![1.0, -2.0, 0.5];
+    scale.call((2.0, &mut ys[..])).expect("runs");
+    assert_eq!(ys, [2.0, -4.0, 1.0]);
+
+    let stats: TypedFunc<(&[f64], &mut f64), (f64, i64)> = jit.typed("stats").expect("signature");
+    let mut total = 10.0;
+    assert_eq!(stats.call((&ys[..], &mut total)), Ok((1.0, 3)));
+    assert_eq!(total, 12.0);
+
+    let positive: TypedFunc<(f32,), bool> = jit.typed("positive").expect("signature");
+    assert_eq!(
+        (positive.call((1.5,)), positive.call((-1.0,))),
+        (Ok(true), Ok(false))
+    );
+
+    // A generated reverse derivative: the shadow is written in place.
+    let dnorm2: TypedFunc<(&[f64], &mut [f64], f64), ()> = jit.typed("dnorm2").expect("signature");
+    let mut d = vec![0.0; 2];
+    dnorm2.call((&xs[..], &mut d[..], 1.0)).expect("runs");
+    assert_eq!(d, [6.0, 8.0]);
+}
+
+#[test]
+fn typed_handles_check_signatures_and_report_runtime_errors() {
+    let jit = adc::compile_jit("typed.ad", SRC, false).expect("compiles");
+    let at: TypedFunc<(&[f64], i64), f64> = jit.typed("at").expect("signature");
+    let xs = [1.0, 2.0];
+    assert_eq!(at.call((&xs[..], 1)), Ok(2.0));
+    match at.call((&xs[..], 5)) {
+        Err(CallError::Runtime(m)) => assert!(m.contains("out of bounds"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // Wrong parameter types, count, writability, results, names.
+    assert!(matches!(
+        jit.typed::<(f64,), f64>("norm2"),
+        Err(CallError::ArgumentType { index: 0, .. })
+    ));
+    assert!(matches!(
+        jit.typed::<(f64, &[f64]), ()>("scale"),
+        Err(CallError::ArgumentType { index: 1, .. })
+    ));
+    assert!(matches!(
+        jit.typed::<(), f64>("norm2"),
+        Err(CallError::ArgumentCount {
+            expected: 1,
+            found: 0
+        })
+    ));
+    assert!(matches!(
+        jit.typed::<(&[f64],), i64>("norm2"),
+        Err(CallError::ResultType { .. })
+    ));
+    assert!(matches!(
+        jit.typed::<(&[f64],), f64>("nope"),
+        Err(CallError::UnknownFunction(_))
+    ));
+}

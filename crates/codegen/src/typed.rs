@@ -1,0 +1,269 @@
+//! Typed calls of JIT-compiled functions: a `TypedFunc<P, R>` is checked
+//! once against the function's signature and then called with plain Rust
+//! values, slices borrowed in place (no copies), writable slices and
+//! `&mut` scalars for `inout`/`out` parameters, and results as Rust values
+//! or tuples.
+
+use crate::runtime::{invoke, CallError, JitFunction, JitModule};
+use adc_ir::{ParamMode, ScalarType, Type};
+use std::marker::PhantomData;
+
+/// What a parameter of the language a Rust argument type stands for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ParamKind {
+    /// A by-value scalar.
+    Scalar(ScalarType),
+    /// An `inout`/`out` scalar.
+    Ref(ScalarType),
+    /// An array, writable (`inout`/`out`) or not.
+    Array(ScalarType, bool),
+}
+
+/// A Rust value passed as one parameter: `f64`, `f32`, `i64`, `bool`;
+/// `&[T]` for a read-only array, `&mut [T]` for an `inout`/`out` one
+/// (`T` = `f64`, `f32`, `i64`); `&mut f64` / `&mut i64` for an
+/// `inout`/`out` scalar.
+pub trait Arg {
+    /// The parameter this type passes.
+    const KIND: ParamKind;
+    /// Appends this argument's words to the call's slots.
+    fn push(&mut self, slots: &mut Vec<u64>);
+}
+
+macro_rules! scalar_arg {
+    ($t:ty, $s:expr, $bits:expr) => {
+        impl Arg for $t {
+            const KIND: ParamKind = ParamKind::Scalar($s);
+            fn push(&mut self, slots: &mut Vec<u64>) {
+                slots.push($bits(*self));
+            }
+        }
+    };
+}
+scalar_arg!(f64, ScalarType::F64, f64::to_bits);
+scalar_arg!(f32, ScalarType::F32, |x: f32| x.to_bits() as u64);
+scalar_arg!(i64, ScalarType::I64, |x: i64| x as u64);
+scalar_arg!(bool, ScalarType::Bool, |x: bool| x as u64);
+
+macro_rules! array_arg {
+    ($t:ty, $s:expr) => {
+        impl Arg for &[$t] {
+            const KIND: ParamKind = ParamKind::Array($s, false);
+            fn push(&mut self, slots: &mut Vec<u64>) {
+                slots.push(self.as_ptr() as u64);
+                slots.push(self.len() as u64);
+            }
+        }
+        impl Arg for &mut [$t] {
+            const KIND: ParamKind = ParamKind::Array($s, true);
+            fn push(&mut self, slots: &mut Vec<u64>) {
+                slots.push(self.as_mut_ptr() as u64);
+                slots.push(self.len() as u64);
+            }
+        }
+    };
+}
+array_arg!(f64, ScalarType::F64);
+array_arg!(f32, ScalarType::F32);
+array_arg!(i64, ScalarType::I64);
+
+macro_rules! ref_arg {
+    ($t:ty, $s:expr) => {
+        impl Arg for &mut $t {
+            const KIND: ParamKind = ParamKind::Ref($s);
+            fn push(&mut self, slots: &mut Vec<u64>) {
+                slots.push(&mut **self as *mut $t as u64);
+            }
+        }
+    };
+}
+ref_arg!(f64, ScalarType::F64);
+ref_arg!(i64, ScalarType::I64);
+
+/// The parameter kind of a signature's parameter.
+fn kind_of(p: &adc_ir::Param) -> Option<ParamKind> {
+    let writable = p.mode != ParamMode::In;
+    match p.ty {
+        Type::Scalar(s) => Some(ParamKind::Scalar(s)),
+        Type::Ref(s) => Some(ParamKind::Ref(s)),
+        Type::Array(s) => Some(ParamKind::Array(s, writable)),
+        Type::Pair(_) => None,
+    }
+}
+
+/// A tuple of `Arg`s: all the parameters of a call, `()` for none.
+pub trait Args {
+    /// The kinds of the parameters, in order.
+    fn kinds() -> Vec<ParamKind>;
+    /// Appends every argument's words to the call's slots.
+    fn push_all(&mut self, slots: &mut Vec<u64>);
+}
+
+/// One result value: `f64`, `f32`, `i64` or `bool`.
+pub trait Ret: Sized {
+    /// The result's type.
+    const TYPE: ScalarType;
+    /// The value from its result word.
+    fn from_bits(bits: u64) -> Self;
+}
+
+impl Ret for f64 {
+    const TYPE: ScalarType = ScalarType::F64;
+    fn from_bits(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+}
+impl Ret for f32 {
+    const TYPE: ScalarType = ScalarType::F32;
+    fn from_bits(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+}
+impl Ret for i64 {
+    const TYPE: ScalarType = ScalarType::I64;
+    fn from_bits(bits: u64) -> Self {
+        bits as i64
+    }
+}
+impl Ret for bool {
+    const TYPE: ScalarType = ScalarType::Bool;
+    fn from_bits(bits: u64) -> Self {
+        bits & 0xff != 0
+    }
+}
+
+/// All the results of a call: `()` for `void`, a `Ret` for one result,
+/// a tuple of `Ret`s for a tuple.
+pub trait Rets: Sized {
+    /// The result types, in order.
+    fn types() -> Vec<ScalarType>;
+    /// The values from the result words.
+    fn from_words(words: &[u64]) -> Self;
+}
+
+impl Rets for () {
+    fn types() -> Vec<ScalarType> {
+        Vec::new()
+    }
+    fn from_words(_: &[u64]) -> Self {}
+}
+
+macro_rules! single_ret {
+    ($($t:ty),*) => {$(
+        impl Rets for $t {
+            fn types() -> Vec<ScalarType> {
+                vec![<$t as Ret>::TYPE]
+            }
+            fn from_words(words: &[u64]) -> Self {
+                <$t as Ret>::from_bits(words[0])
+            }
+        }
+    )*};
+}
+single_ret!(f64, f32, i64, bool);
+
+macro_rules! tuples {
+    ($(($($a:ident $i:tt),+))*) => {$(
+        impl<$($a: Arg),+> Args for ($($a,)+) {
+            fn kinds() -> Vec<ParamKind> {
+                vec![$($a::KIND),+]
+            }
+            fn push_all(&mut self, slots: &mut Vec<u64>) {
+                $(self.$i.push(slots);)+
+            }
+        }
+        impl<$($a: Ret),+> Rets for ($($a,)+) {
+            fn types() -> Vec<ScalarType> {
+                vec![$($a::TYPE),+]
+            }
+            fn from_words(words: &[u64]) -> Self {
+                ($($a::from_bits(words[$i]),)+)
+            }
+        }
+    )*};
+}
+tuples! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+}
+
+impl Args for () {
+    fn kinds() -> Vec<ParamKind> {
+        Vec::new()
+    }
+    fn push_all(&mut self, _: &mut Vec<u64>) {}
+}
+
+/// A function of a `JitModule` with its signature checked once: call it
+/// with `P`, a tuple of arguments, and get `R` back.
+pub struct TypedFunc<'m, P, R> {
+    func: &'m JitFunction,
+    _types: PhantomData<fn(P) -> R>,
+}
+
+impl<P: Args, R: Rets> TypedFunc<'_, P, R> {
+    /// Calls the function. Arrays are passed in place (writable ones are
+    /// written in place); a runtime error (an index out of bounds, ...) is
+    /// `Err(CallError::Runtime)`.
+    pub fn call(&self, mut args: P) -> Result<R, CallError> {
+        let mut slots = Vec::with_capacity(2 * self.func.params.len());
+        args.push_all(&mut slots);
+        let mut rets = [0u64; 8];
+        let n = self.func.returns.len();
+        let mut heap;
+        let rets: &mut [u64] = if n <= rets.len() {
+            &mut rets[..]
+        } else {
+            heap = vec![0u64; n];
+            &mut heap[..]
+        };
+        // SAFETY: `typed` checked `P`'s kinds against the parameters, so
+        // each argument pushed its words as the parameter expects (arrays
+        // as pointer and length of a live slice, writable ones `&mut`,
+        // references as pointers to a value of the element type), all
+        // borrowed for this call; `rets` has room for every result.
+        unsafe { invoke(self.func, &slots, rets)? };
+        Ok(R::from_words(rets))
+    }
+}
+
+impl JitModule {
+    /// `name` as a typed function, or an error if it does not exist or its
+    /// signature is not `P -> R` (see `Arg`, `Rets`).
+    pub fn typed<P: Args, R: Rets>(&self, name: &str) -> Result<TypedFunc<'_, P, R>, CallError> {
+        let func = self
+            .function(name)
+            .ok_or_else(|| CallError::UnknownFunction(name.to_string()))?;
+        let kinds = P::kinds();
+        if kinds.len() != func.params.len() {
+            return Err(CallError::ArgumentCount {
+                expected: func.params.len(),
+                found: kinds.len(),
+            });
+        }
+        for (index, (k, p)) in kinds.iter().zip(&func.params).enumerate() {
+            if kind_of(p) != Some(*k) {
+                return Err(CallError::ArgumentType {
+                    index,
+                    expected: format!("{:?}", kind_of(p)),
+                });
+            }
+        }
+        let returns: Vec<ScalarType> = func.returns.iter().map(|t| t.elem()).collect();
+        if returns != R::types() {
+            return Err(CallError::ResultType {
+                expected: format!("{returns:?}"),
+            });
+        }
+        Ok(TypedFunc {
+            func,
+            _types: PhantomData,
+        })
+    }
+}
