@@ -176,7 +176,12 @@ pub fn locator<'a>(path: &'a str, source: &'a str) -> impl Fn(Span) -> String + 
     }
 }
 
-fn codegen_failure(e: adc_codegen::CodegenError, path: &str, source: &str, color: bool) -> Failure {
+pub(crate) fn codegen_failure(
+    e: adc_codegen::CodegenError,
+    path: &str,
+    source: &str,
+    color: bool,
+) -> Failure {
     failure(
         vec![Diagnostic::error("E0500", e.to_string(), Span::UNDEFINED)],
         path,

@@ -16,6 +16,7 @@
 pub mod derivs;
 pub mod driver;
 pub mod json;
+pub mod request;
 pub mod tape;
 pub mod user_ir;
 
@@ -23,8 +24,9 @@ pub use adc_codegen::{
     Arg, ArgValue, Args, ArrayValue, CallError, JitFunction, JitModule, ParamKind, Ret, Rets,
     TypedFunc,
 };
-pub use adc_ir::Constant;
+pub use adc_ir::{Activity, AdMode, Constant};
 pub use driver::{compile_jit, Failure, Stage};
+pub use request::{compile_jit_with, Derivative};
 
 /// The Rust examples of `docs/embedding.md`, run as doctests (the other
 /// blocks' `file=NAME` info strings are for `tests/docs.rs`).

@@ -78,3 +78,50 @@ fn typed_handles_check_signatures_and_report_runtime_errors() {
         Err(CallError::UnknownFunction(_))
     ));
 }
+
+/// Derivatives requested from Rust (`compile_jit_with`), with default or
+/// given activities, agree with the same derivatives asked for by
+/// attribute; bad requests are errors, not panics.
+#[test]
+fn derivative_requests_match_attributes() {
+    use adc::{Activity, Derivative};
+    let plain = "double g(double x, double[] w) { double s = 0.0; for (int i = 0; i < len(w); i++) s += sin(x * w[i]); return s; }";
+    let jit = adc::compile_jit_with(
+        "req.ad",
+        plain,
+        &[
+            Derivative::gradient("g", "dg"),
+            Derivative::forward("g", "tg", vec![Activity::Dual, Activity::Const], Activity::DualOnly),
+        ],
+    )
+    .expect("compiles");
+    let attributed = format!(
+        "[autodiff_reverse(dg, Active, Duplicated, Active)]\n[autodiff_forward(tg, Dual, Const, DualOnly)]\n{plain}"
+    );
+    let reference = adc::compile_jit("attr.ad", &attributed, false).expect("compiles");
+    let w = [0.5, -1.5, 2.0];
+    for j in [&jit, &reference] {
+        let dg: TypedFunc<(f64, &[f64], &mut [f64], f64), (f64, f64)> = j.typed("dg").expect("signature");
+        let mut d_w = [0.0; 3];
+        let (y, dx) = dg.call((0.7, &w[..], &mut d_w[..], 1.0)).expect("runs");
+        let want_y: f64 = w.iter().map(|wi| (0.7 * wi).sin()).sum();
+        let want_dx: f64 = w.iter().map(|wi| wi * (0.7 * wi).cos()).sum();
+        assert!((y - want_y).abs() < 1e-14 && (dx - want_dx).abs() < 1e-14);
+        for i in 0..3 {
+            assert!((d_w[i] - 0.7 * (0.7 * w[i]).cos()).abs() < 1e-14);
+        }
+        let tg: TypedFunc<(f64, f64, &[f64]), f64> = j.typed("tg").expect("signature");
+        assert!((tg.call((0.7, 1.0, &w[..])).expect("runs") - want_dx).abs() < 1e-14);
+    }
+    for bad in [
+        Derivative::gradient("nope", "d"),
+        Derivative::gradient("g", "g"),
+        Derivative::reverse("g", "d", vec![Activity::Active], Activity::Active),
+        Derivative::reverse("g", "d", vec![Activity::Active, Activity::Active], Activity::Active),
+        Derivative::forward("g", "d", vec![Activity::Dual, Activity::Dual], Activity::Active),
+    ] {
+        let err = adc::compile_jit_with("req.ad", plain, &[bad.clone()]).err();
+        let err = err.unwrap_or_else(|| panic!("{bad:?} was accepted"));
+        assert_eq!(err.diagnostics[0].code, "E0303", "{bad:?}");
+    }
+}

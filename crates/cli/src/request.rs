@@ -1,0 +1,195 @@
+//! Derivatives asked for from Rust, without editing the source: each
+//! `Derivative` names a function, a mode and activities (as values), and
+//! the name the generated function gets, exactly as an
+//! `[autodiff_reverse(...)]` / `[autodiff_forward(...)]` attribute would.
+//!
+//! ```
+//! use adc::{Activity, Derivative, TypedFunc};
+//!
+//! let source = "double f(double x, double[] w) { return x * x * w[0]; }";
+//! // Reverse mode with the default activities: `df(x, w, d_w, seed)`
+//! // returns the primal result and x's adjoint, and adds w's to `d_w`.
+//! let jit = adc::compile_jit_with("f.ad", source, &[Derivative::gradient("f", "df")])
+//!     .expect("compiles");
+//! let df: TypedFunc<(f64, &[f64], &mut [f64], f64), (f64, f64)> = jit.typed("df").expect("signature");
+//! let mut d_w = [0.0];
+//! assert_eq!(df.call((3.0, &[2.0][..], &mut d_w[..], 1.0)), Ok((18.0, 12.0)));
+//! assert_eq!(d_w, [9.0]);
+//!
+//! // Forward mode in x only: `tf(x, t_x, w)` returns the tangent alone.
+//! let tangent = Derivative::forward("f", "tf", vec![Activity::Dual, Activity::Const], Activity::DualOnly);
+//! let jit = adc::compile_jit_with("f.ad", source, &[tangent]).expect("compiles");
+//! let tf: TypedFunc<(f64, f64, &[f64]), f64> = jit.typed("tf").expect("signature");
+//! assert_eq!(tf.call((3.0, 1.0, &[2.0][..])), Ok(12.0));
+//! ```
+
+use crate::driver::{load, locator, run_stages_for, Failure, Stage};
+use adc_frontend::Diagnostic;
+use adc_ir::ad::{default_activity, is_differentiable, spec_signature};
+use adc_ir::{Activity, AdMode, DerivSpec, Function, Linkage, Module, Span, Type};
+
+/// A derivative to generate: of function `of`, named `name`, in `mode`,
+/// with one activity per parameter and one for the result (`Const` for a
+/// `void` function).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Derivative {
+    pub of: String,
+    pub name: String,
+    pub mode: AdMode,
+    /// `None`: the defaults of LANGUAGE.md §5.3 (floats `Active` or
+    /// `Duplicated` in reverse mode, `Dual` in forward mode, others
+    /// `Const`).
+    pub params: Option<Vec<Activity>>,
+    pub ret: Activity,
+}
+
+impl Derivative {
+    /// The reverse derivative of `of` with default activities and an
+    /// `Active` result: `name` returns the result and the adjoints of
+    /// scalar parameters, and adds array adjoints to their shadows.
+    pub fn gradient(of: &str, name: &str) -> Derivative {
+        Derivative {
+            of: of.into(),
+            name: name.into(),
+            mode: AdMode::Reverse,
+            params: None,
+            ret: Activity::Active,
+        }
+    }
+
+    /// A reverse derivative with the given activities.
+    pub fn reverse(of: &str, name: &str, params: Vec<Activity>, ret: Activity) -> Derivative {
+        Derivative {
+            of: of.into(),
+            name: name.into(),
+            mode: AdMode::Reverse,
+            params: Some(params),
+            ret,
+        }
+    }
+
+    /// A forward derivative with the given activities.
+    pub fn forward(of: &str, name: &str, params: Vec<Activity>, ret: Activity) -> Derivative {
+        Derivative {
+            of: of.into(),
+            name: name.into(),
+            mode: AdMode::Forward,
+            params: Some(params),
+            ret,
+        }
+    }
+}
+
+/// Whether `a` is an activity a parameter of type `ty` may take in `mode`
+/// (the rules the attributes check, §5.3).
+fn fits(a: Activity, ty: Type, mode: AdMode) -> bool {
+    let by_ref = !matches!(ty, Type::Scalar(_));
+    match (a, is_differentiable(ty), mode, by_ref) {
+        (Activity::Const, ..) => true,
+        (_, false, ..) => false,
+        (Activity::Active, _, AdMode::Reverse, false) => true,
+        (Activity::Duplicated | Activity::DuplicatedOnly, _, AdMode::Reverse, true) => true,
+        (Activity::Dual | Activity::DualOnly, _, AdMode::Forward, _) => true,
+        _ => false,
+    }
+}
+
+fn result_fits(a: Activity, returns: &[Type], mode: AdMode) -> bool {
+    let float = matches!(returns, [t] if t.elem().is_float());
+    match (a, float, mode) {
+        (Activity::Const, ..) => true,
+        (Activity::Active | Activity::ActiveOnly, true, AdMode::Reverse) => true,
+        (Activity::Dual | Activity::DualOnly, true, AdMode::Forward) => true,
+        _ => false,
+    }
+}
+
+/// Adds `d` to `module` as its attribute would; the error says what is
+/// wrong with the request.
+fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
+    if module.find(&d.name).is_some() {
+        return Err(format!("`{}` is already defined", d.name));
+    }
+    let id = module
+        .find(&d.of)
+        .ok_or_else(|| format!("no function `{}` to differentiate", d.of))?;
+    let src = module.func(id);
+    if src.is_import() {
+        return Err(format!("`{}` is an extern without a body", d.of));
+    }
+    let params = match &d.params {
+        Some(p) => p.clone(),
+        None => src
+            .params
+            .iter()
+            .map(|p| default_activity(p, d.mode))
+            .collect(),
+    };
+    if params.len() != src.params.len() {
+        return Err(format!(
+            "`{}` has {} parameters, the request gives {} activities",
+            d.of,
+            src.params.len(),
+            params.len()
+        ));
+    }
+    for (a, p) in params.iter().zip(&src.params) {
+        if !fits(*a, p.ty, d.mode) {
+            return Err(format!(
+                "activity `{}` does not fit parameter `{}`",
+                a.name(),
+                p.name
+            ));
+        }
+    }
+    if !result_fits(d.ret, &src.returns, d.mode) {
+        return Err(format!(
+            "activity `{}` does not fit the result of `{}`",
+            d.ret.name(),
+            d.of
+        ));
+    }
+    let spec = DerivSpec {
+        mode: d.mode,
+        of: d.of.clone(),
+        params,
+        ret: d.ret,
+    };
+    let (params, returns) = spec_signature(src, &spec);
+    let linkage = if src.linkage == Linkage::Static {
+        Linkage::Static
+    } else {
+        Linkage::Export
+    };
+    let mut f = Function::new(d.name.clone(), params, returns, linkage);
+    f.deriv = Some(spec);
+    module.push(f);
+    Ok(())
+}
+
+/// Compiles `source` with the JIT after adding `derivatives`, as if each
+/// were an attribute on its function. A bad request is a diagnostic
+/// (E0303) of the returned failure, like a bad attribute.
+pub fn compile_jit_with(
+    path: &str,
+    source: &str,
+    derivatives: &[Derivative],
+) -> Result<adc_codegen::JitModule, Failure> {
+    let mut module = load(path, source, false)?;
+    for d in derivatives {
+        add(&mut module, d).map_err(|m| {
+            let diag = Diagnostic::error(
+                "E0303",
+                format!("derivative request `{}`: {m}", d.name),
+                Span::UNDEFINED,
+            );
+            Failure {
+                rendered: format!("error[E0303]: derivative request `{}`: {m}\n", d.name),
+                diagnostics: vec![diag],
+            }
+        })?;
+    }
+    run_stages_for(&mut module, Stage::Final, path, source, false)?;
+    adc_codegen::jit(&module, &locator(path, source), &[])
+        .map_err(|e| crate::driver::codegen_failure(e, path, source, false))
+}
