@@ -91,7 +91,12 @@ fn derivative_requests_match_attributes() {
         plain,
         &[
             Derivative::gradient("g", "dg"),
-            Derivative::forward("g", "tg", vec![Activity::Dual, Activity::Const], Activity::DualOnly),
+            Derivative::forward(
+                "g",
+                "tg",
+                vec![Activity::Dual, Activity::Const],
+                Activity::DualOnly,
+            ),
         ],
     )
     .expect("compiles");
@@ -101,7 +106,8 @@ fn derivative_requests_match_attributes() {
     let reference = adc::compile_jit("attr.ad", &attributed, false).expect("compiles");
     let w = [0.5, -1.5, 2.0];
     for j in [&jit, &reference] {
-        let dg: TypedFunc<(f64, &[f64], &mut [f64], f64), (f64, f64)> = j.typed("dg").expect("signature");
+        let dg: TypedFunc<(f64, &[f64], &mut [f64], f64), (f64, f64)> =
+            j.typed("dg").expect("signature");
         let mut d_w = [0.0; 3];
         let (y, dx) = dg.call((0.7, &w[..], &mut d_w[..], 1.0)).expect("runs");
         let want_y: f64 = w.iter().map(|wi| (0.7 * wi).sin()).sum();
@@ -117,8 +123,18 @@ fn derivative_requests_match_attributes() {
         Derivative::gradient("nope", "d"),
         Derivative::gradient("g", "g"),
         Derivative::reverse("g", "d", vec![Activity::Active], Activity::Active),
-        Derivative::reverse("g", "d", vec![Activity::Active, Activity::Active], Activity::Active),
-        Derivative::forward("g", "d", vec![Activity::Dual, Activity::Dual], Activity::Active),
+        Derivative::reverse(
+            "g",
+            "d",
+            vec![Activity::Active, Activity::Active],
+            Activity::Active,
+        ),
+        Derivative::forward(
+            "g",
+            "d",
+            vec![Activity::Dual, Activity::Dual],
+            Activity::Active,
+        ),
     ] {
         let err = adc::compile_jit_with("req.ad", plain, &[bad.clone()]).err();
         let err = err.unwrap_or_else(|| panic!("{bad:?} was accepted"));
