@@ -238,11 +238,23 @@ pub fn compile_object(
     guard: &str,
     color: bool,
 ) -> Result<(Vec<u8>, String), Failure> {
+    let (obj, module) = compile_object_module(path, source, color)?;
+    Ok((obj, adc_codegen::c_header(&module, guard)))
+}
+
+/// Source text to an object file and the final module it was made from
+/// (whose exported functions are its symbols; `adc-build` writes Rust
+/// bindings from them).
+pub fn compile_object_module(
+    path: &str,
+    source: &str,
+    color: bool,
+) -> Result<(Vec<u8>, Module), Failure> {
     let mut module = load(path, source, color)?;
     run_stages_for(&mut module, Stage::Final, path, source, color)?;
     let obj = adc_codegen::object(&module, &locator(path, source))
         .map_err(|e| codegen_failure(e, path, source, color))?;
-    Ok((obj, adc_codegen::c_header(&module, guard)))
+    Ok((obj, module))
 }
 
 /// Loads `.ad` source or `.adir` text as a verified module.
