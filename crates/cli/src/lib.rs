@@ -15,6 +15,7 @@
 
 pub mod derivs;
 pub mod driver;
+pub mod host;
 pub mod json;
 pub mod request;
 pub mod tape;
@@ -26,7 +27,8 @@ pub use adc_codegen::{
 };
 pub use adc_ir::{Activity, AdMode, Constant};
 pub use driver::{compile_jit, Failure, Stage};
-pub use request::{compile_jit_with, Derivative};
+pub use host::{HostFn, HostFunctions};
+pub use request::{compile_jit_with, compile_jit_with_host, Derivative};
 
 /// The Rust examples of `docs/embedding.md`, run as doctests (the other
 /// blocks' `file=NAME` info strings are for `tests/docs.rs`).

@@ -24,6 +24,7 @@
 //! ```
 
 use crate::driver::{load, locator, run_stages_for, Failure, Stage};
+use crate::host::HostFunctions;
 use adc_frontend::Diagnostic;
 use adc_ir::ad::{default_activity, is_differentiable, spec_signature};
 use adc_ir::{Activity, AdMode, DerivSpec, Function, Linkage, Module, Span, Type};
@@ -175,21 +176,33 @@ pub fn compile_jit_with(
     source: &str,
     derivatives: &[Derivative],
 ) -> Result<adc_codegen::JitModule, Failure> {
+    compile_jit_with_host(path, source, derivatives, &HostFunctions::new())
+}
+
+/// `compile_jit_with`, with `host` resolving `extern` declarations (see
+/// `crate::host`). A host function whose signature differs from its
+/// declaration is a diagnostic (E0500).
+pub fn compile_jit_with_host(
+    path: &str,
+    source: &str,
+    derivatives: &[Derivative],
+    host: &HostFunctions,
+) -> Result<adc_codegen::JitModule, Failure> {
     let mut module = load(path, source, false)?;
     for d in derivatives {
-        add(&mut module, d).map_err(|m| {
-            let diag = Diagnostic::error(
-                "E0303",
-                format!("derivative request `{}`: {m}", d.name),
-                Span::UNDEFINED,
-            );
-            Failure {
-                rendered: format!("error[E0303]: derivative request `{}`: {m}\n", d.name),
-                diagnostics: vec![diag],
-            }
-        })?;
+        add(&mut module, d)
+            .map_err(|m| plain_failure("E0303", format!("derivative request `{}`: {m}", d.name)))?;
     }
+    host.check(&module).map_err(|m| plain_failure("E0500", m))?;
     run_stages_for(&mut module, Stage::Final, path, source, false)?;
-    adc_codegen::jit(&module, &locator(path, source), &[])
+    adc_codegen::jit(&module, &locator(path, source), &host.symbols())
         .map_err(|e| crate::driver::codegen_failure(e, path, source, false))
+}
+
+/// A failure about the request rather than a place in the source.
+fn plain_failure(code: &'static str, message: String) -> Failure {
+    Failure {
+        rendered: format!("error[{code}]: {message}\n"),
+        diagnostics: vec![Diagnostic::error(code, message, Span::UNDEFINED)],
+    }
 }

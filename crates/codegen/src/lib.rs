@@ -25,7 +25,7 @@ mod views;
 pub use abi::tuple_layout;
 pub use header::c_header;
 pub use runtime::{ArgValue, ArrayValue, CallError, JitFunction, JitModule};
-pub use typed::{Arg, Args, ParamKind, Ret, Rets, TypedFunc};
+pub use typed::{kind_of, Arg, Args, ParamKind, Ret, Rets, TypedFunc};
 
 use adc_ir::Span;
 use cranelift_codegen::settings::{self, Configurable};

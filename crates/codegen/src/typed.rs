@@ -80,8 +80,9 @@ macro_rules! ref_arg {
 ref_arg!(f64, ScalarType::F64);
 ref_arg!(i64, ScalarType::I64);
 
-/// The parameter kind of a signature's parameter.
-fn kind_of(p: &adc_ir::Param) -> Option<ParamKind> {
+/// The parameter kind of a signature's parameter (`None` for a `dpair`,
+/// which no verified signature of a final module has).
+pub fn kind_of(p: &adc_ir::Param) -> Option<ParamKind> {
     let writable = p.mode != ParamMode::In;
     match p.ty {
         Type::Scalar(s) => Some(ParamKind::Scalar(s)),

@@ -1,0 +1,213 @@
+//! Host functions: Rust functions that JIT-compiled `.ad` code calls
+//! through its `extern` declarations (LANGUAGE.md §6: externs resolve
+//! "against the C math library and symbols the host registers").
+//!
+//! A host function is an `extern "C" fn` over scalars (`f64`, `f32`,
+//! `i64`, `bool`), registered under the name the `.ad` source declares.
+//! Its signature is checked against the declaration when the module is
+//! compiled: a mismatch is a compile error (E0500), never a wrong call.
+//!
+//! ```
+//! extern "C" fn bump(x: f64) -> f64 {
+//!     x + 1.0
+//! }
+//!
+//! let source = "extern double bump(double x);
+//! double g(double x) { return bump(x) * x; }";
+//! let mut host = adc::HostFunctions::new();
+//! host.func("bump", bump as extern "C" fn(f64) -> f64);
+//! let jit = adc::compile_jit_with_host("g.ad", source, &[], &host).expect("compiles");
+//! let g: adc::TypedFunc<(f64,), f64> = jit.typed("g").expect("signature");
+//! assert_eq!(g.call((2.0,)), Ok(6.0));
+//! ```
+//!
+//! A derivative through a host function needs its derivative: a
+//! `[reverse_derivative(..)]` / `[forward_derivative(..)]` attribute on the
+//! `extern` declaration (LANGUAGE.md §5.5) naming an `.ad` function, or a
+//! second host function declared as such. Arrays and `inout` parameters
+//! are not offered by this typed registration (their C ABI is a pointer
+//! and a length); `HostFunctions::raw` registers any symbol, unchecked.
+
+use adc_codegen::ParamKind;
+use adc_ir::{Module, ScalarType};
+
+/// A scalar a host function takes or returns.
+pub trait HostScalar {
+    const TYPE: ScalarType;
+}
+impl HostScalar for f64 {
+    const TYPE: ScalarType = ScalarType::F64;
+}
+impl HostScalar for f32 {
+    const TYPE: ScalarType = ScalarType::F32;
+}
+impl HostScalar for i64 {
+    const TYPE: ScalarType = ScalarType::I64;
+}
+impl HostScalar for bool {
+    const TYPE: ScalarType = ScalarType::Bool;
+}
+
+/// What a host function returns: a scalar, or `()` for a `void` extern.
+pub trait HostResult {
+    const TYPE: Option<ScalarType>;
+}
+impl<T: HostScalar> HostResult for T {
+    const TYPE: Option<ScalarType> = Some(T::TYPE);
+}
+impl HostResult for () {
+    const TYPE: Option<ScalarType> = None;
+}
+
+/// An `extern "C" fn` that can be registered: its signature and address.
+pub trait HostFn: Copy {
+    fn params() -> Vec<ScalarType>;
+    fn result() -> Option<ScalarType>;
+    fn address(self) -> *const u8;
+}
+
+macro_rules! host_fn {
+    ($($a:ident),*) => {
+        impl<R: HostResult, $($a: HostScalar),*> HostFn for extern "C" fn($($a),*) -> R {
+            fn params() -> Vec<ScalarType> {
+                vec![$($a::TYPE),*]
+            }
+            fn result() -> Option<ScalarType> {
+                R::TYPE
+            }
+            fn address(self) -> *const u8 {
+                self as *const u8
+            }
+        }
+    };
+}
+host_fn!();
+host_fn!(A);
+host_fn!(A, B);
+host_fn!(A, B, C);
+host_fn!(A, B, C, D);
+host_fn!(A, B, C, D, E);
+host_fn!(A, B, C, D, E, F);
+host_fn!(A, B, C, D, E, F, G);
+host_fn!(A, B, C, D, E, F, G, H);
+
+struct Entry {
+    name: String,
+    address: *const u8,
+    /// `None` for a raw symbol: not checked.
+    signature: Option<(Vec<ScalarType>, Option<ScalarType>)>,
+}
+
+/// The host functions a JIT module may call, by the names `.ad` declares
+/// them under.
+#[derive(Default)]
+pub struct HostFunctions {
+    entries: Vec<Entry>,
+}
+
+impl HostFunctions {
+    pub fn new() -> HostFunctions {
+        HostFunctions::default()
+    }
+
+    /// Registers `f` as the extern `name` (a later registration of the
+    /// same name replaces it). Cast a function item to its pointer type:
+    /// `host.func("bump", bump as extern "C" fn(f64) -> f64)`.
+    pub fn func<F: HostFn>(&mut self, name: &str, f: F) -> &mut HostFunctions {
+        self.insert(Entry {
+            name: name.into(),
+            address: f.address(),
+            signature: Some((F::params(), F::result())),
+        })
+    }
+
+    /// Registers the address of any symbol as the extern `name`, with no
+    /// signature check.
+    ///
+    /// # Safety
+    /// `address` must be a function with the C ABI of the declaration
+    /// (LANGUAGE.md §7) that stays valid while the JIT module lives.
+    pub unsafe fn raw(&mut self, name: &str, address: *const u8) -> &mut HostFunctions {
+        self.insert(Entry {
+            name: name.into(),
+            address,
+            signature: None,
+        })
+    }
+
+    fn insert(&mut self, e: Entry) -> &mut HostFunctions {
+        self.entries.retain(|old| old.name != e.name);
+        self.entries.push(e);
+        self
+    }
+
+    /// The symbols to give the JIT.
+    pub(crate) fn symbols(&self) -> Vec<(String, *const u8)> {
+        self.entries
+            .iter()
+            .map(|e| (e.name.clone(), e.address))
+            .collect()
+    }
+
+    /// Checks each registered function against its `extern` declaration
+    /// in `module`; the message names the first mismatch. A registered
+    /// name that the module does not declare is fine (one set of host
+    /// functions may serve several modules).
+    pub(crate) fn check(&self, module: &Module) -> Result<(), String> {
+        for e in &self.entries {
+            let (Some((params, result)), Some(id)) = (&e.signature, module.find(&e.name)) else {
+                continue;
+            };
+            let decl = module.func(id);
+            if !decl.is_import() {
+                return Err(format!(
+                    "host function `{}`: the module defines `{}` itself; only an `extern` declaration can be bound to the host",
+                    e.name, e.name
+                ));
+            }
+            let declared: Vec<Option<ParamKind>> =
+                decl.params.iter().map(adc_codegen::kind_of).collect();
+            let given: Vec<Option<ParamKind>> =
+                params.iter().map(|s| Some(ParamKind::Scalar(*s))).collect();
+            let declared_result = match decl.returns.as_slice() {
+                [] => Ok(None),
+                [t] if matches!(t, adc_ir::Type::Scalar(_)) => Ok(Some(t.elem())),
+                _ => Err(()),
+            };
+            if declared != given || declared_result != Ok(*result) {
+                return Err(format!(
+                    "host function `{}` is registered as fn({}) -> {} but declared as {}",
+                    e.name,
+                    params
+                        .iter()
+                        .map(|s| s.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    result.map_or("void", |s| s.name()),
+                    signature_text(decl)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A declaration in the IR's type names, as the registration is written.
+fn signature_text(f: &adc_ir::Function) -> String {
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .map(|p| match p.mode {
+            adc_ir::ParamMode::In => p.ty.to_string(),
+            adc_ir::ParamMode::Inout => format!("inout {}", p.ty),
+            adc_ir::ParamMode::Out => format!("out {}", p.ty),
+        })
+        .collect();
+    let result: Vec<String> = f.returns.iter().map(|t| t.to_string()).collect();
+    let result = match result.len() {
+        0 => "void".to_string(),
+        1 => result[0].clone(),
+        _ => format!("({})", result.join(", ")),
+    };
+    format!("fn({}) -> {result}", params.join(", "))
+}
