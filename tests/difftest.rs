@@ -2,8 +2,9 @@
 //!
 //! `tests/difftest/gen.rs` generates well-typed programs from a seed;
 //! `tests/difftest/oracle.rs` checks reverse against forward mode, forward
-//! mode against central differences and, on every third seed, the four
-//! second-order compositions against each other. See `fixed_seeds` for the
+//! mode against central differences, on every third seed the four
+//! second-order compositions against each other, and the IR interpreter
+//! against the JIT after every pipeline stage (`difftest/interp.rs`). See `fixed_seeds` for the
 //! part that runs in CI and `campaign` for long runs:
 //!
 //! ```text
@@ -14,6 +15,8 @@
 
 #[path = "difftest/gen.rs"]
 mod gen;
+#[path = "difftest/interp.rs"]
+mod interp;
 #[path = "difftest/oracle.rs"]
 mod oracle;
 #[path = "difftest/regressions.rs"]
@@ -50,14 +53,15 @@ struct Stats {
     second_order: u64,
     fd_checked: u64,
     fd_skipped: u64,
+    interp_checked: u64,
     failures: BTreeMap<String, Vec<u64>>,
 }
 
 impl Stats {
     fn summary(&self) -> String {
         let mut s = format!(
-            "programs {}, passed {}, with second order {}, FD comparisons {} (skipped {})\n",
-            self.programs, self.passed, self.second_order, self.fd_checked, self.fd_skipped
+            "programs {}, passed {}, with second order {}, FD comparisons {} (skipped {}), interpreter at every stage {}\n",
+            self.programs, self.passed, self.second_order, self.fd_checked, self.fd_skipped, self.interp_checked
         );
         for (k, v) in &self.failures {
             let first: Vec<String> = v.iter().take(10).map(|s| s.to_string()).collect();
@@ -159,8 +163,10 @@ fn drive(
                         Outcome::Pass {
                             fd_checked,
                             fd_skipped,
+                            interp_checked,
                         } => {
                             st.passed += 1;
+                            st.interp_checked += interp_checked as u64;
                             st.fd_checked += fd_checked as u64;
                             st.fd_skipped += fd_skipped as u64;
                         }
@@ -210,6 +216,11 @@ fn fixed_seeds() {
         report.is_empty(),
         "{}\n\n{}",
         report.join("\n\n"),
+        stats.summary()
+    );
+    assert!(
+        stats.interp_checked * 2 > stats.programs,
+        "too few interpreter comparisons: {}",
         stats.summary()
     );
     assert!(

@@ -2,13 +2,15 @@
 //! (`tests/difftest/gen.rs`), seeded by the fuzzer's input, through every
 //! derivative and optimisation stage, the JIT, and the tester's oracles
 //! (reverse against forward, forward against central differences, the four
-//! second-order compositions). A failing oracle, a compile error or a panic
+//! second-order compositions, the IR interpreter after every stage). A failing oracle, a compile error or a panic
 //! is a crash.
 #![no_main]
 
 #[path = "../../tests/difftest/gen.rs"]
 #[allow(dead_code)]
 mod gen;
+#[path = "../../tests/difftest/interp.rs"]
+mod interp;
 #[path = "../../tests/difftest/oracle.rs"]
 #[allow(dead_code)]
 mod oracle;

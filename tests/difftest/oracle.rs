@@ -4,9 +4,10 @@
 //! random direction, to 1e-9 relative; (b) forward tangents against central
 //! differences of the primal, skipped where two step sizes disagree (a
 //! branch flips); (c) on some programs, second derivatives forward over
-//! reverse, reverse over reverse, forward over forward and reverse over
 //! forward agree, and with differences of the first derivative; (d) a
-//! panic, a compile error (E0999 or any other) or a runtime error fails.
+//! panic, a compile error (E0999 or any other) or a runtime error fails;
+//! (e) the IR interpreter, after every stage, agrees with the JIT
+//! (`interp.rs`; off with `ADC_DIFFTEST_INTERP=0`).
 
 use super::gen::{Program, Rng};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
@@ -19,6 +20,8 @@ pub enum Outcome {
     Pass {
         fd_checked: usize,
         fd_skipped: usize,
+        /// Whether the interpreter oracle compared every stage (0 or 1).
+        interp_checked: usize,
     },
     /// Failed: which oracle (a short key used to group findings) and details.
     Fail { oracle: String, detail: String },
@@ -109,9 +112,9 @@ pub fn quiet_panics() {
     });
 }
 
-struct Fail(String, String);
+pub struct Fail(pub String, pub String);
 
-fn fail<T>(oracle: &str, detail: String) -> Result<T, Fail> {
+pub fn fail<T>(oracle: &str, detail: String) -> Result<T, Fail> {
     Err(Fail(oracle.to_string(), detail))
 }
 
@@ -138,7 +141,7 @@ fn call(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Result<Vec<f64>, Fa
     }
 }
 
-fn close(got: f64, want: f64, rel: f64, scale: f64) -> bool {
+pub fn close(got: f64, want: f64, rel: f64, scale: f64) -> bool {
     (got - want).abs() <= rel * (1.0 + scale + want.abs())
 }
 
@@ -189,7 +192,8 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
             return fail(&key, e.rendered);
         }
     };
-    let (mut fd_checked, mut fd_skipped) = (0, 0);
+    let (mut fd_checked, mut fd_skipped, mut interp_checked) = (0, 0, 0);
+    let mut interp_done = false;
     for (x, y, a) in pts {
         let (x, y) = (*x, *y);
         let n = a.len();
@@ -270,8 +274,8 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
                 );
             }
         }
-        if second {
-            check_second(
+        let second_values = if second {
+            Some(check_second(
                 &j,
                 x,
                 y,
@@ -279,12 +283,30 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
                 grad[0] + 0.5 * grad[1],
                 &mut fd_checked,
                 &mut fd_skipped,
-            )?;
+            )?)
+        } else {
+            None
+        };
+        // (e) the interpreter after every stage, at the first usable point.
+        if !interp_done && interp_enabled() {
+            interp_done = true;
+            let jit = super::interp::JitValues {
+                x,
+                y,
+                a,
+                primal: p0,
+                dir: v,
+                tangent: tv,
+                grad: &grad,
+                second: second_values,
+            };
+            interp_checked += super::interp::check(src, &jit)? as usize;
         }
     }
     Ok(Outcome::Pass {
         fd_checked,
         fd_skipped,
+        interp_checked,
     })
 }
 
@@ -296,7 +318,7 @@ fn check_second(
     g1: f64,
     fd_checked: &mut usize,
     fd_skipped: &mut usize,
-) -> Result<(), Fail> {
+) -> Result<super::interp::SecondValues, Fail> {
     let at = format!("at x={x:?} y={y:?} a={a:?}");
     let gr =
         |x: f64, y: f64| -> Result<f64, Fail> { Ok(call(j, "gr", &mut [s(x), s(y), arr(a)])?[0]) };
@@ -318,9 +340,16 @@ fn check_second(
         let r = call(j, name, &mut [s(x), s(y), arr(a), s(1.0)])?;
         Ok((r[0], r[1] + 0.3 * r[2]))
     };
+    let h_rr = call(j, "h_rr", &mut [s(x), s(y), arr(a), s(1.0)])?;
+    let values = super::interp::SecondValues {
+        gr: g,
+        gf,
+        h_fr: fwd("h_fr")?,
+        h_rr: (h_rr[0], h_rr[1], h_rr[2]),
+    };
     let orders = [
-        ("forward over reverse", fwd("h_fr")?),
-        ("reverse over reverse", rev("h_rr")?),
+        ("forward over reverse", values.h_fr),
+        ("reverse over reverse", (h_rr[0], h_rr[1] + 0.3 * h_rr[2])),
         ("forward over forward", fwd("h_ff")?),
         ("reverse over forward", rev("h_rf")?),
     ];
@@ -352,7 +381,7 @@ fn check_second(
             );
         }
     }
-    Ok(())
+    Ok(values)
 }
 
 /// Deletes statements and helpers of `p` while `still(candidate)` holds, for
@@ -381,4 +410,9 @@ pub fn shrink(p: &Program, mut budget: usize, still: &dyn Fn(&Program) -> bool) 
         }
     }
     best
+}
+
+/// The interpreter oracle runs unless `ADC_DIFFTEST_INTERP=0`.
+fn interp_enabled() -> bool {
+    std::env::var("ADC_DIFFTEST_INTERP").map_or(true, |v| v != "0")
 }

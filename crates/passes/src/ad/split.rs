@@ -106,10 +106,33 @@ pub struct Split {
     pub rev: FuncId,
 }
 
+/// What a split function's body does until `build` fills it in.
+enum Placeholder {
+    /// Calls the function with the given parameters (by index) and
+    /// returns its results: the same values the built body computes, so
+    /// that IR dumped between `unzip` and `transpose` runs as the final
+    /// IR does (the interpreter oracle of `tests/difftest` checks it).
+    /// Exactly so for callees over scalars and arrays nobody writes: the
+    /// `__adc_lin_` placeholder runs the callee's tangent function in the
+    /// caller's differential part, after its whole primal part, on arrays
+    /// as they are then (and writes them again); the built halves read
+    /// the callee's values from the tape instead.
+    Forward(FuncId, Vec<usize>),
+    /// Returns zeros (`__adc_rev_`, which nothing calls before
+    /// `transpose` builds it).
+    Zeros,
+}
+
 /// Finds or declares a split function. Until `build` fills it (and for
 /// `__adc_lin_`, for good: its calls do not survive `transpose`) its body
-/// returns zeros, so every stage's output verifies.
-fn stub(module: &mut Module, name: String, params: Vec<Param>, returns: Vec<Type>) -> FuncId {
+/// is `placeholder`, so every stage's output verifies and runs.
+fn stub(
+    module: &mut Module,
+    name: String,
+    params: Vec<Param>,
+    returns: Vec<Type>,
+    placeholder: Placeholder,
+) -> FuncId {
     if let Some(id) = module.find(&name) {
         return id;
     }
@@ -119,17 +142,32 @@ fn stub(module: &mut Module, name: String, params: Vec<Param>, returns: Vec<Type
     for p in f.params.clone() {
         f.dfg.append_block_param(b, p.ty);
     }
-    let mut rets = Vec::new();
-    for ty in f.returns.clone() {
-        let data = match ty {
-            Type::Array(_) => InstData::ArrayNull,
-            t => InstData::Const {
-                value: adc_ir::Constant::zero(t.elem()),
-            },
-        };
-        let i = f.append_inst(b, data, &[ty], Span::UNDEFINED);
-        rets.push(f.dfg.inst_results(i)[0]);
-    }
+    let rets = match placeholder {
+        Placeholder::Forward(callee, indices) => {
+            let args: Vec<Value> = indices.iter().map(|k| f.dfg.block_params(b)[*k]).collect();
+            let i = f.append_inst(
+                b,
+                InstData::Call { func: callee, args },
+                &f.returns.clone(),
+                Span::UNDEFINED,
+            );
+            f.dfg.inst_results(i).to_vec()
+        }
+        Placeholder::Zeros => {
+            let mut rets = Vec::new();
+            for ty in f.returns.clone() {
+                let data = match ty {
+                    Type::Array(_) => InstData::ArrayNull,
+                    t => InstData::Const {
+                        value: adc_ir::Constant::zero(t.elem()),
+                    },
+                };
+                let i = f.append_inst(b, data, &[ty], Span::UNDEFINED);
+                rets.push(f.dfg.inst_results(i)[0]);
+            }
+            rets
+        }
+    };
     f.append_inst(b, InstData::Return { args: rets }, &[], Span::UNDEFINED);
     module.push(f)
 }
@@ -163,18 +201,34 @@ pub fn declare(module: &mut Module, g: FuncId, jvp: FuncId) -> Split {
         format!("__adc_lin_{}", gf.name),
         j.params.clone(),
         j.returns.clone(),
+        Placeholder::Forward(jvp, (0..j.params.len()).collect()),
     );
     let mut aparams = rparams[..rparams.len() - seeds].to_vec();
     aparams.push(handle_param());
+    // `g`'s own parameters among the reverse signature's, which puts a
+    // shadow after each `Duplicated` one.
+    let mut primal_params = Vec::new();
+    let mut k = 0;
+    for a in &default_spec(&gf, AdMode::Reverse).params {
+        primal_params.push(k);
+        k += 1 + matches!(a, Activity::Duplicated | Activity::DuplicatedOnly) as usize;
+    }
     let aug = stub(
         module,
         format!("__adc_aug_{}", gf.name),
         aparams,
         gf.returns.clone(),
+        Placeholder::Forward(g, primal_params),
     );
     let mut vparams = rparams;
     vparams.push(handle_param());
-    let rev = stub(module, format!("__adc_rev_{}", gf.name), vparams, rreturns);
+    let rev = stub(
+        module,
+        format!("__adc_rev_{}", gf.name),
+        vparams,
+        rreturns,
+        Placeholder::Zeros,
+    );
     Split { lin, aug, rev }
 }
 
