@@ -263,6 +263,16 @@ impl Linearizer<'_> {
                 .any(|i| match src.dfg.inst(*i) {
                     InstData::Load { array, index, .. } => *index == v && *array != v,
                     InstData::ArrayLen { .. } => false,
+                    // A callee that only reads the array gets a derivative
+                    // specialised `Const` on it (forward mode).
+                    InstData::Call { func, args }
+                        if calls::specialisable(self.mode, self.module.func(*func)) =>
+                    {
+                        let callee = self.module.func(*func);
+                        args.iter()
+                            .zip(&callee.params)
+                            .any(|(a, p)| *a == v && p.mode != adc_ir::ParamMode::In)
+                    }
                     other => other.args().contains(&v),
                 })
         })

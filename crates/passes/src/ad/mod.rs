@@ -14,7 +14,7 @@ pub mod transpose;
 pub mod unzip;
 
 use adc_ir::ad::{default_spec, spec_signature};
-use adc_ir::{AdMode, FuncId, Function, Linkage, Module, Span};
+use adc_ir::{Activity, AdMode, FuncId, Function, Linkage, Module, Span};
 use std::fmt;
 
 /// A derivative that cannot be generated, with the source span to blame.
@@ -81,6 +81,39 @@ pub fn derivative_of(
         return Ok(id);
     }
     let spec = default_spec(c, mode);
+    let (params, returns) = spec_signature(c, &spec);
+    let mut f = Function::new(name, params, returns, Linkage::Export);
+    f.deriv = Some(spec);
+    f.deriv_span = span;
+    Ok(module.push(f))
+}
+
+/// The forward derivative of `callee` with the given parameter
+/// activities (`Dual` or `Const`, one per parameter; the result's is the
+/// default): the internal `__adc_jvp_NAME` when they are the defaults,
+/// else `__adc_fwdMASK_NAME`, MASK a `d`/`c` per parameter (a call site
+/// whose arguments have no tangent need not pass zeros, and the callee
+/// computes no derivative from them). Declared now if new.
+pub fn forward_derivative_with(
+    module: &mut Module,
+    callee: FuncId,
+    params: Vec<Activity>,
+    span: Span,
+) -> Result<FuncId, AdError> {
+    let c = module.func(callee);
+    let mut spec = default_spec(c, AdMode::Forward);
+    if spec.params == params {
+        return derivative_of(module, callee, AdMode::Forward, span);
+    }
+    let mask: String = params
+        .iter()
+        .map(|a| if a.is_active() { 'd' } else { 'c' })
+        .collect();
+    let name = format!("__adc_fwd{mask}_{}", c.name);
+    if let Some(id) = module.find(&name) {
+        return Ok(id);
+    }
+    spec.params = params;
     let (params, returns) = spec_signature(c, &spec);
     let mut f = Function::new(name, params, returns, Linkage::Export);
     f.deriv = Some(spec);
@@ -223,9 +256,17 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
     }
 }
 
-/// The source function of an internal forward derivative `__adc_jvp_NAME`.
+/// The source function of an internal forward derivative `__adc_jvp_NAME`
+/// (or a specialised one, `__adc_fwdMASK_NAME`).
 pub fn jvp_source(module: &Module, callee: FuncId) -> Option<FuncId> {
     let name = &module.func(callee).name;
+    // The mask is `c`s and `d`s: the first `_` after it ends it.
+    if let Some((_, of)) = name
+        .strip_prefix("__adc_fwd")
+        .and_then(|rest| rest.split_once('_'))
+    {
+        return module.find(of);
+    }
     // `__adc_lin_NAME` stands for `__adc_jvp_NAME` with a tape handle
     // between `unzip` and `transpose` (`split`).
     let name = name

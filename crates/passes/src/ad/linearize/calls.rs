@@ -2,8 +2,14 @@
 //! or its custom forward derivative) and returns.
 
 use super::{Linearizer, Tan};
-use crate::ad::{derivative_of, AdError};
-use adc_ir::{Activity, AdMode, FuncId, InstData, Tag, Type, Value};
+use crate::ad::{derivative_of, forward_derivative_with, AdError};
+use adc_ir::{Activity, AdMode, FuncId, InstData, ParamMode, Tag, Type, Value};
+
+/// Whether calls of `c` from a derivative in `mode` get a derivative
+/// specialised on their arguments' activities (see `call_activities`).
+pub(super) fn specialisable(mode: AdMode, c: &adc_ir::Function) -> bool {
+    mode == AdMode::Forward && c.custom_forward.is_none() && !c.is_import()
+}
 
 impl Linearizer<'_> {
     /// A call: the primal call when nothing about it is differentiable,
@@ -31,20 +37,32 @@ impl Linearizer<'_> {
             let vals = s.emit(call, &c.returns, Tag::Primal);
             set_results(s, &vals);
         };
-        if !diff_args && !float_rets {
+        let acts = self.call_activities(&c, args);
+        // (Not for a callee that is itself an internal forward derivative:
+        // later passes take every call of one for a derivative call.)
+        let all_const = acts
+            .as_ref()
+            .is_some_and(|a| a.iter().all(|a| !a.is_active()))
+            && crate::ad::jvp_source(self.module, callee).is_none();
+        if (!diff_args && !float_rets) || all_const {
+            // No tangent flows in: the results' tangents are zero.
             primal_call(self, pargs);
             for r in results {
-                self.set_tan(*r, Tan::None);
+                let float = src.dfg.value_type(*r).elem().is_float();
+                self.set_tan(*r, if float { Tan::Zero } else { Tan::None });
             }
             return Ok(());
         }
-        // Arguments of the derivative: each primal, then its tangent or shadow.
+        // Arguments of the derivative: each primal, then its tangent or
+        // shadow (none for a parameter it is specialised `Const` on).
         let mut dargs = Vec::new();
         let mut temps = Vec::new();
-        for (&a, &pa) in args.iter().zip(&pargs) {
+        for (k, (&a, &pa)) in args.iter().zip(&pargs).enumerate() {
             dargs.push(pa);
             let ty = src.dfg.value_type(a);
-            if !adc_ir::ad::is_differentiable(ty) {
+            if !adc_ir::ad::is_differentiable(ty)
+                || acts.as_ref().is_some_and(|acts| !acts[k].is_active())
+            {
                 continue;
             }
             let t = self.tan_of(a);
@@ -95,7 +113,10 @@ impl Linearizer<'_> {
                     self.span,
                 ));
             }
-            let jvp = derivative_of(self.module, callee, AdMode::Forward, self.span)?;
+            let jvp = match acts {
+                Some(acts) => forward_derivative_with(self.module, callee, acts, self.span)?,
+                None => derivative_of(self.module, callee, AdMode::Forward, self.span)?,
+            };
             if self.mode == AdMode::Reverse {
                 derivative_of(self.module, callee, AdMode::Reverse, self.span)?;
             }
@@ -124,6 +145,38 @@ impl Linearizer<'_> {
             self.emit(InstData::ArrayFree { array: s }, &[], Tag::Diff);
         }
         Ok(())
+    }
+
+    /// In forward mode, the activities to specialise a call's derivative
+    /// on: `Const` for an argument with no tangent (a zero scalar, or an
+    /// array without a shadow that the callee only reads), `Dual` for the
+    /// others. `None` where the call keeps the default derivative: reverse
+    /// mode (whose `unzip` and `transpose` pair `__adc_jvp_g` with
+    /// `__adc_vjp_g`), custom derivatives and externs.
+    fn call_activities(&self, c: &adc_ir::Function, args: &[Value]) -> Option<Vec<Activity>> {
+        if !specialisable(self.mode, c) {
+            return None;
+        }
+        let src = self.src;
+        Some(
+            args.iter()
+                .zip(&c.params)
+                .map(|(&a, p)| {
+                    let ty = src.dfg.value_type(a);
+                    let zero = matches!(self.tan_of(a), Tan::Zero | Tan::None);
+                    let read_only = match ty {
+                        Type::Scalar(_) => true,
+                        Type::Array(_) => p.mode == ParamMode::In,
+                        _ => false,
+                    };
+                    if !adc_ir::ad::is_differentiable(ty) || (zero && read_only) {
+                        Activity::Const
+                    } else {
+                        Activity::Dual
+                    }
+                })
+                .collect(),
+        )
     }
 
     pub(super) fn ret(&mut self, args: &[Value]) -> Result<(), AdError> {
