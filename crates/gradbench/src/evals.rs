@@ -17,6 +17,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "particle" => include_str!("../../../gradbench/evals/particle.ad"),
         "kmeans" => include_str!("../../../gradbench/evals/kmeans.ad"),
         "lstm" => include_str!("../../../gradbench/evals/lstm.ad"),
+        "ba" => include_str!("../../../gradbench/evals/ba.ad"),
         _ => return None,
     })
 }
@@ -302,6 +303,16 @@ pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> 
                 }
             }
         }
+        ("ba", "objective") => Call {
+            function: "ba_objective",
+            args: ba_args(input, false)?,
+            output: ba_objective,
+        },
+        ("ba", "jacobian") => Call {
+            function: "ba_jacobian",
+            args: ba_args(input, true)?,
+            output: ba_jacobian,
+        },
         ("gmm", "objective") => Call {
             function: "gmm_objective",
             args: gmm_args(input, false)?,
@@ -368,4 +379,89 @@ fn gmm_jacobian(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
         "q": as_rows(shadow(5)?),
         "l": as_rows(shadow(7)?),
     }))
+}
+
+/// ba's arguments (cams, x, w, obs, feats) expanded from GradBench's input
+/// (one camera, point, weight and feature, repeated: n cameras, m points,
+/// p observations, observation i of camera i mod n and point i mod m, as
+/// GradBench's `manual` reads it), then the outputs: reproj_err and w_err
+/// for the objective, the Jacobian's vals, rows and cols for `jacobian`.
+fn ba_args(input: &Json, jacobian: bool) -> Result<Vec<ArgValue>, String> {
+    let count = |field| -> Result<usize, String> {
+        let v = int(input, field)?;
+        usize::try_from(v)
+            .ok()
+            .filter(|&v| v > 0)
+            .ok_or(format!("input.{field} must be positive"))
+    };
+    let (n, m, p) = (count("n")?, count("m")?, count("p")?);
+    let fixed = |field, len| -> Result<Vec<f64>, String> {
+        let v = floats(input, field)?;
+        if v.len() == len {
+            Ok(v)
+        } else {
+            Err(format!("input.{field} must hold {len} numbers"))
+        }
+    };
+    let (cam, x, feat) = (fixed("cam", 11)?, fixed("x", 3)?, fixed("feat", 2)?);
+    let w = input["w"].as_f64().ok_or("input.w is not a number")?;
+    let obs = (0..p)
+        .flat_map(|i| [(i % n) as i64, (i % m) as i64])
+        .collect();
+    let mut args = vec![
+        f64s(cam.repeat(n)),
+        f64s(x.repeat(m)),
+        f64s(vec![w; p]),
+        ArgValue::Array(ArrayValue::I64(obs)),
+        f64s(feat.repeat(p)),
+    ];
+    if jacobian {
+        let entries = 31 * p;
+        args.push(f64s(vec![0.0; entries]));
+        args.push(ArgValue::Array(ArrayValue::I64(vec![0; 3 * p + 1])));
+        args.push(ArgValue::Array(ArrayValue::I64(vec![0; entries])));
+    } else {
+        args.push(f64s(vec![0.0; 2 * p]));
+        args.push(f64s(vec![0.0; p]));
+    }
+    Ok(args)
+}
+
+/// ba's objective as `manual` reports it: the first observation's
+/// reprojection error and the first weight error, each with its count.
+fn ba_objective(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
+    match (args.get(5), args.get(6)) {
+        (
+            Some(ArgValue::Array(ArrayValue::F64(reproj))),
+            Some(ArgValue::Array(ArrayValue::F64(w_err))),
+        ) if reproj.len() >= 2 && !w_err.is_empty() => Ok(json!({
+            "reproj_error": {"elements": reproj[..2], "repeated": reproj.len() / 2},
+            "w_err": {"element": w_err[0], "repeated": w_err.len()},
+        })),
+        // (Not shown: they may hold millions of numbers.)
+        _ => Err("unexpected outputs".into()),
+    }
+}
+
+/// ba's Jacobian as `manual` reports it: the first 30 entries and the
+/// last of each of rows, cols and vals.
+fn ba_jacobian(_: &[Constant], args: &[ArgValue]) -> Result<Json, String> {
+    fn head_and_last<T: Clone>(v: &[T]) -> Vec<T> {
+        let mut out = v[..v.len().min(30)].to_vec();
+        out.extend(v.last().cloned());
+        out
+    }
+    match (args.get(5), args.get(6), args.get(7)) {
+        (
+            Some(ArgValue::Array(ArrayValue::F64(vals))),
+            Some(ArgValue::Array(ArrayValue::I64(rows))),
+            Some(ArgValue::Array(ArrayValue::I64(cols))),
+        ) => Ok(json!({
+            "rows": head_and_last(rows),
+            "cols": head_and_last(cols),
+            "vals": head_and_last(vals),
+        })),
+        // (Not shown: they may hold millions of numbers.)
+        _ => Err("unexpected outputs".into()),
+    }
 }
