@@ -141,3 +141,26 @@ fn derivative_requests_match_attributes() {
         assert_eq!(err.diagnostics[0].code, "E0303", "{bad:?}");
     }
 }
+
+/// A handle typed with `&mut [f64]` borrows the slice for one call only:
+/// it is called in a loop and from a closure on the same vector (the
+/// borrow once had the handle's lifetime, so a second call did not
+/// compile).
+#[test]
+fn mutable_slices_are_borrowed_per_call() {
+    let jit = adc::compile_jit(
+        "scale.ad",
+        "void scale(double a, inout double[] xs) { for (int i = 0; i < len(xs); i++) xs[i] *= a; }",
+        false,
+    )
+    .expect("compiles");
+    let scale: adc::TypedFunc<(f64, &mut [f64]), ()> = jit.typed("scale").expect("signature");
+    let mut ys = vec![1.0, -2.0];
+    for _ in 0..3 {
+        scale.call((2.0, &mut ys[..])).expect("runs");
+    }
+    let mut again = || scale.call((0.5, &mut ys[..])).expect("runs");
+    again();
+    again();
+    assert_eq!(ys, vec![2.0, -4.0]);
+}

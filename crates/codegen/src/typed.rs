@@ -26,6 +26,9 @@ pub enum ParamKind {
 pub trait Arg {
     /// The parameter this type passes.
     const KIND: ParamKind;
+    /// The same type with its borrow (if any) at lifetime `'a`: a handle
+    /// typed `&mut [f64]` takes a fresh `&mut` borrow at every call.
+    type At<'a>: Arg;
     /// Appends this argument's words to the call's slots.
     fn push(&mut self, slots: &mut Vec<u64>);
 }
@@ -34,6 +37,7 @@ macro_rules! scalar_arg {
     ($t:ty, $s:expr, $bits:expr) => {
         impl Arg for $t {
             const KIND: ParamKind = ParamKind::Scalar($s);
+            type At<'a> = $t;
             fn push(&mut self, slots: &mut Vec<u64>) {
                 slots.push($bits(*self));
             }
@@ -49,6 +53,7 @@ macro_rules! array_arg {
     ($t:ty, $s:expr) => {
         impl Arg for &[$t] {
             const KIND: ParamKind = ParamKind::Array($s, false);
+            type At<'a> = &'a [$t];
             fn push(&mut self, slots: &mut Vec<u64>) {
                 slots.push(self.as_ptr() as u64);
                 slots.push(self.len() as u64);
@@ -56,6 +61,7 @@ macro_rules! array_arg {
         }
         impl Arg for &mut [$t] {
             const KIND: ParamKind = ParamKind::Array($s, true);
+            type At<'a> = &'a mut [$t];
             fn push(&mut self, slots: &mut Vec<u64>) {
                 slots.push(self.as_mut_ptr() as u64);
                 slots.push(self.len() as u64);
@@ -71,6 +77,7 @@ macro_rules! ref_arg {
     ($t:ty, $s:expr) => {
         impl Arg for &mut $t {
             const KIND: ParamKind = ParamKind::Ref($s);
+            type At<'a> = &'a mut $t;
             fn push(&mut self, slots: &mut Vec<u64>) {
                 slots.push(&mut **self as *mut $t as u64);
             }
@@ -96,6 +103,8 @@ pub fn kind_of(p: &adc_ir::Param) -> Option<ParamKind> {
 pub trait Args {
     /// The kinds of the parameters, in order.
     fn kinds() -> Vec<ParamKind>;
+    /// The same tuple with every borrow at lifetime `'a` (see `Arg::At`).
+    type At<'a>: Args;
     /// Appends every argument's words to the call's slots.
     fn push_all(&mut self, slots: &mut Vec<u64>);
 }
@@ -169,6 +178,7 @@ macro_rules! tuples {
             fn kinds() -> Vec<ParamKind> {
                 vec![$($a::KIND),+]
             }
+            type At<'a> = ($($a::At<'a>,)+);
             fn push_all(&mut self, slots: &mut Vec<u64>) {
                 $(self.$i.push(slots);)+
             }
@@ -198,6 +208,7 @@ impl Args for () {
     fn kinds() -> Vec<ParamKind> {
         Vec::new()
     }
+    type At<'a> = ();
     fn push_all(&mut self, _: &mut Vec<u64>) {}
 }
 
@@ -212,7 +223,11 @@ impl<P: Args, R: Rets> TypedFunc<'_, P, R> {
     /// Calls the function. Arrays are passed in place (writable ones are
     /// written in place); a runtime error (an index out of bounds, ...) is
     /// `Err(CallError::Runtime)`.
-    pub fn call(&self, mut args: P) -> Result<R, CallError> {
+    ///
+    /// The arguments borrow only for the call: a handle typed with
+    /// `&mut [f64]` can be called again and again on the same slice.
+    pub fn call(&self, args: P::At<'_>) -> Result<R, CallError> {
+        let mut args = args;
         let mut slots = Vec::with_capacity(2 * self.func.params.len());
         args.push_all(&mut slots);
         let mut rets = [0u64; 8];
