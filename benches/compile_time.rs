@@ -3,7 +3,9 @@
 //!
 //! - `ifs`: n sequential `if/else` statements in one function;
 //! - `chain`: one `else if` chain of n arms;
-//! - `straight`: n lines of straight-line arithmetic.
+//! - `straight`: n lines of straight-line arithmetic;
+//! - `flat sum`: one expression of n terms;
+//! - `nested ifs`: n `if`s nested around one assignment.
 //!
 //! Each shape is compiled at two or three sizes, without derivatives
 //! (`primal`) and with a `--grad` request for `f` (`grad`: its reverse
@@ -53,6 +55,26 @@ fn straight(n: usize) -> String {
     s + "  return a + b;\n}\ndouble main() { return f(1.5, 0.5); }\n"
 }
 
+/// One expression: a sum of `n` products (a block of 2n instructions;
+/// codegen once measured a run of like instructions at every one of them,
+/// O(n^2)).
+fn flat_sum(n: usize) -> String {
+    let terms: Vec<String> = (0..n).map(|i| format!("x * {}.0", 1 + i % 7)).collect();
+    format!(
+        "double f(double x, double z) {{\n  return {};\n}}\ndouble main() {{ return f(1.5, 0.5); }}\n",
+        terms.join(" + ")
+    )
+}
+
+/// Nested `if`s around one assignment.
+fn nested_ifs(n: usize) -> String {
+    format!(
+        "double f(double x, double z) {{\n  double y = x;\n  {}y = y * z;{}\n  return y;\n}}\ndouble main() {{ return f(1.5, 0.5); }}\n",
+        "if (y > 0.0) { ".repeat(n),
+        " }".repeat(n)
+    )
+}
+
 /// Milliseconds of frontend, derivative passes, opt and codegen.
 fn compile(source: &str, grad: bool) -> [f64; 4] {
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
@@ -82,6 +104,8 @@ fn main() {
         ("ifs", ifs, &[1500, 3000, 6000]),
         ("chain", chain, &[2500, 5000, 10000]),
         ("straight", straight, &[5000, 10000, 20000]),
+        ("flat sum", flat_sum, &[25000, 50000, 100000]),
+        ("nested ifs", nested_ifs, &[1500, 3000, 6000]),
     ];
     println!("| shape | mode | n | frontend ms | ad ms | opt ms | codegen ms | total ms | ratio |");
     println!("|---|---|---|---|---|---|---|---|---|");

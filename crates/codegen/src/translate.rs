@@ -177,14 +177,20 @@ pub(crate) fn translate<M: Module>(
             // A run of pushes (or pops) on one tape shares one capacity
             // check (or one length update).
             let first = func.dfg.inst(insts[k]);
-            let run = insts[k..]
-                .iter()
-                .take_while(|i| {
-                    let d = func.dfg.inst(**i);
-                    std::mem::discriminant(d) == std::mem::discriminant(first)
-                        && crate::tape::tape_of(d) == crate::tape::tape_of(first)
-                })
-                .count();
+            // Only tape instructions form runs: measuring a run of any
+            // other kind made a block of n adds cost O(n^2).
+            let run = if matches!(first, InstData::TapePush { .. } | InstData::TapePop { .. }) {
+                insts[k..]
+                    .iter()
+                    .take_while(|i| {
+                        let d = func.dfg.inst(**i);
+                        std::mem::discriminant(d) == std::mem::discriminant(first)
+                            && crate::tape::tape_of(d) == crate::tape::tape_of(first)
+                    })
+                    .count()
+            } else {
+                1
+            };
             match *first {
                 InstData::TapePush { tape, .. } if run > 1 => {
                     t.tape_push_run(&insts[k..k + run], tape)?

@@ -525,7 +525,13 @@ fn lower_function(
             Span::new(span.end.saturating_sub(1) as usize, span.end as usize),
         ));
     }
-    func.layout.retain(|b| reachable.contains(b));
+    // By index: a scan of the reachable list per block was O(n^2) in the
+    // number of blocks (thousands of nested `if`s).
+    let mut is_reachable = vec![false; func.dfg.num_blocks()];
+    for b in &reachable {
+        is_reachable[b.index()] = true;
+    }
+    func.layout.retain(|b| is_reachable[b.index()]);
     func
 }
 
