@@ -38,14 +38,18 @@ impl Linearizer<'_> {
             set_results(s, &vals);
         };
         let acts = self.call_activities(&c, args);
-        // (Not for a callee that is itself an internal forward derivative:
-        // later passes take every call of one for a derivative call.)
-        let all_const = acts
-            .as_ref()
-            .is_some_and(|a| a.iter().all(|a| !a.is_active()))
+        // No tangent flows in, in either mode: the results' tangents are
+        // zero and the call stays the primal call, which needs no
+        // derivative of the callee (an extern without a custom derivative
+        // called on constants is fine). (Not for a callee that is itself
+        // an internal forward derivative: later passes take every call of
+        // one for a derivative call.)
+        let all_const = args
+            .iter()
+            .zip(&c.params)
+            .all(|(&a, p)| self.inactive_arg(a, p))
             && crate::ad::jvp_source(self.module, callee).is_none();
         if (!diff_args && !float_rets) || all_const {
-            // No tangent flows in: the results' tangents are zero.
             primal_call(self, pargs);
             for r in results {
                 let float = src.dfg.value_type(*r).elem().is_float();
@@ -147,29 +151,34 @@ impl Linearizer<'_> {
         Ok(())
     }
 
+    /// Whether no tangent flows into the call through `a` (an argument for
+    /// `param`): it is not differentiable, or it is a scalar with a zero
+    /// tangent, or an array without a shadow that the callee only reads.
+    fn inactive_arg(&self, a: Value, param: &adc_ir::Param) -> bool {
+        let ty = self.src.dfg.value_type(a);
+        let zero = matches!(self.tan_of(a), Tan::Zero | Tan::None);
+        let read_only = match ty {
+            Type::Scalar(_) => true,
+            Type::Array(_) => param.mode == ParamMode::In,
+            _ => false,
+        };
+        !adc_ir::ad::is_differentiable(ty) || (zero && read_only)
+    }
+
     /// In forward mode, the activities to specialise a call's derivative
-    /// on: `Const` for an argument with no tangent (a zero scalar, or an
-    /// array without a shadow that the callee only reads), `Dual` for the
-    /// others. `None` where the call keeps the default derivative: reverse
-    /// mode (whose `unzip` and `transpose` pair `__adc_jvp_g` with
+    /// on: `Const` for an inactive argument (`inactive_arg`), `Dual` for
+    /// the others. `None` where the call keeps the default derivative:
+    /// reverse mode (whose `unzip` and `transpose` pair `__adc_jvp_g` with
     /// `__adc_vjp_g`), custom derivatives and externs.
     fn call_activities(&self, c: &adc_ir::Function, args: &[Value]) -> Option<Vec<Activity>> {
         if !specialisable(self.mode, c) {
             return None;
         }
-        let src = self.src;
         Some(
             args.iter()
                 .zip(&c.params)
                 .map(|(&a, p)| {
-                    let ty = src.dfg.value_type(a);
-                    let zero = matches!(self.tan_of(a), Tan::Zero | Tan::None);
-                    let read_only = match ty {
-                        Type::Scalar(_) => true,
-                        Type::Array(_) => p.mode == ParamMode::In,
-                        _ => false,
-                    };
-                    if !adc_ir::ad::is_differentiable(ty) || (zero && read_only) {
+                    if self.inactive_arg(a, p) {
                         Activity::Const
                     } else {
                         Activity::Dual
