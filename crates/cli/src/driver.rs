@@ -33,7 +33,16 @@ impl Stage {
     }
 }
 
-/// Why compilation stopped: rendered diagnostics for the user.
+/// Why compilation stopped: the diagnostics, and their rendered text
+/// (with the source lines) for the user.
+///
+/// ```
+/// let err = adc::compile_jit("bad.ad", "double f(double x) { return x + ; }", false)
+///     .err()
+///     .expect("a syntax error");
+/// assert_eq!(err.diagnostics[0].severity, adc::Severity::Error);
+/// assert!(err.rendered.contains("bad.ad:1:"));
+/// ```
 #[derive(Debug)]
 pub struct Failure {
     pub diagnostics: Vec<Diagnostic>,
@@ -191,6 +200,15 @@ pub(crate) fn codegen_failure(
 }
 
 /// Source text (or textual IR when `path` ends in `.adir`) to JIT code.
+/// `path` names the source in diagnostics and runtime errors; `color`
+/// renders diagnostics with ANSI colours.
+///
+/// ```
+/// let jit = adc::compile_jit("sq.ad", "double sq(double x) { return x * x; }", false)
+///     .expect("compiles");
+/// let sq: adc::TypedFunc<(f64,), f64> = jit.typed("sq").expect("signature");
+/// assert_eq!(sq.call((3.0,)), Ok(9.0));
+/// ```
 pub fn compile_jit(
     path: &str,
     source: &str,

@@ -112,7 +112,18 @@ impl HostFunctions {
 
     /// Registers `f` as the extern `name` (a later registration of the
     /// same name replaces it). Cast a function item to its pointer type:
-    /// `host.func("bump", bump as extern "C" fn(f64) -> f64)`.
+    ///
+    /// ```
+    /// extern "C" fn clamp01(x: f64) -> f64 {
+    ///     x.clamp(0.0, 1.0)
+    /// }
+    /// let mut host = adc::HostFunctions::new();
+    /// host.func("clamp01", clamp01 as extern "C" fn(f64) -> f64);
+    /// let src = "extern double clamp01(double x); double f(double x) { return clamp01(x) * 2.0; }";
+    /// let jit = adc::compile_jit_with_host("f.ad", src, &[], &host).expect("compiles");
+    /// let f: adc::TypedFunc<(f64,), f64> = jit.typed("f").expect("signature");
+    /// assert_eq!(f.call((3.0,)), Ok(2.0));
+    /// ```
     pub fn func<F: HostFn>(&mut self, name: &str, f: F) -> &mut HostFunctions {
         self.insert(Entry {
             name: name.into(),

@@ -25,7 +25,8 @@ pub use adc_codegen::{
     Arg, ArgValue, Args, ArrayValue, CallError, JitFunction, JitModule, ParamKind, Ret, Rets,
     TypedFunc,
 };
-pub use adc_ir::{Activity, AdMode, Constant};
+pub use adc_frontend::{Diagnostic, Severity};
+pub use adc_ir::{Activity, AdMode, Constant, ScalarType, Span, Type};
 pub use driver::{compile_jit, Failure, Stage};
 pub use host::{HostFn, HostFunctions};
 pub use request::{compile_jit_with, compile_jit_with_host, Derivative};

@@ -48,6 +48,14 @@ impl Derivative {
     /// The reverse derivative of `of` with default activities and an
     /// `Active` result: `name` returns the result and the adjoints of
     /// scalar parameters, and adds array adjoints to their shadows.
+    ///
+    /// ```
+    /// let src = "double f(double x, double y) { return x * y; }";
+    /// let jit = adc::compile_jit_with("f.ad", src, &[adc::Derivative::gradient("f", "df")])
+    ///     .expect("compiles");
+    /// let df: adc::TypedFunc<(f64, f64, f64), (f64, f64, f64)> = jit.typed("df").expect("signature");
+    /// assert_eq!(df.call((2.0, 5.0, 1.0)), Ok((10.0, 5.0, 2.0)));
+    /// ```
     pub fn gradient(of: &str, name: &str) -> Derivative {
         Derivative {
             of: of.into(),
