@@ -106,11 +106,14 @@ fn drive(
             // hangs is reported by this watchdog, which ends the process
             // (the campaign script restarts after the in-flight seeds).
             let (inflight, done) = (&inflight, &done);
+            // Seconds before an in-flight program counts as hung (raise
+            // it on a loaded machine: a starved process is not a hang).
+            let hang_secs = env_u64("ADC_DIFFTEST_HANG_SECS", 60);
             sc.spawn(move || {
                 while !done.load(Ordering::Relaxed) {
                     std::thread::sleep(std::time::Duration::from_millis(500));
                     for (seed, t0) in inflight.lock().unwrap().iter().flatten() {
-                        if t0.elapsed().as_secs() > 60 {
+                        if t0.elapsed().as_secs() > hang_secs {
                             let _ = std::fs::write(
                                 format!("{dir}/hang-{seed}.txt"),
                                 oracle::module(&gen::generate(*seed), oracle::second_order(*seed)),

@@ -16,6 +16,8 @@ binary, start, count, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), fl
 out = sys.argv[5] if len(sys.argv) > 5 else "/work/difftest-findings"
 os.makedirs(out, exist_ok=True)
 end, deadline = start + count, time.time() + secs
+# Seconds before a program counts as hung (also read by the test binary).
+hang_secs = int(os.environ.get("ADC_DIFFTEST_HANG_SECS", "60"))
 skip, crashes = [], []
 deaths = {}  # seed -> times it was in flight when the process died
 s = start
@@ -56,11 +58,11 @@ while s < end and time.time() < deadline:
         env1 = dict(os.environ, ADC_DIFFTEST_SEED=str(n), ADC_DIFFTEST_TRACE="1")
         try:
             r = subprocess.run([binary, "--ignored", "--exact", "show_seed", "--nocapture"], env=env1,
-                               timeout=60, capture_output=True, text=True)
+                               timeout=hang_secs, capture_output=True, text=True)
             what = None if r.returncode == 0 else f"crash (exit {r.returncode})"
             trace = r.stderr
         except subprocess.TimeoutExpired as e:
-            what = "hang (over 60 s)"
+            what = f"hang (over {hang_secs} s)"
             trace = (e.stderr or b"").decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
         deaths[n] = deaths.get(n, 0) + 1
         if what is None and deaths[n] >= 2:

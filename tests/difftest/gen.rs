@@ -818,6 +818,7 @@ pub fn generate(seed: u64) -> Program {
             }
         }
     }
+    extras(seed, &g.helpers, &mut funcs, &mut body);
     let e = g.dexpr(3);
     let e2 = g.dexpr(2);
     body.push(line(format!("return {} + 0.5 * {e2};", g.squash(e))));
@@ -828,4 +829,67 @@ pub fn generate(seed: u64) -> Program {
         body,
     });
     Program { funcs, alen }
+}
+
+/// Custom derivatives: (body of `c(u)`, its derivative in `u`).
+const CUSTOM: &[(&str, &str)] = &[
+    ("sin(u) * u", "cos(u) * u + sin(u)"),
+    ("exp(0.3 * u)", "0.3 * exp(0.3 * u)"),
+    ("0.1 * u * u * u", "0.3 * u * u"),
+    ("atan(u)", "1.0 / (1.0 + u * u)"),
+];
+
+/// Features drawn from a second generator of the seed, so that what the
+/// first one draws (and the programs of recorded seeds) stays the same:
+/// a helper with hand-written custom derivatives (`[reverse_derivative]`,
+/// `[forward_derivative]`), a generated derivative called from `f` (so
+/// `f`'s derivatives are derivatives of a derivative), and a helper called
+/// on constants (no tangent flows into the call). Each statement is one
+/// line of `f`'s body, before its return.
+fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body: &mut Vec<Stmt>) {
+    let mut r = Rng::new(seed ^ 0x00C0_FFEE_D00D);
+    let target = |r: &mut Rng| ["x", "y"][r.below(2)];
+    if r.chance(0.35) {
+        let (c, dc) = CUSTOM[r.below(CUSTOM.len())];
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "double cd_rev(double u, double seed)".into(),
+            body: vec![line(format!("return seed * ({dc});"))],
+        });
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "double cd_fwd(double u, double d_u)".into(),
+            body: vec![line(format!("return d_u * ({dc});"))],
+        });
+        funcs.push(Func {
+            attrs: "[reverse_derivative(cd_rev)]\n[forward_derivative(cd_fwd)]\n".into(),
+            sig: "double cd(double u)".into(),
+            body: vec![line(format!("return {c};"))],
+        });
+        let t = target(&mut r);
+        body.push(line(format!(
+            "{t} = tanh({t} + 0.3 * cd(x * 0.5 + y * 0.25));"
+        )));
+    }
+    if r.chance(0.3) {
+        funcs.push(Func {
+            attrs: "[autodiff_reverse(nd, Active, Active, ActiveOnly)]\n".into(),
+            sig: "double ng(double u, double w)".into(),
+            body: vec![line("return sin(u * w) + 0.5 * u * exp(0.2 * w);".into())],
+        });
+        let t = target(&mut r);
+        body.push(line(format!(
+            "{{ auto [p, q] = nd(x, tanh(y), 1.0); {t} = tanh({t} + 0.3 * p - 0.2 * q); }}"
+        )));
+    }
+    if r.chance(0.3) {
+        if let Some(h) = helpers.iter().find(|h| matches!(h.kind, Kind::Scalar)) {
+            let t = target(&mut r);
+            let (a, b) = (r.range(-1.0, 1.0), r.range(-1.0, 1.0));
+            body.push(line(format!(
+                "{t} = tanh({t} + 0.2 * {}({a:.3}, {b:.3}));",
+                h.name
+            )));
+        }
+    }
 }
