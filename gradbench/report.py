@@ -18,7 +18,7 @@ import json, math, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ADC_TOOL = os.path.join(HERE, "..", "target", "release", "adc-gradbench")
-EVALS = ["lse", "llsq", "det", "gmm", "ode", "kmeans", "ba"]
+EVALS = ["lse", "llsq", "det", "gmm", "ode", "kmeans", "ba", "ht"]
 
 
 def run(checkout, ev, tool, extra, log):

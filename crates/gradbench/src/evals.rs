@@ -18,6 +18,7 @@ pub fn source(module: &str) -> Option<&'static str> {
         "kmeans" => include_str!("../../../gradbench/evals/kmeans.ad"),
         "lstm" => include_str!("../../../gradbench/evals/lstm.ad"),
         "ba" => include_str!("../../../gradbench/evals/ba.ad"),
+        "ht" => include_str!("../../../gradbench/evals/ht.ad"),
         _ => return None,
     })
 }
@@ -313,6 +314,7 @@ pub fn call(module: &str, function: &str, input: &Json) -> Result<Call, String> 
             args: ba_args(input, true)?,
             output: ba_jacobian,
         },
+        ("ht", _) => return crate::ht::call(function, input),
         ("gmm", "objective") => Call {
             function: "gmm_objective",
             args: gmm_args(input, false)?,

@@ -6,6 +6,7 @@
 //! `evaluate` timing per run). See README.md, "GradBench".
 
 mod evals;
+mod ht;
 
 use adc::JitModule;
 use serde_json::{json, Value as Json};
