@@ -76,16 +76,33 @@ pub fn derivative_of(
             ));
         }
     }
-    let name = internal_name(&c.name, mode);
-    if let Some(id) = module.find(&name) {
-        return Ok(id);
-    }
     let spec = default_spec(c, mode);
-    let (params, returns) = spec_signature(c, &spec);
+    Ok(declare(
+        module,
+        callee,
+        internal_name(&c.name, mode),
+        spec,
+        span,
+    ))
+}
+
+/// The derivative `name` of `callee` with `spec`: found, or declared (no
+/// body until `linearize` makes one).
+fn declare(
+    module: &mut Module,
+    callee: FuncId,
+    name: String,
+    spec: adc_ir::DerivSpec,
+    span: Span,
+) -> FuncId {
+    if let Some(id) = module.find(&name) {
+        return id;
+    }
+    let (params, returns) = spec_signature(module.func(callee), &spec);
     let mut f = Function::new(name, params, returns, Linkage::Export);
     f.deriv = Some(spec);
     f.deriv_span = span;
-    Ok(module.push(f))
+    module.push(f)
 }
 
 /// The forward derivative of `callee` with the given parameter
@@ -110,15 +127,8 @@ pub fn forward_derivative_with(
         .map(|a| if a.is_active() { 'd' } else { 'c' })
         .collect();
     let name = format!("__adc_fwd{mask}_{}", c.name);
-    if let Some(id) = module.find(&name) {
-        return Ok(id);
-    }
     spec.params = params;
-    let (params, returns) = spec_signature(c, &spec);
-    let mut f = Function::new(name, params, returns, Linkage::Export);
-    f.deriv = Some(spec);
-    f.deriv_span = span;
-    Ok(module.push(f))
+    Ok(declare(module, callee, name, spec, span))
 }
 
 /// The IR function `@__adc_digamma(f64) -> f64` (the derivative of

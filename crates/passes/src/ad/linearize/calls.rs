@@ -6,7 +6,7 @@ use crate::ad::{derivative_of, forward_derivative_with, AdError};
 use adc_ir::{Activity, AdMode, FuncId, InstData, ParamMode, Tag, Type, Value};
 
 /// Whether calls of `c` from a derivative in `mode` get a derivative
-/// specialised on their arguments' activities (see `call_activities`).
+/// specialised on their arguments' activities (see `call`).
 pub(super) fn specialisable(mode: AdMode, c: &adc_ir::Function) -> bool {
     mode == AdMode::Forward && c.custom_forward.is_none() && !c.is_import()
 }
@@ -37,18 +37,29 @@ impl Linearizer<'_> {
             let vals = s.emit(call, &c.returns, Tag::Primal);
             set_results(s, &vals);
         };
-        let acts = self.call_activities(&c, args);
+        let inactive: Vec<bool> = args
+            .iter()
+            .zip(&c.params)
+            .map(|(&a, p)| self.inactive_arg(a, p))
+            .collect();
+        // Forward mode specialises the callee's derivative: `Const` where
+        // no tangent flows in (not for custom derivatives and externs;
+        // reverse mode's `unzip` and `transpose` pair `__adc_jvp_g` with
+        // `__adc_vjp_g`).
+        let acts: Option<Vec<Activity>> = specialisable(self.mode, &c).then(|| {
+            inactive
+                .iter()
+                .map(|&i| if i { Activity::Const } else { Activity::Dual })
+                .collect()
+        });
         // No tangent flows in, in either mode: the results' tangents are
         // zero and the call stays the primal call, which needs no
         // derivative of the callee (an extern without a custom derivative
         // called on constants is fine). (Not for a callee that is itself
         // an internal forward derivative: later passes take every call of
         // one for a derivative call.)
-        let all_const = args
-            .iter()
-            .zip(&c.params)
-            .all(|(&a, p)| self.inactive_arg(a, p))
-            && crate::ad::jvp_source(self.module, callee).is_none();
+        let all_const =
+            inactive.iter().all(|&i| i) && crate::ad::jvp_source(self.module, callee).is_none();
         if (!diff_args && !float_rets) || all_const {
             primal_call(self, pargs);
             for r in results {
@@ -163,29 +174,6 @@ impl Linearizer<'_> {
             _ => false,
         };
         !adc_ir::ad::is_differentiable(ty) || (zero && read_only)
-    }
-
-    /// In forward mode, the activities to specialise a call's derivative
-    /// on: `Const` for an inactive argument (`inactive_arg`), `Dual` for
-    /// the others. `None` where the call keeps the default derivative:
-    /// reverse mode (whose `unzip` and `transpose` pair `__adc_jvp_g` with
-    /// `__adc_vjp_g`), custom derivatives and externs.
-    fn call_activities(&self, c: &adc_ir::Function, args: &[Value]) -> Option<Vec<Activity>> {
-        if !specialisable(self.mode, c) {
-            return None;
-        }
-        Some(
-            args.iter()
-                .zip(&c.params)
-                .map(|(&a, p)| {
-                    if self.inactive_arg(a, p) {
-                        Activity::Const
-                    } else {
-                        Activity::Dual
-                    }
-                })
-                .collect(),
-        )
     }
 
     pub(super) fn ret(&mut self, args: &[Value]) -> Result<(), AdError> {
