@@ -233,6 +233,28 @@ fn fixed_seeds() {
     );
 }
 
+/// The interpreter oracle takes every stage's IR from one pipeline run
+/// (`driver::stage_snapshots`); each must be what stopping there gives.
+#[test]
+fn stage_snapshots_match_stopping_at_each_stage() {
+    for seed in 0..12u64 {
+        let src = oracle::module(&gen::generate(seed), oracle::second_order(seed));
+        let lowered =
+            adc::driver::frontend("difftest.ad", &src, false).expect("generated programs compile");
+        let snapshots = adc::driver::stage_snapshots(lowered.clone()).expect("stages run");
+        assert_eq!(snapshots.len(), 7);
+        for (stage, m) in snapshots {
+            let mut stopped = lowered.clone();
+            adc::driver::run_stages(&mut stopped, stage).expect("stages run");
+            assert_eq!(
+                m.to_string(),
+                stopped.to_string(),
+                "seed {seed}, after {stage:?}"
+            );
+        }
+    }
+}
+
 fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })

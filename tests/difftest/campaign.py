@@ -9,6 +9,8 @@ process dies, the seeds that were in flight are rerun one by one
 (`show_seed`), those that crash or hang are written to OUT_DIR as
 crash-seed<N>.ad / hang-seed<N>.ad and skipped, and the campaign resumes.
 At the end, prints the counts over all results-*.tsv logs of this range.
+Rerun with the same arguments to resume an interrupted campaign: it starts
+at the first seed of the range with no result in OUT_DIR.
 """
 import glob, os, subprocess, sys, time, collections
 
@@ -20,7 +22,6 @@ end, deadline = start + count, time.time() + secs
 hang_secs = int(os.environ.get("ADC_DIFFTEST_HANG_SECS", "60"))
 skip, crashes = [], []
 deaths = {}  # seed -> times it was in flight when the process died
-s = start
 
 
 def done_seeds():
@@ -33,6 +34,12 @@ def done_seeds():
     return seen
 
 
+already = done_seeds()
+s = start
+while s < end and s in already:
+    s += 1
+if s > start:
+    print(f"resuming at seed {s}", file=sys.stderr)
 while s < end and time.time() < deadline:
     for f in glob.glob(f"{out}/inflight-{s}-*.txt"):
         os.remove(f)

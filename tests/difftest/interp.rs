@@ -47,16 +47,6 @@ pub struct SecondValues {
     pub h_rr: (f64, f64, f64),
 }
 
-const STAGES: &[Stage] = &[
-    Stage::Lower,
-    Stage::Linearize,
-    Stage::Propagate,
-    Stage::LowerPairs,
-    Stage::Unzip,
-    Stage::Transpose,
-    Stage::Opt,
-];
-
 /// Instructions an interpreted call may execute; a program that needs
 /// more is not compared (counted as skipped by the caller).
 const FUEL: u64 = 1 << 24;
@@ -108,17 +98,13 @@ fn expect(stage: Stage, what: &str, got: f64, want: f64) -> Result<(), Fail> {
 /// Runs the oracle; returns whether every call was compared (false when
 /// one ran out of fuel).
 pub fn check(src: &str, jit: &JitValues) -> Result<bool, Fail> {
+    let m = adc::driver::frontend("difftest.ad", src, false)
+        .map_err(|e| Fail("interp_stage".into(), e.rendered))?;
+    let snapshots = adc::driver::stage_snapshots(m)
+        .map_err(|e| Fail("interp_stage".into(), format!("stages: {}", e.message)))?;
     let mut complete = true;
-    for &stage in STAGES {
-        let mut m = adc::driver::frontend("difftest.ad", src, false)
-            .map_err(|e| Fail("interp_stage".into(), e.rendered))?;
-        adc::driver::run_stages(&mut m, stage).map_err(|e| {
-            Fail(
-                "interp_stage".into(),
-                format!("stages up to {stage:?}: {}", e.message),
-            )
-        })?;
-        complete &= check_stage(&m, stage, jit)?;
+    for (stage, m) in &snapshots {
+        complete &= check_stage(m, *stage, jit)?;
     }
     Ok(complete)
 }

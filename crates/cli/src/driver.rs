@@ -135,6 +135,42 @@ fn run_stages_here(module: &mut Module, stage: Stage) -> Result<(), adc_passes::
     Ok(())
 }
 
+/// The module after every stage from `lower` to `opt`, from one run of the
+/// pipeline: entry `k` equals what `run_stages` up to that stage leaves
+/// (for the differential tester, which interprets every stage).
+pub fn stage_snapshots(module: Module) -> Result<Vec<(Stage, Module)>, adc_passes::ad::AdError> {
+    adc_frontend::with_deep_stack(move || {
+        use adc_passes::ad::AdStage;
+        let mut module = module;
+        let mut out = vec![(Stage::Lower, module.clone())];
+        let mut seen = Vec::new();
+        adc_passes::ad::differentiate_observed(&mut module, AdStage::Transpose, &mut |s, m| {
+            seen.push((s, m.clone()))
+        })?;
+        let ad_stages = [
+            (AdStage::Linearize, Stage::Linearize),
+            (AdStage::Propagate, Stage::Propagate),
+            (AdStage::LowerPairs, Stage::LowerPairs),
+            (AdStage::Unzip, Stage::Unzip),
+            (AdStage::Transpose, Stage::Transpose),
+        ];
+        for (ad, stage) in ad_stages {
+            // A module that asks for no derivative is the same at every
+            // derivative stage.
+            let m = match seen.iter().position(|(s, _)| *s == ad) {
+                Some(k) => seen.swap_remove(k).1,
+                None => module.clone(),
+            };
+            verify_in_debug(&m, stage)?;
+            out.push((stage, m));
+        }
+        adc_passes::optimize(&mut module);
+        verify_in_debug(&module, Stage::Opt)?;
+        out.push((Stage::Opt, module));
+        Ok(out)
+    })
+}
+
 /// Debug builds (every test) check the IR after each stage.
 fn verify_in_debug(module: &Module, stage: Stage) -> Result<(), adc_passes::ad::AdError> {
     if cfg!(debug_assertions) {

@@ -208,6 +208,18 @@ pub enum AdStage {
 /// in a later round. The last round stops after `stop`, so `adc ir --after
 /// unzip` shows the unzipped form of the last requests.
 pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> {
+    differentiate_observed(module, stop, &mut |_, _| {})
+}
+
+/// `differentiate`, calling `observe` after each pass of the last round
+/// with the module as `differentiate` stopped there would leave it (one
+/// run yields every stage's IR, as the differential tester's interpreter
+/// oracle needs). Not called at all when the module asks for nothing.
+pub fn differentiate_observed(
+    module: &mut Module,
+    stop: AdStage,
+    observe: &mut dyn FnMut(AdStage, &Module),
+) -> Result<(), AdError> {
     let split = crate::ad::split::enabled(module);
     loop {
         let waiting = pending(module);
@@ -227,20 +239,27 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
             ));
         }
         let last = pending(module).is_empty();
-        let stop_here = |s: AdStage| last && stop < s;
-        if stop_here(AdStage::Propagate) {
+        // After `done`'s pass of the last round: show it, and say whether
+        // to stop.
+        let mut reached = |done: AdStage, module: &Module| {
+            if last {
+                observe(done, module);
+            }
+            last && stop <= done
+        };
+        if reached(AdStage::Linearize, module) {
             return Ok(());
         }
         for &id in &generated {
             crate::ad::propagate::run(module, id)?;
         }
-        if stop_here(AdStage::LowerPairs) {
+        if reached(AdStage::Propagate, module) {
             return Ok(());
         }
         for &id in &generated {
             crate::ad::pairs::run(module.func_mut(id))?;
         }
-        if stop_here(AdStage::Unzip) {
+        if reached(AdStage::LowerPairs, module) {
             return Ok(());
         }
         let reverse: Vec<FuncId> = generated
@@ -257,12 +276,13 @@ pub fn differentiate(module: &mut Module, stop: AdStage) -> Result<(), AdError> 
         for &id in &reverse {
             crate::ad::unzip::run(module, id, split)?;
         }
-        if stop_here(AdStage::Transpose) {
+        if reached(AdStage::Unzip, module) {
             return Ok(());
         }
         for &id in &reverse {
             crate::ad::transpose::run(module, id, split)?;
         }
+        reached(AdStage::Transpose, module);
     }
 }
 
