@@ -844,8 +844,9 @@ const CUSTOM: &[(&str, &str)] = &[
 /// a helper with hand-written custom derivatives (`[reverse_derivative]`,
 /// `[forward_derivative]`), a generated derivative called from `f` (so
 /// `f`'s derivatives are derivatives of a derivative), and a helper called
-/// on constants (no tangent flows into the call). Each statement is one
-/// line of `f`'s body, before its return.
+/// on constants (no tangent flows into the call), a function with an
+/// `inout` scalar (checkpointed or not) called in a loop. Each statement
+/// is one line of `f`'s body, before its return.
 fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body: &mut Vec<Stmt>) {
     let mut r = Rng::new(seed ^ 0x00C0_FFEE_D00D);
     let target = |r: &mut Rng| ["x", "y"][r.below(2)];
@@ -891,5 +892,24 @@ fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body: &mut Vec<S
                 h.name
             )));
         }
+    }
+    if r.chance(0.3) {
+        // An `inout` scalar, updated in a counted loop, from a loop of
+        // `f`; checkpointed or not (the caller's shadow of the scalar is a
+        // stack slot the reverse sweep reads before any write).
+        let ck = if r.chance(0.5) { "[checkpoint]\n" } else { "" };
+        let (c, d) = (r.range(0.2, 0.9), r.range(-0.5, 0.5));
+        funcs.push(Func {
+            attrs: ck.into(),
+            sig: "void acc(inout double s, double u, int n)".into(),
+            body: vec![line(format!(
+                "for (int i = 0; i < n; i++) s = tanh(s * u * {c:.3} + {d:.3});"
+            ))],
+        });
+        let t = target(&mut r);
+        let trips = 1 + r.below(3);
+        body.push(line(format!(
+            "for (int k = 0; k < {trips}; k++) acc({t}, 0.5 * x + 0.25 * y + 0.1 * k, k + 1);"
+        )));
     }
 }

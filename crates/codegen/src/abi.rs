@@ -10,8 +10,8 @@
 //!   8-byte slots (an array takes two: pointer, length).
 
 use crate::translate::{
-    clif_types, declare_import, scalar_clif, uses_return_area, zeroed_ctx, zeroed_slot16, PTR,
-    TRUSTED,
+    abi_param, clif_types, declare_import, scalar_clif, uses_return_area, zeroed_ctx,
+    zeroed_slot16, PTR, TRUSTED,
 };
 use crate::{CodegenError, Symbols};
 use adc_ir::ScalarType;
@@ -74,12 +74,12 @@ pub(crate) fn c_signature<M: Module>(m: &M, func: &adc_ir::Function) -> clif::Si
     } else {
         for r in &func.returns {
             sig.returns
-                .extend(clif_types(*r).into_iter().map(AbiParam::new));
+                .extend(clif_types(*r).into_iter().map(abi_param));
         }
     }
     for p in &func.params {
         sig.params
-            .extend(clif_types(p.ty).into_iter().map(AbiParam::new));
+            .extend(clif_types(p.ty).into_iter().map(abi_param));
     }
     sig
 }

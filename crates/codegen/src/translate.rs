@@ -49,6 +49,18 @@ pub(crate) fn uses_return_area(func: &adc_ir::Function) -> bool {
     func.returns.len() > 1
 }
 
+/// A parameter or result of a signature. `bool` (`I8`) is zero-extended
+/// to 32 bits, as C compilers and `rustc` pass and expect it (the SysV
+/// ABI leaves the upper bits unspecified, but callees built by them read
+/// the whole register): a host function or C caller then sees 0 or 1.
+pub(crate) fn abi_param(t: clif::Type) -> AbiParam {
+    if t == types::I8 {
+        AbiParam::new(t).uext()
+    } else {
+        AbiParam::new(t)
+    }
+}
+
 pub(crate) fn impl_signature<M: Module>(
     m: &M,
     func: &adc_ir::Function,
@@ -63,12 +75,12 @@ pub(crate) fn impl_signature<M: Module>(
     }
     for p in &func.params {
         sig.params
-            .extend(clif_types(p.ty).into_iter().map(AbiParam::new));
+            .extend(clif_types(p.ty).into_iter().map(abi_param));
     }
     if !(with_ctx && uses_return_area(func)) {
         for r in &func.returns {
             sig.returns
-                .extend(clif_types(*r).into_iter().map(AbiParam::new));
+                .extend(clif_types(*r).into_iter().map(abi_param));
         }
     }
     sig
@@ -533,7 +545,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                     8,
                     3,
                 ));
-                vec![self.b.ins().stack_addr(PTR, slot, 0)]
+                // A slot holds zero when its instruction executes (as in
+                // the interpreter): derivative code relies on it, a shadow
+                // slot being its own adjoint store.
+                let zero = self.b.ins().iconst(types::I64, 0);
+                let addr = self.b.ins().stack_addr(PTR, slot, 0);
+                self.b.ins().store(TRUSTED, zero, addr, 0);
+                vec![addr]
             }
             InstData::ArrayNew { .. }
                 if self

@@ -239,7 +239,9 @@ pub enum InstData {
         ptr: Value,
         value: Value,
     },
-    /// A reference to a fresh stack slot of the function's frame.
+    /// A reference to a stack slot of the function's frame, which holds
+    /// zero each time the instruction executes (the same slot every time:
+    /// a reference taken in an earlier iteration sees the new zero).
     Slot,
     Print {
         args: Vec<Value>,
