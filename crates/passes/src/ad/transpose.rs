@@ -9,9 +9,13 @@
 //! instructions backwards with adjoints accumulated, and goes back along
 //! the edge the primal part took (the popped edge index). A counted loop's
 //! counter (the `i64` parameter of its header's differential twin) lives in
-//! a slot: its exit block's first tape value sets it, its header goes back
-//! to the preheader when it equals the start constant and otherwise steps
-//! it back and goes to the latch. Adjoints of values used only in their
+//! a slot: at its exit block it is set from the loop's start and the bound
+//! its header compares it with, when that bound is a constant or a value
+//! of the primal part (`control.rs`, `counter_from_bound`; the taped
+//! counter then goes unused and off the tape), else from the exit's first
+//! tape value; its header goes back to the preheader when it equals the
+//! start (a constant, a primal-part value, or the exit's second tape
+//! value) and otherwise steps it back and goes to the latch. Adjoints of values used only in their
 //! own block are SSA values: what its terminator passed along the edge
 //! taken comes back as a parameter of its reverse block, from that edge's
 //! block (`transpose/edges.rs`). Those that cross blocks (values used in
@@ -89,6 +93,7 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
         tape_pairs: Vec::new(),
         replayed: Vec::new(),
         counted: Vec::new(),
+        diff_defined: BTreeSet::new(),
         turn: None,
         wants_turn: split_of.is_some(),
     };
@@ -134,6 +139,9 @@ struct Transposer<'a> {
     /// Counted loops of the differential part (`crate::loops`): their
     /// counter lives in its slot during the reverse sweep.
     counted: Vec<CountedLoop>,
+    /// Values defined in differential blocks (the others, of the primal
+    /// part, are defined once per call and seen by every reverse block).
+    diff_defined: BTreeSet<Value>,
     /// Where the forward sweep turns into the reverse sweep, when
     /// `wants_turn` (split mode cuts the function there).
     turn: Option<crate::ad::split::Turn>,
@@ -300,14 +308,18 @@ impl Transposer<'_> {
                 });
             }
         }
+        self.diff_defined = def_block.keys().copied().collect();
         // Counted loops' counters live in slots during the reverse sweep.
         self.counted = counted_loops(u, &dset);
         for k in 0..self.counted.len() {
             crossing.insert(self.counter(k));
-            // A counter that entered with a value: that value, from the
-            // exit's tape (`unzip`), in a slot of its own.
+            // A counter that entered with a value of the differential
+            // part: that value, from the exit's tape (`unzip`), in a slot
+            // of its own.
             if let crate::loops::LoopInit::Value(v) = self.counted[k].init {
-                crossing.insert(v);
+                if self.diff_defined.contains(&v) {
+                    crossing.insert(v);
+                }
             }
         }
         let mut slot_insts = Vec::new();
@@ -404,19 +416,36 @@ impl Transposer<'_> {
             }
             if let Some(k) = self.counted.iter().position(|l| l.exit == b) {
                 // Entering the loop backwards: its counter as the primal
-                // part left it (the exit's first tape value).
-                let value = self.first_tape_value(b).ok_or_else(|| {
-                    AdError::new("internal error: no counter at a loop exit", u.deriv_span)
-                })?;
+                // part left it, computed from its start and bound when it
+                // can be (`counter_from_bound`), else the exit's first tape
+                // value.
+                let init = match self.counted[k].init {
+                    // A start the primal part defines (once per call) is
+                    // seen here as it is; its tape copy goes unused.
+                    crate::loops::LoopInit::Value(v) if !self.diff_defined.contains(&v) => v,
+                    crate::loops::LoopInit::Value(v) => {
+                        let value = self.nth_tape_value(b, 1).ok_or_else(|| {
+                            AdError::new("internal error: no loop start at its exit", u.deriv_span)
+                        })?;
+                        let ptr = self.slots[&v];
+                        self.emit(InstData::RefStore { ptr, value }, &[]);
+                        value
+                    }
+                    crate::loops::LoopInit::Const(c) => self.emit1(
+                        InstData::Const {
+                            value: Constant::I64(c),
+                        },
+                        Type::I64,
+                    ),
+                };
+                let value = match self.counter_from_bound(k, init) {
+                    Some(v) => v,
+                    None => self.first_tape_value(b).ok_or_else(|| {
+                        AdError::new("internal error: no counter at a loop exit", u.deriv_span)
+                    })?,
+                };
                 let ptr = self.counter_slot(k);
                 self.emit(InstData::RefStore { ptr, value }, &[]);
-                if let crate::loops::LoopInit::Value(v) = self.counted[k].init {
-                    let value = self.nth_tape_value(b, 1).ok_or_else(|| {
-                        AdError::new("internal error: no loop start at its exit", u.deriv_span)
-                    })?;
-                    let ptr = self.slots[&v];
-                    self.emit(InstData::RefStore { ptr, value }, &[]);
-                }
             }
             if b == dentry {
                 self.emit(

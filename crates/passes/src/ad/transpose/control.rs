@@ -5,7 +5,7 @@
 use super::Transposer;
 use crate::loops::LoopInit;
 use crate::util::Edge;
-use adc_ir::{BinaryOp, Block, BlockCall, CmpCond, Constant, Inst, InstData, Type, Value};
+use adc_ir::{BinaryOp, Block, BlockCall, CmpCond, Constant, Inst, InstData, Type, UnaryOp, Value};
 use std::collections::BTreeSet;
 
 impl Transposer<'_> {
@@ -103,6 +103,8 @@ impl Transposer<'_> {
                 },
                 Type::I64,
             ),
+            // Of the primal part: seen everywhere.
+            LoopInit::Value(v) if !self.diff_defined.contains(&v) => v,
             // Set when the sweep entered the loop backwards, at its exit.
             LoopInit::Value(v) => self.emit1(
                 InstData::RefLoad {
@@ -146,4 +148,136 @@ impl Transposer<'_> {
         self.emit(InstData::RefStore { ptr, value: prev }, &[]);
         self.cur = cur;
     }
+
+    /// Counted loop `k`'s counter as the primal part left it, computed
+    /// from where it started (`init`: a constant, or the exit's second
+    /// tape value) and the bound its header compares it with, when the
+    /// reverse sweep can see that bound: a constant, or a value of the
+    /// primal part (defined once per call, so the same at every visit of
+    /// the header). `for (j = s; j < n; j += c)` leaves `j` at
+    /// `s + c * ceil(max(0, n - s) / c)`, `j != n` at `n`. Then the
+    /// counter the exit tapes goes unused, and `drop_unused_tape_values`
+    /// takes it off the tape. `None`: any other exit test, left to the
+    /// tape.
+    pub(super) fn counter_from_bound(&mut self, k: usize, init: Value) -> Option<Value> {
+        let u = self.u;
+        let (header, exit, step) = {
+            let lp = &self.counted[k];
+            (lp.header, lp.exit, lp.step)
+        };
+        let counter = self.counter(k);
+        let term = *u.dfg.block(header).insts.last()?;
+        let InstData::Branch {
+            cond, then_dest, ..
+        } = u.dfg.inst(term)
+        else {
+            return None;
+        };
+        let (cond, stays_if) = match crate::util::def_data(u, *cond) {
+            Some(InstData::Unary {
+                op: UnaryOp::Not,
+                arg,
+            }) => (*arg, then_dest.block == exit),
+            _ => (*cond, then_dest.block != exit),
+        };
+        let Some(InstData::Cmp { cond: op, args }) = crate::util::def_data(u, cond) else {
+            return None;
+        };
+        // `counter OP bound` holds while the loop goes on.
+        let (mut op, bound) = if args[0] == counter {
+            (*op, args[1])
+        } else if args[1] == counter {
+            (flip(*op), args[0])
+        } else {
+            return None;
+        };
+        if !stays_if {
+            op = negate(op)?;
+        }
+        if u.dfg.value_type(bound) != Type::I64 {
+            return None;
+        }
+        let bound = match crate::util::int_const(u, bound) {
+            Some(c) => self.emit1(
+                InstData::Const {
+                    value: Constant::I64(c),
+                },
+                Type::I64,
+            ),
+            None if !self.diff_defined.contains(&bound) => bound,
+            None => return None,
+        };
+        let int = |t: &mut Self, c: i64| {
+            t.emit1(
+                InstData::Const {
+                    value: Constant::I64(c),
+                },
+                Type::I64,
+            )
+        };
+        // The first value that fails the test, counting from `init` by
+        // `step`; `limit` is the first value past the test's range.
+        let (limit, up) = match (op, step > 0) {
+            (CmpCond::Ne, _) => return Some(bound),
+            (CmpCond::Lt, true) => (bound, true),
+            (CmpCond::Le, true) => {
+                let one = int(self, 1);
+                (self.bin(BinaryOp::Add, bound, one), true)
+            }
+            (CmpCond::Gt, false) => (bound, false),
+            (CmpCond::Ge, false) => {
+                let one = int(self, 1);
+                (self.bin(BinaryOp::Sub, bound, one), false)
+            }
+            _ => return None,
+        };
+        let c = step.checked_abs()?;
+        if c == 1 {
+            let op = if up { BinaryOp::Max } else { BinaryOp::Min };
+            return Some(self.bin(op, init, limit));
+        }
+        // distance = max(0, |limit - init|) in the direction of travel;
+        // trips = ceil(distance / c).
+        let diff = if up {
+            self.bin(BinaryOp::Sub, limit, init)
+        } else {
+            self.bin(BinaryOp::Sub, init, limit)
+        };
+        let zero = int(self, 0);
+        let distance = self.bin(BinaryOp::Max, diff, zero);
+        let round = int(self, c - 1);
+        let padded = self.bin(BinaryOp::Add, distance, round);
+        let cv = int(self, c);
+        let trips = self.bin(BinaryOp::Div, padded, cv);
+        let moved = self.bin(BinaryOp::Mul, trips, cv);
+        Some(if up {
+            self.bin(BinaryOp::Add, init, moved)
+        } else {
+            self.bin(BinaryOp::Sub, init, moved)
+        })
+    }
+}
+
+/// `a OP b` as `b OP' a`.
+fn flip(op: CmpCond) -> CmpCond {
+    match op {
+        CmpCond::Lt => CmpCond::Gt,
+        CmpCond::Le => CmpCond::Ge,
+        CmpCond::Gt => CmpCond::Lt,
+        CmpCond::Ge => CmpCond::Le,
+        other => other,
+    }
+}
+
+/// `!(a OP b)` on integers; `None` for `!=` (a loop that goes on while its
+/// counter equals a bound runs at most once: not worth a rule).
+fn negate(op: CmpCond) -> Option<CmpCond> {
+    Some(match op {
+        CmpCond::Lt => CmpCond::Ge,
+        CmpCond::Le => CmpCond::Gt,
+        CmpCond::Gt => CmpCond::Le,
+        CmpCond::Ge => CmpCond::Lt,
+        CmpCond::Eq => CmpCond::Ne,
+        CmpCond::Ne => return None,
+    })
 }
