@@ -7,7 +7,7 @@
 //! Assumes: verified input. Guarantees: verified output; the entry block's
 //! parameters are untouched.
 
-use crate::util::{incoming_edges, substitute};
+use crate::util::{incoming_edges, substitute, Edge};
 use adc_ir::{Block, Function, Value};
 use std::collections::BTreeMap;
 
@@ -80,7 +80,7 @@ pub fn run(func: &mut Function) -> bool {
                 work.extend(users[k].iter().rev().copied().filter(|u| !removed[*u]));
             }
         }
-        let mut removals: Vec<(Block, usize)> = params
+        let removals: Vec<(Block, usize)> = params
             .iter()
             .zip(&removed)
             .filter(|(_, r)| **r)
@@ -91,33 +91,44 @@ pub fn run(func: &mut Function) -> bool {
         }
         changed_any = true;
         substitute(func, &map);
-        // Per block, all its removed parameters at once.
-        removals.sort();
-        let mut k = 0;
-        while k < removals.len() {
-            let b = removals[k].0;
-            let mut remove = vec![false; func.dfg.block_params(b).len()];
-            while k < removals.len() && removals[k].0 == b {
-                remove[removals[k].1] = true;
-                k += 1;
-            }
-            let mut sources: Vec<Block> = edges[&b].iter().map(|e| e.from).collect();
-            sources.dedup();
-            for from in sources {
-                let term = func
-                    .terminator(from)
-                    .expect("invariant: an edge's source ends in a terminator");
-                for call in func.dfg.inst_mut(term).successors_mut() {
-                    if call.block == b {
-                        let mut i = 0;
-                        call.args.retain(|_| {
-                            i += 1;
-                            !remove[i - 1]
-                        });
-                    }
+        remove_params(func, &edges, removals);
+    }
+}
+
+/// Removes the parameters `removals` ((block, index) pairs, any order)
+/// and the arguments every edge passes them; `edges` is
+/// `incoming_edges(func)`.
+pub(crate) fn remove_params(
+    func: &mut Function,
+    edges: &BTreeMap<Block, Vec<Edge>>,
+    mut removals: Vec<(Block, usize)>,
+) {
+    // Per block, all its removed parameters at once.
+    removals.sort();
+    let mut k = 0;
+    while k < removals.len() {
+        let b = removals[k].0;
+        let mut remove = vec![false; func.dfg.block_params(b).len()];
+        while k < removals.len() && removals[k].0 == b {
+            remove[removals[k].1] = true;
+            k += 1;
+        }
+        let mut sources: Vec<Block> = edges[&b].iter().map(|e| e.from).collect();
+        sources.dedup();
+        for from in sources {
+            let term = func
+                .terminator(from)
+                .expect("invariant: an edge's source ends in a terminator");
+            for call in func.dfg.inst_mut(term).successors_mut() {
+                if call.block == b {
+                    let mut i = 0;
+                    call.args.retain(|_| {
+                        i += 1;
+                        !remove[i - 1]
+                    });
                 }
             }
-            func.dfg.remove_block_params_where(b, &remove);
         }
+        func.dfg.remove_block_params_where(b, &remove);
     }
 }

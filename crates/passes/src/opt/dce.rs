@@ -1,11 +1,20 @@
-//! Dead-code elimination: removes unreachable blocks and instructions
-//! without side effects whose results are unused (to a fixed point).
+//! Dead-code elimination: removes unreachable blocks, block parameters
+//! nothing observable depends on, and instructions without side effects
+//! whose results are unused (to a fixed point).
 //!
-//! Assumes: verified input. Guarantees: verified output.
+//! A parameter is live when a side effect, a branch condition or a
+//! returned value depends on it, through instructions and edges. So values
+//! a loop carries only into themselves go, which use counts never find: a
+//! sum nobody reads after the loop, as derivative code has when the
+//! primal result or a tangent is not wanted (`ActiveOnly`, forward over
+//! reverse).
+//!
+//! Assumes: verified input. Guarantees: verified output; the entry
+//! block's parameters are untouched.
 
-use crate::util::use_counts;
+use crate::util::{incoming_edges, use_counts};
 use adc_ir::dom::dominators;
-use adc_ir::Function;
+use adc_ir::{Function, InstData, ValueDef};
 
 pub fn run(func: &mut Function) -> bool {
     let mut reachable = vec![false; func.dfg.num_blocks()];
@@ -15,6 +24,7 @@ pub fn run(func: &mut Function) -> bool {
     let before = func.layout.len();
     func.layout.retain(|b| reachable[b.index()]);
     let mut changed = func.layout.len() != before;
+    changed |= dead_params(func);
     loop {
         let counts = use_counts(func);
         let mut removed = false;
@@ -42,4 +52,68 @@ pub fn run(func: &mut Function) -> bool {
         }
         changed = true;
     }
+}
+
+/// Removes the parameters of non-entry blocks that nothing observable
+/// depends on; returns whether there were any.
+fn dead_params(func: &mut Function) -> bool {
+    let Some(&entry) = func.layout.first() else {
+        return false;
+    };
+    let edges = incoming_edges(func);
+    let mut live = vec![false; func.dfg.num_values()];
+    let mut work = Vec::new();
+    let mark = |v: adc_ir::Value, live: &mut Vec<bool>, work: &mut Vec<adc_ir::Value>| {
+        if !live[v.index()] {
+            live[v.index()] = true;
+            work.push(v);
+        }
+    };
+    // Roots: what side effects, branches and returns read (edge
+    // arguments are live only through the parameters they feed).
+    for &b in &func.layout {
+        for &inst in &func.dfg.block(b).insts {
+            match func.dfg.inst(inst) {
+                InstData::Jump { .. } => {}
+                InstData::Branch { cond, .. } => mark(*cond, &mut live, &mut work),
+                data if data.is_terminator() || !crate::util::is_removable(func, inst) => {
+                    data.for_each_arg(|a| mark(a, &mut live, &mut work))
+                }
+                _ => {}
+            }
+        }
+    }
+    while let Some(v) = work.pop() {
+        match func.dfg.value_def(v) {
+            ValueDef::Result(inst, _) => func
+                .dfg
+                .inst(inst)
+                .for_each_arg(|a| mark(a, &mut live, &mut work)),
+            ValueDef::Param(b, i) if b != entry => {
+                for e in edges.get(&b).into_iter().flatten() {
+                    mark(e.args[i as usize], &mut live, &mut work);
+                }
+            }
+            _ => {}
+        }
+    }
+    let dead: Vec<(adc_ir::Block, usize)> = func
+        .layout
+        .iter()
+        .skip(1)
+        .flat_map(|&b| {
+            func.dfg
+                .block_params(b)
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !live[p.index()])
+                .map(move |(i, _)| (b, i))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if dead.is_empty() {
+        return false;
+    }
+    super::block_params::remove_params(func, &edges, dead);
+    true
 }
