@@ -845,7 +845,9 @@ const CUSTOM: &[(&str, &str)] = &[
 /// `[forward_derivative]`), a generated derivative called from `f` (so
 /// `f`'s derivatives are derivatives of a derivative), and a helper called
 /// on constants (no tangent flows into the call), a function with an
-/// `inout` scalar (checkpointed or not) called in a loop. Each statement
+/// `inout` scalar (checkpointed or not) called in a loop, `out` scalars
+/// and arrays, an `inout` argument that is a local array's element, and a
+/// `static` function. Each statement
 /// is one line of `f`'s body, before its return.
 fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body: &mut Vec<Stmt>) {
     let mut r = Rng::new(seed ^ 0x00C0_FFEE_D00D);
@@ -910,6 +912,39 @@ fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body: &mut Vec<S
         let trips = 1 + r.below(3);
         body.push(line(format!(
             "for (int k = 0; k < {trips}; k++) acc({t}, 0.5 * x + 0.25 * y + 0.1 * k, k + 1);"
+        )));
+    }
+    if r.chance(0.3) {
+        // `out` scalars and an `out` array, an `inout` scalar that is an
+        // element of a local array, and a `static` function.
+        let (c, d) = (r.range(0.3, 1.2), r.range(-0.5, 0.5));
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "static double sq(double u)".into(),
+            body: vec![line(format!("return {c:.3} * u * u + {d:.3};"))],
+        });
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "void sc(double u, out double s, out double c)".into(),
+            body: vec![line("s = sin(u) * 0.8; c = cos(sq(u) * 0.7);".into())],
+        });
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "void fill(out double[] t, double u)".into(),
+            body: vec![line(
+                "for (int i = 0; i < len(t); i++) t[i] = sin(u + 0.3 * i);".into(),
+            )],
+        });
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "void bump(inout double s, double u)".into(),
+            body: vec![line("s = s * u + 0.25;".into())],
+        });
+        let t = target(&mut r);
+        let k = r.below(4);
+        body.push(line(format!(
+            "{{ double s1; double c1; sc(x * 0.6 + y * 0.2, s1, c1); double loc[4]; \
+             fill(loc, s1 - c1); bump(loc[{k}], tanh(y)); {t} = tanh({t} + loc[{k}] * c1 + sq(loc[3 - {k}])); }}"
         )));
     }
 }
