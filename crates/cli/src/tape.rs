@@ -182,14 +182,26 @@ fn report(
     line_of: &dyn Fn(Span) -> Option<u32>,
 ) -> Report {
     let loops = natural_loops(f);
-    // A loop's line: the first defined span in its header (its condition).
+    let dom = DomTree::new(f);
+    // A loop's line: the first defined span in its header (its condition),
+    // or, when `opt`'s `rotate` moved the condition to the end of the
+    // iteration, the branch that goes back from a latch, if earlier.
     let line = |h: Block| -> u32 {
-        f.dfg
+        let head = f
+            .dfg
             .block(h)
             .insts
             .iter()
-            .find_map(|i| line_of(f.span(*i)))
-            .unwrap_or(0)
+            .find_map(|i| line_of(f.span(*i)));
+        let rotated = f
+            .layout
+            .iter()
+            .filter(|&&b| dom.dominates(h, b) && f.successors(b).contains(&h))
+            .filter_map(|&b| f.terminator(b))
+            .filter(|&t| matches!(f.dfg.inst(t), adc_ir::InstData::Branch { .. }))
+            .filter_map(|t| line_of(f.span(t)))
+            .min();
+        head.into_iter().chain(rotated).min().unwrap_or(0)
     };
     let mut entries = Vec::new();
     let mut per_loop: BTreeMap<usize, u32> = BTreeMap::new();

@@ -376,3 +376,25 @@ mod tests {
         assert_eq!(r.len(), map.len());
     }
 }
+
+/// Appends to `to` a copy of `inst` with its arguments renamed by `map`,
+/// same span and tag; `map` then also takes `inst`'s results to the
+/// copy's. The pattern of the passes that duplicate code (`unroll`,
+/// `version`, `rotate`).
+pub(crate) fn copy_inst(
+    func: &mut Function,
+    inst: adc_ir::Inst,
+    to: adc_ir::Block,
+    map: &mut BTreeMap<Value, Value>,
+) -> adc_ir::Inst {
+    let mut data = func.dfg.inst(inst).clone();
+    data.map_args(|a| *map.get(&a).unwrap_or(&a));
+    let types = result_types(func, inst);
+    let (span, tag) = (func.span(inst), func.tag(inst));
+    let new = func.append_inst(to, data, &types, span);
+    func.set_tag(new, tag);
+    let olds = func.dfg.inst_results(inst).to_vec();
+    let news = func.dfg.inst_results(new).to_vec();
+    map.extend(olds.into_iter().zip(news));
+    new
+}

@@ -12,6 +12,7 @@ pub mod licm;
 pub mod mem2reg;
 pub mod promote;
 pub mod rle;
+pub mod rotate;
 pub mod simplify_cfg;
 pub mod tape_forward;
 pub mod unroll;
@@ -45,6 +46,7 @@ pub const LATE_PASSES: &[(&str, FuncPass)] = &[
     ("carry", carry::run),
     ("promote", promote::run),
     ("version", version::run),
+    ("rotate", rotate::run),
 ];
 
 pub fn find_pass(name: &str) -> Option<FuncPass> {

@@ -145,20 +145,7 @@ fn unroll(func: &mut Function, lp: &CountedLoop, p: &Plan) {
             .zip(current.iter().copied())
             .collect();
         for &i in copied {
-            let mut data = func.dfg.inst(i).clone();
-            data.map_args(|a| *map.get(&a).unwrap_or(&a));
-            let types: Vec<_> = func
-                .dfg
-                .inst_results(i)
-                .iter()
-                .map(|r| func.dfg.value_type(*r))
-                .collect();
-            let (span, tag) = (func.span(i), func.tag(i));
-            let new = func.append_inst(u, data, &types, span);
-            func.set_tag(new, tag);
-            let olds = func.dfg.inst_results(i).to_vec();
-            let news = func.dfg.inst_results(new).to_vec();
-            map.extend(olds.into_iter().zip(news));
+            crate::util::copy_inst(func, i, u, &mut map);
         }
         let InstData::Jump { dest } = func.dfg.inst(*last) else {
             unreachable!("invariant: plan() checked that the body jumps back")

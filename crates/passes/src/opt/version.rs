@@ -302,20 +302,7 @@ fn copy_block(
 ) -> Vec<(Inst, Inst)> {
     let mut pairs = Vec::new();
     for i in func.dfg.block(b).insts.clone() {
-        let mut data = func.dfg.inst(i).clone();
-        data.map_args(|a| *map.get(&a).unwrap_or(&a));
-        let types: Vec<Type> = func
-            .dfg
-            .inst_results(i)
-            .iter()
-            .map(|r| func.dfg.value_type(*r))
-            .collect();
-        let (span, tag) = (func.span(i), func.tag(i));
-        let new = func.append_inst(to, data, &types, span);
-        func.set_tag(new, tag);
-        let olds = func.dfg.inst_results(i).to_vec();
-        let news = func.dfg.inst_results(new).to_vec();
-        map.extend(olds.into_iter().zip(news));
+        let new = crate::util::copy_inst(func, i, to, map);
         pairs.push((i, new));
     }
     pairs
