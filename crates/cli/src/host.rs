@@ -24,12 +24,52 @@
 //! A derivative through a host function needs its derivative: a
 //! `[reverse_derivative(..)]` / `[forward_derivative(..)]` attribute on the
 //! `extern` declaration (LANGUAGE.md §5.5) naming an `.ad` function, or a
-//! second host function declared as such. Arrays and `inout` parameters
-//! are not offered by this typed registration (their C ABI is a pointer
-//! and a length); `HostFunctions::raw` registers any symbol, unchecked.
+//! second host function declared as such.
+//!
+//! Arrays and `inout`/`out` scalars are passed as in C (LANGUAGE.md §7):
+//! `double[] x` as `*const f64` and an `i64` length, `inout double[] x`
+//! (or `out`) as `*mut f64` and the length, `inout double x` as
+//! `*mut f64`. The check compares the Rust signature with that lowering of
+//! the declaration, so a pointer without its length, or a `*const` for a
+//! writable array, is an error. The host function reads the memory
+//! through the pointers it is given, for the length it is given:
+//!
+//! ```
+//! extern "C" fn total(x: *const f64, n: i64) -> f64 {
+//!     // The JIT passes an array's pointer and its length (LANGUAGE.md §7).
+//!     unsafe { std::slice::from_raw_parts(x, n as usize) }.iter().sum()
+//! }
+//! let source = "extern double total(double[] x);
+//! double g(double[] x) { return total(x) * 2.0; }";
+//! let mut host = adc::HostFunctions::new();
+//! host.func("total", total as extern "C" fn(*const f64, i64) -> f64);
+//! let jit = adc::compile_jit_with_host("g.ad", source, &[], &host).expect("compiles");
+//! let g: adc::TypedFunc<(&[f64],), f64> = jit.typed("g").expect("signature");
+//! assert_eq!(g.call((&[1.0, 2.0, 3.5][..],)), Ok(13.0));
+//! ```
+//!
+//! `HostFunctions::raw` registers any symbol, unchecked.
 
 use adc_codegen::ParamKind;
 use adc_ir::{Module, ScalarType};
+
+/// One C-ABI parameter of a host function: a scalar, or a pointer to
+/// scalars (`true`: `*mut`, writable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CParam {
+    Scalar(ScalarType),
+    Pointer(ScalarType, bool),
+}
+
+impl CParam {
+    fn text(self) -> String {
+        match self {
+            CParam::Scalar(s) => s.name().to_string(),
+            CParam::Pointer(s, true) => format!("*mut {}", s.name()),
+            CParam::Pointer(s, false) => format!("*const {}", s.name()),
+        }
+    }
+}
 
 /// A scalar a host function takes or returns.
 pub trait HostScalar {
@@ -48,6 +88,21 @@ impl HostScalar for bool {
     const TYPE: ScalarType = ScalarType::Bool;
 }
 
+/// A parameter a host function takes: a scalar, or a raw pointer to
+/// scalars (the C ABI of arrays and `inout`/`out` scalars).
+pub trait HostParam {
+    const TYPE: CParam;
+}
+impl<T: HostScalar> HostParam for T {
+    const TYPE: CParam = CParam::Scalar(T::TYPE);
+}
+impl<T: HostScalar> HostParam for *const T {
+    const TYPE: CParam = CParam::Pointer(T::TYPE, false);
+}
+impl<T: HostScalar> HostParam for *mut T {
+    const TYPE: CParam = CParam::Pointer(T::TYPE, true);
+}
+
 /// What a host function returns: a scalar, or `()` for a `void` extern.
 pub trait HostResult {
     const TYPE: Option<ScalarType>;
@@ -61,15 +116,15 @@ impl HostResult for () {
 
 /// An `extern "C" fn` that can be registered: its signature and address.
 pub trait HostFn: Copy {
-    fn params() -> Vec<ScalarType>;
+    fn params() -> Vec<CParam>;
     fn result() -> Option<ScalarType>;
     fn address(self) -> *const u8;
 }
 
 macro_rules! host_fn {
     ($($a:ident),*) => {
-        impl<R: HostResult, $($a: HostScalar),*> HostFn for extern "C" fn($($a),*) -> R {
-            fn params() -> Vec<ScalarType> {
+        impl<R: HostResult, $($a: HostParam),*> HostFn for extern "C" fn($($a),*) -> R {
+            fn params() -> Vec<CParam> {
                 vec![$($a::TYPE),*]
             }
             fn result() -> Option<ScalarType> {
@@ -95,7 +150,7 @@ struct Entry {
     name: String,
     address: *const u8,
     /// `None` for a raw symbol: not checked.
-    signature: Option<(Vec<ScalarType>, Option<ScalarType>)>,
+    signature: Option<(Vec<CParam>, Option<ScalarType>)>,
 }
 
 /// The host functions a JIT module may call, by the names `.ad` declares
@@ -176,22 +231,24 @@ impl HostFunctions {
                     e.name, e.name
                 ));
             }
-            let declared: Vec<Option<ParamKind>> =
-                decl.params.iter().map(adc_codegen::kind_of).collect();
-            let given: Vec<Option<ParamKind>> =
-                params.iter().map(|s| Some(ParamKind::Scalar(*s))).collect();
+            let declared: Option<Vec<CParam>> = decl
+                .params
+                .iter()
+                .map(|p| Some(c_params(adc_codegen::kind_of(p)?)))
+                .collect::<Option<Vec<Vec<CParam>>>>()
+                .map(|v| v.concat());
             let declared_result = match decl.returns.as_slice() {
                 [] => Ok(None),
                 [t] if matches!(t, adc_ir::Type::Scalar(_)) => Ok(Some(t.elem())),
                 _ => Err(()),
             };
-            if declared != given || declared_result != Ok(*result) {
+            if declared.as_ref() != Some(params) || declared_result != Ok(*result) {
                 return Err(format!(
                     "host function `{}` is registered as fn({}) -> {} but declared as {}",
                     e.name,
                     params
                         .iter()
-                        .map(|s| s.name())
+                        .map(|p| p.text())
                         .collect::<Vec<_>>()
                         .join(", "),
                     result.map_or("void", |s| s.name()),
@@ -200,6 +257,18 @@ impl HostFunctions {
             }
         }
         Ok(())
+    }
+}
+
+/// The C-ABI parameters of one declared parameter (LANGUAGE.md §7).
+fn c_params(kind: ParamKind) -> Vec<CParam> {
+    match kind {
+        ParamKind::Scalar(s) => vec![CParam::Scalar(s)],
+        ParamKind::Ref(s) => vec![CParam::Pointer(s, true)],
+        ParamKind::Array(s, writable) => vec![
+            CParam::Pointer(s, writable),
+            CParam::Scalar(ScalarType::I64),
+        ],
     }
 }
 

@@ -28,7 +28,7 @@ pub use adc_codegen::{
 pub use adc_frontend::{Diagnostic, Severity};
 pub use adc_ir::{Activity, AdMode, Constant, ScalarType, Span, Type};
 pub use driver::{compile_jit, Failure, Stage};
-pub use host::{HostFn, HostFunctions};
+pub use host::{CParam, HostFn, HostFunctions, HostParam, HostResult, HostScalar};
 pub use request::{compile_jit_with, compile_jit_with_host, Derivative};
 
 /// The Rust examples of `docs/embedding.md`, run as doctests (the other

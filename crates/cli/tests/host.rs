@@ -103,3 +103,70 @@ double g(double x) { return nowhere_to_be_found(x); }";
     let g: TypedFunc<(f64,), f64> = jit.typed("g").expect("signature");
     assert_eq!(g.call((2.0,)), Ok(8.0));
 }
+
+extern "C" fn weighted(x: *const f64, n: i64, w: f64) -> f64 {
+    // SAFETY: the JIT passes an array's pointer with its length.
+    let x = unsafe { std::slice::from_raw_parts(x, n as usize) };
+    x.iter()
+        .enumerate()
+        .map(|(i, v)| v * w.powi(i as i32))
+        .sum()
+}
+
+extern "C" fn scale_into(x: *mut f64, n: i64, total: *mut f64, k: f64) {
+    // SAFETY: a writable array's pointer with its length, and an `inout`
+    // scalar's pointer, from the JIT.
+    let x = unsafe { std::slice::from_raw_parts_mut(x, n as usize) };
+    for v in x.iter_mut() {
+        *v *= k;
+        unsafe { *total += *v };
+    }
+}
+
+/// Arrays and `inout` scalars go to host functions as C passes them:
+/// a pointer and a length, a pointer. The signature is checked against
+/// that lowering of the declaration.
+#[test]
+fn host_functions_take_arrays_and_inout_scalars() {
+    let mut h = HostFunctions::new();
+    h.func(
+        "weighted",
+        weighted as extern "C" fn(*const f64, i64, f64) -> f64,
+    )
+    .func(
+        "scale_into",
+        scale_into as extern "C" fn(*mut f64, i64, *mut f64, f64),
+    );
+    let source = "extern double weighted(double[] x, double w);
+extern void scale_into(inout double[] x, inout double total, double k);
+double g(double[] x) { return weighted(x, 0.5); }
+double h(inout double[] x) { double t = 1.0; scale_into(x, t, 3.0); return t; }";
+    let jit = adc::compile_jit_with_host("g.ad", source, &[], &h).expect("compiles");
+    let g: TypedFunc<(&[f64],), f64> = jit.typed("g").expect("signature");
+    assert_eq!(g.call((&[1.0, 2.0, 4.0][..],)), Ok(1.0 + 1.0 + 1.0));
+    let hf: TypedFunc<(&mut [f64],), f64> = jit.typed("h").expect("signature");
+    let mut xs = [1.0, 2.0];
+    assert_eq!(hf.call((&mut xs[..],)), Ok(1.0 + 3.0 + 6.0));
+    assert_eq!(xs, [3.0, 6.0]);
+    // The same functions against declarations they do not match.
+    for decl in [
+        // A writable array needs `*mut`.
+        "extern double weighted(inout double[] x, double w);",
+        // A pointer and a length are one array, not an inout scalar and an int.
+        "extern double weighted(inout double x, int n, double w);",
+        "extern double weighted(double x, double w);",
+        "extern void scale_into(double[] x, inout double total, double k);",
+        "extern void scale_into(inout double[] x, double total, double k);",
+        "extern void scale_into(inout float[] x, inout double total, double k);",
+    ] {
+        let source = format!("{decl}\ndouble g(double x) {{ return 1.0; }}");
+        let e = adc::compile_jit_with_host("g.ad", &source, &[], &h)
+            .err()
+            .unwrap_or_else(|| panic!("`{decl}` was accepted"));
+        assert_eq!(e.diagnostics[0].code, "E0500", "{decl}: {e}");
+        assert!(
+            e.rendered.contains("*"),
+            "the message shows the pointers: {e}"
+        );
+    }
+}
