@@ -2,7 +2,9 @@
 //! a constant, with exactly the semantics codegen gives it (IEEE floats,
 //! wrapping integers; integer division by zero is left for the runtime
 //! check). The semantics are the reference interpreter's, shared. A branch on a constant becomes a jump.
-//! Exact identities too: integer `x + 0`, `x - 0`, `x * 1` are `x`, and a
+//! Exact identities too: integer `x + 0`, `x - 0`, `x * 1` are `x`, a
+//! `select` on a constant condition or with equal arms is its arm, a bool
+//! `c ? true : false` is `c`, and a
 //! float `x * 2` becomes `x + x` (the same IEEE result for every `x`), and
 //! the length of an array made by `new n` is `n`.
 //!
@@ -85,6 +87,25 @@ fn identity(func: &Function, inst: Inst) -> Option<Identity> {
         // `new n` succeeded, so `n >= 0` is its length.
         return match crate::util::def_data(func, *array) {
             Some(InstData::ArrayNew { len }) => Some(Identity::Same(*len)),
+            _ => None,
+        };
+    }
+    if let InstData::Select { cond, args } = func.dfg.inst(inst) {
+        // A select on a constant is the arm it picks; one whose arms are
+        // the same value is that value; on bools, `c ? true : false` is `c`
+        // (the tests `version` chains are `a ? b : false`).
+        let [a, b] = *args;
+        return match (
+            constant_of(func, *cond),
+            constant_of(func, a),
+            constant_of(func, b),
+        ) {
+            (Some(Constant::Bool(true)), _, _) => Some(Identity::Same(a)),
+            (Some(Constant::Bool(false)), _, _) => Some(Identity::Same(b)),
+            _ if a == b => Some(Identity::Same(a)),
+            (_, Some(Constant::Bool(true)), Some(Constant::Bool(false))) => {
+                Some(Identity::Same(*cond))
+            }
             _ => None,
         };
     }

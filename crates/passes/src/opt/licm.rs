@@ -4,18 +4,19 @@
 //!
 //! Assumes: verified input. A loop is the natural loop of a back edge
 //! (`latch -> header`, `header` dominating `latch`); its preheader is the
-//! only block outside the loop that branches to the header, and it must end
-//! in a `jump` to the header (so it runs exactly when the loop is entered).
-//! Only instructions that can neither trap nor observe memory move: pure
-//! ones (`InstData::is_pure`, which includes `len`) and float divisions. Since they cannot
-//! fail, running them when the loop body would not have is harmless.
+//! only block outside the loop that branches to the header (with a `jump`,
+//! or a `br` whose other target skips the loop, as the guard of a rotated
+//! loop does). Only instructions that can neither trap nor observe memory
+//! move: pure ones (`InstData::is_pure`, which includes `len`) and float
+//! divisions. Since they cannot fail, running them when the loop body
+//! would not have is harmless.
 //! Guarantees: verified output, same behaviour; inner loops are handled
 //! before outer ones, so an invariant of a nest moves as far out as it can.
 
 use crate::loops::natural_loop;
 use crate::util::{incoming_edges, is_float_div};
 use adc_ir::dom::DomTree;
-use adc_ir::{Block, Function, Inst, InstData, Value};
+use adc_ir::{Block, Function, Inst, Value};
 use std::collections::BTreeSet;
 
 pub fn run(func: &mut Function) -> bool {
@@ -41,11 +42,17 @@ pub fn run(func: &mut Function) -> bool {
             .filter(|b| !body.contains(b))
             .collect();
         let [pre] = outside.as_slice() else { continue };
-        let jumps_to_header = matches!(
-            func.terminator(*pre).map(|t| func.dfg.inst(t)),
-            Some(InstData::Jump { dest }) if dest.block == header
-        );
-        if !jumps_to_header {
+        // A preheader that only may enter the loop (the guard `rotate`
+        // leaves, `br c, header, exit`) runs the hoisted instructions
+        // whether or not the loop runs: harmless, they cannot fail.
+        let branches_to_header = func.terminator(*pre).is_some_and(|t| {
+            func.dfg
+                .inst(t)
+                .successors()
+                .iter()
+                .any(|c| c.block == header)
+        });
+        if !branches_to_header {
             continue;
         }
         changed |= hoist(func, *pre, &dom.rpo, &body);
