@@ -256,38 +256,50 @@ impl At {
 }
 
 /// The test that every qualifying access of every iteration is in bounds.
+/// The loop's terms and each access's are conjoined group by group, then
+/// the groups: a group that only depends on values an outer loop holds
+/// still (an access at a row of the outer counter) leaves its loop whole
+/// under `licm`, instead of being chained behind terms that change.
 fn guard(func: &mut Function, at: &At, init: Value, bound: Value, accesses: &[Access]) -> Value {
     let zero = at.int(func, 0);
     let one = at.int(func, 1);
     let lim31 = at.int(func, 1 << 31);
     let lim62 = at.int(func, 1 << 62);
     let last = at.bin(func, BinaryOp::Sub, bound, one);
-    let mut ok = at.cmp(func, CmpCond::Ge, init, zero);
-    for (cond, a, b) in [(CmpCond::Lt, init, bound), (CmpCond::Lt, last, lim31)] {
-        let c = at.cmp(func, cond, a, b);
-        ok = at.and(func, ok, c);
+    let all = |func: &mut Function, terms: Vec<Value>| {
+        terms
+            .into_iter()
+            .reduce(|ok, c| at.and(func, ok, c))
+            .expect("invariant: every group has a term")
+    };
+    let mut terms = Vec::new();
+    for (cond, a, b) in [
+        (CmpCond::Ge, init, zero),
+        (CmpCond::Lt, init, bound),
+        (CmpCond::Lt, last, lim31),
+    ] {
+        terms.push(at.cmp(func, cond, a, b));
     }
+    let mut ok = all(func, terms);
     for acc in accesses {
+        let mut terms = Vec::new();
         let c = match acc.coef {
             Coef::Const(k) => at.int(func, k),
             Coef::Value(c) => {
-                let nonneg = at.cmp(func, CmpCond::Ge, c, zero);
-                let small = at.cmp(func, CmpCond::Lt, c, lim31);
-                ok = at.and(func, ok, nonneg);
-                ok = at.and(func, ok, small);
+                terms.push(at.cmp(func, CmpCond::Ge, c, zero));
+                terms.push(at.cmp(func, CmpCond::Lt, c, lim31));
                 c
             }
         };
         let mut end = at.bin(func, BinaryOp::Mul, c, last);
         if let Some(base) = acc.base {
-            let nonneg = at.cmp(func, CmpCond::Ge, base, zero);
-            let small = at.cmp(func, CmpCond::Lt, base, lim62);
-            ok = at.and(func, ok, nonneg);
-            ok = at.and(func, ok, small);
+            terms.push(at.cmp(func, CmpCond::Ge, base, zero));
+            terms.push(at.cmp(func, CmpCond::Lt, base, lim62));
             end = at.bin(func, BinaryOp::Add, base, end);
         }
         let len = at.ins(func, InstData::ArrayLen { array: acc.array }, Type::I64);
-        let fits = at.cmp(func, CmpCond::Lt, end, len);
+        terms.push(at.cmp(func, CmpCond::Lt, end, len));
+        let fits = all(func, terms);
         ok = at.and(func, ok, fits);
     }
     ok
