@@ -6,7 +6,10 @@
 //! must equal the forward tangents along each input (exact up to
 //! rounding), and the reverse derivative must tape no `i64` at all.
 
+mod support;
+
 use adc::{ArgValue, ArrayValue, Constant};
+use support::f64s;
 
 const SOURCE: &str = "
 [autodiff_reverse(df, Active, Duplicated, Const, Active)]
@@ -28,15 +31,6 @@ fn d(x: f64) -> ArgValue {
     ArgValue::Scalar(Constant::F64(x))
 }
 
-fn floats(r: Vec<Constant>) -> Vec<f64> {
-    r.iter()
-        .map(|c| match c {
-            Constant::F64(x) => *x,
-            other => panic!("not a double: {other:?}"),
-        })
-        .collect()
-}
-
 #[test]
 fn counters_computed_from_their_bound_give_the_forward_gradient() {
     let j = adc::compile_jit("bounds.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
@@ -50,7 +44,7 @@ fn counters_computed_from_their_bound_give_the_forward_gradient() {
             ArgValue::Scalar(Constant::I64(n)),
             d(1.0),
         ];
-        let r = floats(j.call("df", &mut args).expect("df runs"));
+        let r = f64s(&j.call("df", &mut args).expect("df runs"));
         let ArgValue::Array(ArrayValue::F64(da)) = &args[2] else {
             panic!("shadow")
         };
@@ -69,7 +63,7 @@ fn counters_computed_from_their_bound_give_the_forward_gradient() {
                 ArgValue::Array(ArrayValue::F64(ta)),
                 ArgValue::Scalar(Constant::I64(n)),
             ];
-            let t = floats(j.call("tf", &mut args).expect("tf runs"));
+            let t = f64s(&j.call("tf", &mut args).expect("tf runs"));
             assert!(
                 (r[0] - t[0]).abs() <= 1e-12 * t[0].abs().max(1.0),
                 "n = {n}: values"

@@ -3,19 +3,13 @@
 //! gradient of a matrix-product loss (whose reverse sweep accumulates into
 //! shadow elements the same way) against forward mode.
 
+mod support;
+
 use adc::{ArgValue, ArrayValue, Constant};
+use support::f64s;
 
 fn arr(x: &[f64]) -> ArgValue {
     ArgValue::Array(ArrayValue::F64(x.to_vec()))
-}
-
-fn f64s(cs: &[Constant]) -> Vec<f64> {
-    cs.iter()
-        .map(|c| match c {
-            Constant::F64(v) => *v,
-            other => panic!("not a double: {other:?}"),
-        })
-        .collect()
 }
 
 #[test]

@@ -36,6 +36,16 @@ pub fn assert_round_trips(text: &str) {
     assert_eq!(parsed.to_string(), text, "IR dump does not round-trip");
 }
 
+/// The doubles of a call's results; anything else is a test failure.
+pub fn f64s(cs: &[adc::Constant]) -> Vec<f64> {
+    cs.iter()
+        .map(|c| match c {
+            adc::Constant::F64(v) => *v,
+            other => panic!("not a double: {other:?}"),
+        })
+        .collect()
+}
+
 pub fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
     let scale = want.abs().max(1.0);
     assert!(
