@@ -171,3 +171,47 @@ fn second_derivatives_agree_in_every_order() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// At x = 1 the adjoint of t = x*x - 1 in (x*x - 1)^2 is exactly zero while
+/// its tangent is not: the tangent of `mulz(adjoint, partial)` must keep
+/// `d(adjoint) * partial`. It used to drop the whole tangent when the
+/// adjoint was zero, so forward and reverse over reverse gave 0, not 8.
+#[test]
+fn second_derivative_where_an_adjoint_crosses_zero() {
+    let src = module("double f(double x, double[] a) { double t = x * x - a[0]; return t * t; }");
+    let j = adc::compile_jit("nested.ad", &src, false).unwrap_or_else(|e| panic!("{e}"));
+    let arr = || ArgValue::Array(ArrayValue::F64(vec![1.0]));
+    let s = |v: f64| ArgValue::Scalar(Constant::F64(v));
+    // d2/dx2 (x^2 - 1)^2 = 12 x^2 - 4.
+    let want = 8.0;
+    let orders = [
+        ("forward over reverse", call2(&j, "h_fr", &mut [s(1.0), s(1.0), arr()])),
+        ("reverse over reverse", call2(&j, "h_rr", &mut [s(1.0), arr(), s(1.0)])),
+        ("forward over forward", call2(&j, "h_ff", &mut [s(1.0), s(1.0), arr()])),
+        ("reverse over forward", call2(&j, "h_rf", &mut [s(1.0), arr(), s(1.0)])),
+    ];
+    for (order, (g, h)) in orders {
+        assert_eq!(g, 0.0, "{order}: first derivative");
+        assert!((h - want).abs() < 1e-12, "{order}: {h}, want {want}");
+    }
+}
+
+/// A reverse derivative is linear in its seed: its derivative in the seed
+/// at seed 0, where every adjoint is zero, is the gradient.
+#[test]
+fn derivative_in_the_seed_at_zero_is_the_gradient() {
+    let src = "[autodiff_reverse(sq_rev, Active, ActiveOnly)]
+double sq(double x) { return x * sin(x); }
+[autodiff_forward(g_fwd, Const, Dual, DualOnly)]
+[autodiff_reverse(g_rev, Const, Active, ActiveOnly)]
+double g(double x, double s) { return sq_rev(x, s); }";
+    let j = adc::compile_jit("seed.ad", src, false).unwrap_or_else(|e| panic!("{e}"));
+    let s = |v: f64| ArgValue::Scalar(Constant::F64(v));
+    let x: f64 = 3.0;
+    let want = x.sin() + x * x.cos();
+    for name in ["g_fwd", "g_rev"] {
+        let out = j.call(name, &mut [s(x), s(0.0), s(1.0)]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let [Constant::F64(d)] = out[..] else { panic!("{name}: {out:?}") };
+        assert!((d - want).abs() < 1e-12, "{name}: {d}, want {want}");
+    }
+}

@@ -56,6 +56,9 @@ double gr(double x, double y, double[] a) { auto [p, dx, dy] = f_r2(x, y, a, 1.0
 [autodiff_forward(h_ff, Dual, Dual, Const, Dual)]
 [autodiff_reverse(h_rf, Active, Active, Const, Active)]
 double gf(double x, double y, double[] a) { auto [p, t] = f_f2(x, 1.0, y, 0.5, a); return t; }
+[autodiff_forward(h_fs, Const, Const, Const, Dual, Dual)]
+[autodiff_reverse(h_rs, Const, Const, Const, Active, Active)]
+double gs(double x, double y, double[] a, double s) { auto [p, dx, dy] = f_r2(x, y, a, s); return dx + 0.5 * dy; }
 ",
         );
     }
@@ -331,6 +334,21 @@ fn check_second(
                 "{at}\nfirst derivatives: through f_r2 {g:?}, through f_f2 {gf:?}, f_rev {g1:?}"
             ),
         );
+    }
+    // `gs` is `gr` with the seed a parameter: linear in it, so its
+    // derivative in the seed, at seed 0, is `gr` (every adjoint of the
+    // inner reverse sweep is zero there while its tangent is not).
+    let hs_f = call(j, "h_fs", &mut [s(x), s(y), arr(a), s(0.0), s(1.0)])?;
+    let hs_r = call(j, "h_rs", &mut [s(x), s(y), arr(a), s(0.0), s(1.0)])?;
+    for (name, v, d) in [("forward", hs_f[0], hs_f[1]), ("reverse", hs_r[0], hs_r[1])] {
+        if v != 0.0 || !close(d, g, 1e-9, 0.0) {
+            return fail(
+                "second_order_seed",
+                format!(
+                    "{at}\n{name} derivative of gr in its seed at seed 0: value {v:?}, derivative {d:?}, want 0 and {g:?}"
+                ),
+            );
+        }
     }
     let fwd = |name: &str| -> Result<(f64, f64), Fail> {
         let r = call(j, name, &mut [s(x), s(1.0), s(y), s(0.3), arr(a)])?;

@@ -684,10 +684,21 @@ impl Linearizer<'_> {
             }
             BinaryOp::Mul => self.sum_scaled(&[(dx, y), (dy, x)], ty),
             BinaryOp::MulZ => {
-                let s = self.sum_scaled(&[(dx, y), (dy, x)], ty);
-                let zero = self.fconst(st, 0.0);
-                let is_zero = self.cmp(CmpCond::Eq, x, zero);
-                self.select(is_zero, Tan::Zero, s, ty)
+                // `mulz x, y` is zero wherever `x` is, whatever `y`: there
+                // `y`'s tangent contributes nothing (§5.5), but `x`'s still
+                // does (`dx * y`). Dropping both when `x` is zero made a
+                // forward derivative of a reverse one wrong wherever an
+                // adjoint crosses zero (the Hessian of (x^2 - 1)^2 at 1).
+                let dyx = if dy == Tan::Zero {
+                    Tan::Zero
+                } else {
+                    let zero = self.fconst(st, 0.0);
+                    let is_zero = self.cmp(CmpCond::Eq, x, zero);
+                    let dyx = self.scale(dy, x, ty);
+                    self.select(is_zero, Tan::Zero, dyx, ty)
+                };
+                let dxy = self.scale(dx, y, ty);
+                self.add(dxy, dyx, ty)
             }
             BinaryOp::Div => {
                 if dx == Tan::Zero && dy == Tan::Zero {
