@@ -280,3 +280,68 @@ double dirty(double x) { double t[64]; for (int i = 0; i < 64; i++) t[i] = 1e300
         assert_close(*c, *j, 1e-12, "checkpointed against joint");
     }
 }
+
+/// A custom forward derivative of a function with an `inout` array makes
+/// the function's writes itself (it has the generated derivative's
+/// signature): the primal call once made them first, so `H` squared the
+/// squares (result 81, tangent 18 at x = 3).
+#[test]
+fn custom_forward_derivative_of_a_function_that_writes_its_argument() {
+    let j = jit("void sq_fwd(inout double[] x, inout double[] d_x) {
+    for (int i = 0; i < len(x); i++) { d_x[i] = 2.0 * x[i] * d_x[i]; x[i] = x[i] * x[i]; }
+}
+[forward_derivative(sq_fwd)]
+void sq(inout double[] x) { for (int i = 0; i < len(x); i++) x[i] = x[i] * x[i]; }
+double sq_sum(double[] x, inout double[] y) { double s = 0.0; for (int i = 0; i < len(x); i++) { s += x[i] * y[i]; y[i] = 2.0 * y[i]; } return s; }
+double sq_sum_fwd(double[] x, double[] d_x, inout double[] y, inout double[] d_y) {
+    double t = 0.0;
+    for (int i = 0; i < len(x); i++) { t += d_x[i] * y[i] + x[i] * d_y[i]; y[i] = 2.0 * y[i]; d_y[i] = 2.0 * d_y[i]; }
+    return t;
+}
+[forward_derivative(sq_sum_fwd)]
+double sq_sum2(double[] x, inout double[] y) { double s = 0.0; for (int i = 0; i < len(x); i++) { s += x[i] * y[i]; y[i] = 2.0 * y[i]; } return s; }
+[autodiff_forward(user_fwd, Dual, DualOnly)]
+double user(double x) {
+    double a[1]; a[0] = x; sq(a);
+    double y[1]; y[0] = x;
+    double s = sq_sum2(a, y);
+    return a[0] + s + y[0];
+}");
+    // a = x^2; s = x^2 * x = x^3; y = 2x: user = x^2 + x^3 + 2x.
+    let x = 3.0;
+    let t = floats(&j, "user_fwd", &mut [d(x), d(1.0)]);
+    assert_close(t[0], 2.0 * x + 3.0 * x * x + 2.0, 1e-12, "tangent");
+    let j2 = jit("void sq_fwd(inout double[] x, inout double[] d_x) {
+    for (int i = 0; i < len(x); i++) { d_x[i] = 2.0 * x[i] * d_x[i]; x[i] = x[i] * x[i]; }
+}
+[forward_derivative(sq_fwd)]
+void sq(inout double[] x) { for (int i = 0; i < len(x); i++) x[i] = x[i] * x[i]; }
+[autodiff_forward(user_fwd, Dual, Dual)]
+double user(double x) { double a[1]; a[0] = x; sq(a); return a[0]; }");
+    let r = floats(&j2, "user_fwd", &mut [d(x), d(1.0)]);
+    assert_close(r[0], x * x, 1e-12, "result");
+    assert_close(r[1], 2.0 * x, 1e-12, "tangent");
+}
+
+/// A custom derivative is used also where its own function is the one
+/// differentiated (an attribute on it, or on an `extern`), not only at
+/// calls: the attribute once differentiated the body.
+#[test]
+fn custom_derivative_of_the_differentiated_function_itself() {
+    let j = jit("double sq_rev(double x, double seed) { return 100.0 * seed; }
+double sq_fwd(double x, double d_x) { return 7.0 * d_x; }
+[reverse_derivative(sq_rev)]
+[forward_derivative(sq_fwd)]
+[autodiff_reverse(dsq, Active, Active)]
+[autodiff_forward(tsq, Dual, Dual)]
+double sq(double x) { return x * x; }
+extern double j1(double x);
+double j0_rev(double x, double seed) { return -j1(x) * seed; }
+[reverse_derivative(j0_rev)]
+[autodiff_reverse(dj0, Active, Active)]
+extern double j0(double x);");
+    assert_eq!(floats(&j, "dsq", &mut [d(3.0), d(1.0)]), vec![9.0, 100.0]);
+    assert_eq!(floats(&j, "tsq", &mut [d(3.0), d(1.0)]), vec![9.0, 7.0]);
+    let dj0 = floats(&j, "dj0", &mut [d(1.0), d(1.0)]);
+    assert_close(dj0[1], -0.44005058574493355, 1e-14, "dj0");
+}

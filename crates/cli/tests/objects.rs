@@ -142,7 +142,8 @@ int main(void) { printf("before\n"); f(0.30000000000000004, 2.5f, -17, true); pr
 /// Headers compile warning-free as C99 and as C++ whatever the module's
 /// names are (LANGUAGE.md §7): parameters named like C or C++ keywords,
 /// alternative tokens or macros, functions named like C++ keywords, a
-/// tuple result struct that would take a function's name; and `main`
+/// tuple result struct that would take a function's name, names reserved
+/// by their underscores (`_B`, `__x`, once an endless loop); and `main`
 /// stays local, so a C program with its own `main` links.
 #[test]
 fn headers_compile_strictly_whatever_the_names() {
@@ -156,6 +157,8 @@ double h(double x, double[] x_len, int NULL) { return x + x_len[0] + double(NULL
 (double, double) g(double and, double or) { return (and, or); }
 double virtual(double x) { return -x; }
 double N(double errno) { return errno; }
+double u(double _B, double __x, double _, double __, double B) { return _B + __x + _ + __ + B; }
+(double, double) _Q(double x) { return (x, x); }
 double main() { return 1.0; }";
     let (header, run) = compile_and_link(
         "keywords",

@@ -210,6 +210,12 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
         for a in &f.attrs {
             let request =
                 super::expr::check_function_attr(f, a, &globals, diags, &mut |name, diags| {
+                    // A generated function has a body: the names a
+                    // definition may not take, it may not take either.
+                    if let Some(d) = reserved_name(name, true) {
+                        diags.push(d);
+                        return false;
+                    }
                     check_unique(name, diags)
                 });
             if request.is_none() {

@@ -150,6 +150,54 @@ pub fn digamma_function(module: &mut Module) -> FuncId {
     module.push(func)
 }
 
+/// A derivative the program asks for, of an `extern` or of a function with
+/// a custom derivative of its mode, differentiates `__adc_wrap_NAME`, a
+/// function that only calls `NAME`: the call goes through the custom
+/// derivative (§5.3: "use G instead of differentiating its body"), also
+/// when `NAME` itself is the function differentiated, and an extern without
+/// one gets E0401 like any call to it.
+fn route_to_wrappers(module: &mut Module) {
+    use adc_ir::InstData;
+    for id in module.func_ids().collect::<Vec<_>>() {
+        let f = module.func(id);
+        let Some(spec) = f.deriv.as_ref().filter(|_| f.layout.is_empty()) else {
+            continue;
+        };
+        // The derivatives calls need (`derivative_of`, `forward_derivative_with`;
+        // of an extern, a stub the custom derivative replaces) are not requests.
+        if ["__adc_jvp_", "__adc_vjp_", "__adc_fwd", "__adc_lin_"]
+            .iter()
+            .any(|p| f.name.starts_with(p))
+        {
+            continue;
+        }
+        let Some(src) = module.find(&spec.of) else { continue };
+        let s = module.func(src);
+        let custom = match spec.mode {
+            AdMode::Reverse => s.custom_reverse.is_some(),
+            AdMode::Forward => s.custom_forward.is_some(),
+        };
+        if !custom && !s.is_import() {
+            continue;
+        }
+        let (span, wrapper) = (f.deriv_span, format!("__adc_wrap_{}", s.name));
+        if module.find(&wrapper).is_none() {
+            let (params, returns) = (s.params.clone(), s.returns.clone());
+            let mut w = Function::new(wrapper.clone(), params.clone(), returns.clone(), Linkage::Static);
+            let entry = w.dfg.make_block();
+            w.layout.push(entry);
+            let args = params.iter().map(|p| w.dfg.append_block_param(entry, p.ty)).collect();
+            let call = w.append_inst(entry, InstData::Call { func: src, args }, &returns, span);
+            let results = w.dfg.inst_results(call).to_vec();
+            w.append_inst(entry, InstData::Return { args: results }, &[], span);
+            module.push(w);
+        }
+        if let Some(spec) = module.func_mut(id).deriv.as_mut() {
+            spec.of = wrapper;
+        }
+    }
+}
+
 /// Functions still waiting for `linearize`.
 pub fn pending(module: &Module) -> Vec<FuncId> {
     module
@@ -221,6 +269,7 @@ pub fn differentiate_observed(
     observe: &mut dyn FnMut(AdStage, &Module),
 ) -> Result<(), AdError> {
     let split = crate::ad::split::enabled(module);
+    route_to_wrappers(module);
     loop {
         let waiting = pending(module);
         if waiting.is_empty() {

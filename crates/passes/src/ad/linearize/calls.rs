@@ -112,7 +112,7 @@ impl Linearizer<'_> {
                 .module
                 .find(&h)
                 .ok_or_else(|| AdError::new(format!("cannot find `{h}`"), self.span))?;
-            primal_call(self, pargs);
+            self.custom_forward_primal(&c, callee, pargs, results)?;
             self.emit(
                 InstData::Call {
                     func: hid,
@@ -158,6 +158,54 @@ impl Linearizer<'_> {
         }
         for s in temps {
             self.emit(InstData::ArrayFree { array: s }, &[], Tag::Diff);
+        }
+        Ok(())
+    }
+
+    /// The primal side of a call through a custom forward derivative `H`.
+    /// `H` has the generated derivative's signature, so it makes the
+    /// callee's writes to `inout`/`out` parameters itself: the primal call
+    /// must not make them first (`H` would see them done) and is needed
+    /// only for the results, which it computes on copies of the writable
+    /// arguments, made before `H` runs.
+    fn custom_forward_primal(
+        &mut self,
+        c: &adc_ir::Function,
+        callee: FuncId,
+        pargs: Vec<Value>,
+        results: &[Value],
+    ) -> Result<(), AdError> {
+        let writable: Vec<usize> = (0..c.params.len())
+            .filter(|&k| c.params[k].mode != ParamMode::In)
+            .collect();
+        if !writable.is_empty() && c.returns.is_empty() {
+            return Ok(());
+        }
+        let mut args = pargs;
+        let mut copies = Vec::new();
+        for k in writable {
+            let a = args[k];
+            args[k] = match self.out.dfg.value_type(a) {
+                ty @ Type::Array(_) => {
+                    let copy = self.prim(InstData::ArrayCopy { array: a }, ty);
+                    copies.push(copy);
+                    copy
+                }
+                Type::Ref(e) => {
+                    let slot = self.prim(InstData::Slot, Type::Ref(e));
+                    let v = self.prim(InstData::RefLoad { ptr: a }, Type::Scalar(e));
+                    self.emit(InstData::RefStore { ptr: slot, value: v }, &[], Tag::Primal);
+                    slot
+                }
+                _ => a,
+            };
+        }
+        let vals = self.emit(InstData::Call { func: callee, args }, &c.returns, Tag::Primal);
+        for (r, v) in results.iter().zip(&vals) {
+            self.vmap[r.index()] = Some(*v);
+        }
+        for copy in copies {
+            self.emit(InstData::ArrayFree { array: copy }, &[], Tag::Primal);
         }
         Ok(())
     }
