@@ -17,6 +17,7 @@ pub mod simplify_cfg;
 pub mod tape_forward;
 pub mod unroll;
 pub mod version;
+pub mod zero_skip;
 
 use adc_ir::{Function, Module};
 
@@ -47,6 +48,7 @@ pub const LATE_PASSES: &[(&str, FuncPass)] = &[
     ("promote", promote::run),
     ("version", version::run),
     ("rotate", rotate::run),
+    ("zero-skip", zero_skip::run),
 ];
 
 pub fn find_pass(name: &str) -> Option<FuncPass> {
