@@ -69,7 +69,9 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                     ));
                 }
             }
-            let ret = if float_ret {
+            // A tuple's float elements have tangents too (printed as an
+            // array, like the tuple).
+            let ret = if src.returns.iter().any(|t| t.elem().is_float()) {
                 Activity::Dual
             } else {
                 Activity::Const

@@ -8,7 +8,14 @@ use serde_json::Value as Json;
 fn scalar_from_json(v: &Json, s: ScalarType) -> Option<Constant> {
     match s {
         ScalarType::Bool => v.as_bool().map(Constant::Bool),
-        ScalarType::I64 => v.as_i64().map(Constant::I64),
+        // An integral number (`2` or `2.0`) within `int`'s range (§6).
+        ScalarType::I64 => v
+            .as_i64()
+            .or_else(|| {
+                let x = v.as_f64()?;
+                (x.fract() == 0.0 && x.abs() < 9.2e18).then_some(x as i64)
+            })
+            .map(Constant::I64),
         ScalarType::F32 => float_from_json(v).map(|x| Constant::F32(x as f32)),
         ScalarType::F64 => float_from_json(v).map(Constant::F64),
     }

@@ -217,7 +217,15 @@ fn run_derivative(
             gradient_json(&src, &dargs, &shadow_at, extra)
         )
     } else {
-        format!("\"tangent\": {}", json::result_json(extra))
+        // A tuple's tangent is an array (of its float elements' tangents)
+        // however many there are.
+        let tangent = if src.returns.len() > 1 {
+            let items: Vec<String> = extra.iter().map(|c| json::scalar_json(*c)).collect();
+            format!("[{}]", items.join(", "))
+        } else {
+            json::result_json(extra)
+        };
+        format!("\"tangent\": {tangent}")
     };
     if json {
         println!(

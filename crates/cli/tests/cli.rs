@@ -222,7 +222,31 @@ fn grad_and_tangent_json() {
         stdout(&o).lines().last(),
         Some(r#"{"result": 30.0, "args": [[1.0, 2.0], 3.0, 2], "tangent": 22.0}"#)
     );
-    // Usage errors: a non-float entry, a tangent for an `int`.
+    // An integral `2.0` for the `int`; a tuple's tangent: one per float
+    // element (d(x*2) = 2, the `int` has none).
+    let o = adc(&["run", file, "--entry", "f", "--args", "[[1.0, 2.0], 3.0, 2.0]", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let p2 = scratch("pair.ad", PROG);
+    let o = adc(&[
+        "run",
+        p2.to_str().unwrap(),
+        "--entry",
+        "pair",
+        "--args",
+        "[0.5]",
+        "--tangent",
+        "[1.0]",
+        "--json",
+    ]);
+    assert_eq!(
+        stdout(&o).lines().last(),
+        Some(r#"{"result": [1.0, 7], "args": [0.5], "tangent": [2.0]}"#),
+        "{}",
+        stderr(&o)
+    );
+    // Usage errors: a non-float entry, a tangent for an `int`, 2.5 for it.
+    let o = adc(&["run", file, "--entry", "f", "--args", "[[1.0, 2.0], 3.0, 2.5]"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = adc(&["run", file, "--entry", "count", "--args", "[1]", "--grad"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = adc(&[

@@ -491,9 +491,16 @@ impl<'g> FnLowerer<'g> {
             Stmt::Block(stmts) => self.block(stmts),
             Stmt::Attributed { attrs, stmt } => {
                 let is_loop = matches!(**stmt, Stmt::While { .. } | Stmt::For { .. });
+                let mut seen = false;
                 for a in attrs {
                     if let Some(every) = self.statement_attr(a) {
-                        if is_loop {
+                        if is_loop && std::mem::replace(&mut seen, true) {
+                            self.error(Diagnostic::error(
+                                "E0305",
+                                "a loop takes one `checkpoint`",
+                                a.span,
+                            ));
+                        } else if is_loop {
                             self.loop_checkpoint = Some(every);
                         } else {
                             self.error(Diagnostic::error(
