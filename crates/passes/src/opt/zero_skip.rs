@@ -12,7 +12,8 @@
 //! - is entered by one edge, from a block `P` outside `B`, and left by one
 //!   edge, to a block `X`;
 //! - has no effect but `store.unchecked a, i, add(load.unchecked a, i, x)`
-//!   (either operand order; the load and store on the same `a` and `i`):
+//!   (either operand order; the load inside the loop, on the same `a` and
+//!   `i` as the store):
 //!   no call, tape operation, allocation, checked access, integer division,
 //!   slot or reference;
 //! - whose every increment `x` is zero when the values of a set `S` are,
@@ -32,12 +33,21 @@
 //! values.
 //!
 //! Why it is the same program: with `S` zero, every store writes back the
-//! value it loaded plus zero, so memory is unchanged (up to the sign of a
-//! zero element, which compares equal); the loop computes nothing else
-//! that is used after it, and the exit receives the same values. The loop
-//! terminates (its trip count is the forward sweep's) and cannot trap (no
-//! checked access, no integer division), so skipping it changes no
-//! outcome. Only the opt stage's late passes run this (never code that is
+//! value loaded from its element in the loop plus zero, so, by induction
+//! over the loop's stores, every load reads the memory the loop was
+//! entered with and memory stays unchanged (up to the sign of a zero
+//! element, which compares equal). A load before the loop would not do:
+//! `v = a[0]; a[0] = 5; loop { a[0] = v + t; }` writes `v` back. The loop
+//! computes nothing else that is used after it, and the exit receives the
+//! same values, up to the sign of zero: a value zero by the rules above
+//! gets `+0.0`, where running the loop might have left `-0.0` (derivatives
+//! are exact up to the sign of a zero; docs/derivatives.md). The loop
+//! cannot trap (no checked access, no integer division); in derivative
+//! code its trip count is a forward loop's, which has run. A loop that only
+//! holds a `mulz` because a forward derivative was inlined into user code
+//! might not terminate; skipping it then is what C11 (6.8.5p6) allows a
+//! compiler for a loop without I/O or volatile accesses, and
+//! docs/derivatives.md says so. Only the opt stage's late passes run this (never code that is
 //! differentiated again: a branch on an adjoint would be differentiated as
 //! a branch on data).
 //!
@@ -207,7 +217,7 @@ fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<
     let zero = ZeroFacts::solve(func, cfg, body);
     let mut guard = BTreeSet::new();
     for (array, index, value) in stores {
-        let increment = accumulated(func, array, index, value)?;
+        let increment = accumulated(func, cfg, body, array, index, value)?;
         guard.extend(zero.of(func, increment)?.iter().copied());
     }
     let defined_in_loop = |v: Value| match func.dfg.value_def(v) {
@@ -239,13 +249,27 @@ fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<
     })
 }
 
-/// `x` when `value` is `add(load a, i, x)` or `add(x, load a, i)`.
-fn accumulated(func: &Function, array: Value, index: Value, value: Value) -> Option<Value> {
+/// `x` when `value` is `add(load a, i, x)` or `add(x, load a, i)` with
+/// the load in the loop: a load before it may read what an earlier store
+/// has since overwritten, and storing it back plus zero is not a no-op.
+fn accumulated(
+    func: &Function,
+    cfg: &Cfg,
+    body: &BTreeSet<Block>,
+    array: Value,
+    index: Value,
+    value: Value,
+) -> Option<Value> {
     let is_element = |v: Value| {
-        matches!(
-            crate::util::def_data(func, v),
-            Some(InstData::Load { array: a, index: i, .. }) if *a == array && *i == index
-        )
+        let in_loop = match func.dfg.value_def(v) {
+            ValueDef::Result(i, _) => cfg.block_of.get(&i).is_some_and(|b| body.contains(b)),
+            ValueDef::Param(..) | ValueDef::Unused => false,
+        };
+        in_loop
+            && matches!(
+                crate::util::def_data(func, v),
+                Some(InstData::Load { array: a, index: i, .. }) if *a == array && *i == index
+            )
     };
     match crate::util::def_data(func, value)? {
         InstData::Binary {
