@@ -143,7 +143,8 @@ int main(void) { printf("before\n"); f(0.30000000000000004, 2.5f, -17, true); pr
 /// names are (LANGUAGE.md §7): parameters named like C or C++ keywords,
 /// alternative tokens or macros, functions named like C++ keywords, a
 /// tuple result struct that would take a function's name, names reserved
-/// by their underscores (`_B`, `__x`, once an endless loop); and `main`
+/// by their underscores (`_B`, `__x`, once an endless loop), names that
+/// `cc`'s default GNU mode predefines as macros (`linux`, `unix`); and `main`
 /// stays local, so a C program with its own `main` links.
 #[test]
 fn headers_compile_strictly_whatever_the_names() {
@@ -157,23 +158,25 @@ double h(double x, double[] x_len, int NULL) { return x + x_len[0] + double(NULL
 (double, double) g(double and, double or) { return (and, or); }
 double virtual(double x) { return -x; }
 double N(double errno) { return errno; }
+double linux(double unix, double i386) { return unix + i386; }
 double u(double _B, double __x, double _, double __, double B) { return _B + __x + _ + __ + B; }
 (double, double) _Q(double x) { return (x, x); }
 double main() { return 1.0; }";
     let (header, run) = compile_and_link(
         "keywords",
         src,
-        "#include <stdio.h>\n#include \"keywords.h\"\nint main(void) { double a[1] = {0.5}; h_result_result r = h_result(1.5); g_result s = g(1.0, 2.0);\nprintf(\"%g %g %g %g %g %g\\n\", class(2.0, 3.0, a, 1), h(1.0, a, 1, 2), r._1, s._0 + s._1, virtual(4.0), N(7.0)); return 0; }\n",
+        "#include <stdio.h>\n#include \"keywords.h\"\nint main(void) { double a[1] = {0.5}; h_result_result r = h_result(1.5); g_result s = g(1.0, 2.0);\nprintf(\"%g %g %g %g %g %g\\n\", class(2.0, 3.0, a, 1), h(1.0, a, 1, 2), r._1, s._0 + s._1, virtual(4.0), N(7.0)); \n#undef linux\n printf(\"%g\\n\", linux(1.0, 2.0)); return 0; }\n",
     );
     assert_eq!(
         String::from_utf8_lossy(&run.stdout).trim(),
-        "6.5 3.5 3 3 -4 7",
+        "6.5 3.5 3 3 -4 7\n3",
         "{header}"
     );
     assert!(!header.contains("main"), "{header}");
     let hdr = scratch("keywords_strict.h", &header);
     for (cc, flags) in [
         ("cc", &["-std=c99", "-pedantic", "-x", "c"][..]),
+        ("cc", &["-x", "c"][..]),
         ("c++", &["-x", "c++"][..]),
     ] {
         let o = std::process::Command::new(cc)
