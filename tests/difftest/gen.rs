@@ -846,8 +846,9 @@ const CUSTOM: &[(&str, &str)] = &[
 /// `f`'s derivatives are derivatives of a derivative), and a helper called
 /// on constants (no tangent flows into the call), a function with an
 /// `inout` scalar (checkpointed or not) called in a loop, `out` scalars
-/// and arrays, an `inout` argument that is a local array's element, and a
-/// `static` function. Each statement
+/// and arrays, an `inout` argument that is a local array's element, a
+/// `static` function, and `inout` elements passed beside a view of their
+/// array (the aliasing rule's checks). Each statement
 /// is one line of `f`'s body, before its return.
 fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body: &mut Vec<Stmt>) {
     let mut r = Rng::new(seed ^ 0x00C0_FFEE_D00D);
@@ -945,6 +946,27 @@ fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body: &mut Vec<S
         body.push(line(format!(
             "{{ double s1; double c1; sc(x * 0.6 + y * 0.2, s1, c1); double loc[4]; \
              fill(loc, s1 - c1); bump(loc[{k}], tanh(y)); {t} = tanh({t} + loc[{k}] * c1 + sq(loc[3 - {k}])); }}"
+        )));
+    }
+    if r.chance(0.3) {
+        // The aliasing rule's run-time checks on scalar references: an
+        // `inout` element passed with a view of the same array that does
+        // not hold it (checked like a one-element view), and two distinct
+        // elements; the callee checkpointed or not.
+        let ck = if r.chance(0.5) { "[checkpoint]\n" } else { "" };
+        let c = r.range(0.3, 0.9);
+        funcs.push(Func {
+            attrs: ck.into(),
+            sig: "void mix(inout double[] t, inout double z, inout double w)".into(),
+            body: vec![line(format!(
+                "for (int i = 0; i < len(t); i++) {{ t[i] = tanh(t[i] * z + {c:.3} * w); z = z * 0.5 + t[i]; }} w = w * z;"
+            ))],
+        });
+        let t = target(&mut r);
+        let split = 1 + r.below(3);
+        body.push(line(format!(
+            "{{ double m[5] = {{x, y, 0.5 * x, tanh(y), 0.3}}; mix(m[0..{split}], m[{split}], m[4]); \
+             {t} = tanh({t} + m[0] * m[{split}] + 0.5 * m[4]); }}"
         )));
     }
 }

@@ -5,6 +5,7 @@
 //! unsuffixed floating literal adapts to `float` when its context (the other
 //! operand, the declared or parameter type) is `float`.
 
+use super::alias::RefArg;
 use super::items::{is_float_literal, Globals, RetTy};
 use super::{type_name, ArraySource, Binding, FnLowerer, VarId};
 use crate::ast::*;
@@ -634,21 +635,6 @@ impl FnLowerer<'_> {
         None
     }
 
-    /// Array arguments may overlap only where neither is written (§3).
-    /// Arrays of different names never do (distinct parameters were
-    /// checked by the caller's caller; locals are fresh), so only two
-    /// arguments on one named array get a run-time check.
-    fn check_aliasing(&mut self, arrays: &[(Value, Value, bool)], span: Span) {
-        for (k, &(a, base_a, writes_a)) in arrays.iter().enumerate() {
-            for &(b, base_b, writes_b) in &arrays[k + 1..] {
-                if base_a == base_b && (writes_a || writes_b) {
-                    self.span = span;
-                    self.ins(InstData::AliasCheck { args: [a, b] }, &[]);
-                }
-            }
-        }
-    }
-
     fn call(&mut self, f: &Ident, args: &[Expr], span: Span) -> ExprVal {
         if let Some(sig) = self.globals.funcs.get(&f.name).cloned() {
             return self.user_call(f, &sig, args, span);
@@ -822,6 +808,8 @@ impl FnLowerer<'_> {
         let mut ok = true;
         // Array arguments: (value, named array, written by the callee).
         let mut arrays: Vec<(Value, Value, bool)> = Vec::new();
+        // `inout`/`out` scalar arguments, for the aliasing rule.
+        let mut refs: Vec<(RefArg, Span)> = Vec::new();
         for (p, a) in sig.params.iter().zip(args) {
             let elem = super::scalar_of(p.ty);
             if p.is_array {
@@ -873,6 +861,14 @@ impl FnLowerer<'_> {
                     continue;
                 }
                 self.span = a.span;
+                refs.push((
+                    match place {
+                        Place::Var(var, _) => RefArg::Var(var),
+                        Place::Ref(r, _) => RefArg::Ref(r),
+                        Place::Elem(array, index, _) => RefArg::Elem { array, index },
+                    },
+                    a.span,
+                ));
                 let r = match place {
                     Place::Var(var, t) => {
                         let slot = self.ins1(InstData::Slot, Type::Ref(t));
@@ -899,10 +895,9 @@ impl FnLowerer<'_> {
                 vals.push(r);
             }
         }
-        if !ok {
+        if !ok || !self.check_aliasing(&arrays, &refs, span) {
             return ExprVal::Error;
         }
-        self.check_aliasing(&arrays, span);
         self.span = span;
         let types = sig.ret.types();
         let results = self.ins(

@@ -9,6 +9,7 @@
 //!
 //! Guarantees: when no error diagnostic is produced, the module verifies.
 
+mod alias;
 mod expr;
 mod items;
 
