@@ -27,17 +27,54 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The `.ad` files of one static library.
+///
+/// ```
+/// // Cargo sets `OUT_DIR` for a build script; here, a scratch directory.
+/// let out = std::env::temp_dir().join(format!("adc-build-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&out).unwrap();
+/// std::env::set_var("OUT_DIR", &out);
+/// let src = out.join("kernels.ad");
+/// std::fs::write(&src, "double norm2(double[] xs) { return xs[0] * xs[0]; }").unwrap();
+///
+/// adc_build::Build::new().file(&src).compile("kernels").expect("compiles");
+/// assert!(out.join("libkernels.a").exists());
+/// let bindings = std::fs::read_to_string(out.join("kernels.rs")).unwrap();
+/// assert!(bindings.contains("pub fn r#norm2(a0: &[f64]) -> f64"));
+/// # std::fs::remove_dir_all(&out).unwrap();
+/// ```
 #[derive(Default)]
 pub struct Build {
     files: Vec<PathBuf>,
 }
 
 impl Build {
+    /// A library without files yet.
+    ///
+    /// ```
+    /// let out = std::env::temp_dir().join(format!("adc-build-new-{}", std::process::id()));
+    /// std::fs::create_dir_all(&out).unwrap();
+    /// std::env::set_var("OUT_DIR", &out);
+    /// // No files: an empty library and no bindings but the header comment.
+    /// adc_build::Build::new().compile("empty").expect("nothing to compile");
+    /// let bindings = std::fs::read_to_string(out.join("empty.rs")).unwrap();
+    /// assert!(!bindings.contains("pub fn"));
+    /// # std::fs::remove_dir_all(&out).unwrap();
+    /// ```
     pub fn new() -> Build {
         Build::default()
     }
 
-    /// Adds a source file (relative to the crate's manifest directory).
+    /// Adds a source file (relative to the crate's manifest directory, the
+    /// directory cargo runs `build.rs` in). It is read by `compile`.
+    ///
+    /// ```
+    /// std::env::set_var("OUT_DIR", std::env::temp_dir());
+    /// let err = adc_build::Build::new()
+    ///     .file("src/no_such_file.ad")
+    ///     .compile("kernels")
+    ///     .unwrap_err();
+    /// assert!(err.starts_with("cannot read `src/no_such_file.ad`"), "{err}");
+    /// ```
     pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Build {
         self.files.push(path.as_ref().to_path_buf());
         self
@@ -46,6 +83,19 @@ impl Build {
     /// Compiles the files into `OUT_DIR/lib<name>.a`, writes the bindings
     /// `OUT_DIR/<name>.rs` and tells cargo to link the library. Compile
     /// errors come back rendered as `adc` prints them.
+    ///
+    /// ```
+    /// let out = std::env::temp_dir().join(format!("adc-build-compile-{}", std::process::id()));
+    /// std::fs::create_dir_all(&out).unwrap();
+    /// std::env::set_var("OUT_DIR", &out);
+    /// let src = out.join("bad.ad");
+    /// std::fs::write(&src, "double f(double x) { return y; }").unwrap();
+    ///
+    /// let err = adc_build::Build::new().file(&src).compile("bad").unwrap_err();
+    /// assert!(err.contains("E0116"), "{err}");
+    /// assert!(!out.join("libbad.a").exists());
+    /// # std::fs::remove_dir_all(&out).unwrap();
+    /// ```
     pub fn compile(&self, name: &str) -> Result<(), String> {
         let out = std::env::var("OUT_DIR").map_err(|_| "OUT_DIR is not set: run from build.rs")?;
         let out = PathBuf::from(out);
@@ -103,6 +153,20 @@ const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 
 /// Rust bindings for the exported functions of `module`: an `extern "C"`
 /// block with the symbols of LANGUAGE.md §7, and a safe wrapper each.
+/// `Build::compile` writes them; `module` is the final module of
+/// `adc::driver::compile_object_module`.
+///
+/// ```
+/// let src = "(double, int) last(double[] xs, inout double total) {
+///     total += xs[len(xs) - 1];
+///     return (xs[len(xs) - 1], len(xs));
+/// }
+/// static double helper(double x) { return x; }";
+/// let (_object, module) = adc::driver::compile_object_module("k.ad", src, false).expect("compiles");
+/// let bindings = adc_build::rust_bindings(&module);
+/// assert!(bindings.contains("pub fn r#last(a0: &[f64], a1: &mut f64) -> (f64, i64)"));
+/// assert!(!bindings.contains("helper"), "static functions are not exported");
+/// ```
 pub fn rust_bindings(module: &Module) -> String {
     let mut decls = String::new();
     let mut structs = String::new();

@@ -1,22 +1,80 @@
-//! The compilation pipeline as functions over source text and modules.
+//! The compilation pipeline as functions over source text and modules:
+//! [`frontend`] (source to verified IR, or [`load`] for `.ad` or `.adir`
+//! text), [`run_stages`] (derivatives and optimisations up to a
+//! [`Stage`]), then [`compile_jit`] or [`compile_object`];
+//! [`tape_reports`] is `adc tape`. Each step's errors are a [`Failure`]
+//! with the rendered diagnostics.
+//!
+//! ```
+//! use adc::driver::{self, Stage};
+//!
+//! let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
+//! let mut module = driver::frontend("sq.ad", src, false).expect("compiles");
+//! // The frontend declares the derivative; its passes write its body.
+//! driver::run_stages(&mut module, Stage::Final).expect("differentiates");
+//! assert!(module.to_string().contains("func @dsq(x: f64, "));
+//!
+//! let (object, header) = driver::compile_object("sq.ad", src, "SQ_H", false).expect("compiles");
+//! assert!(!object.is_empty());
+//! assert!(header.contains("dsq_result dsq(double x, double seed);"));
+//! ```
 
 use adc_frontend::{render, Diagnostic, RenderConfig};
 use adc_ir::{Module, Span};
 
-/// The stages `adc ir --after` can stop at, in pipeline order.
+/// The stages `adc ir --after` can stop at, in pipeline order: the
+/// frontend's output (`Lower`), the derivative passes (`Linearize` to
+/// `Transpose`), the optimisations (`Opt`), and the whole pipeline
+/// (`Final`, what code generation takes).
+///
+/// ```
+/// use adc::Stage;
+///
+/// assert!(Stage::Lower < Stage::Transpose && Stage::Transpose < Stage::Final);
+/// let src = "double f(double x) { double y = x * x; return x; }";
+/// let mut module = adc::driver::frontend("f.ad", src, false).expect("compiles");
+/// adc::driver::run_stages(&mut module, Stage::Transpose).expect("runs");
+/// assert!(module.to_string().contains(" mul "));
+/// adc::driver::run_stages(&mut module, Stage::Opt).expect("runs");
+/// assert!(!module.to_string().contains(" mul "), "`y` is dead code");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stage {
+    /// The frontend's verified IR: requested derivatives are declared,
+    /// without bodies.
     Lower,
+    /// Forward mode: every derivative's body, each float value with its
+    /// tangent (`diff` instructions; `dpair`s across blocks).
     Linearize,
+    /// Every instruction of a derivative classified primal, differential
+    /// or mixed.
     Propagate,
+    /// Every `dpair` split into its value and its tangent.
     LowerPairs,
+    /// Reverse derivatives split into a primal part and a differential
+    /// part.
     Unzip,
+    /// Reverse derivatives' differential parts turned around (the reverse
+    /// sweep): every derivative is done.
     Transpose,
+    /// The optimisations, after the derivative passes.
     Opt,
+    /// The whole pipeline, what code generation takes (today the same
+    /// passes as `Opt`).
     Final,
 }
 
 impl Stage {
+    /// Every stage with its name on the command line (`adc ir --after
+    /// NAME`), in pipeline order.
+    ///
+    /// ```
+    /// use adc::Stage;
+    ///
+    /// assert_eq!(adc::Stage::ALL.first(), Some(&("lower", Stage::Lower)));
+    /// assert_eq!(adc::Stage::ALL.last(), Some(&("final", Stage::Final)));
+    /// assert!(Stage::ALL.windows(2).all(|w| w[0].1 < w[1].1));
+    /// ```
     pub const ALL: &'static [(&'static str, Stage)] = &[
         ("lower", Stage::Lower),
         ("linearize", Stage::Linearize),
@@ -28,6 +86,12 @@ impl Stage {
         ("final", Stage::Final),
     ];
 
+    /// The stage of a command-line name (see [`Stage::ALL`]).
+    ///
+    /// ```
+    /// assert_eq!(adc::Stage::from_name("lower-pairs"), Some(adc::Stage::LowerPairs));
+    /// assert_eq!(adc::Stage::from_name("LowerPairs"), None);
+    /// ```
     pub fn from_name(s: &str) -> Option<Stage> {
         Stage::ALL.iter().find(|(n, _)| *n == s).map(|(_, st)| *st)
     }
@@ -45,7 +109,9 @@ impl Stage {
 /// ```
 #[derive(Debug)]
 pub struct Failure {
+    /// The errors that stopped compilation, in source order.
     pub diagnostics: Vec<Diagnostic>,
+    /// Their text as `adc` prints it (also `Failure`'s `Display`).
     pub rendered: String,
 }
 
@@ -65,7 +131,22 @@ fn failure(diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) -> Fai
     }
 }
 
-/// Source text to verified, lowered IR.
+/// Source text to verified, lowered IR (the [`Stage::Lower`] module):
+/// parsing, name resolution, type checking and lowering. `path` names the
+/// source in diagnostics; `color` renders them with ANSI colours.
+///
+/// ```
+/// let src = "double f(double x) { return 2.0 * x; }";
+/// let module = adc::driver::frontend("f.ad", src, false).expect("compiles");
+/// assert!(module.find("f").is_some());
+/// assert!(module.to_string().starts_with("func @f(x: f64) -> f64 {"));
+///
+/// let err = adc::driver::frontend("g.ad", "int g() { return true; }", false)
+///     .err()
+///     .expect("a type error");
+/// assert!(err.diagnostics[0].is_error());
+/// assert!(err.rendered.contains("g.ad:1:"));
+/// ```
 pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
     let (module, diags) = adc_frontend::compile_to_ir(source);
     match module {
@@ -87,6 +168,14 @@ pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure
 /// The warnings of a source that compiles (none for textual IR): unused
 /// variables and parameters. `check` and `compile` print them; `run`,
 /// `ir` and `tape` do not, so their output stays the program's.
+///
+/// ```
+/// let src = "double f(double x, double unused) { return x; }";
+/// let warnings = adc::driver::warnings("f.ad", src);
+/// assert_eq!(warnings.len(), 1);
+/// assert_eq!(warnings[0].code, "W0001");
+/// assert!(warnings[0].message.contains("`unused`"));
+/// ```
 pub fn warnings(path: &str, source: &str) -> Vec<Diagnostic> {
     if path.ends_with(".adir") {
         return Vec::new();
@@ -95,7 +184,20 @@ pub fn warnings(path: &str, source: &str) -> Vec<Diagnostic> {
     diags.into_iter().filter(|d| !d.is_error()).collect()
 }
 
-/// Textual IR to a verified module.
+/// Textual IR (the form `adc ir` prints, read from `.adir` files) to a
+/// verified module, its unchecked loads and stores made safe.
+///
+/// ```
+/// let text = "func @twice(x: f64) -> f64 {
+/// block0(v0: f64):
+///     v1: f64 = add v0, v0
+///     return v1
+/// }";
+/// let module = adc::driver::parse_ir("twice.adir", text).expect("parses and verifies");
+/// assert!(module.find("twice").is_some());
+/// let err = adc::driver::parse_ir("bad.adir", "func @f(").err().expect("does not parse");
+/// assert!(err.rendered.starts_with("error: bad.adir:1:"));
+/// ```
 pub fn parse_ir(path: &str, text: &str) -> Result<Module, Failure> {
     let bad = |message: String| Failure {
         diagnostics: Vec::new(),
@@ -111,7 +213,18 @@ pub fn parse_ir(path: &str, text: &str) -> Result<Module, Failure> {
 
 /// Runs the passes of every stage up to and including `stage`.
 /// On a deep stack (`adc_frontend::with_deep_stack`): passes may recurse
-/// as deep as the source nests.
+/// as deep as the source nests. The error is a derivative that cannot be
+/// generated (E0401 as a diagnostic, see [`run_stages_for`]).
+///
+/// ```
+/// use adc::Stage;
+///
+/// let src = "[autodiff_forward(tf, Dual, DualOnly)] double f(double x) { return x * x; }";
+/// let mut module = adc::driver::frontend("f.ad", src, false).expect("compiles");
+/// assert!(!module.to_string().contains(" = diff "), "`tf` has no body yet");
+/// adc::driver::run_stages(&mut module, Stage::Linearize).expect("linearizes");
+/// assert!(module.to_string().contains(" = diff mulz "));
+/// ```
 pub fn run_stages(module: &mut Module, stage: Stage) -> Result<(), adc_passes::ad::AdError> {
     adc_frontend::with_deep_stack(|| run_stages_here(module, stage))
 }
@@ -138,6 +251,8 @@ fn run_stages_here(module: &mut Module, stage: Stage) -> Result<(), adc_passes::
 /// The module after every stage from `lower` to `opt`, from one run of the
 /// pipeline: entry `k` equals what `run_stages` up to that stage leaves
 /// (for the differential tester, which interprets every stage).
+// Not part of the library API: for the project's differential tests.
+#[doc(hidden)]
 pub fn stage_snapshots(module: Module) -> Result<Vec<(Stage, Module)>, adc_passes::ad::AdError> {
     adc_frontend::with_deep_stack(move || {
         use adc_passes::ad::AdStage;
@@ -186,7 +301,17 @@ fn verify_in_debug(module: &Module, stage: Stage) -> Result<(), adc_passes::ad::
     Ok(())
 }
 
-/// `run_stages`, with a derivative error as a rendered diagnostic.
+/// `run_stages`, with a derivative error as a rendered diagnostic (E0401;
+/// E0999 for an internal error). `path`, `source` and `color` are those
+/// given to [`frontend`], for the rendering.
+///
+/// ```
+/// let src = "double f(double x) { return x; }";
+/// let mut module = adc::driver::frontend("f.ad", src, false).expect("compiles");
+/// adc::driver::run_stages_for(&mut module, adc::Stage::Final, "f.ad", src, false)
+///     .expect("nothing to differentiate");
+/// assert!(module.find("f").is_some());
+/// ```
 pub fn run_stages_for(
     module: &mut Module,
     stage: Stage,
@@ -210,6 +335,8 @@ pub fn run_stages_for(
 }
 
 /// `file:line:col` of a span, for runtime error messages.
+// Not part of the library API: the compile functions give it to codegen.
+#[doc(hidden)]
 pub fn locator<'a>(path: &'a str, source: &'a str) -> impl Fn(Span) -> String + 'a {
     let lines = adc_frontend::diag::LineIndex::new(source);
     move |span: Span| {
@@ -257,6 +384,8 @@ pub fn compile_jit(
 }
 
 /// Why `adc run --grad/--tangent` stopped before calling anything.
+// Not part of the library API: for the `adc` binary (with `derivs`).
+#[doc(hidden)]
 #[derive(Debug)]
 pub enum RequestFailure {
     Compile(Failure),
@@ -265,6 +394,8 @@ pub enum RequestFailure {
 
 /// Like `compile_jit`, after adding the derivative `req` of `entry`.
 /// Returns the module, the entry's IR signature and the generated name.
+// Not part of the library API: for the `adc` binary (with `derivs`).
+#[doc(hidden)]
 pub fn compile_jit_request(
     path: &str,
     source: &str,
@@ -285,7 +416,19 @@ pub fn compile_jit_request(
     Ok((jit, src, name))
 }
 
-/// Source text to an object file and its C header.
+/// Source text to an object file and its C header, as `adc compile`
+/// writes them: `guard` is the header's include guard (see
+/// `docs/embedding.md` for the symbols and their C signatures).
+///
+/// ```
+/// let src = "double twice(double x) { return 2.0 * x; } static double helper(double x) { return x; }";
+/// let (object, header) = adc::driver::compile_object("twice.ad", src, "TWICE_H", false)
+///     .expect("compiles");
+/// assert!(object.starts_with(b"\x7fELF"));
+/// assert!(header.contains("#ifndef TWICE_H"));
+/// assert!(header.contains("double twice(double x);"));
+/// assert!(!header.contains("helper"), "static functions are not exported");
+/// ```
 pub fn compile_object(
     path: &str,
     source: &str,
@@ -299,6 +442,16 @@ pub fn compile_object(
 /// Source text to an object file and the final module it was made from
 /// (whose exported functions are its symbols; `adc-build` writes Rust
 /// bindings from them).
+///
+/// ```
+/// let src = "double twice(double x) { return 2.0 * x; }";
+/// let (object, module) = adc::driver::compile_object_module("twice.ad", src, false)
+///     .expect("compiles");
+/// assert!(!object.is_empty());
+/// let twice = module.func(module.find("twice").expect("defined"));
+/// assert_eq!(twice.params[0].ty, adc::Type::F64);
+/// assert_eq!(twice.returns, [adc::Type::F64]);
+/// ```
 pub fn compile_object_module(
     path: &str,
     source: &str,
@@ -311,7 +464,16 @@ pub fn compile_object_module(
     Ok((obj, module))
 }
 
-/// Loads `.ad` source or `.adir` text as a verified module.
+/// Loads `.ad` source or `.adir` text (by `path`'s extension) as a
+/// verified module: [`frontend`] or [`parse_ir`].
+///
+/// ```
+/// let from_source = adc::driver::load("f.ad", "double f(double x) { return x; }", false)
+///     .expect("compiles");
+/// let ir = from_source.to_string();
+/// let from_ir = adc::driver::load("f.adir", &ir, false).expect("parses");
+/// assert_eq!(from_ir.to_string(), ir);
+/// ```
 pub fn load(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
     if path.ends_with(".adir") {
         parse_ir(path, source)
@@ -321,7 +483,21 @@ pub fn load(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
 }
 
 /// `adc tape`: the tape reports of a file's reverse derivatives (after
-/// every stage, as `compile` would build them).
+/// every stage, as `compile` would build them); see [`crate::tape`].
+///
+/// ```
+/// let src = "[autodiff_reverse(dprod, Duplicated, Active)]
+/// double prod(double[] x) {
+///     double p = 1.0;
+///     for (int i = 0; i < len(x); i++) p *= x[i];
+///     return p;
+/// }";
+/// let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
+/// assert_eq!(reports[0].function, "dprod");
+/// // One f64 per iteration: the product before each multiplication.
+/// assert_eq!(reports[0].loops[0].line, 4);
+/// assert_eq!(reports[0].loops[0].bytes_per_iteration, 8);
+/// ```
 pub fn tape_reports(
     path: &str,
     source: &str,

@@ -55,9 +55,25 @@ use adc_ir::{Module, ScalarType};
 
 /// One C-ABI parameter of a host function: a scalar, or a pointer to
 /// scalars (`true`: `*mut`, writable).
+///
+/// ```
+/// use adc::{CParam, HostFn, ScalarType};
+///
+/// type Total = extern "C" fn(*const f64, i64, *mut f64);
+/// assert_eq!(
+///     <Total as HostFn>::params(),
+///     [
+///         CParam::Pointer(ScalarType::F64, false),
+///         CParam::Scalar(ScalarType::I64),
+///         CParam::Pointer(ScalarType::F64, true),
+///     ]
+/// );
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CParam {
+    /// A scalar by value.
     Scalar(ScalarType),
+    /// A pointer to scalars: `*mut` when the flag is `true`, else `*const`.
     Pointer(ScalarType, bool),
 }
 
@@ -71,8 +87,17 @@ impl CParam {
     }
 }
 
-/// A scalar a host function takes or returns.
+/// A scalar a host function takes or returns: `f64`, `f32`, `i64`,
+/// `bool`.
+///
+/// ```
+/// use adc::{HostScalar, ScalarType};
+///
+/// assert_eq!(<i64 as HostScalar>::TYPE, ScalarType::I64);
+/// assert_eq!(<bool as HostScalar>::TYPE, ScalarType::Bool);
+/// ```
 pub trait HostScalar {
+    /// The language's type of the scalar.
     const TYPE: ScalarType;
 }
 impl HostScalar for f64 {
@@ -90,7 +115,15 @@ impl HostScalar for bool {
 
 /// A parameter a host function takes: a scalar, or a raw pointer to
 /// scalars (the C ABI of arrays and `inout`/`out` scalars).
+///
+/// ```
+/// use adc::{CParam, HostParam, ScalarType};
+///
+/// assert_eq!(<f32 as HostParam>::TYPE, CParam::Scalar(ScalarType::F32));
+/// assert_eq!(<*mut i64 as HostParam>::TYPE, CParam::Pointer(ScalarType::I64, true));
+/// ```
 pub trait HostParam {
+    /// The parameter in the C ABI.
     const TYPE: CParam;
 }
 impl<T: HostScalar> HostParam for T {
@@ -104,7 +137,15 @@ impl<T: HostScalar> HostParam for *mut T {
 }
 
 /// What a host function returns: a scalar, or `()` for a `void` extern.
+///
+/// ```
+/// use adc::{HostResult, ScalarType};
+///
+/// assert_eq!(<f64 as HostResult>::TYPE, Some(ScalarType::F64));
+/// assert_eq!(<() as HostResult>::TYPE, None);
+/// ```
 pub trait HostResult {
+    /// The result's type, `None` for `void`.
     const TYPE: Option<ScalarType>;
 }
 impl<T: HostScalar> HostResult for T {
@@ -115,9 +156,49 @@ impl HostResult for () {
 }
 
 /// An `extern "C" fn` that can be registered: its signature and address.
+/// Implemented for `extern "C" fn`s of up to eight [`HostParam`]s
+/// returning a [`HostResult`].
+///
+/// ```
+/// use adc::{CParam, HostFn, ScalarType};
+///
+/// extern "C" fn clamp(x: f64, lo: f64, hi: f64) -> f64 {
+///     x.clamp(lo, hi)
+/// }
+/// let f = clamp as extern "C" fn(f64, f64, f64) -> f64;
+/// assert_eq!(<extern "C" fn(f64, f64, f64) -> f64 as HostFn>::params().len(), 3);
+/// assert_eq!(HostFn::address(f), clamp as *const u8);
+/// ```
 pub trait HostFn: Copy {
+    /// The parameters, in order.
+    ///
+    /// ```
+    /// use adc::{CParam, HostFn, ScalarType};
+    ///
+    /// type F = extern "C" fn(*const f64, i64) -> f64;
+    /// assert_eq!(<F as HostFn>::params()[1], CParam::Scalar(ScalarType::I64));
+    /// ```
     fn params() -> Vec<CParam>;
+    /// The result's type, `None` for `void`.
+    ///
+    /// ```
+    /// use adc::{HostFn, ScalarType};
+    ///
+    /// assert_eq!(<extern "C" fn(f64) -> bool as HostFn>::result(), Some(ScalarType::Bool));
+    /// assert_eq!(<extern "C" fn(*mut f64, i64) as HostFn>::result(), None);
+    /// ```
     fn result() -> Option<ScalarType>;
+    /// The function's address, which the JIT calls.
+    ///
+    /// ```
+    /// use adc::HostFn;
+    ///
+    /// extern "C" fn one() -> f64 {
+    ///     1.0
+    /// }
+    /// let f = one as extern "C" fn() -> f64;
+    /// assert_eq!(f.address(), one as *const u8);
+    /// ```
     fn address(self) -> *const u8;
 }
 
@@ -154,13 +235,44 @@ struct Entry {
 }
 
 /// The host functions a JIT module may call, by the names `.ad` declares
-/// them under.
+/// them under; [`compile_jit_with_host`](crate::compile_jit_with_host)
+/// takes them.
+///
+/// ```
+/// extern "C" fn twice(x: f64) -> f64 {
+///     2.0 * x
+/// }
+/// extern "C" fn dtwice(_x: f64, seed: f64) -> f64 {
+///     2.0 * seed
+/// }
+///
+/// let src = "extern double dtwice(double x, double seed);
+/// [reverse_derivative(dtwice)]
+/// extern double twice(double x);
+/// double f(double x) { return twice(x) * x; }";
+/// let mut host = adc::HostFunctions::new();
+/// host.func("twice", twice as extern "C" fn(f64) -> f64)
+///     .func("dtwice", dtwice as extern "C" fn(f64, f64) -> f64);
+/// let jit = adc::compile_jit_with_host("f.ad", src, &[adc::Derivative::gradient("f", "df")], &host)
+///     .expect("compiles");
+/// let df: adc::TypedFunc<(f64, f64), (f64, f64)> = jit.typed("df").expect("signature");
+/// assert_eq!(df.call((3.0, 1.0)), Ok((18.0, 12.0))); // f = 2x², f' = 4x
+/// ```
 #[derive(Default)]
 pub struct HostFunctions {
     entries: Vec<Entry>,
 }
 
 impl HostFunctions {
+    /// No host functions: externs resolve against the C library only.
+    ///
+    /// ```
+    /// let host = adc::HostFunctions::new();
+    /// let src = "extern double hypot(double x, double y); double f(double x) { return hypot(x, 4.0); }";
+    /// let jit = adc::compile_jit_with_host("f.ad", src, &[], &host).expect("libm has hypot");
+    /// let f: adc::TypedFunc<(f64,), f64> = jit.typed("f").expect("signature");
+    /// assert_eq!(f.call((3.0,)), Ok(5.0));
+    /// ```
     pub fn new() -> HostFunctions {
         HostFunctions::default()
     }
@@ -193,6 +305,21 @@ impl HostFunctions {
     /// # Safety
     /// `address` must be a function with the C ABI of the declaration
     /// (LANGUAGE.md §7) that stays valid while the JIT module lives.
+    ///
+    /// ```
+    /// extern "C" fn answer() -> i64 {
+    ///     42
+    /// }
+    ///
+    /// let mut host = adc::HostFunctions::new();
+    /// // SAFETY: `answer` has the C ABI of `extern int answer()` and is
+    /// // valid for the whole program.
+    /// unsafe { host.raw("answer", answer as *const u8) };
+    /// let src = "extern int answer(); int f() { return answer() + 1; }";
+    /// let jit = adc::compile_jit_with_host("f.ad", src, &[], &host).expect("compiles");
+    /// let f: adc::TypedFunc<(), i64> = jit.typed("f").expect("signature");
+    /// assert_eq!(f.call(()), Ok(43));
+    /// ```
     pub unsafe fn raw(&mut self, name: &str, address: *const u8) -> &mut HostFunctions {
         self.insert(Entry {
             name: name.into(),

@@ -32,15 +32,32 @@ use adc_ir::{Activity, AdMode, DerivSpec, Function, Linkage, Module, Span, Type}
 /// A derivative to generate: of function `of`, named `name`, in `mode`,
 /// with one activity per parameter and one for the result (`Const` for a
 /// `void` function).
+///
+/// ```
+/// use adc::{Activity, AdMode, Derivative};
+///
+/// let d = Derivative::reverse("f", "df", vec![Activity::Active, Activity::Const], Activity::Active);
+/// assert_eq!((d.of.as_str(), d.name.as_str(), d.mode), ("f", "df", AdMode::Reverse));
+/// assert_eq!(d.params, Some(vec![Activity::Active, Activity::Const]));
+/// // The same request as the attribute `[autodiff_reverse(df, Active, Const, Active)]`.
+/// let src = "double f(double x, int n) { return x * n; }";
+/// let jit = adc::compile_jit_with("f.ad", src, &[d]).expect("compiles");
+/// let df: adc::TypedFunc<(f64, i64, f64), (f64, f64)> = jit.typed("df").expect("signature");
+/// assert_eq!(df.call((2.0, 3, 1.0)), Ok((6.0, 3.0)));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Derivative {
+    /// The function to differentiate.
     pub of: String,
+    /// The generated function's name.
     pub name: String,
+    /// Forward or reverse mode.
     pub mode: AdMode,
     /// `None`: the defaults of LANGUAGE.md §5.3 (floats `Active` or
     /// `Duplicated` in reverse mode, `Dual` in forward mode, others
     /// `Const`).
     pub params: Option<Vec<Activity>>,
+    /// The result's activity (`Const` for a `void` function).
     pub ret: Activity,
 }
 
@@ -66,7 +83,19 @@ impl Derivative {
         }
     }
 
-    /// A reverse derivative with the given activities.
+    /// A reverse derivative with the given activities: one per parameter
+    /// of `of`, then `ret` for its result.
+    ///
+    /// ```
+    /// use adc::{Activity, Derivative};
+    ///
+    /// // `ActiveOnly`: the derivative returns the adjoint without the result.
+    /// let d = Derivative::reverse("cube", "dcube", vec![Activity::Active], Activity::ActiveOnly);
+    /// let jit = adc::compile_jit_with("c.ad", "double cube(double x) { return x * x * x; }", &[d])
+    ///     .expect("compiles");
+    /// let dcube: adc::TypedFunc<(f64, f64), f64> = jit.typed("dcube").expect("signature");
+    /// assert_eq!(dcube.call((2.0, 1.0)), Ok(12.0));
+    /// ```
     pub fn reverse(of: &str, name: &str, params: Vec<Activity>, ret: Activity) -> Derivative {
         Derivative {
             of: of.into(),
@@ -77,7 +106,19 @@ impl Derivative {
         }
     }
 
-    /// A forward derivative with the given activities.
+    /// A forward derivative with the given activities: one per parameter
+    /// of `of`, then `ret` for its result.
+    ///
+    /// ```
+    /// use adc::{Activity, Derivative};
+    ///
+    /// // `Dual`: the derivative returns the result and its tangent.
+    /// let d = Derivative::forward("cube", "tcube", vec![Activity::Dual], Activity::Dual);
+    /// let jit = adc::compile_jit_with("c.ad", "double cube(double x) { return x * x * x; }", &[d])
+    ///     .expect("compiles");
+    /// let tcube: adc::TypedFunc<(f64, f64), (f64, f64)> = jit.typed("tcube").expect("signature");
+    /// assert_eq!(tcube.call((2.0, 1.0)), Ok((8.0, 12.0)));
+    /// ```
     pub fn forward(of: &str, name: &str, params: Vec<Activity>, ret: Activity) -> Derivative {
         Derivative {
             of: of.into(),
@@ -179,6 +220,21 @@ fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
 /// Compiles `source` with the JIT after adding `derivatives`, as if each
 /// were an attribute on its function. A bad request is a diagnostic
 /// (E0303) of the returned failure, like a bad attribute.
+///
+/// ```
+/// use adc::Derivative;
+///
+/// let src = "double f(double x) { return x * x; }";
+/// let jit = adc::compile_jit_with("f.ad", src, &[Derivative::gradient("f", "df")])
+///     .expect("compiles");
+/// let df: adc::TypedFunc<(f64, f64), (f64, f64)> = jit.typed("df").expect("signature");
+/// assert_eq!(df.call((3.0, 1.0)), Ok((9.0, 6.0)));
+///
+/// let err = adc::compile_jit_with("f.ad", src, &[Derivative::gradient("g", "dg")])
+///     .err()
+///     .expect("no function `g`");
+/// assert_eq!(err.diagnostics[0].code, "E0303");
+/// ```
 pub fn compile_jit_with(
     path: &str,
     source: &str,
@@ -190,6 +246,26 @@ pub fn compile_jit_with(
 /// `compile_jit_with`, with `host` resolving `extern` declarations (see
 /// `crate::host`). A host function whose signature differs from its
 /// declaration is a diagnostic (E0500).
+///
+/// ```
+/// extern "C" fn scale(x: f64, k: i64) -> f64 {
+///     x * k as f64
+/// }
+///
+/// let src = "extern double scale(double x, int k); double f(double x) { return scale(x, 3); }";
+/// let mut host = adc::HostFunctions::new();
+/// host.func("scale", scale as extern "C" fn(f64, i64) -> f64);
+/// let jit = adc::compile_jit_with_host("f.ad", src, &[], &host).expect("compiles");
+/// let f: adc::TypedFunc<(f64,), f64> = jit.typed("f").expect("signature");
+/// assert_eq!(f.call((1.5,)), Ok(4.5));
+///
+/// // The registered signature must be the declaration's.
+/// let mut wrong = adc::HostFunctions::new();
+/// wrong.func("scale", scale as extern "C" fn(f64, i64) -> f64);
+/// let src = "extern double scale(double x, double k); double f(double x) { return scale(x, 3.0); }";
+/// let err = adc::compile_jit_with_host("f.ad", src, &[], &wrong).err().expect("a mismatch");
+/// assert_eq!(err.diagnostics[0].code, "E0500");
+/// ```
 pub fn compile_jit_with_host(
     path: &str,
     source: &str,

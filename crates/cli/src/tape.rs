@@ -17,13 +17,46 @@
 //! and every function they call that pushes on a tape (the forward halves
 //! of split-mode callees, derivatives of checkpointed segments and
 //! callees).
+//!
+//! [`driver::tape_reports`](crate::driver::tape_reports) makes the reports
+//! of a source file; [`render_text`] and [`render_json`] print them as
+//! `adc tape` and `adc tape --json` do.
+//!
+//! ```
+//! let src = "[autodiff_reverse(dprod, Duplicated, Active)]
+//! double prod(double[] x) {
+//!     double p = 1.0;
+//!     for (int i = 0; i < len(x); i++) p *= x[i];
+//!     return p;
+//! }";
+//! let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
+//! let text = adc::tape::render_text(&reports);
+//! assert!(text.starts_with("dprod: 1 entries, 0 bytes per call outside loops\n"));
+//! assert!(text.contains("loop at line 4: 8 bytes per iteration"));
+//! ```
 
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, InstData, Module, Span, Type, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-/// One stored value or branch record.
+/// One stored value or branch record: where it is computed, its type,
+/// its kind (`value`, `branch` or `array copy`), its bytes per execution,
+/// and the loops that repeat it.
+///
+/// ```
+/// let src = "[autodiff_reverse(dprod, Duplicated, Active)]
+/// double prod(double[] x) {
+///     double p = 1.0;
+///     for (int i = 0; i < len(x); i++) p *= x[i];
+///     return p;
+/// }";
+/// let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
+/// let entry = &reports[0].entries[0];
+/// assert_eq!(entry.location, "prod.ad:4:5");
+/// assert_eq!((entry.kind, entry.ty.as_str(), entry.bytes), ("value", "f64", 8));
+/// assert_eq!(entry.loops, [4]);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     pub location: String,
@@ -34,14 +67,51 @@ pub struct Entry {
     pub loops: Vec<u32>,
 }
 
-/// A loop of a derivative's forward sweep.
+/// A loop of a derivative's forward sweep: its source line and the bytes
+/// one iteration stores (outside its inner loops).
+///
+/// ```
+/// let src = "[autodiff_reverse(dprod, Duplicated, Active)]
+/// double prod(double[] x) {
+///     double p = 1.0;
+///     for (int i = 0; i < len(x); i++) {
+///         p *= x[i];
+///     }
+///     return p;
+/// }";
+/// let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
+/// let loops = &reports[0].loops;
+/// assert_eq!(loops.len(), 1);
+/// // The product before each multiplication: one f64 per iteration.
+/// assert_eq!((loops[0].line, loops[0].bytes_per_iteration), (4, 8));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoopBytes {
     pub line: u32,
     pub bytes_per_iteration: u32,
 }
 
-/// A call of another reverse derivative.
+/// A call of another function that stores on a tape (a callee that is
+/// not inlined): where, and the bytes it stores per call outside its
+/// loops.
+///
+/// ```
+/// let src = "[checkpoint]
+/// double prod(double[] x) {
+///     double p = 1.0;
+///     for (int i = 0; i < len(x); i++) p *= x[i];
+///     return p;
+/// }
+/// [autodiff_reverse(dg, Duplicated, Active)]
+/// double g(double[] x) { return 2.0 * prod(x); }";
+/// let reports = adc::driver::tape_reports("g.ad", src, false).expect("compiles");
+/// let dg = reports.iter().find(|r| r.function == "dg").expect("reported");
+/// assert_eq!(dg.calls.len(), 1);
+/// assert!(dg.calls[0].location.starts_with("g.ad:8:"));
+/// assert_eq!(dg.calls[0].bytes_per_call, 0);
+/// // The checkpointed callee's own derivative has its report.
+/// assert!(reports.iter().any(|r| r.calls.is_empty() && r.loops.len() == 1));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallBytes {
     pub callee: String,
@@ -49,6 +119,17 @@ pub struct CallBytes {
     pub bytes_per_call: u32,
 }
 
+/// What one function's tape stores: its entries, its loops and its calls
+/// of other taping functions.
+///
+/// ```
+/// let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
+/// let reports = adc::driver::tape_reports("sq.ad", src, false).expect("compiles");
+/// assert_eq!(reports.len(), 1);
+/// assert_eq!(reports[0].function, "dsq");
+/// // Without loops or branches, the reverse sweep needs nothing stored.
+/// assert!(reports[0].entries.is_empty() && reports[0].loops.is_empty());
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     pub function: String,
@@ -59,6 +140,8 @@ pub struct Report {
 
 /// The reports of `requested` (reverse derivatives named in the source)
 /// and of every other function of `module` that pushes on a tape.
+// Not part of the library API: `driver::tape_reports` is.
+#[doc(hidden)]
 pub fn reports(
     module: &Module,
     requested: &[String],
@@ -273,7 +356,17 @@ fn report(
     }
 }
 
-/// The report as text, one derivative after the other.
+/// The report as text, one derivative after the other (what `adc tape`
+/// prints).
+///
+/// ```
+/// let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
+/// let reports = adc::driver::tape_reports("sq.ad", src, false).expect("compiles");
+/// assert_eq!(
+///     adc::tape::render_text(&reports),
+///     "dsq: 0 entries, 0 bytes per call outside loops\n"
+/// );
+/// ```
 pub fn render_text(reports: &[Report]) -> String {
     let mut out = String::new();
     for r in reports {
@@ -320,7 +413,16 @@ pub fn render_text(reports: &[Report]) -> String {
     out
 }
 
-/// The report as one JSON object.
+/// The report as one JSON object (what `adc tape --json` prints; the
+/// format is in `docs/cli.md`).
+///
+/// ```
+/// let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
+/// let reports = adc::driver::tape_reports("sq.ad", src, false).expect("compiles");
+/// let json = adc::tape::render_json(&reports);
+/// assert_eq!(json["derivatives"][0]["function"], "dsq");
+/// assert_eq!(json["derivatives"][0]["entries"].as_array().map(Vec::len), Some(0));
+/// ```
 pub fn render_json(reports: &[Report]) -> serde_json::Value {
     use serde_json::json;
     let derivs: Vec<serde_json::Value> = reports

@@ -21,7 +21,14 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Module};
 
-/// The C layout of a tuple struct: (offset of each field, size, align).
+/// The C layout of a tuple struct: (offset of each field, size).
+///
+/// ```
+/// # use adc_ir::ScalarType;
+/// let (offsets, size) = adc_codegen::tuple_layout(&[ScalarType::Bool, ScalarType::F64, ScalarType::F32]);
+/// assert_eq!(offsets, [0, 8, 16]);
+/// assert_eq!(size, 24);
+/// ```
 pub fn tuple_layout(fields: &[ScalarType]) -> (Vec<u32>, u32) {
     let mut off: u32 = 0;
     let mut offsets = Vec::new();

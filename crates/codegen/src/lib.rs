@@ -34,10 +34,23 @@ use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// Why code generation failed.
+///
+/// ```
+/// let ir = adc_ir::parse_module("extern @no_such_symbol(x: f64) -> f64").unwrap();
+/// match adc_codegen::jit(&ir, &|_| String::new(), &[]) {
+///     Err(e @ adc_codegen::CodegenError::Unresolved(_)) => {
+///         assert_eq!(e.to_string(), "unresolved external function `no_such_symbol`")
+///     }
+///     Err(e) => panic!("{e}"),
+///     Ok(_) => panic!("resolved"),
+/// }
+/// ```
 #[derive(Debug)]
 pub enum CodegenError {
     /// An `extern` function that neither the C library nor the host provides.
     Unresolved(String),
+    /// Cranelift failed (an internal error, or no memory).
     Backend(String),
 }
 
@@ -99,6 +112,11 @@ pub(crate) fn entry_name(name: &str) -> String {
 }
 
 /// Where each runtime check reports from: maps a span to `file:line:col`.
+///
+/// ```
+/// let locate: adc_codegen::Locate<'_> = &|span| format!("f.ad:{}", span.start);
+/// assert_eq!(locate(adc_ir::Span::new(3, 4)), "f.ad:3");
+/// ```
 pub type Locate<'a> = &'a dyn Fn(Span) -> String;
 
 struct Built {
@@ -232,6 +250,17 @@ fn isa(pic: bool) -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa
 }
 
 /// Compiles a verified module to a relocatable object file.
+///
+/// ```
+/// let ir = adc_ir::parse_module("func @twice(x: f64) -> f64 {
+/// block0(v0: f64):
+///     v1: f64 = add v0, v0
+///     return v1
+/// }").unwrap();
+/// adc_ir::verify(&ir).unwrap();
+/// let object = adc_codegen::object(&ir, &|_| String::new()).unwrap();
+/// assert!(object.starts_with(b"\x7fELF"));
+/// ```
 pub fn object(ir: &adc_ir::Module, locate: Locate<'_>) -> Result<Vec<u8>, CodegenError> {
     let builder = cranelift_object::ObjectBuilder::new(
         isa(true)?,
@@ -266,6 +295,18 @@ fn jit_arena(ir: &adc_ir::Module) -> Result<cranelift_jit::ArenaMemoryProvider, 
 
 /// Compiles a verified module in memory. `host` adds symbols for `extern`
 /// functions beyond the C library's.
+///
+/// ```
+/// let ir = adc_ir::parse_module("func @twice(x: f64) -> f64 {
+/// block0(v0: f64):
+///     v1: f64 = add v0, v0
+///     return v1
+/// }").unwrap();
+/// adc_ir::verify(&ir).unwrap();
+/// let jit = adc_codegen::jit(&ir, &|_| String::new(), &[]).unwrap();
+/// let twice: adc_codegen::TypedFunc<(f64,), f64> = jit.typed("twice").unwrap();
+/// assert_eq!(twice.call((1.5,)), Ok(3.0));
+/// ```
 pub fn jit(
     ir: &adc_ir::Module,
     locate: Locate<'_>,

@@ -213,13 +213,25 @@ pub(crate) fn c_symbol_exists(name: &str) -> bool {
 /// An array argument, written back in place by the callee when writable.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArrayValue {
+    /// `bool[]`.
     Bool(Vec<bool>),
+    /// `int[]`.
     I64(Vec<i64>),
+    /// `float[]`.
     F32(Vec<f32>),
+    /// `double[]`.
     F64(Vec<f64>),
 }
 
 impl ArrayValue {
+    /// The element type.
+    ///
+    /// ```
+    /// # use adc_codegen::ArrayValue;
+    /// # use adc_ir::ScalarType;
+    /// assert_eq!(ArrayValue::I64(vec![1, 2]).elem(), ScalarType::I64);
+    /// assert_eq!(ArrayValue::Bool(vec![]).elem(), ScalarType::Bool);
+    /// ```
     pub fn elem(&self) -> ScalarType {
         match self {
             ArrayValue::Bool(_) => ScalarType::Bool,
@@ -229,6 +241,12 @@ impl ArrayValue {
         }
     }
 
+    /// The number of elements.
+    ///
+    /// ```
+    /// # use adc_codegen::ArrayValue;
+    /// assert_eq!(ArrayValue::F32(vec![1.0, 2.0, 3.0]).len(), 3);
+    /// ```
     pub fn len(&self) -> usize {
         match self {
             ArrayValue::Bool(v) => v.len(),
@@ -238,6 +256,13 @@ impl ArrayValue {
         }
     }
 
+    /// True when the array has no elements.
+    ///
+    /// ```
+    /// # use adc_codegen::ArrayValue;
+    /// assert!(ArrayValue::F64(vec![]).is_empty());
+    /// assert!(!ArrayValue::Bool(vec![false]).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -256,23 +281,34 @@ impl ArrayValue {
 /// parameters; the latter are updated after the call) or an array.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArgValue {
+    /// A scalar, converted to the parameter's type as at a call.
     Scalar(Constant),
+    /// An array, of the parameter's element type.
     Array(ArrayValue),
 }
 
+/// Why a call, or making a typed handle, failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallError {
+    /// The module defines no function of that name.
     UnknownFunction(String),
+    /// The number of arguments differs from the number of parameters.
     ArgumentCount {
+        /// The function's parameters.
         expected: usize,
+        /// The arguments given.
         found: usize,
     },
+    /// Argument `index` (from 0) does not fit its parameter.
     ArgumentType {
+        /// The argument's position.
         index: usize,
+        /// What the parameter takes, in words.
         expected: String,
     },
     /// A typed handle's result types differ from the function's.
     ResultType {
+        /// The function's result types.
         expected: String,
     },
     /// A runtime error of LANGUAGE.md §4: `what at file:line:col`.
@@ -297,10 +333,14 @@ impl fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
+/// A function of a `JitModule`: its name and signature.
 #[derive(Clone, Debug)]
 pub struct JitFunction {
+    /// The function's name.
     pub name: String,
+    /// Its parameters: name, IR type and mode (`in`, `inout`, `out`).
     pub params: Vec<Param>,
+    /// Its result types (none for `void`, several for a tuple).
     pub returns: Vec<Type>,
     entry: usize,
     c_abi: usize,
@@ -378,10 +418,44 @@ impl JitModule {
         }
     }
 
+    /// The function `name` with its signature, if the module defines it.
+    ///
+    /// ```
+    /// # use adc_codegen::{ArgValue, ArrayValue, CallError};
+    /// # use adc_ir::{Constant, ScalarType, Type};
+    /// # let ir = adc_ir::parse_module("func @twice(x: f64) -> f64 {\n\
+    /// #     block0(v0: f64):\n v1: f64 = add v0, v0\n return v1\n }\n\
+    /// #     func @fill(out ys: arr<f64>, k: f64) {\n\
+    /// #     block0(v0: arr<f64>, v1: f64):\n v2: i64 = const 0\n store v0, v2, v1\n return\n }").unwrap();
+    /// # adc_ir::verify(&ir).unwrap();
+    /// # let jit = adc_codegen::jit(&ir, &|_| "f.ad:1:1".to_string(), &[]).unwrap();
+    /// // `jit` holds `double twice(double x) { return x + x; }` and
+    /// // `void fill(out double[] ys, double k) { ys[0] = k; }`, compiled.
+    /// let twice = jit.function("twice").expect("defined");
+    /// assert_eq!(twice.params[0].ty, Type::F64);
+    /// assert_eq!(twice.returns, [Type::F64]);
+    /// assert!(jit.function("thrice").is_none());
+    /// ```
     pub fn function(&self, name: &str) -> Option<&JitFunction> {
         self.funcs.get(name)
     }
 
+    /// Every function of the module, by name in alphabetical order.
+    ///
+    /// ```
+    /// # use adc_codegen::{ArgValue, ArrayValue, CallError};
+    /// # use adc_ir::{Constant, ScalarType, Type};
+    /// # let ir = adc_ir::parse_module("func @twice(x: f64) -> f64 {\n\
+    /// #     block0(v0: f64):\n v1: f64 = add v0, v0\n return v1\n }\n\
+    /// #     func @fill(out ys: arr<f64>, k: f64) {\n\
+    /// #     block0(v0: arr<f64>, v1: f64):\n v2: i64 = const 0\n store v0, v2, v1\n return\n }").unwrap();
+    /// # adc_ir::verify(&ir).unwrap();
+    /// # let jit = adc_codegen::jit(&ir, &|_| "f.ad:1:1".to_string(), &[]).unwrap();
+    /// // `jit` holds `double twice(double x) { return x + x; }` and
+    /// // `void fill(out double[] ys, double k) { ys[0] = k; }`, compiled.
+    /// let names: Vec<&str> = jit.functions().map(|f| f.name.as_str()).collect();
+    /// assert_eq!(names, ["fill", "twice"]);
+    /// ```
     pub fn functions(&self) -> impl Iterator<Item = &JitFunction> {
         self.funcs.values()
     }
@@ -389,13 +463,57 @@ impl JitModule {
     /// The C-ABI entry point of `name` (LANGUAGE.md §7). Transmute it to the
     /// matching `extern "C" fn` type; a runtime error inside it prints the
     /// message and exits the process with status 3.
+    ///
+    /// ```
+    /// # use adc_codegen::{ArgValue, ArrayValue, CallError};
+    /// # use adc_ir::{Constant, ScalarType, Type};
+    /// # let ir = adc_ir::parse_module("func @twice(x: f64) -> f64 {\n\
+    /// #     block0(v0: f64):\n v1: f64 = add v0, v0\n return v1\n }\n\
+    /// #     func @fill(out ys: arr<f64>, k: f64) {\n\
+    /// #     block0(v0: arr<f64>, v1: f64):\n v2: i64 = const 0\n store v0, v2, v1\n return\n }").unwrap();
+    /// # adc_ir::verify(&ir).unwrap();
+    /// # let jit = adc_codegen::jit(&ir, &|_| "f.ad:1:1".to_string(), &[]).unwrap();
+    /// // `jit` holds `double twice(double x) { return x + x; }` and
+    /// // `void fill(out double[] ys, double k) { ys[0] = k; }`, compiled.
+    /// let ptr = jit.raw_function("twice").expect("defined");
+    /// // SAFETY: the C signature of `double twice(double x)`; `jit` outlives the call.
+    /// let twice: extern "C" fn(f64) -> f64 = unsafe { std::mem::transmute(ptr) };
+    /// assert_eq!(twice(1.25), 2.5);
+    /// assert!(jit.raw_function("thrice").is_none());
+    /// ```
     pub fn raw_function(&self, name: &str) -> Option<*const u8> {
         self.funcs.get(name).map(|f| f.c_abi as *const u8)
     }
 
     /// Calls `name` with checked arguments. Writable arrays and `inout`/`out`
     /// scalars in `args` hold the callee's results afterwards. Returns the
-    /// result values (none for `void`, several for a tuple).
+    /// result values (none for `void`, several for a tuple). Scalars
+    /// convert as the language converts them at a call (an `int` to a
+    /// `double` parameter, ...).
+    ///
+    /// ```
+    /// # use adc_codegen::{ArgValue, ArrayValue, CallError};
+    /// # use adc_ir::{Constant, ScalarType, Type};
+    /// # let ir = adc_ir::parse_module("func @twice(x: f64) -> f64 {\n\
+    /// #     block0(v0: f64):\n v1: f64 = add v0, v0\n return v1\n }\n\
+    /// #     func @fill(out ys: arr<f64>, k: f64) {\n\
+    /// #     block0(v0: arr<f64>, v1: f64):\n v2: i64 = const 0\n store v0, v2, v1\n return\n }").unwrap();
+    /// # adc_ir::verify(&ir).unwrap();
+    /// # let jit = adc_codegen::jit(&ir, &|_| "f.ad:1:1".to_string(), &[]).unwrap();
+    /// // `jit` holds `double twice(double x) { return x + x; }` and
+    /// // `void fill(out double[] ys, double k) { ys[0] = k; }`, compiled.
+    /// let mut args = [ArgValue::Scalar(Constant::F64(1.5))];
+    /// assert_eq!(jit.call("twice", &mut args), Ok(vec![Constant::F64(3.0)]));
+    /// let mut args = [ArgValue::Scalar(Constant::I64(2))];
+    /// assert_eq!(jit.call("twice", &mut args), Ok(vec![Constant::F64(4.0)]));
+    ///
+    /// let mut args = [ArgValue::Array(ArrayValue::F64(vec![0.0, 0.0])), ArgValue::Scalar(Constant::F64(7.0))];
+    /// assert_eq!(jit.call("fill", &mut args), Ok(vec![]));
+    /// assert_eq!(args[0], ArgValue::Array(ArrayValue::F64(vec![7.0, 0.0])));
+    ///
+    /// let mut args = [ArgValue::Array(ArrayValue::F64(vec![])), ArgValue::Scalar(Constant::F64(7.0))];
+    /// assert!(matches!(jit.call("fill", &mut args), Err(CallError::Runtime(_))));
+    /// ```
     pub fn call(&self, name: &str, args: &mut [ArgValue]) -> Result<Vec<Constant>, CallError> {
         let f = self
             .funcs

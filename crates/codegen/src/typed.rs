@@ -29,7 +29,17 @@ pub trait Arg {
     /// The same type with its borrow (if any) at lifetime `'a`: a handle
     /// typed `&mut [f64]` takes a fresh `&mut` borrow at every call.
     type At<'a>: Arg;
-    /// Appends this argument's words to the call's slots.
+    /// Appends this argument's words to the call's slots (as the C ABI
+    /// passes it: a scalar's bits, an array's pointer and length).
+    ///
+    /// ```
+    /// # use adc_codegen::Arg;
+    /// let mut slots = Vec::new();
+    /// 1.5f64.push(&mut slots);
+    /// (&[1i64, 2][..]).push(&mut slots);
+    /// assert_eq!(slots.len(), 3);
+    /// assert_eq!((slots[0], slots[2]), (1.5f64.to_bits(), 2));
+    /// ```
     fn push(&mut self, slots: &mut Vec<u64>);
 }
 
@@ -89,6 +99,14 @@ ref_arg!(i64, ScalarType::I64);
 
 /// The parameter kind of a signature's parameter (`None` for a `dpair`,
 /// which no verified signature of a final module has).
+///
+/// ```
+/// # use adc_codegen::ParamKind;
+/// # use adc_ir::ScalarType;
+/// let ir = adc_ir::parse_module("extern @sum(out xs: arr<f64>) -> f64").unwrap();
+/// let param = &ir.funcs[0].params[0];
+/// assert_eq!(adc_codegen::kind_of(param), Some(ParamKind::Array(ScalarType::F64, true)));
+/// ```
 pub fn kind_of(p: &adc_ir::Param) -> Option<ParamKind> {
     let writable = p.mode != ParamMode::In;
     match p.ty {
@@ -102,10 +120,24 @@ pub fn kind_of(p: &adc_ir::Param) -> Option<ParamKind> {
 /// A tuple of `Arg`s: all the parameters of a call, `()` for none.
 pub trait Args {
     /// The kinds of the parameters, in order.
+    ///
+    /// ```
+    /// # use adc_codegen::{Args, ParamKind};
+    /// # use adc_ir::ScalarType;
+    /// assert_eq!(<(bool, &mut f64) as Args>::kinds(), [ParamKind::Scalar(ScalarType::Bool), ParamKind::Ref(ScalarType::F64)]);
+    /// assert!(<() as Args>::kinds().is_empty());
+    /// ```
     fn kinds() -> Vec<ParamKind>;
     /// The same tuple with every borrow at lifetime `'a` (see `Arg::At`).
     type At<'a>: Args;
     /// Appends every argument's words to the call's slots.
+    ///
+    /// ```
+    /// # use adc_codegen::Args;
+    /// let mut slots = Vec::new();
+    /// (2i64, true).push_all(&mut slots);
+    /// assert_eq!(slots, [2, 1]);
+    /// ```
     fn push_all(&mut self, slots: &mut Vec<u64>);
 }
 
@@ -114,6 +146,12 @@ pub trait Ret: Sized {
     /// The result's type.
     const TYPE: ScalarType;
     /// The value from its result word.
+    ///
+    /// ```
+    /// # use adc_codegen::Ret;
+    /// assert_eq!(<f64 as Ret>::from_bits(2.5f64.to_bits()), 2.5);
+    /// assert_eq!(<i64 as Ret>::from_bits(u64::MAX), -1);
+    /// ```
     fn from_bits(bits: u64) -> Self;
 }
 
@@ -146,8 +184,20 @@ impl Ret for bool {
 /// a tuple of `Ret`s for a tuple.
 pub trait Rets: Sized {
     /// The result types, in order.
+    ///
+    /// ```
+    /// # use adc_codegen::Rets;
+    /// # use adc_ir::ScalarType;
+    /// assert_eq!(<(f32, bool) as Rets>::types(), [ScalarType::F32, ScalarType::Bool]);
+    /// assert!(<() as Rets>::types().is_empty());
+    /// ```
     fn types() -> Vec<ScalarType>;
     /// The values from the result words.
+    ///
+    /// ```
+    /// # use adc_codegen::Rets;
+    /// assert_eq!(<(i64, bool) as Rets>::from_words(&[7, 0]), (7, false));
+    /// ```
     fn from_words(words: &[u64]) -> Self;
 }
 
@@ -226,6 +276,28 @@ impl<P: Args, R: Rets> TypedFunc<'_, P, R> {
     ///
     /// The arguments borrow only for the call: a handle typed with
     /// `&mut [f64]` can be called again and again on the same slice.
+    ///
+    /// ```
+    /// # use adc_codegen::{CallError, TypedFunc};
+    /// # let ir = adc_ir::parse_module("func @twice(x: f64) -> f64 {\n\
+    /// #     block0(v0: f64):\n v1: f64 = add v0, v0\n return v1\n }\n\
+    /// #     func @fill(out ys: arr<f64>, k: f64) {\n\
+    /// #     block0(v0: arr<f64>, v1: f64):\n v2: i64 = const 0\n store v0, v2, v1\n return\n }").unwrap();
+    /// # adc_ir::verify(&ir).unwrap();
+    /// # let jit = adc_codegen::jit(&ir, &|_| "f.ad:1:1".to_string(), &[]).unwrap();
+    /// // `jit` holds `double twice(double x) { return x + x; }` and
+    /// // `void fill(out double[] ys, double k) { ys[0] = k; }`, compiled.
+    /// let twice: TypedFunc<(f64,), f64> = jit.typed("twice").expect("signature");
+    /// assert_eq!(twice.call((1.5,)), Ok(3.0));
+    ///
+    /// let fill: TypedFunc<(&mut [f64], f64), ()> = jit.typed("fill").expect("signature");
+    /// let mut ys = [0.0; 2];
+    /// for k in [1.0, 2.0] {
+    ///     fill.call((&mut ys[..], k)).expect("runs");
+    /// }
+    /// assert_eq!(ys, [2.0, 0.0]);
+    /// assert!(matches!(fill.call((&mut [][..], 1.0)), Err(CallError::Runtime(_))));
+    /// ```
     pub fn call(&self, args: P::At<'_>) -> Result<R, CallError> {
         let mut args = args;
         let mut slots = Vec::with_capacity(2 * self.func.params.len());
@@ -252,6 +324,24 @@ impl<P: Args, R: Rets> TypedFunc<'_, P, R> {
 impl JitModule {
     /// `name` as a typed function, or an error if it does not exist or its
     /// signature is not `P -> R` (see `Arg`, `Rets`).
+    ///
+    /// ```
+    /// # use adc_codegen::{CallError, TypedFunc};
+    /// # let ir = adc_ir::parse_module("func @twice(x: f64) -> f64 {\n\
+    /// #     block0(v0: f64):\n v1: f64 = add v0, v0\n return v1\n }\n\
+    /// #     func @fill(out ys: arr<f64>, k: f64) {\n\
+    /// #     block0(v0: arr<f64>, v1: f64):\n v2: i64 = const 0\n store v0, v2, v1\n return\n }").unwrap();
+    /// # adc_ir::verify(&ir).unwrap();
+    /// # let jit = adc_codegen::jit(&ir, &|_| "f.ad:1:1".to_string(), &[]).unwrap();
+    /// // `jit` holds `double twice(double x) { return x + x; }` and
+    /// // `void fill(out double[] ys, double k) { ys[0] = k; }`, compiled.
+    /// let twice: TypedFunc<(f64,), f64> = jit.typed("twice").expect("signature");
+    /// assert_eq!(twice.call((4.0,)), Ok(8.0));
+    /// assert!(matches!(jit.typed::<(f64,), f64>("thrice"), Err(CallError::UnknownFunction(_))));
+    /// assert!(matches!(jit.typed::<(), f64>("twice"), Err(CallError::ArgumentCount { expected: 1, found: 0 })));
+    /// assert!(matches!(jit.typed::<(i64,), f64>("twice"), Err(CallError::ArgumentType { index: 0, .. })));
+    /// assert!(matches!(jit.typed::<(f64,), f32>("twice"), Err(CallError::ResultType { .. })));
+    /// ```
     pub fn typed<P: Args, R: Rets>(&self, name: &str) -> Result<TypedFunc<'_, P, R>, CallError> {
         let func = self
             .function(name)

@@ -7,24 +7,59 @@
 use adc_ir::Span;
 use ariadne::{Config, IndexType, Label, Report, ReportKind, Source};
 
+/// Whether a diagnostic stops compilation.
+///
+/// ```
+/// # use adc_frontend::{Diagnostic, Severity};
+/// # use adc_ir::Span;
+/// let d = Diagnostic::warning("W0001", "unused variable `y`", Span::new(29, 30));
+/// assert_eq!(d.severity, Severity::Warning);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Severity {
+    /// Compilation stops.
     Error,
+    /// Compilation goes on.
     Warning,
 }
 
+/// One error or warning: a code (`docs/errors.md`), a message, a source
+/// span, and secondary labels and notes.
+///
+/// ```
+/// # use adc_frontend::Diagnostic;
+/// # use adc_ir::Span;
+/// let d = Diagnostic::error("E0116", "unknown variable `y`", Span::new(28, 29))
+///     .with_note("declare it before its use");
+/// assert!(d.is_error());
+/// assert_eq!(d.notes, ["declare it before its use"]);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
+    /// Error or warning.
     pub severity: Severity,
+    /// The diagnostic's code, `E0116` or `W0001`.
     pub code: &'static str,
+    /// The main message.
     pub message: String,
+    /// Where in the source (`Span::UNDEFINED` for none).
     pub span: Span,
     /// Secondary labels: (span, message).
     pub labels: Vec<(Span, String)>,
+    /// Notes printed after the source lines.
     pub notes: Vec<String>,
 }
 
 impl Diagnostic {
+    /// An error, without labels or notes.
+    ///
+    /// ```
+    /// # use adc_frontend::{Diagnostic, Severity};
+    /// # use adc_ir::Span;
+    /// let d = Diagnostic::error("E0110", "expected `float`, found `double`", Span::new(3, 9));
+    /// assert_eq!((d.severity, d.code), (Severity::Error, "E0110"));
+    /// assert!(d.labels.is_empty() && d.notes.is_empty());
+    /// ```
     pub fn error(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
@@ -36,6 +71,14 @@ impl Diagnostic {
         }
     }
 
+    /// A warning, without labels or notes.
+    ///
+    /// ```
+    /// # use adc_frontend::Diagnostic;
+    /// # use adc_ir::Span;
+    /// let d = Diagnostic::warning("W0001", "unused variable `y`", Span::new(29, 30));
+    /// assert!(!d.is_error());
+    /// ```
     pub fn warning(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
@@ -43,16 +86,41 @@ impl Diagnostic {
         }
     }
 
+    /// Adds a secondary label at `span`.
+    ///
+    /// ```
+    /// # use adc_frontend::Diagnostic;
+    /// # use adc_ir::Span;
+    /// let d = Diagnostic::error("E0201", "`f` is defined twice", Span::new(40, 41))
+    ///     .with_label(Span::new(7, 8), "first defined here");
+    /// assert_eq!(d.labels, [(Span::new(7, 8), "first defined here".to_string())]);
+    /// ```
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
         self.labels.push((span, message.into()));
         self
     }
 
+    /// Adds a note.
+    ///
+    /// ```
+    /// # use adc_frontend::Diagnostic;
+    /// # use adc_ir::Span;
+    /// let d = Diagnostic::error("E0116", "unknown variable `y`", Span::new(28, 29))
+    ///     .with_note("did you mean `x`?");
+    /// assert_eq!(d.notes.len(), 1);
+    /// ```
     pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
         self.notes.push(note.into());
         self
     }
 
+    /// True for an error, false for a warning.
+    ///
+    /// ```
+    /// # use adc_frontend::Diagnostic;
+    /// # use adc_ir::Span;
+    /// assert!(Diagnostic::error("E0116", "unknown variable `y`", Span::UNDEFINED).is_error());
+    /// ```
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }

@@ -6,18 +6,45 @@ use crate::function::{Function, Param, ParamMode};
 use crate::types::Type;
 use std::fmt;
 
+/// How a parameter or result takes part in a derivative (§5.1, §5.2 of
+/// the language contract), as an attribute names it.
+///
+/// ```
+/// # use adc_ir::Activity;
+/// assert_eq!(Activity::from_name("DualOnly"), Some(Activity::DualOnly));
+/// assert_eq!(Activity::Duplicated.to_string(), "Duplicated");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum Activity {
+    /// No derivative with respect to it (a result: not differentiated).
     Const,
+    /// Reverse mode, a float scalar by value: its derivative is returned
+    /// (a result: a `seed` parameter is added, the result still returned).
     Active,
+    /// A reverse-mode result as `Active`, but not returned.
     ActiveOnly,
+    /// Reverse mode, an array or `inout`/`out` scalar: followed by its
+    /// shadow, which receives the derivative.
     Duplicated,
+    /// As `Duplicated`; the primal's contents after the call are
+    /// unspecified.
     DuplicatedOnly,
+    /// Forward mode: followed by its tangent (a result: returns the result
+    /// and its tangent).
     Dual,
+    /// As `Dual`; the primal's contents after the call are unspecified (a
+    /// result: returns the tangent only).
     DualOnly,
 }
 
 impl Activity {
+    /// Every activity, in the order of the enum.
+    ///
+    /// ```
+    /// # use adc_ir::Activity;
+    /// assert_eq!(Activity::ALL.len(), 7);
+    /// assert_eq!(Activity::ALL[0], Activity::Const);
+    /// ```
     pub const ALL: &'static [Activity] = &[
         Activity::Const,
         Activity::Active,
@@ -28,6 +55,12 @@ impl Activity {
         Activity::DualOnly,
     ];
 
+    /// The activity's name in attributes.
+    ///
+    /// ```
+    /// # use adc_ir::Activity;
+    /// assert_eq!(Activity::ActiveOnly.name(), "ActiveOnly");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Activity::Const => "Const",
@@ -40,11 +73,24 @@ impl Activity {
         }
     }
 
+    /// The activity of a name in attributes (case-sensitive).
+    ///
+    /// ```
+    /// # use adc_ir::Activity;
+    /// assert_eq!(Activity::from_name("Active"), Some(Activity::Active));
+    /// assert_eq!(Activity::from_name("active"), None);
+    /// ```
     pub fn from_name(s: &str) -> Option<Activity> {
         Activity::ALL.iter().copied().find(|a| a.name() == s)
     }
 
     /// True for everything but `Const`: the value carries a derivative.
+    ///
+    /// ```
+    /// # use adc_ir::Activity;
+    /// assert!(Activity::Dual.is_active());
+    /// assert!(!Activity::Const.is_active());
+    /// ```
     pub fn is_active(self) -> bool {
         self != Activity::Const
     }
@@ -56,9 +102,17 @@ impl fmt::Display for Activity {
     }
 }
 
+/// The mode of a derivative: `autodiff_forward` or `autodiff_reverse`.
+///
+/// ```
+/// # use adc_ir::AdMode;
+/// assert_ne!(AdMode::Forward, AdMode::Reverse);
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum AdMode {
+    /// Tangents carried forward with the values.
     Forward,
+    /// Adjoints accumulated backwards from the result.
     Reverse,
 }
 

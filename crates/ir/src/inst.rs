@@ -8,16 +8,34 @@ use crate::entity::{Block, FuncId, Value};
 use crate::types::ScalarType;
 use std::fmt;
 
+/// A scalar value of one of the [`ScalarType`]s; `Display` prints it as
+/// the IR does.
+///
+/// ```
+/// # use adc_ir::Constant;
+/// assert_eq!(Constant::F64(0.1).to_string(), "0.1");
+/// assert_eq!(Constant::F32(f32::INFINITY).to_string(), "inf");
+/// ```
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum Constant {
+    /// A `bool`.
     Bool(bool),
+    /// An `int`.
     I64(i64),
+    /// A `float`.
     F32(f32),
+    /// A `double`.
     F64(f64),
 }
 
 impl Constant {
     /// The zero (or `false`) of a scalar type.
+    ///
+    /// ```
+    /// # use adc_ir::{Constant, ScalarType};
+    /// assert_eq!(Constant::zero(ScalarType::F32), Constant::F32(0.0));
+    /// assert_eq!(Constant::zero(ScalarType::Bool), Constant::Bool(false));
+    /// ```
     pub fn zero(ty: ScalarType) -> Constant {
         match ty {
             ScalarType::Bool => Constant::Bool(false),
@@ -27,6 +45,12 @@ impl Constant {
         }
     }
 
+    /// The value's type.
+    ///
+    /// ```
+    /// # use adc_ir::{Constant, ScalarType};
+    /// assert_eq!(Constant::I64(3).ty(), ScalarType::I64);
+    /// ```
     pub fn ty(self) -> ScalarType {
         match self {
             Constant::Bool(_) => ScalarType::Bool,
@@ -37,6 +61,13 @@ impl Constant {
     }
 
     /// Bit-exact equality (so `-0.0 != 0.0` and a NaN equals itself), for CSE.
+    ///
+    /// ```
+    /// # use adc_ir::Constant;
+    /// assert!(!Constant::F64(-0.0).same_bits(Constant::F64(0.0)));
+    /// assert!(Constant::F64(f64::NAN).same_bits(Constant::F64(f64::NAN)));
+    /// assert!(!Constant::I64(1).same_bits(Constant::F64(1.0)));
+    /// ```
     pub fn same_bits(self, other: Constant) -> bool {
         match (self, other) {
             (Constant::Bool(a), Constant::Bool(b)) => a == b,
