@@ -87,6 +87,17 @@ impl CParam {
     }
 }
 
+/// Supertraits no other crate can implement: the host traits tell the
+/// JIT how to call a function pointer, so an impl for another type (a
+/// struct claiming to be an `f64`, a bogus `address`) could make safe code
+/// call with the wrong ABI or jump anywhere.
+mod sealed {
+    pub trait HostScalar {}
+    pub trait HostParam {}
+    pub trait HostResult {}
+    pub trait HostFn {}
+}
+
 /// A scalar a host function takes or returns: `f64`, `f32`, `i64`,
 /// `bool`.
 ///
@@ -96,19 +107,23 @@ impl CParam {
 /// assert_eq!(<i64 as HostScalar>::TYPE, ScalarType::I64);
 /// assert_eq!(<bool as HostScalar>::TYPE, ScalarType::Bool);
 /// ```
-pub trait HostScalar {
+pub trait HostScalar: sealed::HostScalar {
     /// The language's type of the scalar.
     const TYPE: ScalarType;
 }
+impl sealed::HostScalar for f64 {}
 impl HostScalar for f64 {
     const TYPE: ScalarType = ScalarType::F64;
 }
+impl sealed::HostScalar for f32 {}
 impl HostScalar for f32 {
     const TYPE: ScalarType = ScalarType::F32;
 }
+impl sealed::HostScalar for i64 {}
 impl HostScalar for i64 {
     const TYPE: ScalarType = ScalarType::I64;
 }
+impl sealed::HostScalar for bool {}
 impl HostScalar for bool {
     const TYPE: ScalarType = ScalarType::Bool;
 }
@@ -122,16 +137,19 @@ impl HostScalar for bool {
 /// assert_eq!(<f32 as HostParam>::TYPE, CParam::Scalar(ScalarType::F32));
 /// assert_eq!(<*mut i64 as HostParam>::TYPE, CParam::Pointer(ScalarType::I64, true));
 /// ```
-pub trait HostParam {
+pub trait HostParam: sealed::HostParam {
     /// The parameter in the C ABI.
     const TYPE: CParam;
 }
+impl<T: HostScalar> sealed::HostParam for T {}
 impl<T: HostScalar> HostParam for T {
     const TYPE: CParam = CParam::Scalar(T::TYPE);
 }
+impl<T: HostScalar> sealed::HostParam for *const T {}
 impl<T: HostScalar> HostParam for *const T {
     const TYPE: CParam = CParam::Pointer(T::TYPE, false);
 }
+impl<T: HostScalar> sealed::HostParam for *mut T {}
 impl<T: HostScalar> HostParam for *mut T {
     const TYPE: CParam = CParam::Pointer(T::TYPE, true);
 }
@@ -144,13 +162,15 @@ impl<T: HostScalar> HostParam for *mut T {
 /// assert_eq!(<f64 as HostResult>::TYPE, Some(ScalarType::F64));
 /// assert_eq!(<() as HostResult>::TYPE, None);
 /// ```
-pub trait HostResult {
+pub trait HostResult: sealed::HostResult {
     /// The result's type, `None` for `void`.
     const TYPE: Option<ScalarType>;
 }
+impl<T: HostScalar> sealed::HostResult for T {}
 impl<T: HostScalar> HostResult for T {
     const TYPE: Option<ScalarType> = Some(T::TYPE);
 }
+impl sealed::HostResult for () {}
 impl HostResult for () {
     const TYPE: Option<ScalarType> = None;
 }
@@ -169,7 +189,20 @@ impl HostResult for () {
 /// assert_eq!(<extern "C" fn(f64, f64, f64) -> f64 as HostFn>::params().len(), 3);
 /// assert_eq!(HostFn::address(f), clamp as *const u8);
 /// ```
-pub trait HostFn: Copy {
+///
+/// Sealed, with [`HostParam`], [`HostResult`] and [`HostScalar`]: only
+/// `extern "C" fn`s of those types can be registered.
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy)]
+/// struct Anywhere;
+/// impl adc::HostFn for Anywhere {
+///     fn params() -> Vec<adc::CParam> { Vec::new() }
+///     fn result() -> Option<adc::ScalarType> { None }
+///     fn address(self) -> *const u8 { 16 as *const u8 }
+/// }
+/// ```
+pub trait HostFn: Copy + sealed::HostFn {
     /// The parameters, in order.
     ///
     /// ```
@@ -204,6 +237,7 @@ pub trait HostFn: Copy {
 
 macro_rules! host_fn {
     ($($a:ident),*) => {
+        impl<R: HostResult, $($a: HostParam),*> sealed::HostFn for extern "C" fn($($a),*) -> R {}
         impl<R: HostResult, $($a: HostParam),*> HostFn for extern "C" fn($($a),*) -> R {
             fn params() -> Vec<CParam> {
                 vec![$($a::TYPE),*]

@@ -19,11 +19,34 @@ pub enum ParamKind {
     Array(ScalarType, bool),
 }
 
+/// Supertraits no other crate can implement: `Arg`, `Args`, `Ret` and
+/// `Rets` decide the words a call passes and reads, so an impl outside
+/// this crate could hand the JIT a bogus pointer from safe code.
+mod sealed {
+    pub trait Arg {}
+    pub trait Args {}
+    pub trait Ret {}
+    pub trait Rets {}
+}
+
 /// A Rust value passed as one parameter: `f64`, `f32`, `i64`, `bool`;
 /// `&[T]` for a read-only array, `&mut [T]` for an `inout`/`out` one
 /// (`T` = `f64`, `f32`, `i64`); `&mut f64` / `&mut i64` for an
 /// `inout`/`out` scalar.
-pub trait Arg {
+///
+/// Sealed: no other type can be an `Arg`, since its words go to compiled
+/// code as pointers and lengths.
+///
+/// ```compile_fail
+/// struct Bogus;
+/// impl adc_codegen::Arg for Bogus {
+///     const KIND: adc_codegen::ParamKind =
+///         adc_codegen::ParamKind::Array(adc_ir::ScalarType::F64, false);
+///     type At<'a> = Bogus;
+///     fn push(&mut self, slots: &mut Vec<u64>) { slots.extend([16, 1 << 40]); }
+/// }
+/// ```
+pub trait Arg: sealed::Arg {
     /// The parameter this type passes.
     const KIND: ParamKind;
     /// The same type with its borrow (if any) at lifetime `'a`: a handle
@@ -45,6 +68,7 @@ pub trait Arg {
 
 macro_rules! scalar_arg {
     ($t:ty, $s:expr, $bits:expr) => {
+        impl sealed::Arg for $t {}
         impl Arg for $t {
             const KIND: ParamKind = ParamKind::Scalar($s);
             type At<'a> = $t;
@@ -61,6 +85,8 @@ scalar_arg!(bool, ScalarType::Bool, |x: bool| x as u64);
 
 macro_rules! array_arg {
     ($t:ty, $s:expr) => {
+        impl sealed::Arg for &[$t] {}
+        impl sealed::Arg for &mut [$t] {}
         impl Arg for &[$t] {
             const KIND: ParamKind = ParamKind::Array($s, false);
             type At<'a> = &'a [$t];
@@ -85,6 +111,7 @@ array_arg!(i64, ScalarType::I64);
 
 macro_rules! ref_arg {
     ($t:ty, $s:expr) => {
+        impl sealed::Arg for &mut $t {}
         impl Arg for &mut $t {
             const KIND: ParamKind = ParamKind::Ref($s);
             type At<'a> = &'a mut $t;
@@ -118,7 +145,7 @@ pub fn kind_of(p: &adc_ir::Param) -> Option<ParamKind> {
 }
 
 /// A tuple of `Arg`s: all the parameters of a call, `()` for none.
-pub trait Args {
+pub trait Args: sealed::Args {
     /// The kinds of the parameters, in order.
     ///
     /// ```
@@ -142,7 +169,7 @@ pub trait Args {
 }
 
 /// One result value: `f64`, `f32`, `i64` or `bool`.
-pub trait Ret: Sized {
+pub trait Ret: Sized + sealed::Ret {
     /// The result's type.
     const TYPE: ScalarType;
     /// The value from its result word.
@@ -155,24 +182,28 @@ pub trait Ret: Sized {
     fn from_bits(bits: u64) -> Self;
 }
 
+impl sealed::Ret for f64 {}
 impl Ret for f64 {
     const TYPE: ScalarType = ScalarType::F64;
     fn from_bits(bits: u64) -> Self {
         f64::from_bits(bits)
     }
 }
+impl sealed::Ret for f32 {}
 impl Ret for f32 {
     const TYPE: ScalarType = ScalarType::F32;
     fn from_bits(bits: u64) -> Self {
         f32::from_bits(bits as u32)
     }
 }
+impl sealed::Ret for i64 {}
 impl Ret for i64 {
     const TYPE: ScalarType = ScalarType::I64;
     fn from_bits(bits: u64) -> Self {
         bits as i64
     }
 }
+impl sealed::Ret for bool {}
 impl Ret for bool {
     const TYPE: ScalarType = ScalarType::Bool;
     fn from_bits(bits: u64) -> Self {
@@ -182,7 +213,7 @@ impl Ret for bool {
 
 /// All the results of a call: `()` for `void`, a `Ret` for one result,
 /// a tuple of `Ret`s for a tuple.
-pub trait Rets: Sized {
+pub trait Rets: Sized + sealed::Rets {
     /// The result types, in order.
     ///
     /// ```
@@ -201,6 +232,7 @@ pub trait Rets: Sized {
     fn from_words(words: &[u64]) -> Self;
 }
 
+impl sealed::Rets for () {}
 impl Rets for () {
     fn types() -> Vec<ScalarType> {
         Vec::new()
@@ -210,6 +242,7 @@ impl Rets for () {
 
 macro_rules! single_ret {
     ($($t:ty),*) => {$(
+        impl sealed::Rets for $t {}
         impl Rets for $t {
             fn types() -> Vec<ScalarType> {
                 vec![<$t as Ret>::TYPE]
@@ -224,6 +257,7 @@ single_ret!(f64, f32, i64, bool);
 
 macro_rules! tuples {
     ($(($($a:ident $i:tt),+))*) => {$(
+        impl<$($a: Arg),+> sealed::Args for ($($a,)+) {}
         impl<$($a: Arg),+> Args for ($($a,)+) {
             fn kinds() -> Vec<ParamKind> {
                 vec![$($a::KIND),+]
@@ -233,6 +267,7 @@ macro_rules! tuples {
                 $(self.$i.push(slots);)+
             }
         }
+        impl<$($a: Ret),+> sealed::Rets for ($($a,)+) {}
         impl<$($a: Ret),+> Rets for ($($a,)+) {
             fn types() -> Vec<ScalarType> {
                 vec![$($a::TYPE),+]
@@ -254,6 +289,7 @@ tuples! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
 }
 
+impl sealed::Args for () {}
 impl Args for () {
     fn kinds() -> Vec<ParamKind> {
         Vec::new()
