@@ -132,7 +132,7 @@ impl Derivative {
 
 /// Whether `a` is an activity a parameter of type `ty` may take in `mode`
 /// (the rules the attributes check, §5.3).
-fn fits(a: Activity, ty: Type, mode: AdMode) -> bool {
+pub(crate) fn fits(a: Activity, ty: Type, mode: AdMode) -> bool {
     let by_ref = !matches!(ty, Type::Scalar(_));
     match (a, is_differentiable(ty), mode, by_ref) {
         (Activity::Const, ..) => true,
@@ -144,7 +144,7 @@ fn fits(a: Activity, ty: Type, mode: AdMode) -> bool {
     }
 }
 
-fn result_fits(a: Activity, returns: &[Type], mode: AdMode) -> bool {
+pub(crate) fn result_fits(a: Activity, returns: &[Type], mode: AdMode) -> bool {
     let float = matches!(returns, [t] if t.elem().is_float());
     match (a, float, mode) {
         (Activity::Const, ..) => true,

@@ -13,11 +13,25 @@
 //! - tape operations, `dpair` values and instructions tagged `diff` or
 //!   `mixed` (what derivative passes make, and later passes trust) are
 //!   refused with a diagnostic naming the function and instruction.
+//! - a function returning a `ref` (a slot of a frame that is gone) or an
+//!   array is refused;
+//! - a derivative declaration (`= reverse @f(...)`) is refused unless its
+//!   activities fit `f`'s parameters and result as an attribute's must
+//!   (§5.3) and its signature is the one they generate.
 
 use adc_ir::{BinaryOp, Function, Inst, InstData, Module, Tag, Type, Value};
 
 /// Makes `module` safe to run, or says why it cannot be.
 pub fn make_safe(module: &mut Module) -> Result<(), String> {
+    for func in &module.funcs {
+        if func.returns.iter().any(|t| !matches!(t, Type::Scalar(_))) {
+            return Err(format!(
+                "`@{}` returns a reference or an array; functions return scalars",
+                func.name
+            ));
+        }
+        check_request(module, func)?;
+    }
     for func in &mut module.funcs {
         refuse_internal(func)?;
         for b in func.layout.clone() {
@@ -155,4 +169,39 @@ fn check_copy(func: &mut Function, block: adc_ir::Block, inst: Inst) {
     let insts = &mut func.dfg.block_mut(block).insts;
     let at = insts.iter().position(|i| *i == inst).unwrap_or(0);
     insts.splice(at..at, new);
+}
+
+/// A derivative declaration must be one an attribute could make.
+fn check_request(module: &Module, func: &Function) -> Result<(), String> {
+    let Some(spec) = &func.deriv else {
+        return Ok(());
+    };
+    let mode = if spec.mode == adc_ir::AdMode::Reverse { "reverse" } else { "forward" };
+    let bad = |why: String| Err(format!("`@{}` = {mode} @{}: {why}", func.name, spec.of));
+    let Some(id) = module.find(&spec.of) else {
+        return bad("no such function".into());
+    };
+    let src = module.func(id);
+    if spec.params.len() != src.params.len() {
+        return bad(format!(
+            "{} activities for {} parameters",
+            spec.params.len(),
+            src.params.len()
+        ));
+    }
+    for (a, p) in spec.params.iter().zip(&src.params) {
+        if !crate::request::fits(*a, p.ty, spec.mode) {
+            return bad(format!("activity `{}` does not fit parameter `{}`", a.name(), p.name));
+        }
+    }
+    if !crate::request::result_fits(spec.ret, &src.returns, spec.mode) {
+        return bad(format!("activity `{}` does not fit the result", spec.ret.name()));
+    }
+    let (params, returns) = adc_ir::ad::spec_signature(src, spec);
+    let same_params = params.len() == func.params.len()
+        && params.iter().zip(&func.params).all(|(a, b)| a.ty == b.ty && a.mode == b.mode);
+    if !same_params || returns != func.returns {
+        return bad("the declared signature is not the one these activities generate".into());
+    }
+    Ok(())
 }

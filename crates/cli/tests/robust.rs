@@ -246,3 +246,60 @@ fn textual_ir_is_made_safe() {
         }
     }
 }
+
+/// Textual IR that the verifier accepts but compiled code could not run
+/// safely is refused with a diagnostic (exit 1), never a panic or a crash:
+/// derivative declarations whose activities do not fit (once a panic in
+/// `linearize` or Cranelift), a signature other than the activities
+/// generate, a function returning a reference (a dead frame's slot: once
+/// a segfault).
+#[test]
+fn textual_ir_declarations_and_results_are_checked() {
+    let f = "func @f(x: f64) -> f64 {\nblock0(v0: f64):\n    v1: f64 = mul v0, v0\n    return v1\n}\n";
+    let g = "func @g(a: arr<f64>) -> f64 {\nblock0(v0: arr<f64>):\n    v1: i64 = const 0\n    v2: f64 = load v0, v1\n    return v2\n}\n";
+    let cases = [
+        ("too_few.adir", format!("{f}func @df(x: f64) -> f64 = reverse @f(Active)\n"), "0 activities for 1 parameters"),
+        ("too_many.adir", format!("{f}func @df(x: f64) -> f64 = forward @f(Dual, Dual, Dual)\n"), "2 activities"),
+        ("active_array.adir", format!("{g}func @dg(x: f64) -> f64 = reverse @g(Active, Active)\n"), "does not fit parameter `a`"),
+        ("dup_scalar.adir", format!("{f}func @df(x: f64, d_x: f64, seed: f64) -> f64 = reverse @f(Duplicated, Active)\n"), "does not fit parameter `x`"),
+        ("wrong_sig.adir", format!("{f}func @df(x: f64) -> f64 = reverse @f(Active, Active)\n"), "not the one"),
+        (
+            "ref_result.adir",
+            "func @mk() -> ref<i64> {\nblock0():\n    v0: ref<i64> = slot\n    return v0\n}\nfunc @main() -> i64 {\nblock0():\n    v0: ref<i64> = call @mk()\n    v1: i64 = rload v0\n    return v1\n}\n".to_string(),
+            "returns a reference",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let file = scratch(name, &text);
+        let (code, _, err) = exit_code(&["run", "--entry", "f"], &file);
+        assert_eq!(code, 1, "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+    }
+    // What an attribute generates is still accepted.
+    let file = scratch("good_decl.adir", &format!("{f}func @df(x: f64, seed: f64) -> f64, f64 = reverse @f(Active, Active)\n"));
+    let (code, out, err) = exit_code(&["run", "--entry", "df", "--args", "[3, 1]", "--json"], &file);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("[9.0, 6.0]"), "{out}");
+}
+
+/// The halves of a split-mode call take a raw tape handle: they are not
+/// entry points (`adc run --entry __adc_aug_tree` once segfaulted).
+#[test]
+fn split_halves_are_not_entry_points() {
+    let src = "double tree(double[] xs) {
+    int n = len(xs);
+    if (n <= 2) { return xs[0] * xs[0]; }
+    return tree(xs[0..n / 2]) * tree(xs[n / 2..]);
+}
+[autodiff_reverse(dtree, Duplicated, Active)]
+double top(double[] xs) { return tree(xs); }
+";
+    let file = scratch("split_entry.ad", src);
+    for (entry, args) in [("__adc_aug_tree", "[[1, 2, 3, 4], [0, 0, 0, 0], 0]"), ("__adc_rev_tree", "[[1, 2, 3, 4], [0, 0, 0, 0], 1, 12345]")] {
+        let (code, _, err) = exit_code(&["run", "--entry", entry, "--args", args], &file);
+        assert_eq!(code, 2, "{entry}: {err}");
+    }
+    let (code, out, err) = exit_code(&["run", "--entry", "dtree", "--args", "[[1, 2, 3, 4], [0, 0, 0, 0], 1]", "--json"], &file);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("[18.0, 0.0, 6.0, 0.0]"), "{out}");
+}

@@ -331,10 +331,27 @@ pub fn jit(
     m.finalize_definitions()?;
     let mut funcs = BTreeMap::new();
     for (i, f) in ir.funcs.iter().enumerate() {
+        // A split-mode half (`__adc_aug_g`, `__adc_rev_g`) adopts a tape
+        // from an `i64` handle its caller passes: called from outside with
+        // any other number, it would read and free a wild pointer.
+        if adopts_a_tape(f) {
+            continue;
+        }
         if let (Some(w), Some(e)) = (built.wrappers[i], built.entries[i]) {
             let jf = JitFunction::new(f, m.get_finalized_function(e), m.get_finalized_function(w));
             funcs.insert(f.name.clone(), jf);
         }
     }
     Ok(JitModule::new(m, funcs))
+}
+
+/// Whether `f` takes over a tape from a handle (`tape.adopt`).
+fn adopts_a_tape(f: &adc_ir::Function) -> bool {
+    f.layout.iter().any(|&b| {
+        f.dfg
+            .block(b)
+            .insts
+            .iter()
+            .any(|&i| matches!(f.dfg.inst(i), adc_ir::InstData::TapeAdopt { .. }))
+    })
 }
