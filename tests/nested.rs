@@ -215,3 +215,48 @@ double g(double x, double s) { return sq_rev(x, s); }";
         assert!((d - want).abs() < 1e-12, "{name}: {d}, want {want}");
     }
 }
+
+/// A derivative taken of a generated derivative directly (a request, as
+/// `adc run --grad` makes, not an attribute on a wrapper) whose function
+/// recurses through views: split mode's halves pop a tape their caller
+/// lends, and differentiating them segfaulted; such a module now keeps
+/// joint mode, as nested derivatives through wrappers always did.
+#[test]
+fn derivative_of_a_recursive_generated_derivative() {
+    let src = "double tree(double[] xs) {
+    int n = len(xs);
+    if (n <= 2) { return xs[0] * xs[0]; }
+    return tree(xs[0..n / 2]) * tree(xs[n / 2..]);
+}
+[autodiff_reverse(dtree, Duplicated, Active)]
+double top(double[] xs) { return tree(xs); }";
+    let requests = [
+        adc::Derivative::reverse(
+            "dtree",
+            "ddtree",
+            vec![adc::Activity::Duplicated, adc::Activity::Duplicated, adc::Activity::Active],
+            adc::Activity::Active,
+        ),
+        adc::Derivative::forward(
+            "dtree",
+            "tdtree",
+            vec![adc::Activity::Dual, adc::Activity::Dual, adc::Activity::Dual],
+            adc::Activity::Dual,
+        ),
+    ];
+    let j = adc::compile_jit_with("nested.ad", src, &requests).unwrap_or_else(|f| panic!("{f}"));
+    let xs = [1.5, 0.5, 2.0, 0.25];
+    let arr = |v: &[f64]| ArgValue::Array(ArrayValue::F64(v.to_vec()));
+    let d = |v: f64| ArgValue::Scalar(Constant::F64(v));
+    // ddtree(xs, d_xs, ds, d_ds, seed, seed_result): the gradient of dtree's
+    // result, tree(xs) = (x0^2)(x2^2), is 2 x0 x2^2 and 2 x0^2 x2.
+    let mut args = [arr(&xs), arr(&[0.0; 4]), arr(&[0.0; 4]), arr(&[0.0; 4]), d(0.75), d(1.0)];
+    let out = j.call("ddtree", &mut args).unwrap_or_else(|e| panic!("ddtree: {e}"));
+    let ArgValue::Array(ArrayValue::F64(grad)) = &args[1] else { panic!("shadow") };
+    assert_eq!(out[0], Constant::F64(9.0));
+    assert_eq!(grad, &vec![2.0 * 1.5 * 4.0, 0.0, 2.0 * 2.25 * 2.0, 0.0]);
+    // Forward mode agrees along x0.
+    let mut args = [arr(&xs), arr(&[1.0, 0.0, 0.0, 0.0]), arr(&[0.0; 4]), arr(&[0.0; 4]), d(0.75), d(0.0)];
+    let out = j.call("tdtree", &mut args).unwrap_or_else(|e| panic!("tdtree: {e}"));
+    assert_eq!(out[1], Constant::F64(12.0));
+}

@@ -53,8 +53,8 @@ pub fn qualifies(module: &Module, g: FuncId) -> bool {
 }
 
 /// Whether the module can use split mode at all: no derivative is taken of
-/// code that calls a derivative (nested derivatives keep joint mode, whose
-/// derivatives are generated from ordinary functions only).
+/// a derivative or of code that calls one (nested derivatives keep joint
+/// mode, whose derivatives are generated from ordinary functions only).
 pub fn enabled(module: &Module) -> bool {
     let calls_derivative = |f: &Function| {
         f.layout.iter().any(|b| {
@@ -67,11 +67,15 @@ pub fn enabled(module: &Module) -> bool {
             })
         })
     };
+    // A derivative of a derivative (`adc run --grad` on a generated
+    // function, a request or `.adir` declaration of one) is nested too:
+    // its source has no body to search yet, but will call the split halves.
+    let nested = |f: &Function| f.deriv.is_some() || calls_derivative(f);
     !module.funcs.iter().any(|f| {
         f.deriv
             .as_ref()
             .and_then(|d| module.find(&d.of))
-            .is_some_and(|src| reaches(module, src, &calls_derivative))
+            .is_some_and(|src| reaches(module, src, &nested))
     })
 }
 
