@@ -188,6 +188,9 @@ impl<'g> FnLowerer<'g> {
     /// Binds `name` in the innermost scope; `decl` makes it a name whose
     /// reads are tracked (see `Bound`).
     fn bind(&mut self, name: &str, binding: Binding, decl: Option<(Span, &'static str)>) {
+        if let Some((span, "variable")) = decl {
+            self.check_redeclaration(name, span);
+        }
         self.scopes
             .last_mut()
             .expect("invariant: a function scope is open")
@@ -197,6 +200,31 @@ impl<'g> FnLowerer<'g> {
                 decl,
                 read: std::cell::Cell::new(false),
             });
+    }
+
+    /// A local declared again in the same block is an error, as in C;
+    /// the function body's outermost block shares its scope with the
+    /// parameters (scope 0). Inner blocks may hide outer names.
+    fn check_redeclaration(&mut self, name: &str, span: Span) {
+        let n = self.scopes.len();
+        let same = if n == 2 { &self.scopes[..] } else { &self.scopes[n.saturating_sub(1)..] };
+        let Some(earlier) = same.iter().flatten().rev().find(|b| b.name == name) else {
+            return;
+        };
+        let what = match earlier.decl {
+            Some((_, what)) => what,
+            None => "parameter",
+        };
+        let mut d = Diagnostic::error(
+            "E0205",
+            format!("`{name}` is already declared in this block"),
+            span,
+        )
+        .with_note("an inner block may declare the name again, hiding this one");
+        if let Some((at, _)) = earlier.decl {
+            d = d.with_label(at, format!("the {what} `{name}` is declared here"));
+        }
+        self.error(d);
     }
 
     fn new_var(&mut self, ty: Type, init: Value) -> VarId {
