@@ -173,7 +173,22 @@ double main() { return 1.0; }";
         "{header}"
     );
     assert!(!header.contains("main"), "{header}");
-    let hdr = scratch("keywords_strict.h", &header);
+    // Names only a header must survive (the program above could not link
+    // with its own `printf` replaced): C keywords with an underscore,
+    // macros of the included headers, predefined macros, builtins.
+    let only = "double INT64_MAX(double x) { return x; }
+double _Bool(double x) { return x; }
+double __cplusplus(double x) { return x; }
+int printf(int a) { return a; }
+double strcmp(double[] a) { return a[0]; }";
+    let file = scratch("names_only.ad", only);
+    let hdr2 = file.with_extension("h");
+    let obj2 = file.with_extension("o");
+    let o = adc(&["compile", file.to_str().unwrap(), "-o", obj2.to_str().unwrap(), "--emit-header", hdr2.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let header2 = std::fs::read_to_string(&hdr2).expect("header");
+    assert!(header2.contains("INT64_MAX(double x);") && header2.contains("printf(int64_t a);"), "{header2}");
+    let hdr = scratch("keywords_strict.h", &format!("{header}\n{header2}"));
     for (cc, flags) in [
         ("cc", &["-std=c99", "-pedantic", "-x", "c"][..]),
         ("cc", &["-x", "c"][..]),
@@ -194,4 +209,47 @@ double main() { return 1.0; }";
             String::from_utf8_lossy(&o.stderr)
         );
     }
+}
+
+/// Every C library function an object file calls is one a module may not
+/// define (E0204, `adc_frontend::lower::C_RUNTIME`) or a math function: a
+/// user function named `strpbrk` once took the place of the C library's in
+/// the object's `print` (`2.5.0` printed for `2.5`).
+#[test]
+fn object_files_need_only_reserved_c_functions() {
+    let Ok(nm) = std::process::Command::new("nm").arg("--version").output() else {
+        eprintln!("skipping: no nm");
+        return;
+    };
+    assert!(nm.status.success());
+    // Printing of every type, a tape (reverse mode with a loop and a
+    // call), local arrays, a copy loop, views, runtime checks.
+    let src = "double g(double[] a, int k) { double s = 0.0; for (int i = 0; i < len(a); i++) s += sin(a[i]) * a[(i + k) % len(a)]; return s; }
+[autodiff_reverse(dg, Duplicated, Const, Active)]
+double f(double[] a, int k) {
+    double t[len(a)];
+    for (int i = 0; i < len(a); i++) t[i] = a[i];
+    print(t[0], 1.5f, k, true);
+    return g(t, k) + g(a[1..], k) / double(k);
+}";
+    let file = scratch("imports.ad", src);
+    let obj = file.with_extension("o");
+    let o = adc(&["compile", file.to_str().unwrap(), "-o", obj.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = std::process::Command::new("nm").arg("-u").arg(&obj).output().expect("nm runs");
+    let math: Vec<String> = adc_ir::MathFunc::ALL
+        .iter()
+        .flat_map(|m| [m.libm_symbol(adc_ir::ScalarType::F64), m.libm_symbol(adc_ir::ScalarType::F32)])
+        .map(|s| s.to_string())
+        .collect();
+    let undefined = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut seen = 0;
+    for sym in undefined.split_whitespace().filter(|w| *w != "U") {
+        seen += 1;
+        assert!(
+            adc_frontend::lower::C_RUNTIME.contains(&sym) || math.iter().any(|m| m == sym),
+            "the object needs `{sym}`, which a module may define: add it to C_RUNTIME\n{undefined}"
+        );
+    }
+    assert!(seen >= 5, "{undefined}");
 }

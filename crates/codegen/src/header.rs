@@ -15,8 +15,12 @@
 //! - A function named like a C++-only keyword is declared for C only
 //!   (`#ifndef __cplusplus`); one named like a C keyword or type
 //!   (`char`, `long`) cannot be declared and gets a comment instead.
-//! - A function named `linux` or `unix` is declared between
-//!   `#pragma push_macro` / `#undef` / `#pragma pop_macro`.
+//! - A function named like a macro (`linux`, `unix`, or in capitals:
+//!   `INT64_MAX`) is declared between `#pragma push_macro` / `#undef` /
+//!   `#pragma pop_macro`; one named like a reserved identifier (`__x`,
+//!   `_X`: perhaps a predefined macro such as `__cplusplus`) gets a
+//!   comment instead. A builtin's name of another signature (`printf`)
+//!   is declared with GCC's and Clang's mismatch warning silenced.
 //! - `main` is not exported at all (a C program has its own); `static`
 //!   functions and adc's internal ones are not part of the interface.
 
@@ -71,6 +75,20 @@ const C_WORDS: &[&str] = &[
     "while",
     "alignas",
     "alignof",
+    "_Alignas",
+    "_Alignof",
+    "_Atomic",
+    "_BitInt",
+    "_Bool",
+    "_Complex",
+    "_Decimal32",
+    "_Decimal64",
+    "_Decimal128",
+    "_Generic",
+    "_Imaginary",
+    "_Noreturn",
+    "_Static_assert",
+    "_Thread_local",
     "int8_t",
     "int16_t",
     "int32_t",
@@ -168,6 +186,37 @@ const CXX_WORDS: &[&str] = &[
 /// GNU modes (`cc` without `-std=c99`) on the platforms adc targets.
 const GNU_MACROS: &[&str] = &["linux", "unix", "i386"];
 
+/// C library functions GCC and Clang declare as builtins (beyond the math
+/// functions, which a module may not define): a declaration of another
+/// signature is a warning.
+const C_BUILTINS: &[&str] = &[
+    "printf", "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf", "vsprintf", "vsnprintf",
+    "scanf", "fscanf", "sscanf", "puts", "putchar", "fputs", "fputc", "putc", "fwrite", "fread",
+    "strlen", "strnlen", "strcpy", "strncpy", "strcat", "strncat", "strcmp", "strncmp",
+    "strcasecmp", "strncasecmp", "strchr", "strrchr", "strstr", "strpbrk", "strspn", "strcspn",
+    "strdup", "strndup", "stpcpy", "stpncpy", "memchr", "memcmp", "mempcpy", "bcmp", "bcopy",
+    "bzero", "index", "rindex", "abs", "labs", "llabs", "imaxabs", "isalnum", "isalpha",
+    "isblank", "iscntrl", "isdigit", "isgraph", "islower", "isprint", "ispunct", "isspace",
+    "isupper", "isxdigit", "isascii", "toascii", "tolower", "toupper", "_exit", "_Exit",
+    "strftime", "strtol", "strtoul", "strtoll", "strtoull", "atoi", "atol", "atoll", "atof",
+    "alloca", "ffs", "ffsl", "ffsll", "clog", "cexp", "cabs", "signbit", "isnan", "isinf",
+    "isfinite", "finite", "gamma", "significand", "exp10", "pow10", "dremf", "drem",
+];
+
+/// Around a declaration: no warning for a function whose name a compiler
+/// knows as a builtin of another signature.
+const BUILTIN_MISMATCH_OFF: &str = "#if defined(__clang__)\n#pragma clang diagnostic push\n#pragma clang diagnostic ignored \"-Wincompatible-library-redeclaration\"\n#elif defined(__GNUC__)\n#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Wbuiltin-declaration-mismatch\"\n#endif\n";
+const BUILTIN_MISMATCH_ON: &str = "#if defined(__clang__)\n#pragma clang diagnostic pop\n#elif defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n";
+
+/// A name written like a macro (capitals, digits, `_`; `INT64_MAX`), which
+/// an included header may define.
+fn macro_like(name: &str) -> bool {
+    name.bytes().any(|c| c.is_ascii_uppercase())
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+}
+
 fn reserved(name: &str) -> bool {
     let b = name.as_bytes();
     C_WORDS.contains(&name)
@@ -248,7 +297,14 @@ pub fn c_header(module: &Module, guard: &str) -> String {
             }
         };
         let decl = format!("{ret} {}({});\n", f.name, params(f));
-        if C_WORDS.contains(&f.name.as_str()) {
+        let n = f.name.as_bytes();
+        let c_reserved = f.name.starts_with("__") || (n.len() > 1 && n[0] == b'_' && n[1].is_ascii_uppercase());
+        if c_reserved && !C_WORDS.contains(&f.name.as_str()) {
+            out.push_str(&format!(
+                "/* `{}` is reserved to the C implementation (it may be a predefined macro) and is not declared here; its symbol is `{}`. */\n",
+                f.name, f.name
+            ));
+        } else if C_WORDS.contains(&f.name.as_str()) {
             out.push_str(&format!(
                 "/* `{}` (a C keyword or type name) cannot be declared here; its symbol is `{}`. */\n",
                 f.name, f.name
@@ -258,13 +314,17 @@ pub fn c_header(module: &Module, guard: &str) -> String {
                 "#ifndef __cplusplus /* `{}` is a C++ keyword */\n{decl}#endif\n",
                 f.name
             ));
-        } else if GNU_MACROS.contains(&f.name.as_str()) {
+        } else if GNU_MACROS.contains(&f.name.as_str()) || macro_like(&f.name) {
             // `cc`'s default mode defines `linux` as 1; the pragmas (GCC,
             // Clang and MSVC know them) keep the user's macro as it was.
             let n = &f.name;
             out.push_str(&format!(
                 "#pragma push_macro(\"{n}\")\n#undef {n}\n{decl}#pragma pop_macro(\"{n}\")\n"
             ));
+        } else if C_BUILTINS.contains(&f.name.as_str()) {
+            // GCC and Clang know the name as a builtin of another
+            // signature and warn; the name is the module's own.
+            out.push_str(&format!("{BUILTIN_MISMATCH_OFF}{decl}{BUILTIN_MISMATCH_ON}"));
         } else {
             out.push_str(&decl);
         }

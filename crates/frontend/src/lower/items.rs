@@ -73,9 +73,11 @@ fn param_ir(p: &ParamDecl) -> Param {
 const RESERVED: &[&str] = &["len", "print", "no_diff"];
 
 /// C library functions that compiled code calls itself (allocation, copies,
-/// output): a function of the module with one of these names would take
-/// their place in an object file (or clash with their signature).
-const C_RUNTIME: &[&str] = &[
+/// output, and the number formatting of `print` in object files): a
+/// function of the module with one of these names would take their place
+/// in an object file (or clash with their signature). `crates/cli/tests/
+/// objects.rs` checks that an object file needs no other symbol but libm's.
+pub const C_RUNTIME: &[&str] = &[
     "calloc",
     "malloc",
     "realloc",
@@ -87,6 +89,14 @@ const C_RUNTIME: &[&str] = &[
     "exit",
     "abort",
     "malloc_usable_size",
+    "fflush",
+    "strchr",
+    "strlen",
+    "strpbrk",
+    "strfromd",
+    "strfromf",
+    "strtod",
+    "strtof",
 ];
 
 /// Why a function may not be called `name`: a built-in (`len`, a math
