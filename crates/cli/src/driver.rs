@@ -354,8 +354,25 @@ pub(crate) fn codegen_failure(
     source: &str,
     color: bool,
 ) -> Failure {
+    // An unresolved extern points at its declaration (source text only:
+    // `.adir` has no spans for declarations).
+    let span = match &e {
+        adc_codegen::CodegenError::Unresolved(name) if !path.ends_with(".adir") => {
+            adc_frontend::parse::parse_program(source)
+                .0
+                .iter()
+                .find_map(|item| match item {
+                    adc_frontend::ast::Item::Func(f) if f.body.is_none() && f.name.name == *name => {
+                        Some(f.name.span)
+                    }
+                    _ => None,
+                })
+                .unwrap_or(Span::UNDEFINED)
+        }
+        _ => Span::UNDEFINED,
+    };
     failure(
-        vec![Diagnostic::error("E0500", e.to_string(), Span::UNDEFINED)],
+        vec![Diagnostic::error("E0500", e.to_string(), span)],
         path,
         source,
         color,

@@ -499,3 +499,22 @@ fn warnings_and_json_diagnostics() {
     );
     assert_eq!(d["notes"][0], "did you mean `total`?");
 }
+
+/// An `extern` nothing provides is, under `adc run`, a compile error at
+/// its declaration with the source line (§6); `check` and `compile` leave
+/// it to the linker.
+#[test]
+fn unresolved_extern_points_at_its_declaration() {
+    let p = scratch(
+        "unresolved.ad",
+        "double f(double x) { return x; }\nextern double nosuchfn_xyz(double x);\ndouble main() { return nosuchfn_xyz(1.0); }\n",
+    );
+    for cmd in ["run"] {
+        let o = adc(&[cmd, p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("unresolved external function `nosuchfn_xyz`"), "{cmd}: {err}");
+        assert!(err.contains("unresolved.ad:2:15"), "{cmd}: {err}");
+        assert!(err.contains("extern double nosuchfn_xyz(double x);"), "{cmd}: {err}");
+    }
+}

@@ -737,23 +737,29 @@ impl<'g> FnLowerer<'g> {
                 self.constant(Constant::I64(0))
             }
         };
-        if let (
-            Some(Expr {
-                kind: ExprKind::Int(k),
-                span: lspan,
-            }),
-            Some(items),
-        ) = (len, init)
-        {
-            if *k as usize != items.len() {
-                self.error(Diagnostic::error(
+        if let (Some(l), Some(items)) = (len, init) {
+            // The length must be known here (a literal or a constant) and
+            // match the list: a run-time length would leave the count
+            // unchecked (zeros padded in, or a write past the end).
+            let known = match self.func.dfg.value_def(n) {
+                adc_ir::ValueDef::Result(i, _) => match self.func.dfg.inst(i) {
+                    InstData::Const { value: Constant::I64(k) } => Some(*k),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match known {
+                Some(k) if k == items.len() as i64 => {}
+                Some(k) => self.error(Diagnostic::error(
                     "E0105",
-                    format!(
-                        "array of length {k} initialized with {} values",
-                        items.len()
-                    ),
-                    *lspan,
-                ));
+                    format!("array of length {k} initialized with {} values", items.len()),
+                    l.span,
+                )),
+                None => self.error(Diagnostic::error(
+                    "E0105",
+                    "an array with an initializer list needs a constant length (or none)",
+                    l.span,
+                )),
             }
         }
         self.span = span;
