@@ -220,6 +220,12 @@ fn textual_ir_is_made_safe() {
         let file = scratch(name, text);
         let (code, _, err) = exit_code(&["run"], &file);
         assert_eq!(code, want, "{name}: {err}");
+        if want == 3 {
+            // The instruction's line and column in the .adir text (§6).
+            let line = text.lines().position(|l| l.contains("load.unchecked") || l.contains("copyrange"));
+            let at = format!("{name}:{}:5", line.expect("the failing instruction") + 1);
+            assert!(err.contains(&at), "{name}: {err} (want {at})");
+        }
     }
     let src = "[autodiff_reverse(df, Active, Active)]\ndouble f(double x) { double s = 0.0; for (int i = 0; i < 3; i++) s += sin(x * s + 1.0); return s; }\ndouble main() { auto [y, d] = df(0.5, 1.0); return y + d; }\n";
     let file = scratch("stages.ad", src);

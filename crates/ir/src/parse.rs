@@ -60,6 +60,9 @@ struct Token {
     tok: Tok,
     line: usize,
     col: usize,
+    /// Byte offset of the token's first character: instructions get a
+    /// span there, so a runtime error in user IR names its line.
+    offset: usize,
 }
 
 fn is_word_char(c: char) -> bool {
@@ -68,11 +71,12 @@ fn is_word_char(c: char) -> bool {
 
 fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
     let chars: Vec<char> = text.chars().collect();
+    let bytes: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
     let mut out = Vec::new();
     let (mut i, mut line, mut col) = (0, 1, 1);
     while i < chars.len() {
         let c = chars[i];
-        let (start_line, start_col) = (line, col);
+        let (start_line, start_col, start_byte) = (line, col, bytes[i]);
         let advance = |n: usize, i: &mut usize, col: &mut usize| {
             *i += n;
             *col += n;
@@ -145,6 +149,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             tok,
             line: start_line,
             col: start_col,
+            offset: start_byte,
         });
     }
     Ok(out)
@@ -690,6 +695,9 @@ impl Parser<'_> {
             let Some(block) = current else {
                 err!(self, "instruction outside a block")
             };
+            let at = self.toks.get(self.pos).map_or(Span::UNDEFINED, |t| {
+                Span::new(t.offset, t.offset + 1)
+            });
             let mut results = Vec::new();
             if self.lookahead_value(0) {
                 loop {
@@ -721,7 +729,7 @@ impl Parser<'_> {
                 values.push(v);
             }
             let inst = func.dfg.make_inst_with_results(data, values);
-            func.set_span(inst, Span::UNDEFINED);
+            func.set_span(inst, at);
             func.set_tag(inst, tag);
             func.dfg.block_mut(block).insts.push(inst);
         }
