@@ -75,6 +75,20 @@ fn nested_ifs(n: usize) -> String {
     )
 }
 
+/// `n` locals declared in one block, then each read: name lookup (once a
+/// linear scan of the block per use, quadratic).
+fn locals(n: usize) -> String {
+    let mut s = String::from("double f(double x) {\n");
+    for i in 0..n {
+        s += &format!("  double v{i} = x * {i}.0;\n");
+    }
+    s += "  double s = 0.0;\n";
+    for i in 0..n {
+        s += &format!("  s += v{i};\n");
+    }
+    s + "  return s;\n}\ndouble main() { return f(1.5); }\n"
+}
+
 /// Milliseconds of frontend, derivative passes, opt and codegen.
 fn compile(source: &str, grad: bool) -> [f64; 4] {
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
@@ -106,6 +120,7 @@ fn main() {
         ("straight", straight, &[5000, 10000, 20000]),
         ("flat sum", flat_sum, &[25000, 50000, 100000]),
         ("nested ifs", nested_ifs, &[1500, 3000, 6000]),
+        ("locals", locals, &[5000, 10000, 20000]),
     ];
     println!("| shape | mode | n | frontend ms | ad ms | opt ms | codegen ms | total ms | ratio |");
     println!("|---|---|---|---|---|---|---|---|---|");

@@ -309,3 +309,23 @@ double top(double[] xs) { return tree(xs); }
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("[18.0, 0.0, 6.0, 0.0]"), "{out}");
 }
+
+/// Under `adc run`, externs resolve against the math library and the host
+/// only (§6): `wmemset` from the rest of the C library, declared with
+/// another signature, once segfaulted; `.adir` externs of `free` or
+/// `memset` corrupted the heap.
+#[test]
+fn externs_resolve_against_the_math_library_only() {
+    let src = "extern void wmemset(inout double[] a, int n);\nextern double j0(double x);\ndouble main() { double a[2]; wmemset(a, 1000000); return j0(a[0]); }\n";
+    let (code, _, err) = exit_code(&["run"], &scratch("wmemset.ad", src));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unresolved external function `wmemset`"), "{err}");
+    let ir = "extern @free(a: arr<f64>)\nfunc @main() -> f64 {\nblock0():\n    v0: i64 = const 3\n    v1: arr<f64> = new v0\n    call @free(v1)\n    call @free(v1)\n    v2: f64 = const 1.0\n    return v2\n}\n";
+    let (code, _, err) = exit_code(&["run"], &scratch("free.adir", ir));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unresolved external function `free`"), "{err}");
+    let ok = "extern double j0(double x);\nextern double ldexp(double x, int e);\ndouble main() { return ldexp(j0(0.0), 3); }\n";
+    let (code, out, err) = exit_code(&["run"], &scratch("libm.ad", ok));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "8.0");
+}

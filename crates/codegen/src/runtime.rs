@@ -201,13 +201,37 @@ pub(crate) fn runtime_symbols() -> Vec<(&'static str, *const u8)> {
     ]
 }
 
-/// True when the process (the C library and the math library) defines `name`.
+/// True when the C math library defines `name` (LANGUAGE.md §6: an
+/// `extern` resolves under `adc run` against the math library and the
+/// host's symbols, not against the rest of the C library, whose `free` or
+/// `memset` declared with another signature would corrupt memory).
 pub(crate) fn c_symbol_exists(name: &str) -> bool {
     let Ok(c) = std::ffi::CString::new(name) else {
         return false;
     };
-    // SAFETY: dlsym only reads the NUL-terminated name.
-    !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c.as_ptr()) }.is_null()
+    // SAFETY: dlopen with RTLD_NOLOAD only looks up a library this process
+    // has loaded (libm, linked above); dlsym and dladdr only read their
+    // arguments and fill `info`.
+    unsafe {
+        let libm = libc::dlopen(c"libm.so.6".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        if libm.is_null() {
+            return false;
+        }
+        // Searches libm first, then its dependencies (the C library):
+        // where the address lies tells which one defines it.
+        let addr = libc::dlsym(libm, c.as_ptr());
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        let in_libm = !addr.is_null()
+            && libc::dladdr(addr, &mut info) != 0
+            && !info.dli_fname.is_null()
+            && std::ffi::CStr::from_ptr(info.dli_fname)
+                .to_bytes()
+                .rsplit(|&b| b == b'/')
+                .next()
+                .is_some_and(|file| file.starts_with(b"libm.") || file.starts_with(b"libm-"));
+        libc::dlclose(libm);
+        in_libm
+    }
 }
 
 /// An array argument, written back in place by the callee when writable.

@@ -184,13 +184,17 @@ pub struct RenderConfig {
 /// `file:line:col`, the source line and a caret, via ariadne.
 pub fn render(diags: &[Diagnostic], path: &str, source: &str, config: RenderConfig) -> String {
     let mut out = Vec::new();
+    // Built once: a line index per diagnostic made thousands of warnings
+    // quadratic in the source's size.
+    let lines = LineIndex::new(source);
+    let mut cache = (path, Source::from(source));
     for d in diags {
         if !d.span.is_defined() {
             out.extend_from_slice(format!("error[{}]: {}\n", d.code, d.message).as_bytes());
             continue;
         }
         let range = clamp(d.span, source);
-        let (line, col) = line_col(source, range.start as u32);
+        let (line, col) = lines.line_col(range.start as u32);
         let kind = match d.severity {
             Severity::Error => ReportKind::Error,
             Severity::Warning => ReportKind::Warning,
@@ -211,9 +215,7 @@ pub fn render(diags: &[Diagnostic], path: &str, source: &str, config: RenderConf
             report = report.with_note(note);
         }
         // Writing into a Vec cannot fail.
-        let _ = report
-            .finish()
-            .write((path, Source::from(source)), &mut out);
+        let _ = report.finish().write(&mut cache, &mut out);
     }
     String::from_utf8_lossy(&out).into_owned()
 }

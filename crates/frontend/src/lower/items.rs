@@ -469,6 +469,7 @@ fn lower_function(
         func,
         ret: sig.ret.clone(),
         scopes: vec![Vec::new()],
+        names: Default::default(),
         var_types: Vec::new(),
         var_values: Vec::new(),
         live: Vec::new(),

@@ -77,6 +77,9 @@ pub(crate) struct FnLowerer<'g> {
     func: Function,
     ret: RetTy,
     scopes: Vec<Vec<Bound>>,
+    /// Where each name in scope is bound, innermost last: (scope, index in
+    /// it). Lookups take constant time however many names a block has.
+    names: std::collections::HashMap<String, Vec<(usize, usize)>>,
     var_types: Vec<Type>,
     var_values: Vec<Option<Value>>,
     live: Vec<VarId>,
@@ -116,23 +119,29 @@ impl<'g> FnLowerer<'g> {
 
     /// What `name` is bound to; counts as a read of it.
     fn lookup(&self, name: &str) -> Option<Binding> {
-        for scope in self.scopes.iter().rev() {
-            if let Some(b) = scope.iter().rev().find(|b| b.name == name) {
-                b.read.set(true);
-                return Some(b.binding.clone());
-            }
+        if let Some(b) = self.bound(name) {
+            b.read.set(true);
+            return Some(b.binding.clone());
         }
         self.globals.consts.get(name).map(|c| Binding::Const(*c))
     }
 
     /// What `name` is bound to, as the target of an assignment (not a read).
     fn lookup_for_write(&self, name: &str) -> Option<Binding> {
-        for scope in self.scopes.iter().rev() {
-            if let Some(b) = scope.iter().rev().find(|b| b.name == name) {
-                return Some(b.binding.clone());
-            }
+        if let Some(b) = self.bound(name) {
+            return Some(b.binding.clone());
         }
         self.globals.consts.get(name).map(|c| Binding::Const(*c))
+    }
+
+    /// The innermost binding of `name` in scope, with its scope's depth.
+    fn bound_at(&self, name: &str) -> Option<(usize, &Bound)> {
+        let &(s, i) = self.names.get(name)?.last()?;
+        Some((s, &self.scopes[s][i]))
+    }
+
+    fn bound(&self, name: &str) -> Option<&Bound> {
+        self.bound_at(name).map(|(_, b)| b)
     }
 
     /// W0001 for each tracked name of `scope` never read.
@@ -191,10 +200,16 @@ impl<'g> FnLowerer<'g> {
         if let Some((span, "variable")) = decl {
             self.check_redeclaration(name, span);
         }
-        self.scopes
+        let depth = self.scopes.len() - 1;
+        let scope = self
+            .scopes
             .last_mut()
-            .expect("invariant: a function scope is open")
-            .push(Bound {
+            .expect("invariant: a function scope is open");
+        self.names
+            .entry(name.to_string())
+            .or_default()
+            .push((depth, scope.len()));
+        scope.push(Bound {
                 name: name.to_string(),
                 binding,
                 decl,
@@ -207,10 +222,14 @@ impl<'g> FnLowerer<'g> {
     /// parameters (scope 0). Inner blocks may hide outer names.
     fn check_redeclaration(&mut self, name: &str, span: Span) {
         let n = self.scopes.len();
-        let same = if n == 2 { &self.scopes[..] } else { &self.scopes[n.saturating_sub(1)..] };
-        let Some(earlier) = same.iter().flatten().rev().find(|b| b.name == name) else {
+        let Some((depth, earlier)) = self.bound_at(name) else {
             return;
         };
+        // The same block, or the body's outermost block (scope 1) and the
+        // parameters (scope 0).
+        if !(depth + 1 == n || (n == 2 && depth == 0)) {
+            return;
+        }
         let what = match earlier.decl {
             Some((_, what)) => what,
             None => "parameter",
@@ -258,6 +277,11 @@ impl<'g> FnLowerer<'g> {
 
     fn pop_scope(&mut self, live_len: usize) {
         if let Some(scope) = self.scopes.pop() {
+            for b in &scope {
+                if let Some(at) = self.names.get_mut(&b.name) {
+                    at.pop();
+                }
+            }
             self.warn_unread(scope);
         }
         self.live.truncate(live_len);
