@@ -157,6 +157,11 @@ pub(crate) fn result_fits(a: Activity, returns: &[Type], mode: AdMode) -> bool {
 /// Adds `d` to `module` as its attribute would; the error says what is
 /// wrong with the request.
 fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
+    // The name becomes a function of the module, under the rules of
+    // source names (a `free` would take the C library's place).
+    if let Some(why) = adc_frontend::lower::function_name_error(&d.name) {
+        return Err(why);
+    }
     if module.find(&d.name).is_some() {
         return Err(format!("`{}` is already defined", d.name));
     }

@@ -164,3 +164,20 @@ fn mutable_slices_are_borrowed_per_call() {
     again();
     assert_eq!(ys, vec![2.0, -4.0]);
 }
+
+/// A requested derivative's name follows the rules of a function's name in
+/// source: an identifier, not a keyword, not reserved (a request named
+/// `free` once became the module's `free`, in place of the C library's).
+#[test]
+fn derivative_request_names_are_checked() {
+    let src = "double f(double x) { double t[2]; t[0] = x; return t[0] * x; }";
+    for name in ["", "d f", "123", "double", "free", "calloc", "sqrt", "__adc_entry_f", "adc_rt_tape_free", "len"] {
+        match adc::compile_jit_with("t.ad", src, &[adc::Derivative::gradient("f", name)]) {
+            Err(e) => assert!(e.rendered.contains("E0303"), "{name:?}: {}", e.rendered),
+            Ok(_) => panic!("{name:?} was accepted"),
+        }
+    }
+    let jit = adc::compile_jit_with("t.ad", src, &[adc::Derivative::gradient("f", "df_2")]).expect("a good name");
+    let df: adc::TypedFunc<(f64, f64), (f64, f64)> = jit.typed("df_2").expect("signature");
+    assert_eq!(df.call((3.0, 1.0)), Ok((9.0, 6.0)));
+}

@@ -104,6 +104,25 @@ pub const C_RUNTIME: &[&str] = &[
 /// place), a C library function compiled code needs, or a prefix of adc's
 /// own symbols. An `extern` of a math function's own name declares that
 /// very function, and stays allowed.
+/// Why a function defined by the module (a generated derivative asked for
+/// from Rust, say) may not be called `name`: not an identifier, a keyword,
+/// or a reserved name (E0202, E0204).
+pub fn function_name_error(name: &str) -> Option<String> {
+    let mut toks = crate::lexer::tokens(name);
+    let is_ident = matches!(
+        (toks.next(), toks.next()),
+        (Some(Ok((0, crate::lexer::Tok::Ident(ref n), end))), None) if n == name && end == name.len()
+    );
+    if !is_ident {
+        return Some(format!("`{name}` is not an identifier (or is a keyword)"));
+    }
+    let id = Ident {
+        name: name.to_string(),
+        span: Span::UNDEFINED,
+    };
+    reserved_name(&id, true).map(|d| d.message)
+}
+
 fn reserved_name(name: &Ident, has_body: bool) -> Option<Diagnostic> {
     let n = name.name.as_str();
     let math = adc_ir::MathFunc::ALL.iter().any(|m| {

@@ -16,7 +16,7 @@ mod items;
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{Block, BlockCall, Constant, Function, InstData, ScalarType, Span, Type, Value};
-pub use items::{lower_program, C_RUNTIME};
+pub use items::{function_name_error, lower_program, C_RUNTIME};
 use items::{Globals, RetTy};
 
 type VarId = usize;
