@@ -329,3 +329,47 @@ fn externs_resolve_against_the_math_library_only() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.trim(), "8.0");
 }
+
+/// A function whose frame is larger than the stack left stops with a
+/// runtime error, also without calls (once a leaf's frame jumped past the
+/// guard page from a 256 KiB thread: SIGSEGV, or an abort when recursion
+/// called it); the frame's size counts in the recursion guard too.
+#[test]
+fn large_frames_on_a_small_stack_are_a_runtime_error() {
+    let n = 12_000;
+    let mut src = String::from("double leaf(double x) {\n");
+    for i in 0..n {
+        src += &format!("    double a{i} = sin(x + {i}.0);\n");
+    }
+    src += "    return 0.0";
+    for i in 0..n {
+        src += &format!(" + a{i}");
+    }
+    src += ";\n}\ndouble rec(double x, int n) { if (n == 0) { return 0.0; } return leaf(x) + rec(x, n - 1); }\n";
+    let jit = std::sync::Arc::new(adc::compile_jit("frame.ad", &src, false).unwrap_or_else(|f| panic!("{f}")));
+    let small = jit.clone();
+    let handle = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            let jit = small;
+            let leaf: adc::TypedFunc<(f64,), f64> = jit.typed("leaf").expect("leaf");
+            let rec: adc::TypedFunc<(f64, i64), f64> = jit.typed("rec").expect("rec");
+            let overflow = |r: Result<f64, adc::CallError>| match r {
+                Err(adc::CallError::Runtime(m)) => assert!(m.contains("stack overflow"), "{m}"),
+                other => panic!("{other:?}"),
+            };
+            overflow(leaf.call((0.5,)));
+            overflow(rec.call((0.5, 10_000)));
+        })
+        .expect("spawn");
+    handle.join().expect("no crash on a 256 KiB stack");
+    // On a large stack the same calls run.
+    let handle = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let rec: adc::TypedFunc<(f64, i64), f64> = jit.typed("rec").expect("rec");
+            assert!(rec.call((0.5, 3)).expect("runs").is_finite());
+        })
+        .expect("spawn");
+    handle.join().expect("runs on a 64 MiB stack");
+}

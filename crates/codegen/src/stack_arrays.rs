@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 const MAX_ARRAY_BYTES: i64 = 512;
 /// At most this many bytes of such arrays per function, so that deep
 /// recursion keeps small frames.
-const MAX_FRAME_BYTES: i64 = 4096;
+pub(crate) const MAX_FRAME_BYTES: i64 = 4096;
 
 /// The `new` results of `func` that go on the stack, with their lengths,
 /// and the values (those and the array variables holding only them) whose

@@ -305,8 +305,24 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                     InstData::Call { func, .. } if !self.ir.func(*func).is_import())
             })
         });
-        let Some(call) = first_call else {
-            return Ok(());
+        // A bound on the frame this function allocates below the stack
+        // pointer: every value spilled once, slots, stack arrays (at most
+        // `MAX_FRAME_ARRAYS`), saved registers. The guard compares the
+        // frame's end with the floor, so a frame larger than the host's
+        // margin cannot jump past the guard page: a leaf with a large
+        // frame is guarded too (Cranelift emits no stack probes).
+        let frame = 8 * self.func.dfg.num_values() as i64
+            + crate::stack_arrays::MAX_FRAME_BYTES as i64
+            + 1024;
+        let (at, what) = match first_call {
+            Some(call) => (call, "stack overflow (recursion too deep)"),
+            None if frame > LEAF_GUARD_BYTES => match self.func.layout.first().and_then(|b| {
+                self.func.dfg.block(*b).insts.first().copied()
+            }) {
+                Some(first) => (first, "stack overflow (a function's frame is too large for the stack left)"),
+                None => return Ok(()),
+            },
+            None => return Ok(()),
         };
         if self.b.current_block() != Some(entry) {
             self.b.switch_to_block(entry);
@@ -316,8 +332,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .ins()
             .load(types::I64, TRUSTED, self.ctx_ptr, CTX_STACK_FLOOR);
         let sp = self.b.ins().get_stack_pointer(types::I64);
-        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, floor);
-        self.check(below, call, "stack overflow (recursion too deep)")?;
+        let frame_end = self.b.ins().iadd_imm_s(sp, -frame);
+        // `sp < frame` (a wrapped frame end) cannot happen below a floor
+        // that is not zero; a zero floor never fails.
+        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, frame_end, floor);
+        self.check(below, at, what)?;
         // The IR entry block's instructions go after the guard (nothing
         // branches back to an entry block).
         let after_guard = self
@@ -849,6 +868,11 @@ pub(crate) fn declare_import<M: Module>(
     let id = m.declare_function(name, Linkage::Import, &sig)?;
     Ok(m.declare_func_in_func(id, b.func))
 }
+
+/// A function without calls gets a stack guard only when its frame may
+/// be larger than this (the host's margin below the floor is at least
+/// 16 KiB: a quarter of a 64 KiB stack).
+const LEAF_GUARD_BYTES: i64 = 8 * 1024;
 
 /// Byte offset in the per-call context `ctx` of the lowest stack address
 /// compiled code may reach (after the message pointer and length).
