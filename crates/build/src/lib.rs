@@ -116,7 +116,7 @@ impl Build {
             std::fs::write(&obj_path, obj)
                 .map_err(|e| format!("cannot write {}: {e}", obj_path.display()))?;
             objects.push(obj_path);
-            bindings.push_str(&rust_bindings(&module));
+            bindings.push_str(&bindings_via(&module, &format!("__adc_ffi_{}", objects.len())));
         }
         let lib = out.join(format!("lib{name}.a"));
         let _ = std::fs::remove_file(&lib);
@@ -168,6 +168,13 @@ const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 /// assert!(!bindings.contains("helper"), "static functions are not exported");
 /// ```
 pub fn rust_bindings(module: &Module) -> String {
+    bindings_via(module, "__adc_ffi")
+}
+
+/// `rust_bindings` with the raw declarations in a module named `ffi` (one
+/// per `.ad` file of a `Build`, so that several files' bindings can stand
+/// in one generated file).
+fn bindings_via(module: &Module, ffi: &str) -> String {
     let mut decls = String::new();
     let mut structs = String::new();
     let mut wrappers = String::new();
@@ -239,7 +246,7 @@ pub fn rust_bindings(module: &Module) -> String {
             }
         }
         let _ = writeln!(decls, "    pub fn {ident}({}){c_ret};", c_params.join(", "));
-        let call = format!("unsafe {{ __adc_ffi::{ident}({}) }}", c_args.join(", "));
+        let call = format!("unsafe {{ {ffi}::{ident}({}) }}", c_args.join(", "));
         let body = if convert.is_empty() {
             call
         } else {
@@ -253,6 +260,6 @@ pub fn rust_bindings(module: &Module) -> String {
         );
     }
     format!(
-        "#[allow(non_snake_case, dead_code)]\nmod __adc_ffi {{\n{structs}    unsafe extern \"C\" {{\n{decls}    }}\n}}\n\n{wrappers}"
+        "#[allow(non_snake_case, dead_code)]\nmod {ffi} {{\n{structs}    unsafe extern \"C\" {{\n{decls}    }}\n}}\n\n{wrappers}"
     )
 }

@@ -369,9 +369,13 @@ impl HostFunctions {
     }
 
     /// The symbols to give the JIT.
-    pub(crate) fn symbols(&self) -> Vec<(String, *const u8)> {
+    pub(crate) fn symbols(&self, module: &Module) -> Vec<(String, *const u8)> {
+        // Only the module's own `extern` declarations are bound: the JIT
+        // prefers a host symbol to the C library's, so any other name
+        // (`calloc`, `sin`) would replace what compiled code calls itself.
         self.entries
             .iter()
+            .filter(|e| module.find(&e.name).is_some_and(|id| module.func(id).is_import()))
             .map(|e| (e.name.clone(), e.address))
             .collect()
     }
@@ -382,6 +386,23 @@ impl HostFunctions {
     /// functions may serve several modules).
     pub(crate) fn check(&self, module: &Module) -> Result<(), String> {
         for e in &self.entries {
+            // An `extern` of a math built-in's own name is allowed in the
+            // source, but binding it would replace the built-in everywhere.
+            let math = adc_ir::MathFunc::ALL.iter().any(|m| {
+                e.name == m.name()
+                    || e.name == m.libm_symbol(adc_ir::ScalarType::F64)
+                    || e.name == m.libm_symbol(adc_ir::ScalarType::F32)
+            });
+            if math
+                || adc_frontend::lower::C_RUNTIME.contains(&e.name.as_str())
+                || e.name.starts_with("__adc")
+                || e.name.starts_with("adc_rt_")
+            {
+                return Err(format!(
+                    "host function `{}`: compiled code calls a function of this name itself (a built-in or the C library's), so it cannot be bound to the host",
+                    e.name
+                ));
+            }
             let (Some((params, result)), Some(id)) = (&e.signature, module.find(&e.name)) else {
                 continue;
             };

@@ -284,7 +284,7 @@ pub fn compile_jit_with_host(
     }
     host.check(&module).map_err(|m| plain_failure("E0500", m))?;
     run_stages_for(&mut module, Stage::Final, path, source, false)?;
-    adc_codegen::jit(&module, &locator(path, source), &host.symbols())
+    adc_codegen::jit(&module, &locator(path, source), &host.symbols(&module))
         .map_err(|e| crate::driver::codegen_failure(e, path, source, false))
 }
 

@@ -206,6 +206,18 @@ pub(crate) fn runtime_symbols() -> Vec<(&'static str, *const u8)> {
 /// host's symbols, not against the rest of the C library, whose `free` or
 /// `memset` declared with another signature would corrupt memory).
 pub(crate) fn c_symbol_exists(name: &str) -> bool {
+    // Math functions that write through a pointer (or read a string): no
+    // `.ad` declaration matches their C signature, and a wrong one lets
+    // them write anywhere.
+    const THROUGH_POINTERS: &[&str] = &[
+        "frexp", "frexpf", "frexpl", "modf", "modff", "modfl", "remquo", "remquof", "remquol",
+        "sincos", "sincosf", "sincosl", "lgamma_r", "lgammaf_r", "lgammal_r", "gamma_r",
+        "gammaf_r", "nan", "nanf", "nanl", "nexttowardl", "fegetenv", "fesetenv", "feholdexcept",
+        "feupdateenv", "fegetexceptflag", "fesetexceptflag", "strtod", "strtof",
+    ];
+    if THROUGH_POINTERS.contains(&name) {
+        return false;
+    }
     let Ok(c) = std::ffi::CString::new(name) else {
         return false;
     };

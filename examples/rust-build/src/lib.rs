@@ -18,5 +18,8 @@ mod tests {
         let mut total = 1.0;
         assert_eq!(super::last(&ys, &mut total), (-4.0, 2));
         assert_eq!(total, -3.0);
+        // From the second file, src/scale.ad: k x^2 and its gradient.
+        assert_eq!(super::scaled(3.0, 2.0), 18.0);
+        assert_eq!(super::dscaled(3.0, 2.0, 1.0), (18.0, 12.0, 9.0));
     }
 }
