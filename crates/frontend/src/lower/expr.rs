@@ -446,7 +446,9 @@ impl FnLowerer<'_> {
         let (then_block, else_block) = self.branch_two_ways(vc);
         let entry_values = self.var_values.clone();
         self.cur = then_block;
-        let hint_a = if is_float_literal(a) { None } else { expected };
+        // A literal arm takes the type the `?:` initialises (`float f() {
+        // return c ? 0.1 : 0.2; }`, `float y = c ? 0.5 : x;`).
+        let hint_a = expected;
         let ra = self.scalar_expr(a, hint_a);
         let (then_end, then_values) = (self.cur, self.var_values.clone());
         self.restore_values(entry_values);
