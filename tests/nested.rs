@@ -185,10 +185,22 @@ fn second_derivative_where_an_adjoint_crosses_zero() {
     // d2/dx2 (x^2 - 1)^2 = 12 x^2 - 4.
     let want = 8.0;
     let orders = [
-        ("forward over reverse", call2(&j, "h_fr", &mut [s(1.0), s(1.0), arr()])),
-        ("reverse over reverse", call2(&j, "h_rr", &mut [s(1.0), arr(), s(1.0)])),
-        ("forward over forward", call2(&j, "h_ff", &mut [s(1.0), s(1.0), arr()])),
-        ("reverse over forward", call2(&j, "h_rf", &mut [s(1.0), arr(), s(1.0)])),
+        (
+            "forward over reverse",
+            call2(&j, "h_fr", &mut [s(1.0), s(1.0), arr()]),
+        ),
+        (
+            "reverse over reverse",
+            call2(&j, "h_rr", &mut [s(1.0), arr(), s(1.0)]),
+        ),
+        (
+            "forward over forward",
+            call2(&j, "h_ff", &mut [s(1.0), s(1.0), arr()]),
+        ),
+        (
+            "reverse over forward",
+            call2(&j, "h_rf", &mut [s(1.0), arr(), s(1.0)]),
+        ),
     ];
     for (order, (g, h)) in orders {
         assert_eq!(g, 0.0, "{order}: first derivative");
@@ -210,8 +222,12 @@ double g(double x, double s) { return sq_rev(x, s); }";
     let x: f64 = 3.0;
     let want = x.sin() + x * x.cos();
     for name in ["g_fwd", "g_rev"] {
-        let out = j.call(name, &mut [s(x), s(0.0), s(1.0)]).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let [Constant::F64(d)] = out[..] else { panic!("{name}: {out:?}") };
+        let out = j
+            .call(name, &mut [s(x), s(0.0), s(1.0)])
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let [Constant::F64(d)] = out[..] else {
+            panic!("{name}: {out:?}")
+        };
         assert!((d - want).abs() < 1e-12, "{name}: {d}, want {want}");
     }
 }
@@ -234,13 +250,21 @@ double top(double[] xs) { return tree(xs); }";
         adc::Derivative::reverse(
             "dtree",
             "ddtree",
-            vec![adc::Activity::Duplicated, adc::Activity::Duplicated, adc::Activity::Active],
+            vec![
+                adc::Activity::Duplicated,
+                adc::Activity::Duplicated,
+                adc::Activity::Active,
+            ],
             adc::Activity::Active,
         ),
         adc::Derivative::forward(
             "dtree",
             "tdtree",
-            vec![adc::Activity::Dual, adc::Activity::Dual, adc::Activity::Dual],
+            vec![
+                adc::Activity::Dual,
+                adc::Activity::Dual,
+                adc::Activity::Dual,
+            ],
             adc::Activity::Dual,
         ),
     ];
@@ -250,13 +274,33 @@ double top(double[] xs) { return tree(xs); }";
     let d = |v: f64| ArgValue::Scalar(Constant::F64(v));
     // ddtree(xs, d_xs, ds, d_ds, seed, seed_result): the gradient of dtree's
     // result, tree(xs) = (x0^2)(x2^2), is 2 x0 x2^2 and 2 x0^2 x2.
-    let mut args = [arr(&xs), arr(&[0.0; 4]), arr(&[0.0; 4]), arr(&[0.0; 4]), d(0.75), d(1.0)];
-    let out = j.call("ddtree", &mut args).unwrap_or_else(|e| panic!("ddtree: {e}"));
-    let ArgValue::Array(ArrayValue::F64(grad)) = &args[1] else { panic!("shadow") };
+    let mut args = [
+        arr(&xs),
+        arr(&[0.0; 4]),
+        arr(&[0.0; 4]),
+        arr(&[0.0; 4]),
+        d(0.75),
+        d(1.0),
+    ];
+    let out = j
+        .call("ddtree", &mut args)
+        .unwrap_or_else(|e| panic!("ddtree: {e}"));
+    let ArgValue::Array(ArrayValue::F64(grad)) = &args[1] else {
+        panic!("shadow")
+    };
     assert_eq!(out[0], Constant::F64(9.0));
     assert_eq!(grad, &vec![2.0 * 1.5 * 4.0, 0.0, 2.0 * 2.25 * 2.0, 0.0]);
     // Forward mode agrees along x0.
-    let mut args = [arr(&xs), arr(&[1.0, 0.0, 0.0, 0.0]), arr(&[0.0; 4]), arr(&[0.0; 4]), d(0.75), d(0.0)];
-    let out = j.call("tdtree", &mut args).unwrap_or_else(|e| panic!("tdtree: {e}"));
+    let mut args = [
+        arr(&xs),
+        arr(&[1.0, 0.0, 0.0, 0.0]),
+        arr(&[0.0; 4]),
+        arr(&[0.0; 4]),
+        d(0.75),
+        d(0.0),
+    ];
+    let out = j
+        .call("tdtree", &mut args)
+        .unwrap_or_else(|e| panic!("tdtree: {e}"));
     assert_eq!(out[1], Constant::F64(12.0));
 }

@@ -328,7 +328,8 @@ double user(double x) { double a[1]; a[0] = x; sq(a); return a[0]; }");
 /// calls: the attribute once differentiated the body.
 #[test]
 fn custom_derivative_of_the_differentiated_function_itself() {
-    let j = jit("double sq_rev(double x, double seed) { return 100.0 * seed; }
+    let j = jit(
+        "double sq_rev(double x, double seed) { return 100.0 * seed; }
 double sq_fwd(double x, double d_x) { return 7.0 * d_x; }
 [reverse_derivative(sq_rev)]
 [forward_derivative(sq_fwd)]
@@ -339,7 +340,8 @@ extern double j1(double x);
 double j0_rev(double x, double seed) { return -j1(x) * seed; }
 [reverse_derivative(j0_rev)]
 [autodiff_reverse(dj0, Active, Active)]
-extern double j0(double x);");
+extern double j0(double x);",
+    );
     assert_eq!(floats(&j, "dsq", &mut [d(3.0), d(1.0)]), vec![9.0, 100.0]);
     assert_eq!(floats(&j, "tsq", &mut [d(3.0), d(1.0)]), vec![9.0, 7.0]);
     let dj0 = floats(&j, "dj0", &mut [d(1.0), d(1.0)]);
@@ -367,7 +369,10 @@ double f(double x, double y, int n) {
     let n = ArgValue::Scalar(Constant::I64(2));
     // a[0] = v + t with v = x and, last, t = 2 (x + 1) y: x when y is zero.
     assert_eq!(floats(&j, "f", &mut [d(3.0), d(0.0), n.clone()]), vec![3.0]);
-    assert_eq!(floats(&j, "f", &mut [d(3.0), d(0.5), n]), vec![3.0 + 2.0 * 4.0 * 0.5]);
+    assert_eq!(
+        floats(&j, "f", &mut [d(3.0), d(0.5), n]),
+        vec![3.0 + 2.0 * 4.0 * 0.5]
+    );
 }
 
 /// `(double)` as a return type is `double` in parentheses: as a tuple of
@@ -390,6 +395,12 @@ fn literal_arms_of_a_conditional_take_the_float_type() {
 float g(bool c, float x) { float y = c ? 0.5 : x; return y; }");
     let b = |v: bool| ArgValue::Scalar(Constant::Bool(v));
     assert_eq!(j.call("f", &mut [b(true)]), Ok(vec![Constant::F32(0.1)]));
-    assert_eq!(j.call("g", &mut [b(true), ArgValue::Scalar(Constant::F32(1.5))]), Ok(vec![Constant::F32(0.5)]));
-    assert_eq!(j.call("g", &mut [b(false), ArgValue::Scalar(Constant::F32(1.5))]), Ok(vec![Constant::F32(1.5)]));
+    assert_eq!(
+        j.call("g", &mut [b(true), ArgValue::Scalar(Constant::F32(1.5))]),
+        Ok(vec![Constant::F32(0.5)])
+    );
+    assert_eq!(
+        j.call("g", &mut [b(false), ArgValue::Scalar(Constant::F32(1.5))]),
+        Ok(vec![Constant::F32(1.5)])
+    );
 }

@@ -412,7 +412,10 @@ double elems(double x, int i, int j) {
     aliases(j.call("part", &mut [d(3.0), i(1)]), "part, k = 1");
     aliases(j.call("elems", &mut [d(3.0), i(2), i(2)]), "elems, i = j");
     assert_eq!(
-        f64s(&j.call("elems", &mut [d(3.0), i(0), i(2)]).expect("distinct elements")),
+        f64s(
+            &j.call("elems", &mut [d(3.0), i(0), i(2)])
+                .expect("distinct elements")
+        ),
         vec![2.0 + 10.0 + 300.0]
     );
     // Disjoint: t[0..2] and t[3]. part(x) with t = {x, 2x}, z = x^2:
@@ -421,7 +424,10 @@ double elems(double x, int i, int j) {
         let want = 3.0 * x * x + 2.0 + 5.0 * x.powi(4);
         let rev = f64s(&j.call("dpart", &mut [d(x), i(3), d(1.0)]).expect("dpart"));
         let fwd = f64s(&j.call("tpart", &mut [d(x), d(1.0), i(3)]).expect("tpart"));
-        assert!(close(rev[0], x.powi(3) + 2.0 * x + x.powi(5), 1e-12), "{rev:?}");
+        assert!(
+            close(rev[0], x.powi(3) + 2.0 * x + x.powi(5), 1e-12),
+            "{rev:?}"
+        );
         assert!(close(rev[1], want, 1e-12), "reverse {} vs {want}", rev[1]);
         assert!(close(fwd[1], want, 1e-12), "forward {} vs {want}", fwd[1]);
     }

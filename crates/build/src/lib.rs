@@ -116,7 +116,10 @@ impl Build {
             std::fs::write(&obj_path, obj)
                 .map_err(|e| format!("cannot write {}: {e}", obj_path.display()))?;
             objects.push(obj_path);
-            bindings.push_str(&bindings_via(&module, &format!("__adc_ffi_{}", objects.len())));
+            bindings.push_str(&bindings_via(
+                &module,
+                &format!("__adc_ffi_{}", objects.len()),
+            ));
         }
         let lib = out.join(format!("lib{name}.a"));
         let _ = std::fs::remove_file(&lib);

@@ -362,7 +362,9 @@ pub(crate) fn codegen_failure(
                 .0
                 .iter()
                 .find_map(|item| match item {
-                    adc_frontend::ast::Item::Func(f) if f.body.is_none() && f.name.name == *name => {
+                    adc_frontend::ast::Item::Func(f)
+                        if f.body.is_none() && f.name.name == *name =>
+                    {
                         Some(f.name.span)
                     }
                     _ => None,

@@ -375,7 +375,11 @@ impl HostFunctions {
         // (`calloc`, `sin`) would replace what compiled code calls itself.
         self.entries
             .iter()
-            .filter(|e| module.find(&e.name).is_some_and(|id| module.func(id).is_import()))
+            .filter(|e| {
+                module
+                    .find(&e.name)
+                    .is_some_and(|id| module.func(id).is_import())
+            })
             .map(|e| (e.name.clone(), e.address))
             .collect()
     }

@@ -176,7 +176,11 @@ fn check_request(module: &Module, func: &Function) -> Result<(), String> {
     let Some(spec) = &func.deriv else {
         return Ok(());
     };
-    let mode = if spec.mode == adc_ir::AdMode::Reverse { "reverse" } else { "forward" };
+    let mode = if spec.mode == adc_ir::AdMode::Reverse {
+        "reverse"
+    } else {
+        "forward"
+    };
     let bad = |why: String| Err(format!("`@{}` = {mode} @{}: {why}", func.name, spec.of));
     let Some(id) = module.find(&spec.of) else {
         return bad("no such function".into());
@@ -191,15 +195,25 @@ fn check_request(module: &Module, func: &Function) -> Result<(), String> {
     }
     for (a, p) in spec.params.iter().zip(&src.params) {
         if !crate::request::fits(*a, p.ty, spec.mode) {
-            return bad(format!("activity `{}` does not fit parameter `{}`", a.name(), p.name));
+            return bad(format!(
+                "activity `{}` does not fit parameter `{}`",
+                a.name(),
+                p.name
+            ));
         }
     }
     if !crate::request::result_fits(spec.ret, &src.returns, spec.mode) {
-        return bad(format!("activity `{}` does not fit the result", spec.ret.name()));
+        return bad(format!(
+            "activity `{}` does not fit the result",
+            spec.ret.name()
+        ));
     }
     let (params, returns) = adc_ir::ad::spec_signature(src, spec);
     let same_params = params.len() == func.params.len()
-        && params.iter().zip(&func.params).all(|(a, b)| a.ty == b.ty && a.mode == b.mode);
+        && params
+            .iter()
+            .zip(&func.params)
+            .all(|(a, b)| a.ty == b.ty && a.mode == b.mode);
     if !same_params || returns != func.returns {
         return bad("the declared signature is not the one these activities generate".into());
     }

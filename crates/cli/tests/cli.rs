@@ -224,7 +224,15 @@ fn grad_and_tangent_json() {
     );
     // An integral `2.0` for the `int`; a tuple's tangent: one per float
     // element (d(x*2) = 2, the `int` has none).
-    let o = adc(&["run", file, "--entry", "f", "--args", "[[1.0, 2.0], 3.0, 2.0]", "--json"]);
+    let o = adc(&[
+        "run",
+        file,
+        "--entry",
+        "f",
+        "--args",
+        "[[1.0, 2.0], 3.0, 2.0]",
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let p2 = scratch("pair.ad", PROG);
     let o = adc(&[
@@ -245,7 +253,14 @@ fn grad_and_tangent_json() {
         stderr(&o)
     );
     // Usage errors: a non-float entry, a tangent for an `int`, 2.5 for it.
-    let o = adc(&["run", file, "--entry", "f", "--args", "[[1.0, 2.0], 3.0, 2.5]"]);
+    let o = adc(&[
+        "run",
+        file,
+        "--entry",
+        "f",
+        "--args",
+        "[[1.0, 2.0], 3.0, 2.5]",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = adc(&["run", file, "--entry", "count", "--args", "[1]", "--grad"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -513,8 +528,14 @@ fn unresolved_extern_points_at_its_declaration() {
         let o = adc(&[cmd, p.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(1), "{cmd}: {}", stderr(&o));
         let err = stderr(&o);
-        assert!(err.contains("unresolved external function `nosuchfn_xyz`"), "{cmd}: {err}");
+        assert!(
+            err.contains("unresolved external function `nosuchfn_xyz`"),
+            "{cmd}: {err}"
+        );
         assert!(err.contains("unresolved.ad:2:15"), "{cmd}: {err}");
-        assert!(err.contains("extern double nosuchfn_xyz(double x);"), "{cmd}: {err}");
+        assert!(
+            err.contains("extern double nosuchfn_xyz(double x);"),
+            "{cmd}: {err}"
+        );
     }
 }

@@ -181,11 +181,22 @@ fn host_functions_cannot_replace_what_compiled_code_calls() {
         12345.0
     }
     let src = "double f(double x) { double t[int(x) + 100]; t[0] = x; return sin(t[0]); }";
-    for name in ["calloc", "sin", "exp", "free", "adc_rt_tape_realloc", "__adc_copy"] {
+    for name in [
+        "calloc",
+        "sin",
+        "exp",
+        "free",
+        "adc_rt_tape_realloc",
+        "__adc_copy",
+    ] {
         let mut host = adc::HostFunctions::new();
         host.func(name, fake as extern "C" fn(f64) -> f64);
         match adc::compile_jit_with_host("h.ad", src, &[], &host) {
-            Err(e) => assert!(e.rendered.contains("cannot be bound to the host"), "{name}: {}", e.rendered),
+            Err(e) => assert!(
+                e.rendered.contains("cannot be bound to the host"),
+                "{name}: {}",
+                e.rendered
+            ),
             Ok(_) => panic!("{name} was bound"),
         }
     }
@@ -195,10 +206,17 @@ fn host_functions_cannot_replace_what_compiled_code_calls() {
     let jit = adc::compile_jit_with_host("h.ad", src, &[], &host).expect("compiles");
     let f: adc::TypedFunc<(f64,), f64> = jit.typed("f").expect("signature");
     assert_eq!(f.call((2.0,)), Ok(2.0f64.sin()));
-    for decl in ["extern double frexp(double x);", "extern double modf(double x, int p);"] {
+    for decl in [
+        "extern double frexp(double x);",
+        "extern double modf(double x, int p);",
+    ] {
         let src = format!("{decl}\ndouble f(double x) {{ return x; }}");
         match adc::compile_jit("p.ad", &src, false) {
-            Err(e) => assert!(e.rendered.contains("unresolved external function"), "{decl}: {}", e.rendered),
+            Err(e) => assert!(
+                e.rendered.contains("unresolved external function"),
+                "{decl}: {}",
+                e.rendered
+            ),
             Ok(_) => panic!("{decl} resolved"),
         }
     }

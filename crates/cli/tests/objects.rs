@@ -184,10 +184,20 @@ double strcmp(double[] a) { return a[0]; }";
     let file = scratch("names_only.ad", only);
     let hdr2 = file.with_extension("h");
     let obj2 = file.with_extension("o");
-    let o = adc(&["compile", file.to_str().unwrap(), "-o", obj2.to_str().unwrap(), "--emit-header", hdr2.to_str().unwrap()]);
+    let o = adc(&[
+        "compile",
+        file.to_str().unwrap(),
+        "-o",
+        obj2.to_str().unwrap(),
+        "--emit-header",
+        hdr2.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let header2 = std::fs::read_to_string(&hdr2).expect("header");
-    assert!(header2.contains("INT64_MAX(double x);") && header2.contains("printf(int64_t a);"), "{header2}");
+    assert!(
+        header2.contains("INT64_MAX(double x);") && header2.contains("printf(int64_t a);"),
+        "{header2}"
+    );
     let hdr = scratch("keywords_strict.h", &format!("{header}\n{header2}"));
     for (cc, flags) in [
         ("cc", &["-std=c99", "-pedantic", "-x", "c"][..]),
@@ -234,12 +244,26 @@ double f(double[] a, int k) {
 }";
     let file = scratch("imports.ad", src);
     let obj = file.with_extension("o");
-    let o = adc(&["compile", file.to_str().unwrap(), "-o", obj.to_str().unwrap()]);
+    let o = adc(&[
+        "compile",
+        file.to_str().unwrap(),
+        "-o",
+        obj.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = std::process::Command::new("nm").arg("-u").arg(&obj).output().expect("nm runs");
+    let out = std::process::Command::new("nm")
+        .arg("-u")
+        .arg(&obj)
+        .output()
+        .expect("nm runs");
     let math: Vec<String> = adc_ir::MathFunc::ALL
         .iter()
-        .flat_map(|m| [m.libm_symbol(adc_ir::ScalarType::F64), m.libm_symbol(adc_ir::ScalarType::F32)])
+        .flat_map(|m| {
+            [
+                m.libm_symbol(adc_ir::ScalarType::F64),
+                m.libm_symbol(adc_ir::ScalarType::F32),
+            ]
+        })
         .map(|s| s.to_string())
         .collect();
     let undefined = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -222,7 +222,9 @@ fn textual_ir_is_made_safe() {
         assert_eq!(code, want, "{name}: {err}");
         if want == 3 {
             // The instruction's line and column in the .adir text (§6).
-            let line = text.lines().position(|l| l.contains("load.unchecked") || l.contains("copyrange"));
+            let line = text
+                .lines()
+                .position(|l| l.contains("load.unchecked") || l.contains("copyrange"));
             let at = format!("{name}:{}:5", line.expect("the failing instruction") + 1);
             assert!(err.contains(&at), "{name}: {err} (want {at})");
         }
@@ -261,7 +263,8 @@ fn textual_ir_is_made_safe() {
 /// a segfault).
 #[test]
 fn textual_ir_declarations_and_results_are_checked() {
-    let f = "func @f(x: f64) -> f64 {\nblock0(v0: f64):\n    v1: f64 = mul v0, v0\n    return v1\n}\n";
+    let f =
+        "func @f(x: f64) -> f64 {\nblock0(v0: f64):\n    v1: f64 = mul v0, v0\n    return v1\n}\n";
     let g = "func @g(a: arr<f64>) -> f64 {\nblock0(v0: arr<f64>):\n    v1: i64 = const 0\n    v2: f64 = load v0, v1\n    return v2\n}\n";
     let cases = [
         ("too_few.adir", format!("{f}func @df(x: f64) -> f64 = reverse @f(Active)\n"), "0 activities for 1 parameters"),
@@ -282,8 +285,14 @@ fn textual_ir_declarations_and_results_are_checked() {
         assert!(err.contains(want), "{name}: {err}");
     }
     // What an attribute generates is still accepted.
-    let file = scratch("good_decl.adir", &format!("{f}func @df(x: f64, seed: f64) -> f64, f64 = reverse @f(Active, Active)\n"));
-    let (code, out, err) = exit_code(&["run", "--entry", "df", "--args", "[3, 1]", "--json"], &file);
+    let file = scratch(
+        "good_decl.adir",
+        &format!("{f}func @df(x: f64, seed: f64) -> f64, f64 = reverse @f(Active, Active)\n"),
+    );
+    let (code, out, err) = exit_code(
+        &["run", "--entry", "df", "--args", "[3, 1]", "--json"],
+        &file,
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("[9.0, 6.0]"), "{out}");
 }
@@ -301,11 +310,24 @@ fn split_halves_are_not_entry_points() {
 double top(double[] xs) { return tree(xs); }
 ";
     let file = scratch("split_entry.ad", src);
-    for (entry, args) in [("__adc_aug_tree", "[[1, 2, 3, 4], [0, 0, 0, 0], 0]"), ("__adc_rev_tree", "[[1, 2, 3, 4], [0, 0, 0, 0], 1, 12345]")] {
+    for (entry, args) in [
+        ("__adc_aug_tree", "[[1, 2, 3, 4], [0, 0, 0, 0], 0]"),
+        ("__adc_rev_tree", "[[1, 2, 3, 4], [0, 0, 0, 0], 1, 12345]"),
+    ] {
         let (code, _, err) = exit_code(&["run", "--entry", entry, "--args", args], &file);
         assert_eq!(code, 2, "{entry}: {err}");
     }
-    let (code, out, err) = exit_code(&["run", "--entry", "dtree", "--args", "[[1, 2, 3, 4], [0, 0, 0, 0], 1]", "--json"], &file);
+    let (code, out, err) = exit_code(
+        &[
+            "run",
+            "--entry",
+            "dtree",
+            "--args",
+            "[[1, 2, 3, 4], [0, 0, 0, 0], 1]",
+            "--json",
+        ],
+        &file,
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("[18.0, 0.0, 6.0, 0.0]"), "{out}");
 }
@@ -319,7 +341,10 @@ fn externs_resolve_against_the_math_library_only() {
     let src = "extern void wmemset(inout double[] a, int n);\nextern double j0(double x);\ndouble main() { double a[2]; wmemset(a, 1000000); return j0(a[0]); }\n";
     let (code, _, err) = exit_code(&["run"], &scratch("wmemset.ad", src));
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("unresolved external function `wmemset`"), "{err}");
+    assert!(
+        err.contains("unresolved external function `wmemset`"),
+        "{err}"
+    );
     let ir = "extern @free(a: arr<f64>)\nfunc @main() -> f64 {\nblock0():\n    v0: i64 = const 3\n    v1: arr<f64> = new v0\n    call @free(v1)\n    call @free(v1)\n    v2: f64 = const 1.0\n    return v2\n}\n";
     let (code, _, err) = exit_code(&["run"], &scratch("free.adir", ir));
     assert_eq!(code, 1, "{err}");
@@ -346,7 +371,9 @@ fn large_frames_on_a_small_stack_are_a_runtime_error() {
         src += &format!(" + a{i}");
     }
     src += ";\n}\ndouble rec(double x, int n) { if (n == 0) { return 0.0; } return leaf(x) + rec(x, n - 1); }\n";
-    let jit = std::sync::Arc::new(adc::compile_jit("frame.ad", &src, false).unwrap_or_else(|f| panic!("{f}")));
+    let jit = std::sync::Arc::new(
+        adc::compile_jit("frame.ad", &src, false).unwrap_or_else(|f| panic!("{f}")),
+    );
     let small = jit.clone();
     let handle = std::thread::Builder::new()
         .stack_size(256 << 10)

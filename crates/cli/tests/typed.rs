@@ -171,13 +171,25 @@ fn mutable_slices_are_borrowed_per_call() {
 #[test]
 fn derivative_request_names_are_checked() {
     let src = "double f(double x) { double t[2]; t[0] = x; return t[0] * x; }";
-    for name in ["", "d f", "123", "double", "free", "calloc", "sqrt", "__adc_entry_f", "adc_rt_tape_free", "len"] {
+    for name in [
+        "",
+        "d f",
+        "123",
+        "double",
+        "free",
+        "calloc",
+        "sqrt",
+        "__adc_entry_f",
+        "adc_rt_tape_free",
+        "len",
+    ] {
         match adc::compile_jit_with("t.ad", src, &[adc::Derivative::gradient("f", name)]) {
             Err(e) => assert!(e.rendered.contains("E0303"), "{name:?}: {}", e.rendered),
             Ok(_) => panic!("{name:?} was accepted"),
         }
     }
-    let jit = adc::compile_jit_with("t.ad", src, &[adc::Derivative::gradient("f", "df_2")]).expect("a good name");
+    let jit = adc::compile_jit_with("t.ad", src, &[adc::Derivative::gradient("f", "df_2")])
+        .expect("a good name");
     let df: adc::TypedFunc<(f64, f64), (f64, f64)> = jit.typed("df_2").expect("signature");
     assert_eq!(df.call((3.0, 1.0)), Ok((9.0, 6.0)));
 }

@@ -190,17 +190,101 @@ const GNU_MACROS: &[&str] = &["linux", "unix", "i386"];
 /// functions, which a module may not define): a declaration of another
 /// signature is a warning.
 const C_BUILTINS: &[&str] = &[
-    "printf", "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf", "vsprintf", "vsnprintf",
-    "scanf", "fscanf", "sscanf", "puts", "putchar", "fputs", "fputc", "putc", "fwrite", "fread",
-    "strlen", "strnlen", "strcpy", "strncpy", "strcat", "strncat", "strcmp", "strncmp",
-    "strcasecmp", "strncasecmp", "strchr", "strrchr", "strstr", "strpbrk", "strspn", "strcspn",
-    "strdup", "strndup", "stpcpy", "stpncpy", "memchr", "memcmp", "mempcpy", "bcmp", "bcopy",
-    "bzero", "index", "rindex", "abs", "labs", "llabs", "imaxabs", "isalnum", "isalpha",
-    "isblank", "iscntrl", "isdigit", "isgraph", "islower", "isprint", "ispunct", "isspace",
-    "isupper", "isxdigit", "isascii", "toascii", "tolower", "toupper", "_exit", "_Exit",
-    "strftime", "strtol", "strtoul", "strtoll", "strtoull", "atoi", "atol", "atoll", "atof",
-    "alloca", "ffs", "ffsl", "ffsll", "clog", "cexp", "cabs", "signbit", "isnan", "isinf",
-    "isfinite", "finite", "gamma", "significand", "exp10", "pow10", "dremf", "drem",
+    "printf",
+    "fprintf",
+    "sprintf",
+    "snprintf",
+    "vprintf",
+    "vfprintf",
+    "vsprintf",
+    "vsnprintf",
+    "scanf",
+    "fscanf",
+    "sscanf",
+    "puts",
+    "putchar",
+    "fputs",
+    "fputc",
+    "putc",
+    "fwrite",
+    "fread",
+    "strlen",
+    "strnlen",
+    "strcpy",
+    "strncpy",
+    "strcat",
+    "strncat",
+    "strcmp",
+    "strncmp",
+    "strcasecmp",
+    "strncasecmp",
+    "strchr",
+    "strrchr",
+    "strstr",
+    "strpbrk",
+    "strspn",
+    "strcspn",
+    "strdup",
+    "strndup",
+    "stpcpy",
+    "stpncpy",
+    "memchr",
+    "memcmp",
+    "mempcpy",
+    "bcmp",
+    "bcopy",
+    "bzero",
+    "index",
+    "rindex",
+    "abs",
+    "labs",
+    "llabs",
+    "imaxabs",
+    "isalnum",
+    "isalpha",
+    "isblank",
+    "iscntrl",
+    "isdigit",
+    "isgraph",
+    "islower",
+    "isprint",
+    "ispunct",
+    "isspace",
+    "isupper",
+    "isxdigit",
+    "isascii",
+    "toascii",
+    "tolower",
+    "toupper",
+    "_exit",
+    "_Exit",
+    "strftime",
+    "strtol",
+    "strtoul",
+    "strtoll",
+    "strtoull",
+    "atoi",
+    "atol",
+    "atoll",
+    "atof",
+    "alloca",
+    "ffs",
+    "ffsl",
+    "ffsll",
+    "clog",
+    "cexp",
+    "cabs",
+    "signbit",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "finite",
+    "gamma",
+    "significand",
+    "exp10",
+    "pow10",
+    "dremf",
+    "drem",
 ];
 
 /// Around a declaration: no warning for a function whose name a compiler
@@ -298,7 +382,8 @@ pub fn c_header(module: &Module, guard: &str) -> String {
         };
         let decl = format!("{ret} {}({});\n", f.name, params(f));
         let n = f.name.as_bytes();
-        let c_reserved = f.name.starts_with("__") || (n.len() > 1 && n[0] == b'_' && n[1].is_ascii_uppercase());
+        let c_reserved =
+            f.name.starts_with("__") || (n.len() > 1 && n[0] == b'_' && n[1].is_ascii_uppercase());
         if c_reserved && !C_WORDS.contains(&f.name.as_str()) {
             out.push_str(&format!(
                 "/* `{}` is reserved to the C implementation (it may be a predefined macro) and is not declared here; its symbol is `{}`. */\n",
@@ -324,7 +409,9 @@ pub fn c_header(module: &Module, guard: &str) -> String {
         } else if C_BUILTINS.contains(&f.name.as_str()) {
             // GCC and Clang know the name as a builtin of another
             // signature and warn; the name is the module's own.
-            out.push_str(&format!("{BUILTIN_MISMATCH_OFF}{decl}{BUILTIN_MISMATCH_ON}"));
+            out.push_str(&format!(
+                "{BUILTIN_MISMATCH_OFF}{decl}{BUILTIN_MISMATCH_ON}"
+            ));
         } else {
             out.push_str(&decl);
         }

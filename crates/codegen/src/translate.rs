@@ -316,10 +316,16 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             + 1024;
         let (at, what) = match first_call {
             Some(call) => (call, "stack overflow (recursion too deep)"),
-            None if frame > LEAF_GUARD_BYTES => match self.func.layout.first().and_then(|b| {
-                self.func.dfg.block(*b).insts.first().copied()
-            }) {
-                Some(first) => (first, "stack overflow (a function's frame is too large for the stack left)"),
+            None if frame > LEAF_GUARD_BYTES => match self
+                .func
+                .layout
+                .first()
+                .and_then(|b| self.func.dfg.block(*b).insts.first().copied())
+            {
+                Some(first) => (
+                    first,
+                    "stack overflow (a function's frame is too large for the stack left)",
+                ),
                 None => return Ok(()),
             },
             None => return Ok(()),

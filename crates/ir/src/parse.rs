@@ -695,9 +695,10 @@ impl Parser<'_> {
             let Some(block) = current else {
                 err!(self, "instruction outside a block")
             };
-            let at = self.toks.get(self.pos).map_or(Span::UNDEFINED, |t| {
-                Span::new(t.offset, t.offset + 1)
-            });
+            let at = self
+                .toks
+                .get(self.pos)
+                .map_or(Span::UNDEFINED, |t| Span::new(t.offset, t.offset + 1));
             let mut results = Vec::new();
             if self.lookahead_value(0) {
                 loop {

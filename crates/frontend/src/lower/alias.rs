@@ -62,9 +62,12 @@ impl FnLowerer<'_> {
             return false;
         }
         let mut checked: Vec<(Value, Value, bool)> = arrays.to_vec();
-        let on = |q: &RefArg, base: Value| matches!(q, RefArg::Elem { array, .. } if *array == base);
+        let on =
+            |q: &RefArg, base: Value| matches!(q, RefArg::Elem { array, .. } if *array == base);
         for (k, &(r, at)) in refs.iter().enumerate() {
-            let RefArg::Elem { array, index } = r else { continue };
+            let RefArg::Elem { array, index } = r else {
+                continue;
+            };
             let shares_base = arrays.iter().any(|&(_, base, _)| base == array)
                 || refs
                     .iter()

@@ -210,11 +210,11 @@ impl<'g> FnLowerer<'g> {
             .or_default()
             .push((depth, scope.len()));
         scope.push(Bound {
-                name: name.to_string(),
-                binding,
-                decl,
-                read: std::cell::Cell::new(false),
-            });
+            name: name.to_string(),
+            binding,
+            decl,
+            read: std::cell::Cell::new(false),
+        });
     }
 
     /// A local declared again in the same block is an error, as in C;
@@ -767,7 +767,9 @@ impl<'g> FnLowerer<'g> {
             // unchecked (zeros padded in, or a write past the end).
             let known = match self.func.dfg.value_def(n) {
                 adc_ir::ValueDef::Result(i, _) => match self.func.dfg.inst(i) {
-                    InstData::Const { value: Constant::I64(k) } => Some(*k),
+                    InstData::Const {
+                        value: Constant::I64(k),
+                    } => Some(*k),
                     _ => None,
                 },
                 _ => None,
@@ -776,7 +778,10 @@ impl<'g> FnLowerer<'g> {
                 Some(k) if k == items.len() as i64 => {}
                 Some(k) => self.error(Diagnostic::error(
                     "E0105",
-                    format!("array of length {k} initialized with {} values", items.len()),
+                    format!(
+                        "array of length {k} initialized with {} values",
+                        items.len()
+                    ),
                     l.span,
                 )),
                 None => self.error(Diagnostic::error(

@@ -171,7 +171,9 @@ fn route_to_wrappers(module: &mut Module) {
         {
             continue;
         }
-        let Some(src) = module.find(&spec.of) else { continue };
+        let Some(src) = module.find(&spec.of) else {
+            continue;
+        };
         let s = module.func(src);
         let custom = match spec.mode {
             AdMode::Reverse => s.custom_reverse.is_some(),
@@ -183,10 +185,18 @@ fn route_to_wrappers(module: &mut Module) {
         let (span, wrapper) = (f.deriv_span, format!("__adc_wrap_{}", s.name));
         if module.find(&wrapper).is_none() {
             let (params, returns) = (s.params.clone(), s.returns.clone());
-            let mut w = Function::new(wrapper.clone(), params.clone(), returns.clone(), Linkage::Static);
+            let mut w = Function::new(
+                wrapper.clone(),
+                params.clone(),
+                returns.clone(),
+                Linkage::Static,
+            );
             let entry = w.dfg.make_block();
             w.layout.push(entry);
-            let args = params.iter().map(|p| w.dfg.append_block_param(entry, p.ty)).collect();
+            let args = params
+                .iter()
+                .map(|p| w.dfg.append_block_param(entry, p.ty))
+                .collect();
             let call = w.append_inst(entry, InstData::Call { func: src, args }, &returns, span);
             let results = w.dfg.inst_results(call).to_vec();
             w.append_inst(entry, InstData::Return { args: results }, &[], span);

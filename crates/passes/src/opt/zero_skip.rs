@@ -58,8 +58,8 @@ use crate::loops::natural_loop;
 use crate::util::{incoming_edges, Edge};
 use adc_ir::dom::DomTree;
 use adc_ir::{
-    BinaryOp, Block, BlockCall, CmpCond, Constant, Function, Inst, InstData, ScalarType, Tag,
-    Type, UnaryOp, Value, ValueDef,
+    BinaryOp, Block, BlockCall, CmpCond, Constant, Function, Inst, InstData, ScalarType, Tag, Type,
+    UnaryOp, Value, ValueDef,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -149,7 +149,10 @@ impl Cfg {
     fn dominates(&self, func: &Function, v: Value, b: Block) -> bool {
         match func.dfg.value_def(v) {
             ValueDef::Param(d, _) => self.dom.dominates(d, b),
-            ValueDef::Result(i, _) => self.block_of.get(&i).is_some_and(|&d| self.dom.dominates(d, b)),
+            ValueDef::Result(i, _) => self
+                .block_of
+                .get(&i)
+                .is_some_and(|&d| self.dom.dominates(d, b)),
             ValueDef::Unused => false,
         }
     }
@@ -167,7 +170,10 @@ struct Plan {
 }
 
 fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<Plan> {
-    let entries: Vec<&Edge> = cfg.edges[&h].iter().filter(|e| !body.contains(&e.from)).collect();
+    let entries: Vec<&Edge> = cfg.edges[&h]
+        .iter()
+        .filter(|e| !body.contains(&e.from))
+        .collect();
     let [entry] = entries[..] else { return None };
     let mut exits = Vec::new();
     let mut has_mulz = false;
@@ -189,9 +195,8 @@ fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<
                         return None;
                     }
                 }
-                InstData::Jump { dest } => exits.extend(
-                    (!body.contains(&dest.block)).then(|| (dest.block, dest.args.clone())),
-                ),
+                InstData::Jump { dest } => exits
+                    .extend((!body.contains(&dest.block)).then(|| (dest.block, dest.args.clone()))),
                 InstData::Branch {
                     then_dest,
                     else_dest,
@@ -210,7 +215,9 @@ fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<
             }
         }
     }
-    let [(exit, exit_vals)] = &exits[..] else { return None };
+    let [(exit, exit_vals)] = &exits[..] else {
+        return None;
+    };
     if !has_mulz {
         return None;
     }
@@ -320,7 +327,12 @@ impl<'a> ZeroFacts<'a> {
         }
         // Dominator order: every value is computed before its uses but
         // those through a parameter.
-        let order: Vec<Block> = cfg.order.iter().copied().filter(|b| body.contains(b)).collect();
+        let order: Vec<Block> = cfg
+            .order
+            .iter()
+            .copied()
+            .filter(|b| body.contains(b))
+            .collect();
         loop {
             for &b in &order {
                 for &i in &func.dfg.block(b).insts {
@@ -374,8 +386,14 @@ impl<'a> ZeroFacts<'a> {
                 // infinite).
                 union(self.of(func, *a), self.of(func, *b)).or_else(|| {
                     let (x, taken) = match crate::util::def_data(func, *cond) {
-                        Some(InstData::Cmp { cond: CmpCond::Eq, args }) => (zero_compared(func, *args)?, *a),
-                        Some(InstData::Cmp { cond: CmpCond::Ne, args }) => (zero_compared(func, *args)?, *b),
+                        Some(InstData::Cmp {
+                            cond: CmpCond::Eq,
+                            args,
+                        }) => (zero_compared(func, *args)?, *a),
+                        Some(InstData::Cmp {
+                            cond: CmpCond::Ne,
+                            args,
+                        }) => (zero_compared(func, *args)?, *b),
                         _ => return None,
                     };
                     union(self.of(func, x), self.of(func, taken))
@@ -392,7 +410,11 @@ impl<'a> ZeroFacts<'a> {
             return f.clone();
         }
         let in_loop = match func.dfg.value_def(v) {
-            ValueDef::Result(i, _) => self.cfg.block_of.get(&i).is_none_or(|b| self.body.contains(b)),
+            ValueDef::Result(i, _) => self
+                .cfg
+                .block_of
+                .get(&i)
+                .is_none_or(|b| self.body.contains(b)),
             ValueDef::Param(..) | ValueDef::Unused => false,
         };
         if in_loop {
@@ -400,7 +422,10 @@ impl<'a> ZeroFacts<'a> {
             // definition there).
             return None;
         }
-        if !matches!(func.dfg.value_type(v), Type::Scalar(ScalarType::F64 | ScalarType::F32)) {
+        if !matches!(
+            func.dfg.value_type(v),
+            Type::Scalar(ScalarType::F64 | ScalarType::F32)
+        ) {
             return None;
         }
         match crate::util::def_data(func, v) {
@@ -433,10 +458,7 @@ fn zero_compared(func: &Function, args: [Value; 2]) -> Option<Value> {
     }
 }
 
-fn union(
-    a: Option<BTreeSet<Value>>,
-    b: Option<BTreeSet<Value>>,
-) -> Option<BTreeSet<Value>> {
+fn union(a: Option<BTreeSet<Value>>, b: Option<BTreeSet<Value>>) -> Option<BTreeSet<Value>> {
     let (mut a, b) = (a?, b?);
     a.extend(b);
     Some(a)
@@ -466,7 +488,11 @@ fn rewrite(func: &mut Function, plan: &Plan) {
     let mut zero_of = |func: &mut Function, ty: Type| {
         let f32 = ty == Type::Scalar(ScalarType::F32);
         *zeros.entry(f32).or_insert_with(|| {
-            let c = if f32 { Constant::F32(0.0) } else { Constant::F64(0.0) };
+            let c = if f32 {
+                Constant::F32(0.0)
+            } else {
+                Constant::F64(0.0)
+            };
             at.constant(func, c)
         })
     };

@@ -194,13 +194,24 @@ impl Linearizer<'_> {
                 Type::Ref(e) => {
                     let slot = self.prim(InstData::Slot, Type::Ref(e));
                     let v = self.prim(InstData::RefLoad { ptr: a }, Type::Scalar(e));
-                    self.emit(InstData::RefStore { ptr: slot, value: v }, &[], Tag::Primal);
+                    self.emit(
+                        InstData::RefStore {
+                            ptr: slot,
+                            value: v,
+                        },
+                        &[],
+                        Tag::Primal,
+                    );
                     slot
                 }
                 _ => a,
             };
         }
-        let vals = self.emit(InstData::Call { func: callee, args }, &c.returns, Tag::Primal);
+        let vals = self.emit(
+            InstData::Call { func: callee, args },
+            &c.returns,
+            Tag::Primal,
+        );
         for (r, v) in results.iter().zip(&vals) {
             self.vmap[r.index()] = Some(*v);
         }
