@@ -390,20 +390,13 @@ impl HostFunctions {
     /// functions may serve several modules).
     pub(crate) fn check(&self, module: &Module) -> Result<(), String> {
         for e in &self.entries {
-            // An `extern` of a math built-in's own name is allowed in the
-            // source, but binding it would replace the built-in everywhere.
-            let math = adc_ir::MathFunc::ALL.iter().any(|m| {
-                e.name == m.name()
-                    || e.name == m.libm_symbol(adc_ir::ScalarType::F64)
-                    || e.name == m.libm_symbol(adc_ir::ScalarType::F32)
-            });
-            if math
-                || adc_frontend::lower::C_RUNTIME.contains(&e.name.as_str())
-                || e.name.starts_with("__adc")
-                || e.name.starts_with("adc_rt_")
-            {
+            // The source's rule for names a module may define (a math
+            // built-in, the C library functions compiled code calls, adc's
+            // prefixes): an `extern` of a math function's own name is
+            // allowed, but binding it would replace the built-in everywhere.
+            if let Some(why) = adc_frontend::lower::function_name_error(&e.name) {
                 return Err(format!(
-                    "host function `{}`: compiled code calls a function of this name itself (a built-in or the C library's), so it cannot be bound to the host",
+                    "host function `{}`: {why}; compiled code calls a function of this name itself, so it cannot be bound to the host",
                     e.name
                 ));
             }

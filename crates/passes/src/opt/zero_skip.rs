@@ -145,6 +145,16 @@ impl Cfg {
         }
     }
 
+    /// Whether `v` is defined in the loop `body` (a value without a known
+    /// block counts as inside: never hoisted past).
+    fn defined_in(&self, func: &Function, body: &BTreeSet<Block>, v: Value) -> bool {
+        match func.dfg.value_def(v) {
+            ValueDef::Param(b, _) => body.contains(&b),
+            ValueDef::Result(i, _) => self.block_of.get(&i).is_none_or(|b| body.contains(b)),
+            ValueDef::Unused => true,
+        }
+    }
+
     /// Whether `v`'s definition dominates block `b`.
     fn dominates(&self, func: &Function, v: Value, b: Block) -> bool {
         match func.dfg.value_def(v) {
@@ -227,11 +237,7 @@ fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<
         let increment = accumulated(func, cfg, body, array, index, value)?;
         guard.extend(zero.of(func, increment)?.iter().copied());
     }
-    let defined_in_loop = |v: Value| match func.dfg.value_def(v) {
-        ValueDef::Param(b, _) => body.contains(&b),
-        ValueDef::Result(i, _) => cfg.block_of.get(&i).is_none_or(|b| body.contains(b)),
-        ValueDef::Unused => true,
-    };
+    let defined_in_loop = |v: Value| cfg.defined_in(func, body, v);
     let mut exit_args = Vec::new();
     for &a in exit_vals {
         if !defined_in_loop(a) {
@@ -268,10 +274,7 @@ fn accumulated(
     value: Value,
 ) -> Option<Value> {
     let is_element = |v: Value| {
-        let in_loop = match func.dfg.value_def(v) {
-            ValueDef::Result(i, _) => cfg.block_of.get(&i).is_some_and(|b| body.contains(b)),
-            ValueDef::Param(..) | ValueDef::Unused => false,
-        };
+        let in_loop = cfg.defined_in(func, body, v);
         in_loop
             && matches!(
                 crate::util::def_data(func, v),
