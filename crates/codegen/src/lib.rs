@@ -12,6 +12,7 @@
 mod abi;
 mod copy;
 mod header;
+mod homes;
 mod object_print;
 mod object_tape;
 mod runtime;

@@ -108,6 +108,8 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     /// values whose `free` does nothing (`crate::stack_arrays`).
     stack_arrays: BTreeMap<adc_ir::Value, i64>,
     quiet_frees: std::collections::BTreeSet<adc_ir::Value>,
+    /// Loop-entry copies of values loops use (`crate::homes`).
+    pub(crate) homes: crate::homes::HomeState,
 }
 
 pub(crate) fn translate<M: Module>(
@@ -151,7 +153,12 @@ pub(crate) fn translate<M: Module>(
         recurrent: crate::strong_zero::recurrent_values_if_needed(func),
         stack_arrays: BTreeMap::new(),
         quiet_frees: Default::default(),
+        homes: Default::default(),
     };
+    // Reverse post-order visits a value's definition before its uses
+    // (dominators first), whatever the layout order.
+    let (rpo, _) = adc_ir::dom::dominators(func);
+    t.homes.plan = crate::homes::homes(func, &rpo);
     (t.stack_arrays, t.quiet_frees) = crate::stack_arrays::stack_arrays(func);
     if crate::tape::uses_tape(func) {
         t.b.switch_to_block(entry);
@@ -175,17 +182,19 @@ pub(crate) fn translate<M: Module>(
             t.values[v.index()] = vals;
         }
     }
-    // Reverse post-order visits a value's definition before its uses
-    // (dominators first), whatever the layout order.
-    let (rpo, _) = adc_ir::dom::dominators(func);
     for &blk in &rpo {
         let cb = t.blocks[&blk];
         if t.b.current_block() != Some(cb) {
             t.b.switch_to_block(cb);
         }
+        t.enter_block_homes(blk);
         let insts = &func.dfg.block(blk).insts;
         let mut k = 0;
         while k < insts.len() {
+            if k + 1 == insts.len() {
+                // The terminator: a preheader loads its loop's copies first.
+                t.load_copies(blk);
+            }
             // A run of pushes (or pops) on one tape shares one capacity
             // check (or one length update).
             let first = func.dfg.inst(insts[k]);
@@ -312,6 +321,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         // margin cannot jump past the guard page: a leaf with a large
         // frame is guarded too (Cranelift emits no stack probes).
         let frame = 8 * self.func.dfg.num_values() as i64
+            + self.homes.frame_bytes(self.func)
             + crate::stack_arrays::MAX_FRAME_BYTES as i64
             + 1024;
         let (at, what) = match first_call {
@@ -407,6 +417,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             let n = clif_types(self.func.dfg.value_type(r)).len();
             self.values[r.index()] = vals[k..k + n].to_vec();
             k += n;
+            self.store_home(r);
         }
     }
 
