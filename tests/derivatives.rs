@@ -195,6 +195,44 @@ double roots(double x) { double s = x; for (int i = 0; i < 3; i++) s = sqrt(s); 
 }
 
 #[test]
+fn pow_at_zero_base_or_zero_exponent() {
+    // pow(x, 0) is 1 for every x and pow(0, y) is 0 for every y > 0: both
+    // partials there are 0 (a polynomial's sum of c[k] * pow(x, k) at
+    // x = 0 was NaN in both modes; an independent tester's finding).
+    let src = "[autodiff_reverse(dp, Active, Active, Active)]
+[autodiff_forward(tp, Dual, Dual, Dual)]
+double p(double x, double y) { return pow(x, y); }
+[autodiff_reverse(dpoly, Const, Active, Active)]
+double poly(double[] c, double x) {
+    double s = 0.0;
+    for (int k = 0; k < len(c); k++) s += c[k] * pow(x, double(k));
+    return s;
+}";
+    let j = jit(src);
+    assert_eq!(
+        call(&j, "dp", &mut [d(0.0), d(0.0), d(1.0)]),
+        vec![1.0, 0.0, 0.0]
+    );
+    assert_eq!(
+        call(&j, "dp", &mut [d(0.0), d(2.0), d(1.0)]),
+        vec![0.0, 0.0, 0.0]
+    );
+    assert_eq!(
+        call(&j, "tp", &mut [d(0.0), d(1.0), d(0.0), d(1.0)]),
+        vec![1.0, 0.0]
+    );
+    let r = call(&j, "dp", &mut [d(2.0), d(0.0), d(1.0)]);
+    assert_eq!(r[1], 0.0);
+    assert_close(r[2], 2f64.ln(), 1e-15, "d/dy pow(2, 0)");
+    // Elsewhere the usual partials: y x^(y-1) and x^y log x.
+    let r = call(&j, "dp", &mut [d(1.5), d(2.5), d(1.0)]);
+    assert_close(r[1], 2.5 * 1.5f64.powf(1.5), 1e-14, "d/dx");
+    assert_close(r[2], 1.5f64.powf(2.5) * 1.5f64.ln(), 1e-14, "d/dy");
+    let r = call(&j, "dpoly", &mut [arr(&[1.0, 2.0, 3.0]), d(0.0), d(1.0)]);
+    assert_eq!(r, vec![1.0, 2.0]);
+}
+
+#[test]
 fn custom_derivatives_replace_the_body() {
     let src = "double dcube(double x, double seed) { return 42.0 * seed; }
 double tcube(double x, double dx) { return 7.0 * dx; }

@@ -191,12 +191,32 @@ impl Linearizer<'_> {
                         (pa, pb)
                     }
                     Pow => {
-                        let one = self.fconst(st, 1.0);
+                        // As JAX: pow(x, 0) is 1 for every x, so its x
+                        // partial is b * pow(a, 1) = 0, not 0 * pow(0, -1)
+                        // = NaN; pow(0, b) is 0 for every b > 0, so its b
+                        // partial uses log(1), not log(0) = -inf.
+                        let (zero, one) = (self.fconst(st, 0.0), self.fconst(st, 1.0));
                         let bm1 = self.pb(Sub, b, one, ty);
-                        let pw = self.math(Pow, &[a, bm1], ty);
+                        let b_zero = self.cmp(CmpCond::Eq, b, zero);
+                        let e = self.prim(
+                            InstData::Select {
+                                cond: b_zero,
+                                args: [one, bm1],
+                            },
+                            ty,
+                        );
+                        let pw = self.math(Pow, &[a, e], ty);
                         let pa = self.pb(Mul, b, pw, ty);
                         let pb = if matches!(ds[1], Tan::Val(_)) {
-                            let l = self.math(Log, &[a], ty);
+                            let a_zero = self.cmp(CmpCond::Eq, a, zero);
+                            let base = self.prim(
+                                InstData::Select {
+                                    cond: a_zero,
+                                    args: [one, a],
+                                },
+                                ty,
+                            );
+                            let l = self.math(Log, &[base], ty);
                             self.pb(Mul, y, l, ty)
                         } else {
                             pa
