@@ -33,7 +33,7 @@ fn has_length(func: &Function, x: Value, len: Value) -> bool {
 }
 
 /// A loop body `body` in which `lo <= i < len - k`.
-struct Counted {
+pub(crate) struct Counted {
     body: Block,
     i: Value,
     len: Value,
@@ -44,6 +44,49 @@ struct Counted {
 pub fn run(func: &mut Function) -> bool {
     let dom = DomTree::new(func);
     let edges = incoming_edges(func);
+    let proven = counted_loops(func, &dom, &edges);
+    let mut changed = constant_indices(func);
+    for c in proven {
+        for &b in &dom.rpo {
+            if !dom.dominates(c.body, b) {
+                continue;
+            }
+            for inst in func.dfg.block(b).insts.clone() {
+                let (array, index) = match func.dfg.inst(inst) {
+                    InstData::Load {
+                        array,
+                        index,
+                        checked: true,
+                    }
+                    | InstData::Store {
+                        array,
+                        index,
+                        checked: true,
+                        ..
+                    } => (*array, *index),
+                    _ => continue,
+                };
+                let (base, d) = offset_of(func, index);
+                if base == c.i && -c.lo <= d && d <= c.k && has_length(func, array, c.len) {
+                    if let InstData::Load { checked, .. } | InstData::Store { checked, .. } =
+                        func.dfg.inst_mut(inst)
+                    {
+                        *checked = false;
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// The counted loops of `func` whose bodies bound their counters.
+pub(crate) fn counted_loops(
+    func: &Function,
+    dom: &DomTree,
+    edges: &std::collections::BTreeMap<Block, Vec<crate::util::Edge>>,
+) -> Vec<Counted> {
     let mut proven: Vec<Counted> = Vec::new();
     for &h in &dom.rpo {
         let Some(term) = func.terminator(h) else {
@@ -97,40 +140,31 @@ pub fn run(func: &mut Function) -> bool {
             });
         }
     }
-    let mut changed = constant_indices(func);
-    for c in proven {
-        for &b in &dom.rpo {
-            if !dom.dominates(c.body, b) {
-                continue;
-            }
-            for inst in func.dfg.block(b).insts.clone() {
-                let (array, index) = match func.dfg.inst(inst) {
-                    InstData::Load {
-                        array,
-                        index,
-                        checked: true,
-                    }
-                    | InstData::Store {
-                        array,
-                        index,
-                        checked: true,
-                        ..
-                    } => (*array, *index),
-                    _ => continue,
-                };
-                let (base, d) = offset_of(func, index);
-                if base == c.i && -c.lo <= d && d <= c.k && has_length(func, array, c.len) {
-                    if let InstData::Load { checked, .. } | InstData::Store { checked, .. } =
-                        func.dfg.inst_mut(inst)
-                    {
-                        *checked = false;
-                        changed = true;
-                    }
-                }
-            }
-        }
+    proven
+}
+
+/// Whether `array[index]` is in bounds wherever block `at` runs: a
+/// constant index into an array of constant length, or `i + d` inside a
+/// counted loop's body (one of `facts`) that bounds `i` tightly enough.
+pub(crate) fn in_bounds_at(
+    func: &Function,
+    dom: &DomTree,
+    facts: &[Counted],
+    at: Block,
+    array: Value,
+    index: Value,
+) -> bool {
+    if let (Some(k), Some(n)) = (int_const(func, index), constant_len(func, array)) {
+        return 0 <= k && k < n;
     }
-    changed
+    let (base, d) = offset_of(func, index);
+    facts.iter().any(|c| {
+        base == c.i
+            && -c.lo <= d
+            && d <= c.k
+            && has_length(func, array, c.len)
+            && dom.dominates(c.body, at)
+    })
 }
 
 /// The length of `x` when it is a constant.

@@ -14,9 +14,10 @@
 //! before outer ones, so an invariant of a nest moves as far out as it can.
 
 use crate::loops::natural_loop;
-use crate::util::{incoming_edges, is_float_div};
+use crate::opt::bce::{counted_loops, in_bounds_at, Counted};
+use crate::util::{array_root, def_data, incoming_edges, is_float_div};
 use adc_ir::dom::DomTree;
-use adc_ir::{Block, Function, Inst, Value};
+use adc_ir::{Block, Function, Inst, InstData, Type, Value, ValueDef};
 use std::collections::BTreeSet;
 
 pub fn run(func: &mut Function) -> bool {
@@ -34,6 +35,7 @@ pub fn run(func: &mut Function) -> bool {
         }
     }
     loops.sort_by_key(|(_, body)| body.len());
+    let facts = counted_loops(func, &dom, &edges);
     let mut changed = false;
     for (header, body) in loops {
         let outside: Vec<Block> = edges[&header]
@@ -55,16 +57,113 @@ pub fn run(func: &mut Function) -> bool {
         if !branches_to_header {
             continue;
         }
-        changed |= hoist(func, *pre, &dom.rpo, &body);
+        let loads = Loads {
+            dom: &dom,
+            facts: &facts,
+            written: written_roots(func, &body),
+        };
+        changed |= hoist(func, *pre, &dom.rpo, &body, &loads);
     }
     changed
 }
 
-fn movable(func: &Function, inst: Inst) -> bool {
-    func.dfg.inst(inst).is_pure() || is_float_div(func, inst)
+/// What decides whether a load may leave a loop.
+struct Loads<'a> {
+    dom: &'a DomTree,
+    facts: &'a [Counted],
+    /// The roots of the arrays the loop may write (`None`: any array).
+    written: Option<BTreeSet<Value>>,
 }
 
-fn hoist(func: &mut Function, pre: Block, rpo: &[Block], body: &BTreeSet<Block>) -> bool {
+fn movable(func: &Function, inst: Inst, pre: Block, loads: &Loads) -> bool {
+    match func.dfg.inst(inst) {
+        InstData::Load { array, index, .. } => {
+            let root = array_root(func, *array);
+            distinct_object(func, root)
+                && loads.written.as_ref().is_some_and(|w| !w.contains(&root))
+                && in_bounds_at(func, loads.dom, loads.facts, pre, *array, *index)
+        }
+        _ => func.dfg.inst(inst).is_pure() || is_float_div(func, inst),
+    }
+}
+
+/// Whether `root` is an array object of its own: an array parameter
+/// (parameters a function writes never share elements, LANGUAGE.md §3) or
+/// made here by `new` or `copy`. (A block parameter may be any of them.)
+fn distinct_object(func: &Function, root: Value) -> bool {
+    match func.dfg.value_def(root) {
+        ValueDef::Param(b, _) => {
+            b == func.layout[0] && matches!(func.dfg.value_type(root), Type::Array(_))
+        }
+        ValueDef::Result(i, _) => matches!(
+            func.dfg.inst(i),
+            InstData::ArrayNew { .. } | InstData::ArrayCopy { .. }
+        ),
+        ValueDef::Unused => false,
+    }
+}
+
+/// The roots of the arrays the instructions of `body` may write, free or
+/// hand out references into; `None` when they may write one they do not
+/// name. Written roots that are not objects of their own (`distinct_object`)
+/// make every array count as written.
+fn written_roots(func: &Function, body: &BTreeSet<Block>) -> Option<BTreeSet<Value>> {
+    let mut out = BTreeSet::new();
+    for &b in body {
+        for &i in &func.dfg.block(b).insts {
+            let mut write = |a: Value| out.insert(array_root(func, a));
+            match func.dfg.inst(i) {
+                InstData::Store { array, .. }
+                | InstData::ElemRef { array, .. }
+                | InstData::ArrayFree { array }
+                | InstData::DeferFree { array }
+                | InstData::CopyRange { dst: array, .. } => {
+                    write(*array);
+                }
+                InstData::LoopCheckpoint { .. } => return None,
+                InstData::RefStore { ptr, .. } => match def_data(func, *ptr) {
+                    Some(InstData::ElemRef { array, .. }) => {
+                        write(*array);
+                    }
+                    // A by-reference parameter never shares storage with
+                    // an array parameter (LANGUAGE.md §3, checked at every
+                    // call) nor with arrays made here after the call began.
+                    _ if matches!(func.dfg.value_def(*ptr), ValueDef::Param(b, _) if b == func.layout[0]) =>
+                        {}
+                    _ => return None,
+                },
+                InstData::Call { args, .. } => {
+                    for &a in args {
+                        match func.dfg.value_type(a) {
+                            Type::Array(_) => {
+                                write(a);
+                            }
+                            Type::Ref(_) => match def_data(func, a) {
+                                Some(InstData::ElemRef { array, .. }) => {
+                                    write(*array);
+                                }
+                                _ if matches!(func.dfg.value_def(a), ValueDef::Param(b, _) if b == func.layout[0]) =>
+                                    {}
+                                _ => return None,
+                            },
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out.iter().all(|r| distinct_object(func, *r)).then_some(out)
+}
+
+fn hoist(
+    func: &mut Function,
+    pre: Block,
+    rpo: &[Block],
+    body: &BTreeSet<Block>,
+    loads: &Loads,
+) -> bool {
     let mut inside: BTreeSet<Value> = BTreeSet::new();
     for &b in body {
         inside.extend(func.dfg.block_params(b).iter().copied());
@@ -76,7 +175,9 @@ fn hoist(func: &mut Function, pre: Block, rpo: &[Block], body: &BTreeSet<Block>)
     // Reverse post-order: an instruction's operands moved before it.
     for &b in rpo.iter().filter(|b| body.contains(b)) {
         for &i in &func.dfg.block(b).insts {
-            if movable(func, i) && !func.dfg.inst(i).args().iter().any(|a| inside.contains(a)) {
+            if !func.dfg.inst(i).args().iter().any(|a| inside.contains(a))
+                && movable(func, i, pre, loads)
+            {
                 for r in func.dfg.inst_results(i) {
                     inside.remove(r);
                 }
@@ -86,6 +187,12 @@ fn hoist(func: &mut Function, pre: Block, rpo: &[Block], body: &BTreeSet<Block>)
     }
     if moved.is_empty() {
         return false;
+    }
+    for &i in &moved {
+        // Proven in bounds at the preheader (`movable`).
+        if let InstData::Load { checked, .. } = func.dfg.inst_mut(i) {
+            *checked = false;
+        }
     }
     let set: BTreeSet<Inst> = moved.iter().copied().collect();
     for &b in body {

@@ -94,10 +94,14 @@ impl Unzipper<'_> {
             | InstData::Convert { .. }
             | InstData::ArrayLen { .. }
             | InstData::ArrayView { .. } => true,
-            // Integer division can trap; float division is only slow-ish.
-            InstData::Binary { op, .. } => {
+            // Integer division traps on a zero divisor (and overflows on
+            // -1); by any other constant it cannot fail, as a triangular
+            // loop's offset `col * (col + 1) / 2`. Float division is only
+            // slow-ish.
+            InstData::Binary { op, args } => {
                 !matches!(op, BinaryOp::Div | BinaryOp::Rem)
                     || self.out.dfg.value_type(v).elem().is_float()
+                    || crate::util::int_const(&self.out, args[1]).is_some_and(|c| c != 0 && c != -1)
             }
             InstData::Load { array, .. } => self.unwritten_param(*array),
             _ => false,
