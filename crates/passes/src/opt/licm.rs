@@ -125,6 +125,8 @@ fn written_roots(func: &Function, body: &BTreeSet<Block>) -> Option<BTreeSet<Val
                     Some(InstData::ElemRef { array, .. }) => {
                         write(*array);
                     }
+                    // A stack slot of the frame is no array's element.
+                    Some(InstData::Slot) => {}
                     // A by-reference parameter never shares storage with
                     // an array parameter (LANGUAGE.md §3, checked at every
                     // call) nor with arrays made here after the call began.
