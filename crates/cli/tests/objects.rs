@@ -180,7 +180,13 @@ double main() { return 1.0; }";
 double _Bool(double x) { return x; }
 double __cplusplus(double x) { return x; }
 int printf(int a) { return a; }
-double strcmp(double[] a) { return a[0]; }";
+double strcmp(double[] a) { return a[0]; }
+int remainder(int a, int b) { return a % b; }
+double fmax(double[] a) { return a[0]; }
+int j0(int x) { return x; }
+int copysignl(int x) { return x; }
+int lgammaf_r(int x) { return x; }
+int fork(int x) { return x; }";
     let file = scratch("names_only.ad", only);
     let hdr2 = file.with_extension("h");
     let obj2 = file.with_extension("o");

@@ -287,6 +287,146 @@ const C_BUILTINS: &[&str] = &[
     "drem",
 ];
 
+/// Math functions of C99 and of the GNU C library, with their `f` and `l`
+/// variants (`math_like`): GCC and Clang know them as builtins, so another
+/// signature is a warning in C and, for some (`j0`), an error in C++.
+const MATH_BASES: &[&str] = &[
+    "acos",
+    "asin",
+    "atan",
+    "atan2",
+    "cos",
+    "sin",
+    "tan",
+    "acosh",
+    "asinh",
+    "atanh",
+    "cosh",
+    "sinh",
+    "tanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "exp10",
+    "pow10",
+    "frexp",
+    "ilogb",
+    "ldexp",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logb",
+    "modf",
+    "scalbn",
+    "scalbln",
+    "scalb",
+    "cbrt",
+    "fabs",
+    "hypot",
+    "pow",
+    "sqrt",
+    "erf",
+    "erfc",
+    "lgamma",
+    "tgamma",
+    "gamma",
+    "lgamma_r",
+    "gamma_r",
+    "ceil",
+    "floor",
+    "nearbyint",
+    "rint",
+    "lrint",
+    "llrint",
+    "round",
+    "lround",
+    "llround",
+    "roundeven",
+    "trunc",
+    "fmod",
+    "remainder",
+    "remquo",
+    "drem",
+    "copysign",
+    "nan",
+    "nextafter",
+    "nexttoward",
+    "nextup",
+    "nextdown",
+    "fdim",
+    "fmax",
+    "fmin",
+    "fma",
+    "significand",
+    "sincos",
+    "j0",
+    "j1",
+    "jn",
+    "y0",
+    "y1",
+    "yn",
+    "isinf",
+    "isnan",
+    "finite",
+    "cabs",
+    "cacos",
+    "cacosh",
+    "carg",
+    "casin",
+    "casinh",
+    "catan",
+    "catanh",
+    "ccos",
+    "ccosh",
+    "cexp",
+    "cimag",
+    "clog",
+    "conj",
+    "cpow",
+    "cproj",
+    "creal",
+    "csin",
+    "csinh",
+    "csqrt",
+    "ctan",
+    "ctanh",
+];
+
+/// Other C library functions GCC declares as builtins in its GNU modes,
+/// treated as `math_like` names.
+const GNU_BUILTINS: &[&str] = &[
+    "aligned_alloc",
+    "posix_memalign",
+    "dcgettext",
+    "dgettext",
+    "gettext",
+    "execl",
+    "execle",
+    "execlp",
+    "execv",
+    "execve",
+    "execvp",
+    "fork",
+];
+
+/// Whether `name` is a C99 or GNU math function (or another GNU builtin):
+/// its declaration is left out of C++ (as a C++ keyword's is) and wrapped
+/// in the builtin-mismatch pragmas in C.
+fn math_like(name: &str) -> bool {
+    let base = |n: &str| MATH_BASES.contains(&n) || GNU_BUILTINS.contains(&n);
+    base(name)
+        || name
+            .strip_suffix('f')
+            .or_else(|| name.strip_suffix('l'))
+            .is_some_and(base)
+        || name.strip_suffix("_r").is_some_and(|n| {
+            n.strip_suffix('f')
+                .or_else(|| n.strip_suffix('l'))
+                .is_some_and(|n| base(&format!("{n}_r")))
+        })
+}
+
 /// Around a declaration: no warning for a function whose name a compiler
 /// knows as a builtin of another signature.
 const BUILTIN_MISMATCH_OFF: &str = "#if defined(__clang__)\n#pragma clang diagnostic push\n#pragma clang diagnostic ignored \"-Wincompatible-library-redeclaration\"\n#elif defined(__GNUC__)\n#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Wbuiltin-declaration-mismatch\"\n#endif\n";
@@ -405,6 +545,11 @@ pub fn c_header(module: &Module, guard: &str) -> String {
             let n = &f.name;
             out.push_str(&format!(
                 "#pragma push_macro(\"{n}\")\n#undef {n}\n{decl}#pragma pop_macro(\"{n}\")\n"
+            ));
+        } else if math_like(&f.name) {
+            out.push_str(&format!(
+                "#ifndef __cplusplus /* `{}` is a C library builtin */\n{BUILTIN_MISMATCH_OFF}{decl}{BUILTIN_MISMATCH_ON}#endif\n",
+                f.name
             ));
         } else if C_BUILTINS.contains(&f.name.as_str()) {
             // GCC and Clang know the name as a builtin of another
