@@ -7,9 +7,9 @@
 //! - `load.unchecked` / `store.unchecked` become checked;
 //! - `copyrange` gets two checked `view`s of the ranges it copies in front
 //!   of it (a runtime error when a range is out of bounds);
-//! - `free` and `free.defer` do nothing (they are removed): the verifier
-//!   cannot tell that an array is the function's own and freed once, and a
-//!   leak is safe where a double free is not;
+//! - `free.defer`, and `free` unless `frees.rs` proves it frees an array
+//!   of the function's own once and nothing touches it afterwards, do
+//!   nothing (they are removed): a leak is safe where a double free is not;
 //! - tape operations, `dpair` values and instructions tagged `diff` or
 //!   `mixed` (what derivative passes make, and later passes trust) are
 //!   refused with a diagnostic naming the function and instruction.
@@ -20,6 +20,8 @@
 //!   (§5.3) and its signature is the one they generate.
 
 use adc_ir::{BinaryOp, Function, Inst, InstData, Module, Tag, Type, Value};
+
+mod frees;
 
 /// Makes `module` safe to run, or says why it cannot be.
 pub fn make_safe(module: &mut Module) -> Result<(), String> {
@@ -34,6 +36,7 @@ pub fn make_safe(module: &mut Module) -> Result<(), String> {
     }
     for func in &mut module.funcs {
         refuse_internal(func)?;
+        let kept = frees::safe_frees(func);
         for b in func.layout.clone() {
             for inst in func.dfg.block(b).insts.clone() {
                 match func.dfg.inst_mut(inst) {
@@ -56,7 +59,7 @@ pub fn make_safe(module: &mut Module) -> Result<(), String> {
                     matches!(
                         func.dfg.inst(i),
                         InstData::ArrayFree { .. } | InstData::DeferFree { .. }
-                    )
+                    ) && !kept.contains(&i)
                 })
                 .collect();
             func.dfg.block_mut(b).insts.retain(|i| !frees.contains(i));
