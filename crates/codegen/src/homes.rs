@@ -12,11 +12,12 @@
 //! loop, so the allocator keeps it in a register when the loop makes no
 //! call.
 //!
-//! The homes' loads and stores carry an alias region of their own
-//! (`HOME_REGION`, which nothing else uses), so Cranelift's alias analysis
+//! The homes' loads and stores carry alias regions of their own (16,
+//! shared in turn, which nothing else uses), so Cranelift's alias analysis
 //! forwards the stored value to a load that no call separates from the
 //! store (no array store clobbers a home): where nothing calls, the copies
-//! are the values themselves and nothing changes.
+//! are the values themselves and nothing changes. A function that makes no
+//! call gets no homes at all.
 //!
 //! The preheader of a loop is the one predecessor of its header outside
 //! the loop; a loop entered from several blocks gets no copies (its uses
@@ -46,6 +47,12 @@ pub(crate) struct Homes {
 /// Finds the homes of `func`'s values (`rpo`: its reachable blocks in
 /// reverse post-order).
 pub(crate) fn homes(func: &Function, rpo: &[Block]) -> Homes {
+    // Without a call, nothing forces a value onto the stack, and the
+    // copies would only be more values (kmeans' distance loops ran 1.3x
+    // slower with them).
+    if !rpo.iter().any(|b| block_calls(func, *b)) {
+        return Homes::default();
+    }
     let dom = adc_ir::dom::DomTree::new(func);
     let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
     for &b in rpo {
@@ -153,8 +160,9 @@ pub(crate) fn homes(func: &Function, rpo: &[Block]) -> Homes {
 }
 
 /// Whether `b` calls out on its common path: a copy live across a call
-/// would be spilled like the value it copies. (A tape push calls `realloc`
-/// only on a cold path.)
+/// would be spilled like the value it copies. (A tape push grows the tape
+/// only on a cold path, and `copyrange` calls `__adc_copy`: both with
+/// Cranelift's `preserve_all` convention, which clobbers no register.)
 fn block_calls(func: &Function, b: Block) -> bool {
     func.dfg
         .block(b)
@@ -181,14 +189,19 @@ fn block_calls(func: &Function, b: Block) -> bool {
         })
 }
 
+/// Alias regions the homes share in turn.
+const REGIONS: usize = 16;
+
 /// The translator's side: the slots, the copies and which value each IR
 /// value currently stands for.
 #[derive(Default)]
 pub(crate) struct HomeState {
     pub plan: Homes,
-    /// The alias region of every home (created with the first home).
-    region: Option<clif::AliasRegion>,
-    slots: HashMap<Value, Vec<clif::StackSlot>>,
+    /// The alias regions of the homes, `REGIONS` at most (created as
+    /// needed), handed out in turn: a store to one home does not stop
+    /// Cranelift from forwarding another's value in a loop.
+    regions: Vec<clif::AliasRegion>,
+    slots: HashMap<Value, (MemFlagsData, Vec<clif::StackSlot>)>,
     /// The Cranelift values of each IR value where it is defined, while a
     /// copy stands for it.
     originals: HashMap<Value, Vec<clif::Value>>,
@@ -207,14 +220,18 @@ impl HomeState {
 }
 
 impl<M: Module> FuncTranslator<'_, '_, M> {
-    fn home_flags(&mut self) -> MemFlagsData {
-        let region = *self.homes.region.get_or_insert_with(|| {
-            self.b.func.dfg.alias_regions.insert(clif::AliasRegionData {
-                user_id: 0xad_0001,
-                description: "adc loop-entry homes".into(),
-            })
-        });
-        TRUSTED.with_alias_region(Some(region))
+    /// The flags of the `k`-th home's loads and stores.
+    fn home_flags(&mut self, k: usize) -> MemFlagsData {
+        let k = k % REGIONS;
+        while self.homes.regions.len() <= k {
+            let n = self.homes.regions.len() as u32;
+            let region = self.b.func.dfg.alias_regions.insert(clif::AliasRegionData {
+                user_id: 0xad_0000 + n,
+                description: format!("adc home {n}").into(),
+            });
+            self.homes.regions.push(region);
+        }
+        TRUSTED.with_alias_region(Some(self.homes.regions[k]))
     }
 
     /// Stores `v` to its home, if it has one (where `v` is defined).
@@ -222,7 +239,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         if !self.homes.plan.homed.contains(&v) {
             return;
         }
-        let flags = self.home_flags();
+        let flags = self.home_flags(self.homes.slots.len());
         let vals = self.values[v.index()].clone();
         let mut slots = Vec::with_capacity(vals.len());
         for x in vals {
@@ -235,7 +252,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             self.b.ins().store(flags, x, addr, 0);
             slots.push(slot);
         }
-        self.homes.slots.insert(v, slots);
+        self.homes.slots.insert(v, (flags, slots));
     }
 
     /// At the start of `blk`'s translation: its parameters go to their
@@ -271,9 +288,8 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let Some(vs) = self.homes.plan.reload_at.get(&pre).cloned() else {
             return;
         };
-        let flags = self.home_flags();
         for v in vs {
-            let Some(slots) = self.homes.slots.get(&v).cloned() else {
+            let Some((flags, slots)) = self.homes.slots.get(&v).cloned() else {
                 continue;
             };
             let tys = clif_types(self.func.dfg.value_type(v));
