@@ -68,6 +68,7 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
     // they move up a level, so the tape this derivative keeps (level 0)
     // is a stack of its own.
     shift_tapes(&mut g)?;
+    every_block_returns(&g)?;
     single_exit(&mut g);
     let all: BTreeSet<Block> = g.layout.iter().copied().collect();
     for lp in counted_loops(&g, &all) {
@@ -118,6 +119,47 @@ fn shift_tapes(g: &mut Function) -> Result<(), AdError> {
 }
 
 /// Every `return` becomes a jump to one new exit block.
+/// The reverse sweep starts where the function returns and walks back:
+/// a block that cannot reach a `return` (a loop that never exits) has no
+/// way back, so its derivative cannot be generated. A diagnostic at the
+/// loop (a user's program may mean it: forward mode runs it as the
+/// primal does), not an internal error.
+fn every_block_returns(g: &Function) -> Result<(), AdError> {
+    let edges = incoming_edges(g);
+    let mut back: BTreeSet<Block> = BTreeSet::new();
+    let mut stack: Vec<Block> = g
+        .layout
+        .iter()
+        .copied()
+        .filter(|b| {
+            g.terminator(*b)
+                .is_some_and(|t| matches!(g.dfg.inst(t), InstData::Return { .. }))
+        })
+        .collect();
+    while let Some(b) = stack.pop() {
+        if back.insert(b) {
+            stack.extend(edges.get(&b).into_iter().flatten().map(|e| e.from));
+        }
+    }
+    let dom = DomTree::new(g);
+    let Some(stuck) = dom.rpo.iter().find(|b| !back.contains(b)) else {
+        return Ok(());
+    };
+    let span = g
+        .dfg
+        .block(*stuck)
+        .insts
+        .iter()
+        .map(|i| g.span(*i))
+        .find(|s| s.is_defined())
+        .unwrap_or(g.deriv_span);
+    Err(AdError::new(
+        "a reverse derivative cannot be generated through a loop that never exits (nothing after it \
+         returns): the reverse sweep starts from a `return`",
+        span,
+    ))
+}
+
 fn single_exit(g: &mut Function) {
     let exit = g.dfg.make_block();
     let params: Vec<Value> = g
