@@ -110,6 +110,9 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     quiet_frees: std::collections::BTreeSet<adc_ir::Value>,
     /// Loop-entry copies of values loops use (`crate::homes`).
     pub(crate) homes: crate::homes::HomeState,
+    /// The stack guard's `-frame` constant, which `finish_frame_bound`
+    /// raises for a function the single-pass allocator compiles.
+    frame_bound: Option<clif::Inst>,
 }
 
 pub(crate) fn translate<M: Module>(
@@ -154,6 +157,7 @@ pub(crate) fn translate<M: Module>(
         stack_arrays: BTreeMap::new(),
         quiet_frees: Default::default(),
         homes: Default::default(),
+        frame_bound: None,
     };
     // Reverse post-order visits a value's definition before its uses
     // (dominators first), whatever the layout order.
@@ -227,6 +231,7 @@ pub(crate) fn translate<M: Module>(
         }
     }
     t.finish()?;
+    t.finish_frame_bound();
     t.b.seal_all_blocks();
     let cfg = t.m.target_config();
     t.b.finalize(cfg);
@@ -348,7 +353,9 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .ins()
             .load(types::I64, TRUSTED, self.ctx_ptr, CTX_STACK_FLOOR);
         let sp = self.b.ins().get_stack_pointer(types::I64);
-        let frame_end = self.b.ins().iadd_imm_s(sp, -frame);
+        let minus_frame = self.b.ins().iconst(types::I64, -frame);
+        self.frame_bound = self.b.func.dfg.value_def(minus_frame).inst();
+        let frame_end = self.b.ins().iadd(sp, minus_frame);
         // `sp < frame` (a wrapped frame end) cannot happen below a floor
         // that is not zero; a zero floor never fails.
         let below = self.b.ins().icmp(IntCC::UnsignedLessThan, frame_end, floor);
@@ -361,6 +368,23 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .expect("check leaves a block current");
         self.blocks.insert(self.func.layout[0], after_guard);
         Ok(())
+    }
+
+    /// The single-pass register allocator (`crate::single_pass`)
+    /// may give every Cranelift value a slot of its own: the stack guard of
+    /// such a function bounds its frame by those values, not the IR's.
+    fn finish_frame_bound(&mut self) {
+        let Some(inst) = self.frame_bound else { return };
+        if !crate::single_pass(self.b.func) {
+            return;
+        }
+        let frame = 16 * self.b.func.dfg.num_values() as i64
+            + self.homes.frame_bytes(self.func)
+            + crate::stack_arrays::MAX_FRAME_BYTES
+            + 1024;
+        if let clif::InstructionData::UnaryImm { imm, .. } = &mut self.b.func.dfg.insts[inst] {
+            *imm = clif::immediates::Imm64::new(-frame);
+        }
     }
 
     /// Branches to the error site when `fail` is true, else continues.
