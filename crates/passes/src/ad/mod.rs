@@ -49,6 +49,29 @@ pub fn internal_name(name: &str, mode: AdMode) -> String {
     }
 }
 
+/// A custom derivative generated from the function it stands for would
+/// call itself forever (`[autodiff_reverse(df, ..)] [reverse_derivative(df)]
+/// double f(..)`): E0401 at the attribute that generates it.
+fn custom_derivatives_not_self_generated(module: &Module) -> Result<(), AdError> {
+    for f in &module.funcs {
+        for g in [&f.custom_reverse, &f.custom_forward].into_iter().flatten() {
+            let Some(d) = module.find(g).map(|id| module.func(id)) else {
+                continue;
+            };
+            if d.deriv.as_ref().is_some_and(|spec| spec.of == f.name) {
+                return Err(AdError::new(
+                    format!(
+                        "`{g}` is generated from `{}` and is also its custom derivative, so it would call itself forever: write the custom derivative by hand, or drop the attribute",
+                        f.name
+                    ),
+                    d.deriv_span,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The function a derivative calls for `callee` in `mode`: its custom
 /// reverse derivative, or the internal derivative with default activities
 /// (`Dual` returns in forward mode, `ActiveOnly` in reverse mode), declared
@@ -278,6 +301,7 @@ pub fn differentiate_observed(
     stop: AdStage,
     observe: &mut dyn FnMut(AdStage, &Module),
 ) -> Result<(), AdError> {
+    custom_derivatives_not_self_generated(module)?;
     let split = crate::ad::split::enabled(module);
     route_to_wrappers(module);
     loop {
