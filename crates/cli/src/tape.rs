@@ -314,6 +314,20 @@ fn report(
                 _ if ty == Type::BOOL => (f.span(i), "branch"),
                 _ => (f.span(i), "value"),
             };
+            // A push the passes made without a source location (an edge
+            // index of a join they built) is reported at the nearest
+            // instruction of its block that has one, or at the attribute.
+            let span = if span.is_defined() {
+                span
+            } else {
+                f.dfg
+                    .block(b)
+                    .insts
+                    .iter()
+                    .map(|k| f.span(*k))
+                    .find(|s| s.is_defined())
+                    .unwrap_or(f.deriv_span)
+            };
             let bytes = bytes_of(ty);
             if let Some(&inner) = around.last() {
                 *per_loop.entry(inner).or_default() += bytes;

@@ -340,6 +340,39 @@ double f(double x, int n) {
     assert!(stdout(&text).starts_with("df: "), "{}", stdout(&text));
 }
 
+/// Every entry has a `file:line:col`, also the pushes passes make without
+/// a source location (edge indices of a checkpointed loop's segments under
+/// reverse over reverse were `file:?`; an independent tester's finding).
+#[test]
+fn tape_entries_all_have_locations() {
+    let p = scratch(
+        "tape_rr.ad",
+        "[autodiff_reverse(dg, Duplicated, Active, ActiveOnly)]
+double g(double[] x, double p) {
+    int n = len(x);
+    double t[n];
+    for (int i = 0; i < n; i++) t[i] = x[i] * p;
+    double s = 0.0;
+    [checkpoint(2)]
+    for (int k = 0; k < 5; k++) {
+        for (int i = 1; i < n; i++) {
+            if (t[i - 1] > 0.0) t[i] = t[i] * 0.9 + 0.1 * sin(t[i - 1]);
+            else t[i] = t[i] * t[i - 1] * 0.5;
+        }
+        s = s * 0.5 + t[n - 1] * t[0];
+    }
+    return s + max(t[0], t[1]);
+}
+[autodiff_reverse(dh, Duplicated, Active)]
+double h(double[] x) { double gr[len(x)]; return dg(x, gr, 0.7, 1.0) + gr[0]; }",
+    );
+    let o = adc(&["tape", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("tape_rr.ad:"), "{out}");
+    assert!(!out.contains(":?"), "{out}");
+}
+
 /// Split-mode calls: `print` in a callee that stays a call runs once per
 /// primal call under `--grad` (joint mode ran it again in the reverse
 /// sweep, at every level of the recursion).
