@@ -101,12 +101,12 @@ static inline double rng_normal(void) {
 }
 
 static inline double *dalloc(size_t n) {
-    double *p = calloc(n ? n : 1, sizeof(double));
+    double *p = (double *)calloc(n ? n : 1, sizeof(double));
     if (!p) { perror("calloc"); exit(2); }
     return p;
 }
 static inline int64_t *ialloc(size_t n) {
-    int64_t *p = calloc(n ? n : 1, sizeof(int64_t));
+    int64_t *p = (int64_t *)calloc(n ? n : 1, sizeof(int64_t));
     if (!p) { perror("calloc"); exit(2); }
     return p;
 }

@@ -1,23 +1,26 @@
 /* det: det and det_gradient (GradBench's primal, gradient) of an ell x ell
  * matrix (expansion by minors: ell! work). */
 #include "bench.h"
+#include "inputs.h"
 #include "det.h"
 
-static void run(int ell) {
-    rng_seed(4242u + (uint64_t)ell);
+static void run(int size) {
+    det_in in;
+    det_in_make(&in, size);
+    int ell = in.ell;
     int64_t n = (int64_t)ell * ell;
-    double *a = drange(n, -1.0, 1.0), *da = dalloc(n), y = 0.0;
+    double *a = in.a, *da = dalloc(n), y = 0.0;
     char label[128];
-    snprintf(label, sizeof label, "det[ell=%d]", ell);
+    det_in_label(label, sizeof label, "det", &in);
     BENCH(label, (void)0, y = det(a, n, ell), ck_add1(y));
-    snprintf(label, sizeof label, "det_gradient[ell=%d]", ell);
+    det_in_label(label, sizeof label, "det_gradient", &in);
     BENCH(label, ZERO(da, n), det_gradient(a, n, da, n, ell, 1.0), ck_add(da, n));
-    free(a); free(da);
+    det_in_free(&in);
+    free(da);
 }
 
 int main(int argc, char **argv) {
     bench_args(argc, argv);
-    run(7);
-    run(9);
+    for (int i = 0; i < AB_COUNT(det_sizes); i++) run(det_sizes[i]);
     return 0;
 }

@@ -1,22 +1,24 @@
 /* ode: ode_primal and ode_gradient (GradBench's primal, gradient). */
 #include "bench.h"
+#include "inputs.h"
 #include "ode.h"
 
-static void run(int n, int s) {
-    rng_seed(31u * (uint64_t)n + (uint64_t)s);
-    double *x = drange(n, 0.0, 1.0), *yf = dalloc(n), *dx = dalloc(n);
+static void run(const int *size) {
+    ode_in in;
+    ode_in_make(&in, size[0], size[1]);
+    int n = in.n, s = in.s;
+    double *x = in.x, *yf = dalloc(n), *dx = dalloc(n);
     char label[128];
-    snprintf(label, sizeof label, "ode_primal[n=%d,s=%d]", n, s);
+    ode_in_label(label, sizeof label, "ode_primal", &in);
     BENCH(label, (void)0, ode_primal(x, n, s, yf, n), ck_add(yf, n));
-    snprintf(label, sizeof label, "ode_gradient[n=%d,s=%d]", n, s);
+    ode_in_label(label, sizeof label, "ode_gradient", &in);
     BENCH(label, ZERO(dx, n), ode_gradient(x, n, dx, n, s, 1.0), ck_add(dx, n));
-    free(x); free(yf); free(dx);
+    ode_in_free(&in);
+    free(yf); free(dx);
 }
 
 int main(int argc, char **argv) {
     bench_args(argc, argv);
-    run(10, 1000);
-    run(100, 1000);
-    run(1000, 1000);   /* (the last element, and so the gradient, underflows to 0) */
+    for (int i = 0; i < AB_COUNT(ode_sizes); i++) run(ode_sizes[i]);
     return 0;
 }
