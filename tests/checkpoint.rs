@@ -40,6 +40,19 @@ const SHAPES: &[(&str, &str)] = &[
         @CK@ for (int i = 0; i < n; i++) s = s * 0.5 + x * a[i % len(a)];
         return s; }
         double f(double x, double[] a, int n) { return g(x, a, n) * g(x * 0.5, a, n); }"),
+    // Local arrays declared in the loop's body (each iteration frees the
+    // previous one's): a `continue` before the declarations, a length that
+    // changes, an inner loop writing one of them.
+    ("local_arrays", "double f(double x, double[] a, int n) { double s = x;
+        @CK@ for (int i = 0; i < n; i++) {
+            if (i % 3 == 1) continue;
+            double t[i % 4 + 1];
+            for (int j = 0; j < len(t); j++) t[j] = s * 0.5 + double(j) * a[i % len(a)];
+            double u[2];
+            u[1] = t[len(t) - 1];
+            s = sin(u[1]) + 0.9 * s * x;
+        }
+        return s; }"),
     ("inout_array", "void step(inout double[] u, double x) { for (int i = 0; i < len(u); i++) u[i] = sin(u[i]) * x; }
         double f(double x, double[] a, int n) { double u[len(a)]; for (int i = 0; i < len(a); i++) u[i] = a[i];
         @CK@ for (int t = 0; t < n; t++) step(u, x);
