@@ -5,7 +5,10 @@
 //! float-to-int conversion, `min(a, b) = b < a ? b : a`, runtime checks
 //! reported as `InterpError::Runtime` with the instruction's span. Math
 //! functions come from Rust's std and the `libm` crate (for `erf`, `erfc`
-//! and `lgamma`), so results may differ from the C library in the last bit.
+//! and `lgamma`), so results may differ from the C library in the last bit;
+//! `call_with_math` lets the caller supply some of them (a test comparing
+//! with compiled code passes the C library's, so that a program whose
+//! rounding errors grow a millionfold still agrees).
 
 use crate::entity::{Span, Value};
 use crate::function::{Function, Module, ValueDef};
@@ -37,8 +40,12 @@ enum Val {
     Pair(Constant, Constant),
 }
 
+/// Math functions the caller computes instead (`None`: the interpreter's).
+pub type MathOverride<'a> = &'a dyn Fn(MathFunc, &[Constant]) -> Option<Constant>;
+
 struct Machine<'m> {
     module: &'m Module,
+    math: Option<MathOverride<'m>>,
     memory: Vec<Vec<Constant>>,
     fuel: u64,
     /// Tapes lent by `tape.lend`, by handle, while a callee has them.
@@ -52,11 +59,23 @@ pub fn call(
     args: &mut [InterpArg],
     fuel: u64,
 ) -> Result<Vec<Constant>, InterpError> {
+    call_with_math(module, name, args, fuel, None)
+}
+
+/// `call`, with math functions from `math` where it answers.
+pub fn call_with_math<'m>(
+    module: &'m Module,
+    name: &str,
+    args: &mut [InterpArg],
+    fuel: u64,
+    math: Option<MathOverride<'m>>,
+) -> Result<Vec<Constant>, InterpError> {
     let id = module
         .find(name)
         .ok_or_else(|| InterpError::Unsupported(format!("no function `{name}`")))?;
     let mut m = Machine {
         module,
+        math,
         memory: Vec::new(),
         fuel,
         saved_tapes: Vec::new(),
@@ -238,7 +257,8 @@ impl Machine<'_> {
                     ))),
                     InstData::Math { func: mf, args } => {
                         let xs: Vec<Constant> = args.iter().map(|a| scalar(&env, *a)).collect();
-                        Some(Val::S(math(*mf, &xs)))
+                        let given = self.math.and_then(|f| f(*mf, &xs));
+                        Some(Val::S(given.unwrap_or_else(|| math(*mf, &xs))))
                     }
                     InstData::Call { func: callee, args } => {
                         let callee = self.module.func(*callee);
