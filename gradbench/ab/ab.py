@@ -114,6 +114,27 @@ def differ(a, b, tol):
     return f"relative difference {rel:.3g}" if rel > tol else None
 
 
+def timed_rounds(evals, sides, exes, args, o, problems):
+    """Runs every eval's executables in turn, `o.rounds` times. Returns
+    ({(ev, side): [{label: tuple} per round]}, {ev: labels in the drivers'
+    order}); failures go to `problems`."""
+    results, labels = {}, {}
+    for r in range(o.rounds):
+        for ev in evals:
+            for side in sides:
+                if (ev, side) not in exes:
+                    continue
+                out, err = run(exes[ev, side], args, o.nice, o.timeout)
+                if err:
+                    problems.append(f"{ev}: {side} round {r + 1}: {err}")
+                if out is not None:
+                    results.setdefault((ev, side), []).append(out)
+                    for label in out:
+                        if label not in labels.setdefault(ev, []):
+                            labels[ev].append(label)
+    return results, labels
+
+
 def fmt_ms(s):
     ms = s * 1e3
     return f"{ms:.1f}" if ms >= 100 else f"{ms:.3f}" if ms >= 1 else f"{ms:.4g}"
@@ -186,21 +207,7 @@ def main():
     checked = time.time()
 
     args = [repr(o.min_seconds), str(o.min_reps), "1" if o.both else "0", "1" if o.wall else "0"]
-    results = {}   # (ev, side) -> list over rounds of {label: tuple}
-    labels = {}    # ev -> labels in the drivers' order
-    for r in range(o.rounds):
-        for ev in evals:
-            for side in SIDES:
-                if (ev, side) not in exes:
-                    continue
-                out, err = run(exes[ev, side], args, o.nice, o.timeout)
-                if err:
-                    problems.append(f"{ev}: {side} round {r + 1}: {err}")
-                if out is not None:
-                    results.setdefault((ev, side), []).append(out)
-                    for label in out:
-                        if label not in labels.setdefault(ev, []):
-                            labels[ev].append(label)
+    results, labels = timed_rounds(evals, SIDES, exes, args, o, problems)
 
     print(f"A: {described['A']}  ")
     print(f"B: {described['B']}  ")

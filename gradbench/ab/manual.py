@@ -287,20 +287,7 @@ def main():
     checked = time.time()
 
     args = [repr(o.min_seconds), str(o.min_reps), "1" if o.both else "0", "1" if o.wall else "0"]
-    results, labels = {}, {}
-    for r in range(o.rounds):
-        for ev in evals:
-            for side in SIDES:
-                if (ev, side) not in exes:
-                    continue
-                out, err = ab.run(exes[ev, side], args, o.nice, o.timeout)
-                if err:
-                    problems.append(f"{ev}: {side} round {r + 1}: {err}")
-                if out is not None:
-                    results.setdefault((ev, side), []).append(out)
-                    for label in out:
-                        if label not in labels.setdefault(ev, []):
-                            labels[ev].append(label)
+    results, labels = ab.timed_rounds(evals, SIDES, exes, args, o, problems)
 
     print(f"adc: {described}  ")
     print(f"manual: GradBench {gb_described}; `{o.cxx} {' '.join(cxxflags)} ... {' '.join(ldflags)}`  ")
