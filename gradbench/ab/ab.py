@@ -114,6 +114,24 @@ def differ(a, b, tol):
     return f"relative difference {rel:.3g}" if rel > tol else None
 
 
+def dump_outputs(evals, sides, exes, o, problems):
+    """One untimed call of every executable, writing its outputs under
+    `o.build_dir/SIDE/EVAL/out`. Returns {(ev, side): that directory}."""
+    dumps = {}
+    for ev in evals:
+        for side in sides:
+            if (ev, side) not in exes:
+                continue
+            d = os.path.join(o.build_dir, side, ev, "out")
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            _, err = run(exes[ev, side], ["0", "1", "0"], o.nice, o.timeout, dump=d)
+            if err:
+                problems.append(f"{ev}: {side} output check run: {err}")
+            dumps[ev, side] = d
+    return dumps
+
+
 def timed_rounds(evals, sides, exes, args, o, problems):
     """Runs every eval's executables in turn, `o.rounds` times. Returns
     ({(ev, side): [{label: tuple} per round]}, {ev: labels in the drivers'
@@ -192,18 +210,7 @@ def main():
 
     # One untimed call of everything, writing the outputs, to compare A and
     # B elementwise.
-    dumps = {}
-    for ev in evals:
-        for side in SIDES:
-            if (ev, side) not in exes:
-                continue
-            d = os.path.join(o.build_dir, side, ev, "out")
-            shutil.rmtree(d, ignore_errors=True)
-            os.makedirs(d)
-            _, err = run(exes[ev, side], ["0", "1", "0"], o.nice, o.timeout, dump=d)
-            if err:
-                problems.append(f"{ev}: {side} output check run: {err}")
-            dumps[ev, side] = d
+    dumps = dump_outputs(evals, SIDES, exes, o, problems)
     checked = time.time()
 
     args = [repr(o.min_seconds), str(o.min_reps), "1" if o.both else "0", "1" if o.wall else "0"]

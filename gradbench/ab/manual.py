@@ -272,18 +272,7 @@ def main():
             exes[ev, "manual"] = exe
     built = time.time()
 
-    dumps = {}
-    for ev in evals:
-        for side in SIDES:
-            if (ev, side) not in exes:
-                continue
-            d = os.path.join(o.build_dir, side, ev, "out")
-            shutil.rmtree(d, ignore_errors=True)
-            os.makedirs(d)
-            _, err = ab.run(exes[ev, side], ["0", "1", "0"], o.nice, o.timeout, dump=d)
-            if err:
-                problems.append(f"{ev}: {side} output check run: {err}")
-            dumps[ev, side] = d
+    dumps = ab.dump_outputs(evals, SIDES, exes, o, problems)
     checked = time.time()
 
     args = [repr(o.min_seconds), str(o.min_reps), "1" if o.both else "0", "1" if o.wall else "0"]
