@@ -47,6 +47,7 @@
 
 mod control;
 mod edges;
+mod hoist;
 mod insts;
 
 use crate::ad::{diff_values, AdError};
@@ -96,6 +97,8 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
         diff_defined: BTreeSet::new(),
         turn: None,
         wants_turn: split_of.is_some(),
+        hoists: Vec::new(),
+        hoisted_reads: BTreeMap::new(),
     };
     t.out.params = params;
     t.out.returns = returns;
@@ -146,6 +149,10 @@ struct Transposer<'a> {
     /// `wants_turn` (split mode cuts the function there).
     turn: Option<crate::ad::split::Turn>,
     wants_turn: bool,
+    /// Loop-invariant tape values pushed once per run of their loop
+    /// (`hoist.rs`), and the tape reads of loop bodies they replace.
+    hoists: Vec<hoist::Hoist>,
+    hoisted_reads: BTreeMap<Inst, usize>,
 }
 
 impl Transposer<'_> {
@@ -322,7 +329,7 @@ impl Transposer<'_> {
                 }
             }
         }
-        let mut slot_insts = Vec::new();
+        let mut slot_insts = self.plan_hoists(&dblocks);
         for &v in &crossing {
             let ty = self.ty(v);
             let slot = self
@@ -608,8 +615,13 @@ impl Transposer<'_> {
                 u.deriv_span,
             ));
         }
+        self.pop_hoisted(b);
         for (&i, &push) in reads.iter().zip(&pushes).rev() {
             let r = u.dfg.inst_results(i)[0];
+            if let Some(v) = self.load_hoisted(i) {
+                self.map.insert(r, v);
+                continue;
+            }
             let v = self.emit1(InstData::TapePop { tape: 0 }, self.ty(r));
             self.map.insert(r, v);
             self.tape_pairs.push((v, push));

@@ -35,6 +35,7 @@ impl Transposer<'_> {
             self.replayed.retain(|i| !dead.contains(i));
             crate::util::remove_insts(&mut self.out, &dead);
         }
+        self.drop_unused_hoists();
         let uses = crate::util::use_counts(&self.out);
         let unused: BTreeSet<Inst> = self
             .tape_pairs
