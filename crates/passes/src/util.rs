@@ -275,6 +275,27 @@ pub(crate) fn is_float_div(func: &Function, inst: adc_ir::Inst) -> bool {
         .is_some_and(|r| func.dfg.value_type(*r).elem().is_float())
 }
 
+/// Whether `inst` is a division or remainder that cannot trap: a float one, or an
+/// integer one by a constant other than 0 and -1 (as a triangular loop's
+/// offset `col * (col + 1) / 2`). Such a division may run where the
+/// source would not have run it.
+pub(crate) fn is_safe_div(func: &Function, inst: adc_ir::Inst) -> bool {
+    match func.dfg.inst(inst) {
+        InstData::Binary {
+            op: BinaryOp::Div | BinaryOp::Rem,
+            args,
+        } => {
+            let float = func
+                .dfg
+                .inst_results(inst)
+                .first()
+                .is_some_and(|r| func.dfg.value_type(*r).elem().is_float());
+            float || int_const(func, args[1]).is_some_and(|c| c != 0 && c != -1)
+        }
+        _ => false,
+    }
+}
+
 /// Whether removing `inst` when its results are unused changes nothing
 /// (`free` of `null` does nothing either).
 pub(crate) fn is_removable(func: &Function, inst: adc_ir::Inst) -> bool {

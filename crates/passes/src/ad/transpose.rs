@@ -5,7 +5,10 @@
 //! Guarantees (check with `adc ir --after transpose`): the primal part is
 //! unchanged, except that its exit jumps to the reverse sweep instead of the
 //! forward replay. Each differential block `D` becomes a reverse block that
-//! pops what `D` read from the tape (newest first), runs `D`'s differential
+//! pops what `D` read from the tape (newest first; a value that a counted
+//! loop's body reads but that is defined before the loop is pushed once at
+//! the loop's exit instead, popped by the exit's reverse block into a slot
+//! and loaded from there: `transpose/hoist.rs`), runs `D`'s differential
 //! instructions backwards with adjoints accumulated, and goes back along
 //! the edge the primal part took (the popped edge index). A counted loop's
 //! counter (the `i64` parameter of its header's differential twin) lives in
@@ -99,6 +102,7 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
         wants_turn: split_of.is_some(),
         hoists: Vec::new(),
         hoisted_reads: BTreeMap::new(),
+        cleared: None,
     };
     t.out.params = params;
     t.out.returns = returns;
@@ -153,6 +157,8 @@ struct Transposer<'a> {
     /// (`hoist.rs`), and the tape reads of loop bodies they replace.
     hoists: Vec<hoist::Hoist>,
     hoisted_reads: BTreeMap<Inst, usize>,
+    /// The shadow cell the last `consume_cell` cleared, with its zero store.
+    cleared: Option<(ShadowCell, Inst)>,
 }
 
 impl Transposer<'_> {

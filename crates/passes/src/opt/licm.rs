@@ -7,15 +7,16 @@
 //! only block outside the loop that branches to the header (with a `jump`,
 //! or a `br` whose other target skips the loop, as the guard of a rotated
 //! loop does). Only instructions that can neither trap nor observe memory
-//! move: pure ones (`InstData::is_pure`, which includes `len`) and float
-//! divisions. Since they cannot fail, running them when the loop body
+//! move: pure ones (`InstData::is_pure`, which includes `len`) and
+//! divisions that cannot trap (`util::is_safe_div`: float ones, integer
+//! ones by a constant other than 0 and -1). Since they cannot fail, running them when the loop body
 //! would not have is harmless.
 //! Guarantees: verified output, same behaviour; inner loops are handled
 //! before outer ones, so an invariant of a nest moves as far out as it can.
 
 use crate::loops::natural_loop;
 use crate::opt::bce::{counted_loops, in_bounds_at, Counted};
-use crate::util::{array_root, def_data, incoming_edges, is_float_div};
+use crate::util::{array_root, def_data, incoming_edges, is_safe_div};
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, Inst, InstData, Type, Value, ValueDef};
 use std::collections::BTreeSet;
@@ -83,7 +84,7 @@ fn movable(func: &Function, inst: Inst, pre: Block, loads: &Loads) -> bool {
                 && loads.written.as_ref().is_some_and(|w| !w.contains(&root))
                 && in_bounds_at(func, loads.dom, loads.facts, pre, *array, *index)
         }
-        _ => func.dfg.inst(inst).is_pure() || is_float_div(func, inst),
+        _ => func.dfg.inst(inst).is_pure() || is_safe_div(func, inst),
     }
 }
 

@@ -5,6 +5,9 @@
 //! source code often reads one element twice (`u[i] * u[i]`); each removed
 //! load is also a value the tape no longer keeps.
 //!
+//! A store of the value an element is known to hold (reverse mode's
+//! `d_y[r]` put back as it was read) is removed too.
+//!
 //! A store to `a[j]` keeps what is known of `a[i]` when `i` and `j` are
 //! the same value plus different constants (`i`, `i + 1`), and what is known
 //! of other arrays when both are objects of their own (array parameters
@@ -45,6 +48,11 @@ pub fn run(func: &mut Function) -> bool {
                     ..
                 } => {
                     let (a, j) = (resolve(*array), resolve(*index));
+                    if known.contains(&((a, j), resolve(*value))) {
+                        // Stores what the element already holds.
+                        dead.insert(inst);
+                        continue;
+                    }
                     let (jb, jd) = offset_of(func, j);
                     known.retain(|&((ka, ki), _)| {
                         let (ib, id) = offset_of(func, ki);
@@ -62,7 +70,7 @@ pub fn run(func: &mut Function) -> bool {
             }
         }
     }
-    if map.is_empty() {
+    if map.is_empty() && dead.is_empty() {
         return false;
     }
     crate::util::remove_insts(func, &dead);

@@ -45,8 +45,11 @@ impl Transposer<'_> {
     pub(super) fn plan_hoists(&mut self, dblocks: &[Block]) -> Vec<Inst> {
         let u = self.u;
         let dpos = u.layout.len() - dblocks.len();
-        let twin: BTreeMap<Block, Block> =
-            dblocks.iter().copied().zip(u.layout.iter().copied()).collect();
+        let twin: BTreeMap<Block, Block> = dblocks
+            .iter()
+            .copied()
+            .zip(u.layout.iter().copied())
+            .collect();
         let mut primal_def: BTreeMap<Value, Block> = BTreeMap::new();
         for &b in &u.layout[..dpos] {
             for &p in u.dfg.block_params(b) {
@@ -75,11 +78,9 @@ impl Transposer<'_> {
             }
             // A loop exit's first values (its counter, its start) are where
             // `transpose` expects them.
-            let forced = self
-                .counted
-                .iter()
-                .find(|l| l.exit == d)
-                .map_or(0, |l| 1 + usize::from(matches!(l.init, crate::loops::LoopInit::Value(_))));
+            let forced = self.counted.iter().find(|l| l.exit == d).map_or(0, |l| {
+                1 + usize::from(matches!(l.init, crate::loops::LoopInit::Value(_)))
+            });
             for (&read, &push) in reads.iter().zip(&pushes).skip(forced) {
                 let InstData::TapePush { value, .. } = *u.dfg.inst(push) else {
                     continue;
@@ -92,7 +93,9 @@ impl Transposer<'_> {
                     continue;
                 }
                 let outermost = (0..self.counted.len())
-                    .filter(|&k| self.counted[k].body.contains(&d) && !primal_bodies[k].contains(&def))
+                    .filter(|&k| {
+                        self.counted[k].body.contains(&d) && !primal_bodies[k].contains(&def)
+                    })
                     .filter(|&k| dom.dominates(def, twin[&self.counted[k].exit]))
                     .max_by_key(|&k| self.counted[k].body.len());
                 let Some(k) = outermost else {
@@ -140,7 +143,10 @@ impl Transposer<'_> {
     }
 
     fn hoist_slot(&mut self, ty: Type) -> (Value, [Inst; 3]) {
-        let slot = self.out.dfg.make_inst(InstData::Slot, &[Type::Ref(ty.elem())]);
+        let slot = self
+            .out
+            .dfg
+            .make_inst(InstData::Slot, &[Type::Ref(ty.elem())]);
         let sv = self.out.dfg.inst_results(slot)[0];
         let z = self.out.dfg.make_inst(
             InstData::Const {

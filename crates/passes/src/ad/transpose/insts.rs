@@ -3,6 +3,7 @@
 
 use super::{ShadowCell, Transposer};
 use crate::ad::{jvp_source, AdError};
+use crate::util::{array_root, is_fresh_array};
 use adc_ir::{BinaryOp, FuncId, Inst, InstData, Type, UnaryOp, Value};
 
 impl Transposer<'_> {
@@ -197,7 +198,22 @@ impl Transposer<'_> {
     }
 
     /// The transpose of loading from shadow memory: the adjoint adds up there.
+    /// Right after the cell was cleared (`y[r] += ...` reads and writes the
+    /// same element, so its reverse clears it, then adds to it), the adjoint
+    /// is stored as it is: `0 + a` is `a` (but for the sign of a zero).
     pub(super) fn add_to_cell(&mut self, cell: ShadowCell, adjoint: Value) {
+        if let Some((cleared, zero_store)) = self.cleared {
+            if cleared == cell && self.untouched_since(zero_store, cell) {
+                self.cleared = None;
+                self.out
+                    .dfg
+                    .block_mut(self.cur)
+                    .insts
+                    .retain(|&i| i != zero_store);
+                self.store_cell(cell, adjoint);
+                return;
+            }
+        }
         let old = self.load_cell(cell);
         let new = self.bin(BinaryOp::Add, old, adjoint);
         self.store_cell(cell, new);
@@ -209,7 +225,45 @@ impl Transposer<'_> {
         let old = self.load_cell(cell);
         let z = self.zero(cell.2);
         self.store_cell(cell, z);
+        let zero_store = *self
+            .out
+            .dfg
+            .block(self.cur)
+            .insts
+            .last()
+            .expect("invariant: store_cell just appended the store");
+        self.cleared = Some((cell, zero_store));
         self.accumulate(value, old);
+    }
+
+    /// Whether nothing the current block has emitted after `zero_store` may
+    /// read or write `cell`: arithmetic, and array accesses of other arrays
+    /// that are objects of their own (`util::is_fresh_array`: parameters,
+    /// `new`, `copy`), and of an array cell, adjoint slots.
+    fn untouched_since(&self, zero_store: Inst, cell: ShadowCell) -> bool {
+        let out = &self.out;
+        let insts = &out.dfg.block(self.cur).insts;
+        let Some(at) = insts.iter().position(|&i| i == zero_store) else {
+            return false;
+        };
+        let distinct = |a: Value| {
+            let (x, y) = (array_root(out, a), array_root(out, cell.0));
+            cell.1.is_some() && x != y && is_fresh_array(out, x) && is_fresh_array(out, y)
+        };
+        insts[at + 1..].iter().all(|&i| match out.dfg.inst(i) {
+            InstData::Const { .. }
+            | InstData::Unary { .. }
+            | InstData::Binary { .. }
+            | InstData::Cmp { .. }
+            | InstData::Select { .. }
+            | InstData::Convert { .. } => true,
+            InstData::Load { array, .. } | InstData::Store { array, .. } => distinct(*array),
+            // Adjoint slots are stack memory of their own.
+            InstData::RefLoad { ptr } | InstData::RefStore { ptr, .. } => {
+                cell.1.is_some() && matches!(crate::util::def_data(out, *ptr), Some(InstData::Slot))
+            }
+            _ => false,
+        })
     }
 
     /// `(y, dy) = jvp_g(x, dx, ...)` becomes `dx += vjp_g(x, ..., adj(dy))`.

@@ -98,10 +98,9 @@ impl Unzipper<'_> {
             // -1); by any other constant it cannot fail, as a triangular
             // loop's offset `col * (col + 1) / 2`. Float division is only
             // slow-ish.
-            InstData::Binary { op, args } => {
+            InstData::Binary { op, .. } => {
                 !matches!(op, BinaryOp::Div | BinaryOp::Rem)
-                    || self.out.dfg.value_type(v).elem().is_float()
-                    || crate::util::int_const(&self.out, args[1]).is_some_and(|c| c != 0 && c != -1)
+                    || crate::util::is_safe_div(&self.out, i)
             }
             InstData::Load { array, .. } => self.unwritten_param(*array),
             _ => false,
