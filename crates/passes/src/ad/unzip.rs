@@ -90,7 +90,15 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
             }
         }
     }
-    let mut unzipper = Unzipper::new(module, &g, kinds);
+    // `transpose` cuts this function in two (split mode) when it is the
+    // internal derivative of a qualifying function.
+    let split_half = split
+        && g
+            .name
+            .strip_prefix("__adc_vjp_")
+            .and_then(|src| module.find(src))
+            .is_some_and(|src| crate::ad::split::qualifies(module, src));
+    let mut unzipper = Unzipper::new(module, &g, kinds, split_half);
     unzipper.counted = counted;
     unzipper.split_of = split_of;
     let out = unzipper.build()?;
@@ -248,7 +256,7 @@ struct Unzipper<'a> {
 }
 
 impl<'a> Unzipper<'a> {
-    fn new(module: &'a Module, g: &'a Function, kinds: Vec<bool>) -> Self {
+    fn new(module: &'a Module, g: &'a Function, kinds: Vec<bool>, split_half: bool) -> Self {
         let mut out = Function::new(
             g.name.clone(),
             g.params.clone(),
@@ -284,7 +292,7 @@ impl<'a> Unzipper<'a> {
             def_block: BTreeMap::new(),
             once,
             preds,
-            written_params: recompute::written_params(module, g),
+            written_params: recompute::written_params(module, g, split_half),
             counted: Vec::new(),
             counter_d: Vec::new(),
             split_of: BTreeMap::new(),

@@ -169,9 +169,19 @@ impl Unzipper<'_> {
 /// writable parameter). Array parameters never alias (LANGUAGE.md §3), so
 /// the others keep their contents. A write to an array that is neither a
 /// parameter nor made here with `new` counts as a write to every parameter.
-pub(super) fn written_params(module: &Module, g: &Function) -> Vec<bool> {
+pub(super) fn written_params(module: &Module, g: &Function, split_half: bool) -> Vec<bool> {
     let params = g.dfg.block_params(g.layout[0]);
-    let mut written = vec![false; params.len()];
+    // A function cut in two by split mode runs its reverse half later than
+    // its forward half, after the caller may have changed the arrays it
+    // passed writable: those count as written (their loads are taped).
+    let mut written: Vec<bool> = (0..params.len())
+        .map(|k| {
+            split_half
+                && g.params.get(k).is_some_and(|p| {
+                    p.mode != ParamMode::In && matches!(p.ty, Type::Array(_))
+                })
+        })
+        .collect();
     let mut write = |a: Value| match g.dfg.value_def(crate::util::array_root(g, a)) {
         ValueDef::Param(b, k) if b == g.layout[0] => written[k as usize] = true,
         ValueDef::Result(i, _) if matches!(g.dfg.inst(i), InstData::ArrayNew { .. }) => (),
