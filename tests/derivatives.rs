@@ -233,6 +233,33 @@ double poly(double[] c, double x) {
 }
 
 #[test]
+fn hypot_and_atan2_at_the_origin() {
+    // hypot is the 2-D abs: at the origin its partials are 0 (as abs'(0)),
+    // and so are atan2's, not 0/0 = NaN. A NaN partial leaked into the
+    // gradient through an accumulator that starts at 0 (an independent
+    // tester's finding: r += hypot(s, 0.5 s) with s always 0 is 0, the
+    // gradient of r + x was NaN in reverse mode, 1 in forward mode).
+    let src = "[autodiff_reverse(dg, Active, Active, Active)]
+[autodiff_forward(tg, Dual, Dual, Dual)]
+double g(double x, double y) { return hypot(x, y) + atan2(x, y); }
+[autodiff_reverse(df, Active, Active)]
+double f(double x) {
+    double s = 0.0;
+    double r = 0.0;
+    for (int i = 0; i < 3; i++) { r += hypot(s, 0.5 * s); s = s * x; }
+    return r + x;
+}";
+    let j = jit(src);
+    assert_eq!(call(&j, "dg", &mut [d(0.0), d(0.0), d(1.0)]), vec![0.0, 0.0, 0.0]);
+    assert_eq!(call(&j, "tg", &mut [d(0.0), d(1.0), d(0.0), d(1.0)]), vec![0.0, 0.0]);
+    assert_eq!(call(&j, "df", &mut [d(2.0), d(1.0)]), vec![2.0, 1.0]);
+    // Elsewhere the usual partials: (x, y) / hypot and (y, -x) / (x^2 + y^2).
+    let r = call(&j, "dg", &mut [d(0.3), d(0.4), d(1.0)]);
+    assert_close(r[1], 0.6 + 1.6, 1e-14, "d/dx");
+    assert_close(r[2], 0.8 - 1.2, 1e-14, "d/dy");
+}
+
+#[test]
 fn custom_derivatives_replace_the_body() {
     let src = "double dcube(double x, double seed) { return 42.0 * seed; }
 double tcube(double x, double dx) { return 7.0 * dx; }

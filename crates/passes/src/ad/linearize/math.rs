@@ -24,6 +24,21 @@ impl Linearizer<'_> {
         self.pb(BinaryOp::Div, one, x, ty)
     }
 
+    /// 1 / x, or 0 where x is 0 (the partials of `hypot` and `atan2` at the
+    /// origin, as `abs` at 0).
+    pub(super) fn recip_or_zero(&mut self, x: Value, ty: Type) -> Value {
+        let zero = self.fconst(ty.elem(), 0.0);
+        let r = self.recip(x, ty);
+        let is_zero = self.cmp(CmpCond::Eq, x, zero);
+        self.prim(
+            InstData::Select {
+                cond: is_zero,
+                args: [zero, r],
+            },
+            ty,
+        )
+    }
+
     /// digamma(x), computed in f64 by the module's `@__adc_digamma`.
     pub(super) fn digamma(&mut self, x: Value, ty: Type) -> Value {
         let func = crate::ad::digamma_function(self.module);
@@ -184,7 +199,8 @@ impl Linearizer<'_> {
                         let aa = self.pb(Mul, a, a, ty);
                         let bb = self.pb(Mul, b, b, ty);
                         let d = self.pb(Add, aa, bb, ty);
-                        let r = self.recip(d, ty);
+                        // At the origin: partials 0, not 0/0.
+                        let r = self.recip_or_zero(d, ty);
                         let pa = self.pb(Mul, b, r, ty);
                         let ar = self.pb(Mul, a, r, ty);
                         let pb = self.pneg(ar, ty);
@@ -224,7 +240,8 @@ impl Linearizer<'_> {
                         (pa, pb)
                     }
                     Hypot => {
-                        let r = self.recip(y, ty);
+                        // At the origin, as abs(0): partials 0, not 0/0.
+                        let r = self.recip_or_zero(y, ty);
                         (self.pb(Mul, a, r, ty), self.pb(Mul, b, r, ty))
                     }
                     _ => {
