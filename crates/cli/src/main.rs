@@ -240,6 +240,15 @@ fn run_derivative(
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so writing to a closed pipe (`adc run .. | head`)
+    // is an error every `print!` turns into a panic; as other Unix tools,
+    // adc ends quietly instead.
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition at start-up, before
+    // any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let cli_format = cli.error_format;
     let color = std::io::stderr().is_terminal();
