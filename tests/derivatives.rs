@@ -250,8 +250,14 @@ double f(double x) {
     return r + x;
 }";
     let j = jit(src);
-    assert_eq!(call(&j, "dg", &mut [d(0.0), d(0.0), d(1.0)]), vec![0.0, 0.0, 0.0]);
-    assert_eq!(call(&j, "tg", &mut [d(0.0), d(1.0), d(0.0), d(1.0)]), vec![0.0, 0.0]);
+    assert_eq!(
+        call(&j, "dg", &mut [d(0.0), d(0.0), d(1.0)]),
+        vec![0.0, 0.0, 0.0]
+    );
+    assert_eq!(
+        call(&j, "tg", &mut [d(0.0), d(1.0), d(0.0), d(1.0)]),
+        vec![0.0, 0.0]
+    );
     assert_eq!(call(&j, "df", &mut [d(2.0), d(1.0)]), vec![2.0, 1.0]);
     // Elsewhere the usual partials: (x, y) / hypot and (y, -x) / (x^2 + y^2).
     let r = call(&j, "dg", &mut [d(0.3), d(0.4), d(1.0)]);

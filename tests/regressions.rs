@@ -440,7 +440,8 @@ double f(inout double[] w) {{
         ArgValue::Array(ArrayValue::F64(vec![0.0; 2])),
         d(1.0),
     ];
-    j.call("df", &mut args).unwrap_or_else(|e| panic!("df: {e}"));
+    j.call("df", &mut args)
+        .unwrap_or_else(|e| panic!("df: {e}"));
     let ArgValue::Array(ArrayValue::F64(dw)) = &args[1] else {
         panic!("shadow")
     };

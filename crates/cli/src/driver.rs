@@ -398,8 +398,27 @@ pub fn compile_jit(
 ) -> Result<adc_codegen::JitModule, Failure> {
     let mut module = load(path, source, color)?;
     run_stages_for(&mut module, Stage::Final, path, source, color)?;
-    adc_codegen::jit(&module, &locator(path, source), &[])
+    jit_on_deep_stack(&mut module, path, source, &[])
         .map_err(|e| codegen_failure(e, path, source, color))
+}
+
+/// `adc_codegen::jit` on the compiler's deep-stack thread
+/// (`adc_frontend::with_deep_stack`), as the frontend and the passes run:
+/// Cranelift's own recursion needs more stack than a small host thread
+/// has (a 64 KiB thread aborted compiling `return x;`).
+pub(crate) fn jit_on_deep_stack(
+    module: &mut Module,
+    path: &str,
+    source: &str,
+    symbols: &[(String, usize)],
+) -> Result<adc_codegen::JitModule, adc_codegen::CodegenError> {
+    adc_frontend::with_deep_stack(move || {
+        let symbols: Vec<(String, *const u8)> = symbols
+            .iter()
+            .map(|(n, p)| (n.clone(), *p as *const u8))
+            .collect();
+        adc_codegen::jit(&*module, &locator(path, source), &symbols)
+    })
 }
 
 /// Why `adc run --grad/--tangent` stopped before calling anything.
@@ -430,7 +449,7 @@ pub fn compile_jit_request(
         .clone();
     run_stages_for(&mut module, Stage::Final, path, source, color)
         .map_err(RequestFailure::Compile)?;
-    let jit = adc_codegen::jit(&module, &locator(path, source), &[])
+    let jit = jit_on_deep_stack(&mut module, path, source, &[])
         .map_err(|e| RequestFailure::Compile(codegen_failure(e, path, source, color)))?;
     Ok((jit, src, name))
 }
@@ -478,8 +497,11 @@ pub fn compile_object_module(
 ) -> Result<(Vec<u8>, Module), Failure> {
     let mut module = load(path, source, color)?;
     run_stages_for(&mut module, Stage::Final, path, source, color)?;
-    let obj = adc_codegen::object(&module, &locator(path, source))
-        .map_err(|e| codegen_failure(e, path, source, color))?;
+    let obj = {
+        let module = &mut module;
+        adc_frontend::with_deep_stack(move || adc_codegen::object(&*module, &locator(path, source)))
+    }
+    .map_err(|e| codegen_failure(e, path, source, color))?;
     Ok((obj, module))
 }
 

@@ -23,7 +23,7 @@
 //! assert_eq!(tf.call((3.0, 1.0, &[2.0][..])), Ok(12.0));
 //! ```
 
-use crate::driver::{load, locator, run_stages_for, Failure, Stage};
+use crate::driver::{load, run_stages_for, Failure, Stage};
 use crate::host::HostFunctions;
 use adc_frontend::Diagnostic;
 use adc_ir::ad::{default_activity, is_differentiable, spec_signature};
@@ -284,7 +284,13 @@ pub fn compile_jit_with_host(
     }
     host.check(&module).map_err(|m| plain_failure("E0500", m))?;
     run_stages_for(&mut module, Stage::Final, path, source, false)?;
-    adc_codegen::jit(&module, &locator(path, source), &host.symbols(&module))
+    // Addresses cross to the compiler's thread as integers.
+    let symbols: Vec<(String, usize)> = host
+        .symbols(&module)
+        .into_iter()
+        .map(|(name, p)| (name, p as usize))
+        .collect();
+    crate::driver::jit_on_deep_stack(&mut module, path, source, &symbols)
         .map_err(|e| crate::driver::codegen_failure(e, path, source, false))
 }
 

@@ -128,6 +128,67 @@ fn library_compiles_deep_programs_on_a_small_stack() {
     handle.join().expect("no panic on a 2 MiB stack");
 }
 
+/// Under an address-space limit too small for the 4 GiB compile thread,
+/// `with_deep_stack` settles for a smaller stack and accepts less nesting:
+/// 10,000 nested `sin(` compile or are E0006, never a stack overflow (the
+/// compiler fell back to the 8 MiB main thread and aborted; independent
+/// tester's finding). Under 300 MB the stack also leaves room for the heap.
+#[test]
+fn deep_nesting_under_an_address_space_limit() {
+    let n = 10_000;
+    let src = format!(
+        "double f(double x) {{ return {}x{}; }}",
+        "sin(".repeat(n),
+        ")".repeat(n)
+    );
+    let file = scratch("deep_limited.ad", &src);
+    let path = file.to_str().expect("utf-8 temp path");
+    for kib in [300_000, 1_000_000, 4_000_000] {
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v {kib} && exec \"$0\" check \"$1\"",))
+            .arg(env!("CARGO_BIN_EXE_adc"))
+            .arg(path)
+            .output()
+            .expect("sh runs");
+        let err = text(&o.stderr);
+        match o.status.code() {
+            Some(0) => (),
+            Some(1) => assert!(err.contains("E0006"), "under {kib} KiB: {err}"),
+            other => panic!("under {kib} KiB: exit {other:?}\n{err}"),
+        }
+    }
+}
+
+/// Code generation runs on the compiler's deep-stack thread too: compiling
+/// `return x;` on a 64 KiB host thread aborted the process inside
+/// Cranelift (independent tester's finding).
+#[test]
+fn library_compiles_on_a_64_kib_thread() {
+    let handle = std::thread::Builder::new()
+        .stack_size(64 << 10)
+        .spawn(|| {
+            let src = "[autodiff_reverse(df, Active, Active)] double f(double x) { return x * x; }";
+            let jit = adc::compile_jit("small.ad", src, false).expect("compiles");
+            let r = jit.call(
+                "df",
+                &mut [
+                    adc::ArgValue::Scalar(adc::Constant::F64(3.0)),
+                    adc::ArgValue::Scalar(adc::Constant::F64(1.0)),
+                ],
+            );
+            assert_eq!(
+                r,
+                Ok(vec![adc::Constant::F64(9.0), adc::Constant::F64(6.0)])
+            );
+            let (object, _) = adc::driver::compile_object("small.ad", src, "SMALL_H", false)
+                .expect("compiles to an object");
+            assert!(object.starts_with(b"\x7fELF"));
+        })
+        .expect("spawn");
+    handle.join().expect("no panic on a 64 KiB stack");
+}
+
 /// `adc check` fails exactly when `adc compile` does: a reverse derivative
 /// through an extern without a custom derivative is found only when the
 /// derivative is generated.

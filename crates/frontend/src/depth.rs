@@ -17,6 +17,23 @@ pub const MAX_DEPTH: usize = 200_000;
 /// Only the pages touched are committed.
 pub const DEEP_STACK: usize = 4 << 30;
 
+/// The nesting accepted on a thread whose stack is not one of
+/// `with_deep_stack`'s (when no thread can be made at all): what a 2 MiB
+/// stack holds at `DEEP_STACK / MAX_DEPTH` bytes a level.
+const CALLER_STACK_DEPTH: usize = 90;
+
+std::thread_local! {
+    /// The nesting this thread's stack holds (`with_deep_stack` sets it).
+    static DEPTH_LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(CALLER_STACK_DEPTH) };
+}
+
+/// The deepest nesting the current thread accepts: `MAX_DEPTH` on a
+/// `DEEP_STACK` thread, proportionally less on the smaller stack
+/// `with_deep_stack` settles for when the address space is limited.
+pub fn depth_limit() -> usize {
+    DEPTH_LIMIT.with(|d| d.get())
+}
+
 enum Node<'a> {
     E(&'a Expr),
     S(&'a Stmt),
@@ -25,6 +42,7 @@ enum Node<'a> {
 /// The first node nested deeper than `MAX_DEPTH`, as a diagnostic.
 /// Iterative, so any depth is safe to check.
 pub fn check(items: &[Item]) -> Option<Diagnostic> {
+    let limit = depth_limit();
     let mut stack: Vec<(Node, usize)> = Vec::new();
     for item in items {
         match item {
@@ -35,8 +53,8 @@ pub fn check(items: &[Item]) -> Option<Diagnostic> {
             _ => {}
         }
         while let Some((node, d)) = stack.pop() {
-            if d > MAX_DEPTH {
-                return Some(too_deep(node_span(&node)));
+            if d > limit {
+                return Some(too_deep(node_span(&node), limit));
             }
             push_children(&mut stack, node, d + 1);
         }
@@ -44,10 +62,15 @@ pub fn check(items: &[Item]) -> Option<Diagnostic> {
     None
 }
 
-fn too_deep(span: adc_ir::Span) -> Diagnostic {
+fn too_deep(span: adc_ir::Span, limit: usize) -> Diagnostic {
+    let why = if limit < MAX_DEPTH {
+        " for the stack the compiler could get (the address space is limited)"
+    } else {
+        ""
+    };
     Diagnostic::error(
         "E0006",
-        format!("nesting too deep (more than {MAX_DEPTH} levels of expressions and statements)"),
+        format!("nesting too deep (more than {limit} levels of expressions and statements{why})"),
         span,
     )
 }
@@ -166,28 +189,64 @@ fn push_children<'a>(stack: &mut Vec<(Node<'a>, usize)>, node: Node<'a>, d: usiz
 /// Runs `f` on a thread with a `DEEP_STACK` stack, so the compiler's
 /// recursive walks survive any program `check` accepts whatever stack the
 /// caller has (a 2 MiB thread of a host embedding the library included).
-/// Falls back to the caller's thread when no thread can be spawned.
+/// Where the address space is too small for that stack (a `ulimit -v`, or
+/// several compiles at once under one), it settles for a quarter, a
+/// sixteenth, ..., and `check` accepts proportionally less nesting
+/// (`depth_limit`), so a deep program is E0006, never a stack overflow.
+/// On the caller's thread, when no thread can be made at all, it accepts
+/// what a 2 MiB stack holds.
 pub fn with_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     let mut slot = Some(f);
-    let result = std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new()
-            .name("adc-compile".into())
-            .stack_size(DEEP_STACK)
-            .spawn_scoped(scope, || slot.take().map(|f| f()));
-        match spawned {
-            Ok(handle) => Some(match handle.join() {
-                Ok(r) => r,
-                Err(payload) => std::panic::resume_unwind(payload),
-            }),
-            Err(_) => None,
+    let room = address_space_limit().map_or(usize::MAX, |bytes| bytes / 8);
+    for shift in [0, 2, 4, 6, 8] {
+        let size = DEEP_STACK >> shift;
+        if size > room && shift < 8 {
+            continue;
         }
-    });
-    match result.flatten() {
-        Some(r) => r,
-        // The thread did not start, so `slot` still holds the closure.
-        None => match slot.take() {
-            Some(f) => f(),
-            None => unreachable!("the spawned thread ran `f` and returned its result"),
-        },
+        let depth = MAX_DEPTH >> shift;
+        let pending = &mut slot;
+        let result = std::thread::scope(|scope| {
+            let spawned = std::thread::Builder::new()
+                .name("adc-compile".into())
+                .stack_size(size)
+                .spawn_scoped(scope, move || {
+                    DEPTH_LIMIT.with(|d| d.set(depth));
+                    pending.take().map(|f| f())
+                });
+            match spawned {
+                Ok(handle) => Some(match handle.join() {
+                    Ok(r) => r,
+                    Err(payload) => std::panic::resume_unwind(payload),
+                }),
+                Err(_) => None,
+            }
+        });
+        if let Some(r) = result.flatten() {
+            return r;
+        }
     }
+    // No thread could start, so `slot` still holds the closure.
+    match slot.take() {
+        Some(f) => f(),
+        None => unreachable!("a spawned thread ran `f` and returned its result"),
+    }
+}
+
+/// `RLIMIT_AS`, when there is one: the stack reserved for the compile
+/// thread counts against it, and so does every later allocation (a
+/// 256 MiB stack under a 300 MB limit left too little for the heap).
+fn address_space_limit() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given.
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0;
+        if ok && lim.rlim_cur != libc::RLIM_INFINITY {
+            return usize::try_from(lim.rlim_cur).ok();
+        }
+    }
+    None
 }

@@ -93,8 +93,7 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
     // `transpose` cuts this function in two (split mode) when it is the
     // internal derivative of a qualifying function.
     let split_half = split
-        && g
-            .name
+        && g.name
             .strip_prefix("__adc_vjp_")
             .and_then(|src| module.find(src))
             .is_some_and(|src| crate::ad::split::qualifies(module, src));

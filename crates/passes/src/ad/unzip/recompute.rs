@@ -177,9 +177,9 @@ pub(super) fn written_params(module: &Module, g: &Function, split_half: bool) ->
     let mut written: Vec<bool> = (0..params.len())
         .map(|k| {
             split_half
-                && g.params.get(k).is_some_and(|p| {
-                    p.mode != ParamMode::In && matches!(p.ty, Type::Array(_))
-                })
+                && g.params
+                    .get(k)
+                    .is_some_and(|p| p.mode != ParamMode::In && matches!(p.ty, Type::Array(_)))
         })
         .collect();
     let mut write = |a: Value| match g.dfg.value_def(crate::util::array_root(g, a)) {
