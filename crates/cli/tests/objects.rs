@@ -186,7 +186,9 @@ double fmax(double[] a) { return a[0]; }
 int j0(int x) { return x; }
 int copysignl(int x) { return x; }
 int lgammaf_r(int x) { return x; }
-int fork(int x) { return x; }";
+int fork(int x) { return x; }
+int asm(int x) { return x; }
+int std(int x) { return x; }";
     let file = scratch("names_only.ad", only);
     let hdr2 = file.with_extension("h");
     let obj2 = file.with_extension("o");

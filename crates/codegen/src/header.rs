@@ -13,7 +13,8 @@
 //! - A tuple result's struct is `NAME_result`, made unique against every
 //!   function and struct name of the header.
 //! - A function named like a C++-only keyword is declared for C only
-//!   (`#ifndef __cplusplus`); one named like a C keyword or type
+//!   (`#ifndef __cplusplus`), `std` too (C++'s namespace), `asm` for ISO C
+//!   only (a GNU C keyword); one named like a C keyword or type
 //!   (`char`, `long`) cannot be declared and gets a comment instead.
 //! - A function named like a macro (`linux`, `unix`, or in capitals:
 //!   `INT64_MAX`) is declared between `#pragma push_macro` / `#undef` /
@@ -533,6 +534,16 @@ pub fn c_header(module: &Module, guard: &str) -> String {
             out.push_str(&format!(
                 "/* `{}` (a C keyword or type name) cannot be declared here; its symbol is `{}`. */\n",
                 f.name, f.name
+            ));
+        } else if f.name == "asm" {
+            // A keyword of C++ and of GNU C (GCC's and Clang's default
+            // dialects), not of ISO C (`-std=c99` defines __STRICT_ANSI__).
+            out.push_str(&format!(
+                "#if !defined(__cplusplus) && (!defined(__GNUC__) || defined(__STRICT_ANSI__)) /* `asm` is a GNU C and C++ keyword */\n{decl}#endif\n"
+            ));
+        } else if f.name == "std" {
+            out.push_str(&format!(
+                "#ifndef __cplusplus /* `std` is the C++ library's namespace */\n{decl}#endif\n"
             ));
         } else if CXX_WORDS.contains(&f.name.as_str()) {
             out.push_str(&format!(
