@@ -239,6 +239,32 @@ fn run_derivative(
     ExitCode::SUCCESS
 }
 
+/// Why `adc compile FILE -o OUT --emit-header H` would overwrite what it
+/// reads or write one file twice (as `cc`, it refuses).
+fn output_clash(file: &str, output: Option<&str>, header: Option<&str>) -> Option<String> {
+    let same = |a: &str, b: &str| {
+        let (pa, pb) = (std::path::Path::new(a), std::path::Path::new(b));
+        match (pa.canonicalize(), pb.canonicalize()) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => pa == pb,
+        }
+    };
+    for (what, out) in [("output file", output), ("header", header)] {
+        if out.is_some_and(|o| same(o, file)) {
+            return Some(format!(
+                "the {what} `{}` is the input file",
+                out.unwrap_or_default()
+            ));
+        }
+    }
+    match (output, header) {
+        (Some(o), Some(h)) if same(o, h) => Some(format!(
+            "the output file and the header are the same file `{o}`"
+        )),
+        _ => None,
+    }
+}
+
 fn main() -> ExitCode {
     // Rust ignores SIGPIPE, so writing to a closed pipe (`adc run .. | head`)
     // is an error every `print!` turns into a panic; as other Unix tools,
@@ -349,6 +375,9 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(c) => return c,
             };
+            if let Some(clash) = output_clash(&file, output.as_deref(), emit_header.as_deref()) {
+                return usage_error(&clash);
+            }
             let stem = std::path::Path::new(&file)
                 .file_stem()
                 .and_then(|s| s.to_str())

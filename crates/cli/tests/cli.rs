@@ -140,6 +140,26 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// `adc compile` never writes over its input, nor both outputs to one file
+/// (it silently replaced the source by the object: independent tester's
+/// finding E2).
+#[test]
+fn compile_refuses_to_overwrite_its_input() {
+    let p = scratch("keep_me.ad", PROG);
+    let file = p.to_str().unwrap();
+    let obj = p.with_extension("o");
+    let obj = obj.to_str().unwrap();
+    for args in [
+        vec!["compile", file, "-o", file],
+        vec!["compile", file, "-o", obj, "--emit-header", file],
+        vec!["compile", file, "-o", obj, "--emit-header", obj],
+    ] {
+        let o = adc(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&p).expect("still there"), PROG);
+    }
+}
+
 #[test]
 fn compile_errors_exit_1_with_source_line() {
     let p = scratch("bad.ad", "double f(double x) {\n    return x + y;\n}\n");
