@@ -123,7 +123,20 @@ impl std::fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-fn failure(diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) -> Failure {
+/// At most this many errors are reported: 20,000 undefined names on one
+/// long line printed 4 GB (each error shows its line) and took minutes.
+pub const MAX_REPORTED_ERRORS: usize = 100;
+
+fn failure(mut diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) -> Failure {
+    if diags.len() > MAX_REPORTED_ERRORS {
+        let more = diags.len() - MAX_REPORTED_ERRORS;
+        diags.truncate(MAX_REPORTED_ERRORS);
+        if let Some(last) = diags.last_mut() {
+            last.notes.push(format!(
+                "{more} more errors not shown (only the first {MAX_REPORTED_ERRORS} are reported)"
+            ));
+        }
+    }
     let rendered = render(&diags, path, source, RenderConfig { color });
     Failure {
         diagnostics: diags,

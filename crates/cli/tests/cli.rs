@@ -140,6 +140,20 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// At most 100 errors are reported, the last with a note of how many more
+/// there were (20,000 undefined names on one line printed gigabytes).
+#[test]
+fn errors_are_capped_at_100() {
+    let terms: Vec<String> = (0..150).map(|k| format!("u{k}")).collect();
+    let src = format!("double f(double x) {{ return x + {}; }}\n", terms.join(" + "));
+    let p = scratch("many_errors.ad", &src);
+    let o = adc(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.matches("[E0116]").count(), 100, "{err}");
+    assert!(err.contains("50 more errors not shown"), "{err}");
+}
+
 /// `adc compile` never writes over its input, nor both outputs to one file
 /// (it silently replaced the source by the object: independent tester's
 /// finding E2).
