@@ -160,6 +160,54 @@ fn deep_nesting_under_an_address_space_limit() {
     }
 }
 
+static REENTRANT: std::sync::OnceLock<adc::JitModule> = std::sync::OnceLock::new();
+static HOST_SAW_OVERFLOW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn host_recurse(x: f64, n: i64) -> f64 {
+    let jit = REENTRANT.get().expect("set before the first call");
+    let g: adc::TypedFunc<(f64, i64), f64> = jit.typed("g").expect("g");
+    match g.call((x, n)) {
+        Ok(y) => y,
+        Err(adc::CallError::Runtime(m)) => {
+            assert!(m.contains("stack overflow"), "{m}");
+            HOST_SAW_OVERFLOW.store(true, std::sync::atomic::Ordering::SeqCst);
+            f64::NAN
+        }
+        Err(e) => panic!("{e:?}"),
+    }
+}
+
+/// Recursion through a host function (JIT code calls an `extern` that
+/// calls back into the module) meets the stack guard like recursion within
+/// the module: a function calling an `extern` is guarded too. It had no
+/// guard and aborted the host at depth 3,000 on a 2 MiB thread
+/// (independent tester's finding F1).
+#[test]
+fn recursion_through_a_host_function_is_a_runtime_error() {
+    let src = "extern double host_recurse(double x, int n);
+double g(double x, int n) { if (n <= 0) { return x; } double t[4]; t[n % 4] = x; return sin(host_recurse(t[n % 4], n - 1)); }";
+    let mut host = adc::HostFunctions::new();
+    host.func(
+        "host_recurse",
+        host_recurse as extern "C" fn(f64, i64) -> f64,
+    );
+    let jit = adc::compile_jit_with_host("reenter.ad", src, &[], &host).expect("compiles");
+    assert!(REENTRANT.set(jit).is_ok());
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let jit = REENTRANT.get().expect("set");
+            let g: adc::TypedFunc<(f64, i64), f64> = jit.typed("g").expect("g");
+            assert_eq!(g.call((0.5, 3)), Ok(0.5f64.sin().sin().sin()));
+            let deep = g.call((0.5, 1_000_000));
+            assert!(deep.as_ref().map_or(true, |y| y.is_nan()), "{deep:?}");
+        })
+        .expect("spawn")
+        .join()
+        .expect("no abort on a 2 MiB stack");
+    assert!(HOST_SAW_OVERFLOW.load(std::sync::atomic::Ordering::SeqCst));
+}
+
 /// Code generation runs on the compiler's deep-stack thread too: compiling
 /// `return x;` on a 64 KiB host thread aborted the process inside
 /// Cranelift (independent tester's finding).

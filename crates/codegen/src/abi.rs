@@ -196,13 +196,33 @@ pub(crate) fn define_c_wrapper<M: Module>(
 }
 
 /// Defines `__adc_entry_NAME(ctx, args, rets)` for the JIT host.
+/// `frame`: a bound on the frame of the function called (its
+/// `translate::FrameGuard`): the entry checks the stack left for it, since
+/// the function's own guard runs after its frame is allocated and its
+/// first spills are written.
 pub(crate) fn define_entry<M: Module>(
     m: &mut M,
-    syms: &Symbols,
+    syms: &mut Symbols,
     index: usize,
     func: &adc_ir::Function,
     entry_id: FuncId,
+    frame: i64,
+    locate: &dyn Fn(adc_ir::Span) -> String,
 ) -> Result<(), CodegenError> {
+    // The function's first located instruction stands for it.
+    let span = func
+        .layout
+        .iter()
+        .flat_map(|b| func.dfg.block(*b).insts.iter())
+        .map(|i| func.span(*i))
+        .find(|s| s.is_defined())
+        .unwrap_or(func.deriv_span);
+    let text = format!(
+        "runtime error: stack overflow (`{}`'s frame is too large for the stack left) at {}\n",
+        func.name,
+        locate(span)
+    );
+    let message = syms.message(m, &text)?;
     let mut ctx = m.make_context();
     ctx.func.signature.params = vec![AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)];
     let mut fctx = FunctionBuilderContext::new();
@@ -212,6 +232,32 @@ pub(crate) fn define_entry<M: Module>(
     b.switch_to_block(entry);
     let p = b.block_params(entry).to_vec();
     let (ctx_ptr, args_ptr, rets_ptr) = (p[0], p[1], p[2]);
+    // A zero floor (no stack bounds known) never fails.
+    let floor = b.ins().load(
+        types::I64,
+        TRUSTED,
+        ctx_ptr,
+        crate::translate::CTX_STACK_FLOOR,
+    );
+    let sp = b.ins().get_stack_pointer(types::I64);
+    let minus_frame = b.ins().iconst(types::I64, -frame);
+    let frame_end = b.ins().iadd(sp, minus_frame);
+    let below = b.ins().icmp(
+        cranelift_codegen::ir::condcodes::IntCC::UnsignedLessThan,
+        frame_end,
+        floor,
+    );
+    let (fail, go) = (b.create_block(), b.create_block());
+    b.set_cold_block(fail);
+    b.ins().brif(below, fail, &[], go, &[]);
+    b.switch_to_block(fail);
+    let gv = m.declare_data_in_func(message, b.func);
+    let addr = b.ins().symbol_value(PTR, gv);
+    let len = b.ins().iconst(types::I64, text.len() as i64);
+    b.ins().store(TRUSTED, addr, ctx_ptr, 0);
+    b.ins().store(TRUSTED, len, ctx_ptr, 8);
+    b.ins().return_(&[]);
+    b.switch_to_block(go);
     let mut call_args = vec![ctx_ptr];
     if uses_return_area(func) {
         call_args.push(rets_ptr);

@@ -179,16 +179,32 @@ fn build<M: Module>(
         entries: Vec::new(),
     };
     let mut fctx = FunctionBuilderContext::new();
+    // Every body first, then their stack guards (which need the frames of
+    // the callees: `translate::FrameGuard`), then the machine code.
+    let mut bodies = Vec::new();
+    let mut frames = vec![0i64; ir.funcs.len()];
     for (i, f) in ir.funcs.iter().enumerate() {
         // A derivative stub that nothing calls any more has no body.
         if f.is_import() || f.layout.is_empty() {
-            built.wrappers.push(None);
-            built.entries.push(None);
+            bodies.push(None);
             continue;
         }
         let mut ctx = m.make_context();
         ctx.func.signature = translate::impl_signature(m, f, true);
-        translate::translate(m, ir, &mut syms, f, locate, &mut ctx.func, &mut fctx)?;
+        let guard = translate::translate(m, ir, &mut syms, f, locate, &mut ctx.func, &mut fctx)?;
+        frames[i] = guard.own;
+        bodies.push(Some((ctx, guard)));
+    }
+    for (i, f) in ir.funcs.iter().enumerate() {
+        let Some((mut ctx, guard)) = bodies[i].take() else {
+            built.wrappers.push(None);
+            built.entries.push(None);
+            continue;
+        };
+        if let Some(constant) = guard.constant {
+            let callee = guard.callees.iter().map(|&c| frames[c]).max().unwrap_or(0);
+            translate::set_frame_bound(&mut ctx.func, constant, guard.own + callee);
+        }
         define_body(m, syms.func_ids[i], &mut ctx)
             .map_err(|e| CodegenError::Backend(format!("`{}`: {e}", f.name)))?;
         let csig = abi::c_signature(m, f);
@@ -214,7 +230,7 @@ fn build<M: Module>(
             let mut esig = m.make_signature();
             esig.params = vec![cranelift_codegen::ir::AbiParam::new(translate::PTR); 3];
             let entry = m.declare_function(&entry_name(&f.name), Linkage::Local, &esig)?;
-            abi::define_entry(m, &syms, i, f, entry)?;
+            abi::define_entry(m, &mut syms, i, f, entry, frames[i], locate)?;
             built.entries.push(Some(entry));
         } else {
             built.entries.push(None);

@@ -110,9 +110,25 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     quiet_frees: std::collections::BTreeSet<adc_ir::Value>,
     /// Loop-entry copies of values loops use (`crate::homes`).
     pub(crate) homes: crate::homes::HomeState,
-    /// The stack guard's `-frame` constant, which `finish_frame_bound`
-    /// raises for a function the single-pass allocator compiles.
+    /// The stack guard's `-frame` constant and this function's frame bound
+    /// (`FrameGuard`).
     frame_bound: Option<clif::Inst>,
+    own_frame: i64,
+}
+
+/// What `lib.rs` needs to finish a function's stack guard once every
+/// function of the module is translated: a function entered with less stack
+/// than its frame would write its spills past the guard page before its own
+/// check runs (a 640 KB single-pass frame on a 256 KiB thread), so the
+/// guard of a caller, and the JIT's entry, check for the callee's frame too.
+pub(crate) struct FrameGuard {
+    /// A bound on the frame the function allocates, in bytes.
+    pub own: i64,
+    /// Its stack guard's `-frame` constant, if it has a guard: `lib.rs`
+    /// sets it to minus its own frame plus its largest callee's.
+    pub constant: Option<clif::Inst>,
+    /// The module's functions it calls (by index), defined ones only.
+    pub callees: Vec<usize>,
 }
 
 pub(crate) fn translate<M: Module>(
@@ -123,7 +139,7 @@ pub(crate) fn translate<M: Module>(
     locate: &dyn Fn(Span) -> String,
     clif_func: &mut clif::Function,
     fctx: &mut FunctionBuilderContext,
-) -> Result<(), CodegenError> {
+) -> Result<FrameGuard, CodegenError> {
     let mut b = FunctionBuilder::new(clif_func, fctx);
     let mut blocks = BTreeMap::new();
     for &blk in &func.layout {
@@ -158,6 +174,7 @@ pub(crate) fn translate<M: Module>(
         quiet_frees: Default::default(),
         homes: Default::default(),
         frame_bound: None,
+        own_frame: 0,
     };
     // Reverse post-order visits a value's definition before its uses
     // (dominators first), whatever the layout order.
@@ -232,10 +249,35 @@ pub(crate) fn translate<M: Module>(
     }
     t.finish()?;
     t.finish_frame_bound();
+    let mut callees: Vec<usize> = func
+        .layout
+        .iter()
+        .flat_map(|b| func.dfg.block(*b).insts.iter())
+        .filter_map(|&i| match func.dfg.inst(i) {
+            InstData::Call { func: callee, .. } if !ir.func(*callee).is_import() => {
+                Some(callee.index())
+            }
+            _ => None,
+        })
+        .collect();
+    callees.sort_unstable();
+    callees.dedup();
+    let guard = FrameGuard {
+        own: t.own_frame,
+        constant: t.frame_bound,
+        callees,
+    };
     t.b.seal_all_blocks();
     let cfg = t.m.target_config();
     t.b.finalize(cfg);
-    Ok(())
+    Ok(guard)
+}
+
+/// Sets the stack guard's constant of a translated function to `-bytes`.
+pub(crate) fn set_frame_bound(func: &mut clif::Function, constant: clif::Inst, bytes: i64) {
+    if let clif::InstructionData::UnaryImm { imm, .. } = &mut func.dfg.insts[constant] {
+        *imm = clif::immediates::Imm64::new(-bytes);
+    }
 }
 
 impl<M: Module> FuncTranslator<'_, '_, M> {
@@ -307,17 +349,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     }
 
     /// Recursion must end in a runtime error, not a crash, when the stack
-    /// runs out: a function that calls a defined function (only those can
-    /// recurse) compares the stack pointer with the floor in `ctx`, which
+    /// runs out: a function that calls another (a defined function, or an
+    /// `extern`, which may be a host function calling back into the
+    /// module) compares the stack pointer with the floor in `ctx`, which
     /// the JIT host sets from the thread's stack (`runtime.rs`). A zero
     /// floor (the C entry points, whose callers' stacks are unknown)
     /// never fails.
     fn stack_guard(&mut self, entry: clif::Block) -> Result<(), CodegenError> {
         let first_call = self.func.layout.iter().find_map(|b| {
-            self.func.dfg.block(*b).insts.iter().copied().find(|&i| {
-                matches!(self.func.dfg.inst(i),
-                    InstData::Call { func, .. } if !self.ir.func(*func).is_import())
-            })
+            self.func
+                .dfg
+                .block(*b)
+                .insts
+                .iter()
+                .copied()
+                .find(|&i| matches!(self.func.dfg.inst(i), InstData::Call { .. }))
         });
         // A bound on the frame this function allocates below the stack
         // pointer: every value spilled once, slots, stack arrays (at most
@@ -329,6 +375,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             + self.homes.frame_bytes(self.func)
             + crate::stack_arrays::MAX_FRAME_BYTES as i64
             + 1024;
+        self.own_frame = frame;
         let (at, what) = match first_call {
             Some(call) => (call, "stack overflow (recursion too deep)"),
             None if frame > LEAF_GUARD_BYTES => match self
@@ -374,16 +421,15 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     /// may give every Cranelift value a slot of its own: the stack guard of
     /// such a function bounds its frame by those values, not the IR's.
     fn finish_frame_bound(&mut self) {
-        let Some(inst) = self.frame_bound else { return };
         if !crate::single_pass(self.b.func) {
             return;
         }
-        let frame = 16 * self.b.func.dfg.num_values() as i64
+        self.own_frame = 16 * self.b.func.dfg.num_values() as i64
             + self.homes.frame_bytes(self.func)
             + crate::stack_arrays::MAX_FRAME_BYTES
             + 1024;
-        if let clif::InstructionData::UnaryImm { imm, .. } = &mut self.b.func.dfg.insts[inst] {
-            *imm = clif::immediates::Imm64::new(-frame);
+        if let Some(inst) = self.frame_bound {
+            set_frame_bound(self.b.func, inst, self.own_frame);
         }
     }
 
