@@ -145,7 +145,10 @@ fn usage_errors_exit_2() {
 #[test]
 fn errors_are_capped_at_100() {
     let terms: Vec<String> = (0..150).map(|k| format!("u{k}")).collect();
-    let src = format!("double f(double x) {{ return x + {}; }}\n", terms.join(" + "));
+    let src = format!(
+        "double f(double x) {{ return x + {}; }}\n",
+        terms.join(" + ")
+    );
     let p = scratch("many_errors.ad", &src);
     let o = adc(&["check", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));

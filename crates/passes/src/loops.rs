@@ -4,7 +4,7 @@
 //! A counted loop has a header `h` with exactly two incoming edges: an
 //! entry edge (from a block `h` does not dominate) passing a value `i0` to
 //! an `i64` parameter `i`, and a back edge (from a latch `h` dominates)
-//! passing `i + c` for a constant `c != 0`. So `i` equals `i0` on the first
+//! passing `i + c` for a constant `c != 0`, `|c| <= MAX_STEP`. So `i` equals `i0` on the first
 //! visit of `h` only (it moves by `c` each iteration; an `i64` cannot wrap
 //! within any feasible trip count), and the reverse sweep can tell the
 //! first visit and step `i` back. `i0` is an integer constant or any value
@@ -97,6 +97,15 @@ pub(crate) fn counted_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<Cou
         .collect()
 }
 
+/// The largest step of a counted loop's counter. With it, a counter that
+/// wrapped, or a distance to the bound that overflows when the reverse
+/// sweep computes where the counter ended, takes over 2^43 iterations: no
+/// run gets there. A larger step (`i += 4e18`) could wrap within a few
+/// iterations, where the replayed counter and the trip count computed
+/// from the bound (`unroll`, `transpose`) went wrong (an independent
+/// tester's finding: a wrong primal, a wrong gradient, a segfault).
+pub(crate) const MAX_STEP: u64 = 1 << 20;
+
 /// Every loop of `func` with a header in `among` that would be counted
 /// if its counter entered with a constant.
 pub(crate) fn stepped_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<SteppedLoop> {
@@ -128,7 +137,10 @@ fn loops_where(
         let counter = (0..params.len()).find_map(|k| {
             let i = params[k];
             let (base, step) = offset_of(func, back.args[k]);
-            let counts = func.dfg.value_type(i) == Type::I64 && base == i && step != 0;
+            let counts = func.dfg.value_type(i) == Type::I64
+                && base == i
+                && step != 0
+                && step.unsigned_abs() <= MAX_STEP;
             (counts && init_ok(entry.args[k])).then_some((k, entry.args[k], step))
         });
         let Some((param, init, step)) = counter else {

@@ -87,8 +87,11 @@ fn plan(func: &Function, lp: &CountedLoop) -> Option<Plan> {
         return None;
     }
     let bound = int_const(func, args[1])?;
+    // In i128: `bound - c0` may not fit an i64.
     let trips = if bound > c0 {
-        (bound - c0 + lp.step - 1) / lp.step
+        let t =
+            (i128::from(bound) - i128::from(c0) + i128::from(lp.step) - 1) / i128::from(lp.step);
+        i64::try_from(t).ok()?
     } else {
         0
     };

@@ -237,15 +237,42 @@ impl Transposer<'_> {
             let op = if up { BinaryOp::Max } else { BinaryOp::Min };
             return Some(self.bin(op, init, limit));
         }
-        // distance = max(0, |limit - init|) in the direction of travel;
-        // trips = ceil(distance / c).
-        let diff = if up {
-            self.bin(BinaryOp::Sub, limit, init)
+        // distance = |limit - init| in the direction of travel, 0 when the
+        // loop did not run (tested first: from -6e18 down to 4e18 the
+        // difference wraps); trips = ceil(distance / c). A distance that
+        // does not fit an i64 takes more iterations than any run makes
+        // (`loops::MAX_STEP`).
+        let (ahead, diff) = if up {
+            (
+                self.emit1(
+                    InstData::Cmp {
+                        cond: CmpCond::Gt,
+                        args: [limit, init],
+                    },
+                    Type::BOOL,
+                ),
+                self.bin(BinaryOp::Sub, limit, init),
+            )
         } else {
-            self.bin(BinaryOp::Sub, init, limit)
+            (
+                self.emit1(
+                    InstData::Cmp {
+                        cond: CmpCond::Lt,
+                        args: [limit, init],
+                    },
+                    Type::BOOL,
+                ),
+                self.bin(BinaryOp::Sub, init, limit),
+            )
         };
         let zero = int(self, 0);
-        let distance = self.bin(BinaryOp::Max, diff, zero);
+        let distance = self.emit1(
+            InstData::Select {
+                cond: ahead,
+                args: [diff, zero],
+            },
+            Type::I64,
+        );
         let round = int(self, c - 1);
         let padded = self.bin(BinaryOp::Add, distance, round);
         let cv = int(self, c);
