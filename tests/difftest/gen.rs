@@ -527,12 +527,32 @@ impl Gen {
                         let o = self.ivars[self.rng.below(self.ivars.len())].clone();
                         format!("for (int {i} = {o}; {i} >= 0; {i}--)")
                     }
+                    // Huge constant bounds and steps, 0 to 3 iterations
+                    // (trip counts and counter ends computed from them
+                    // once overflowed); the counter indexes nothing.
+                    6 if self.rng.below(4) == 0 => {
+                        let trips = self.rng.below(4) as i64;
+                        let step = 3_000_000_000_000_000_000i64 + self.rng.below(1000) as i64;
+                        let lo = -4_500_000_000_000_000_000i64 - self.rng.below(1000) as i64;
+                        if self.rng.below(2) == 0 {
+                            let hi = lo + trips * step - self.rng.below(2) as i64 * (step - 1);
+                            format!("for (int {i} = {lo}; {i} < {hi}; {i} += {step})")
+                        } else {
+                            let (top, bottom) = (-lo, -lo - trips * step + 1);
+                            format!("for (int {i} = {top}; {i} >= {bottom}; {i} -= {step})")
+                        }
+                    }
                     _ => format!("for (int {i} = 0; {i} < {b}; {i}++)"),
                 };
-                self.ivars.push(i.clone());
+                let indexes = !head.contains("000000000");
+                if indexes {
+                    self.ivars.push(i.clone());
+                }
                 let n = 1 + self.rng.below(4);
                 let body = self.loop_body(n, None, ck);
-                self.ivars.pop();
+                if indexes {
+                    self.ivars.pop();
+                }
                 out.push(Stmt::Block {
                     head: format!("{ck}{head}"),
                     body,
