@@ -476,7 +476,10 @@ double z1(double x) { double s = x; for (int i = -6000000000000000000; i >= 4000
 double z3(double x) { double s = x; for (int i = 7000000000000000000; i >= 4; i -= 8400000000000000000) s = s * x; return s; }
 [autodiff_reverse(dg, Active, Active)]
 double g(double x) { double s = x; for (int i = 0; i < 10; i += 9223372036854775800) s = s * x; return s; }");
-    assert_eq!(j.call("b1", &mut []).expect("runs"), vec![Constant::I64(111)]);
+    assert_eq!(
+        j.call("b1", &mut []).expect("runs"),
+        vec![Constant::I64(111)]
+    );
     assert_eq!(floats(&j, "d4", &mut [d(2.0), d(1.0)]), vec![16.0, 32.0]);
     assert_eq!(floats(&j, "dz1", &mut [d(2.0), d(1.0)]), vec![2.0, 1.0]);
     assert_eq!(floats(&j, "dz3", &mut [d(2.0), d(1.0)]), vec![4.0, 4.0]);

@@ -239,6 +239,27 @@ fn run_derivative(
     ExitCode::SUCCESS
 }
 
+/// `print!` panics when stdout cannot be written (`> /dev/full`; a closed
+/// pipe ends adc by SIGPIPE first): that is an error message and exit
+/// code 2, not a panic with a backtrace.
+fn quiet_output_errors() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to std") {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "error: {msg}");
+            std::process::exit(2);
+        }
+        default(info);
+    }));
+}
+
 /// Why `adc compile FILE -o OUT --emit-header H` would overwrite what it
 /// reads or write one file twice (as `cc`, it refuses).
 fn output_clash(file: &str, output: Option<&str>, header: Option<&str>) -> Option<String> {
@@ -275,6 +296,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    quiet_output_errors();
     let cli = Cli::parse();
     let cli_format = cli.error_format;
     let color = std::io::stderr().is_terminal();

@@ -140,6 +140,39 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// Output that cannot be written is an error (exit 2), not a panic; a
+/// closed pipe ends adc quietly (SIGPIPE), as other Unix tools.
+#[test]
+fn unwritable_output_is_an_error_not_a_panic() {
+    let Ok(full) = std::fs::File::options().write(true).open("/dev/full") else {
+        eprintln!("skipping: no /dev/full");
+        return;
+    };
+    let p = scratch(
+        "prints.ad",
+        "double f(int n) { for (int i = 0; i < n; i++) print(i); return 0.0; }\n",
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_adc"))
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--entry",
+            "f",
+            "--args",
+            "[1000]",
+        ])
+        .stdout(full)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("failed printing to stdout"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
 /// At most 100 errors are reported, the last with a note of how many more
 /// there were (20,000 undefined names on one line printed gigabytes).
 #[test]
