@@ -263,6 +263,12 @@ double f(double x) {
     let r = call(&j, "dg", &mut [d(0.3), d(0.4), d(1.0)]);
     assert_close(r[1], 0.6 + 1.6, 1e-14, "d/dx");
     assert_close(r[2], 0.8 - 1.2, 1e-14, "d/dy");
+    // Also where x^2 + y^2 underflows (a reviewer's finding: atan2's
+    // partials were 0 there): 1 / (2e-170) each, hypot's partials 1/sqrt 2.
+    let r = call(&j, "dg", &mut [d(1e-170), d(1e-170), d(1.0)]);
+    let (s, big) = (0.5f64.sqrt(), 0.5e170);
+    assert_close(r[1] / big, (s + big) / big, 1e-14, "d/dx tiny");
+    assert_close(r[2] / big, (s - big) / big, 1e-14, "d/dy tiny");
 }
 
 #[test]

@@ -25,7 +25,7 @@ impl Linearizer<'_> {
     }
 
     /// 1 / x, or 0 where x is 0 (the partials of `hypot` and `atan2` at the
-    /// origin, as `abs` at 0).
+    /// origin, as `abs` at 0; `x` is a hypot, which is 0 only there).
     pub(super) fn recip_or_zero(&mut self, x: Value, ty: Type) -> Value {
         let zero = self.fconst(ty.elem(), 0.0);
         let r = self.recip(x, ty);
@@ -196,14 +196,17 @@ impl Linearizer<'_> {
                 let (a, b) = (xs[0], xs[1]);
                 let (pa, pb) = match f {
                     Atan2 => {
-                        let aa = self.pb(Mul, a, a, ty);
-                        let bb = self.pb(Mul, b, b, ty);
-                        let d = self.pb(Add, aa, bb, ty);
-                        // At the origin: partials 0, not 0/0.
-                        let r = self.recip_or_zero(d, ty);
-                        let pa = self.pb(Mul, b, r, ty);
+                        // (b, -a) / (a^2 + b^2) as ((b, -a) / h) / h with
+                        // h = hypot(a, b): a^2 + b^2 underflows to 0 for
+                        // tiny a and b (1e-170), h only at the origin,
+                        // where the partials are 0, not 0/0.
+                        let h = self.math(Hypot, &[a, b], ty);
+                        let r = self.recip_or_zero(h, ty);
+                        let br = self.pb(Mul, b, r, ty);
+                        let pa = self.pb(Mul, br, r, ty);
                         let ar = self.pb(Mul, a, r, ty);
-                        let pb = self.pneg(ar, ty);
+                        let ar2 = self.pb(Mul, ar, r, ty);
+                        let pb = self.pneg(ar2, ty);
                         (pa, pb)
                     }
                     Pow => {
