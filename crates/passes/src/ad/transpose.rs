@@ -172,6 +172,17 @@ impl Transposer<'_> {
         self.emit(data, &[ty])[0]
     }
 
+    /// The zero an adjoint slot is cleared to: -0.0 for floats, which adds
+    /// to anything exactly (`const-fold` then drops `-0.0 + x`; +0.0 would
+    /// turn a -0.0 into +0.0, so `0 + adjoint` stayed in reverse loops).
+    fn adjoint_zero(ty: Type) -> Constant {
+        match ty.elem() {
+            adc_ir::ScalarType::F64 => Constant::F64(-0.0),
+            adc_ir::ScalarType::F32 => Constant::F32(-0.0),
+            e => Constant::zero(e),
+        }
+    }
+
     fn zero(&mut self, ty: Type) -> Value {
         self.emit1(
             InstData::Const {
@@ -227,7 +238,12 @@ impl Transposer<'_> {
         };
         let ty = self.ty(v);
         let s = self.emit1(InstData::RefLoad { ptr: slot }, ty);
-        let z = self.zero(ty);
+        let z = self.emit1(
+            InstData::Const {
+                value: Self::adjoint_zero(ty),
+            },
+            ty,
+        );
         self.emit(
             InstData::RefStore {
                 ptr: slot,
@@ -345,7 +361,7 @@ impl Transposer<'_> {
             let sv = self.out.dfg.inst_results(slot)[0];
             let z = self.out.dfg.make_inst(
                 InstData::Const {
-                    value: Constant::zero(ty.elem()),
+                    value: Self::adjoint_zero(ty),
                 },
                 &[ty],
             );
@@ -566,6 +582,12 @@ impl Transposer<'_> {
         for g in grads {
             let v = self.take_adjoint(g);
             let v = match v {
+                // A gradient that got nothing is +0.0, not the slot's -0.0:
+                // `-0.0 + 0.0` is `0.0`, anything else stays as it is.
+                Some(v) if self.ty(g).elem().is_float() => {
+                    let z = self.zero(self.ty(g));
+                    self.bin(BinaryOp::Add, v, z)
+                }
                 Some(v) => v,
                 None => self.zero(self.ty(g)),
             };

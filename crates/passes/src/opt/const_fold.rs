@@ -119,6 +119,11 @@ fn identity(func: &Function, inst: Inst) -> Option<Identity> {
             Some(Identity::Same(a))
         }
         (BinaryOp::Add, Some(Constant::I64(0)), _) => Some(Identity::Same(b)),
+        // x + (-0.0) is x for every float x, -0.0 and NaN included (not so
+        // x + 0.0: -0.0 + 0.0 is 0.0). Adjoint slots are cleared to -0.0
+        // (`transpose`) so that reverse loops carry no `0 + adjoint`.
+        (BinaryOp::Add, _, Some(c)) if is_negative_zero(c) => Some(Identity::Same(a)),
+        (BinaryOp::Add, Some(c), _) if is_negative_zero(c) => Some(Identity::Same(b)),
         (BinaryOp::Mul, _, Some(Constant::I64(1))) => Some(Identity::Same(a)),
         (BinaryOp::Mul, Some(Constant::I64(1)), _) => Some(Identity::Same(b)),
         (BinaryOp::Mul, Some(c), _) | (BinaryOp::Mul, _, Some(c)) if is_two(c) => {
@@ -154,6 +159,11 @@ fn exact_reciprocal(func: &Function, inst: Inst) -> Option<(Value, Constant)> {
         }
         _ => None,
     }
+}
+
+fn is_negative_zero(c: Constant) -> bool {
+    matches!(c, Constant::F64(x) if x == 0.0 && x.is_sign_negative())
+        || matches!(c, Constant::F32(x) if x == 0.0 && x.is_sign_negative())
 }
 
 fn is_two(c: Constant) -> bool {
