@@ -183,6 +183,26 @@ impl Transposer<'_> {
         }
     }
 
+    /// A stack slot for a value of type `ty`, and its store of `init`: the
+    /// instructions `build` puts at the top of the entry block.
+    fn slot_setup(&mut self, ty: Type, init: Constant) -> (Value, [Inst; 3]) {
+        let slot = self
+            .out
+            .dfg
+            .make_inst(InstData::Slot, &[Type::Ref(ty.elem())]);
+        let sv = self.out.dfg.inst_results(slot)[0];
+        let z = self
+            .out
+            .dfg
+            .make_inst(InstData::Const { value: init }, &[ty]);
+        let zv = self.out.dfg.inst_results(z)[0];
+        let st = self
+            .out
+            .dfg
+            .make_inst(InstData::RefStore { ptr: sv, value: zv }, &[]);
+        (sv, [slot, z, st])
+    }
+
     fn zero(&mut self, ty: Type) -> Value {
         self.emit1(
             InstData::Const {
@@ -354,23 +374,8 @@ impl Transposer<'_> {
         let mut slot_insts = self.plan_hoists(&dblocks);
         for &v in &crossing {
             let ty = self.ty(v);
-            let slot = self
-                .out
-                .dfg
-                .make_inst(InstData::Slot, &[Type::Ref(ty.elem())]);
-            let sv = self.out.dfg.inst_results(slot)[0];
-            let z = self.out.dfg.make_inst(
-                InstData::Const {
-                    value: Self::adjoint_zero(ty),
-                },
-                &[ty],
-            );
-            let zv = self.out.dfg.inst_results(z)[0];
-            let st = self
-                .out
-                .dfg
-                .make_inst(InstData::RefStore { ptr: sv, value: zv }, &[]);
-            slot_insts.extend([slot, z, st]);
+            let (sv, insts) = self.slot_setup(ty, Self::adjoint_zero(ty));
+            slot_insts.extend(insts);
             self.slots.insert(v, sv);
         }
         for (n, i) in slot_insts.iter().enumerate() {

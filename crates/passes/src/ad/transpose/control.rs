@@ -242,29 +242,15 @@ impl Transposer<'_> {
         // difference wraps); trips = ceil(distance / c). A distance that
         // does not fit an i64 takes more iterations than any run makes
         // (`loops::MAX_STEP`).
-        let (ahead, diff) = if up {
-            (
-                self.emit1(
-                    InstData::Cmp {
-                        cond: CmpCond::Gt,
-                        args: [limit, init],
-                    },
-                    Type::BOOL,
-                ),
-                self.bin(BinaryOp::Sub, limit, init),
-            )
-        } else {
-            (
-                self.emit1(
-                    InstData::Cmp {
-                        cond: CmpCond::Lt,
-                        args: [limit, init],
-                    },
-                    Type::BOOL,
-                ),
-                self.bin(BinaryOp::Sub, init, limit),
-            )
-        };
+        let (far, near) = if up { (limit, init) } else { (init, limit) };
+        let ahead = self.emit1(
+            InstData::Cmp {
+                cond: CmpCond::Gt,
+                args: [far, near],
+            },
+            Type::BOOL,
+        );
+        let diff = self.bin(BinaryOp::Sub, far, near);
         let zero = int(self, 0);
         let distance = self.emit1(
             InstData::Select {

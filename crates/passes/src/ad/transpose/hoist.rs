@@ -142,24 +142,10 @@ impl Transposer<'_> {
         setup
     }
 
+    /// A slot that starts at `zero` (`Transposer::slot_setup`): the hoisted
+    /// value's own, not an adjoint.
     fn hoist_slot(&mut self, ty: Type) -> (Value, [Inst; 3]) {
-        let slot = self
-            .out
-            .dfg
-            .make_inst(InstData::Slot, &[Type::Ref(ty.elem())]);
-        let sv = self.out.dfg.inst_results(slot)[0];
-        let z = self.out.dfg.make_inst(
-            InstData::Const {
-                value: Constant::zero(ty.elem()),
-            },
-            &[ty],
-        );
-        let zv = self.out.dfg.inst_results(z)[0];
-        let st = self
-            .out
-            .dfg
-            .make_inst(InstData::RefStore { ptr: sv, value: zv }, &[]);
-        (sv, [slot, z, st])
+        self.slot_setup(ty, Constant::zero(ty.elem()))
     }
 
     /// At the top of the reverse block of differential block `b`: pops the
