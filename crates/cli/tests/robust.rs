@@ -470,7 +470,9 @@ fn externs_resolve_against_the_math_library_only() {
 /// called it); the frame's size counts in the recursion guard too.
 #[test]
 fn large_frames_on_a_small_stack_are_a_runtime_error() {
-    let n = 12_000;
+    // 20,000 values live across calls: a 160 KB frame (counted twice by
+    // the guard, which runs once the frame is allocated).
+    let n = 20_000;
     let mut src = String::from("double leaf(double x) {\n");
     for i in 0..n {
         src += &format!("    double a{i} = sin(x + {i}.0);\n");
@@ -508,6 +510,32 @@ fn large_frames_on_a_small_stack_are_a_runtime_error() {
         })
         .expect("spawn");
     handle.join().expect("runs on a 64 MiB stack");
+}
+
+/// Stack guards use the frames Cranelift laid out: bounding a frame by the
+/// function's IR values made the reverse derivative of 300 nested `if`s
+/// ask for 436 KB (it takes about 1 KB) and fail on a 256 KiB thread
+/// (2,000 of them asked for 16 MB: "frame too large" from `adc run`).
+#[test]
+fn stack_guards_measure_frames() {
+    let n = 300;
+    let mut src = String::from("[autodiff_reverse(ddeep, Active, ActiveOnly)]\ndouble deep(double x) {\n");
+    for i in 0..n {
+        src += &format!("if (x > {i}.5) {{ x = x * 1.0001 + 1.0;\n");
+    }
+    src += &"}".repeat(n);
+    src += "\nreturn x * x;\n}\n";
+    let jit = adc::compile_jit("deep.ad", &src, false).unwrap_or_else(|f| panic!("{f}"));
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            let d: adc::TypedFunc<(f64, f64), f64> = jit.typed("ddeep").expect("ddeep");
+            // x stays below 0.5: no branch taken, d(x^2)/dx = 2x.
+            assert_eq!(d.call((0.25, 1.0)).expect("runs on a 256 KiB stack"), 0.5);
+        })
+        .expect("spawn")
+        .join()
+        .expect("no crash");
 }
 
 /// A function of more than 30,000 Cranelift blocks (20,000 nested `if`s)

@@ -183,6 +183,7 @@ fn build<M: Module>(
     // the callees: `translate::FrameGuard`), then the machine code.
     let mut bodies = Vec::new();
     let mut frames = vec![0i64; ir.funcs.len()];
+    let mut guards = Vec::new();
     for (i, f) in ir.funcs.iter().enumerate() {
         // A derivative stub that nothing calls any more has no body.
         if f.is_import() || f.layout.is_empty() {
@@ -192,7 +193,7 @@ fn build<M: Module>(
         let mut ctx = m.make_context();
         ctx.func.signature = translate::impl_signature(m, f, true);
         let guard = translate::translate(m, ir, &mut syms, f, locate, &mut ctx.func, &mut fctx)?;
-        frames[i] = guard.own;
+        frames[i] = guard.estimate;
         bodies.push(Some((ctx, guard)));
     }
     for (i, f) in ir.funcs.iter().enumerate() {
@@ -201,12 +202,15 @@ fn build<M: Module>(
             built.entries.push(None);
             continue;
         };
-        if let Some(constant) = guard.constant {
-            let callee = guard.callees.iter().map(|&c| frames[c]).max().unwrap_or(0);
-            translate::set_frame_bound(&mut ctx.func, constant, guard.own + callee);
-        }
         define_body(m, syms.func_ids[i], &mut ctx)
             .map_err(|e| CodegenError::Backend(format!("`{}`: {e}", f.name)))?;
+        if let Some(frame) = compiled_frame(&ctx) {
+
+            frames[i] = frame;
+        }
+        if let Some(bound) = guard.bound {
+            guards.push((bound, i, guard.callees));
+        }
         let csig = abi::c_signature(m, f);
         // In the JIT the wrapper is only reached through its pointer, and a
         // user function named like a C library function the runtime calls
@@ -236,10 +240,25 @@ fn build<M: Module>(
             built.entries.push(None);
         }
     }
+    for (bound, i, callees) in guards {
+        let callee = callees.iter().map(|&c| frames[c]).max().unwrap_or(0);
+        let mut desc = cranelift_module::DataDescription::new();
+        desc.define(Box::new((-(frames[i] + callee)).to_le_bytes()));
+        m.define_data(bound, &desc)?;
+    }
     if let Some(id) = syms.copy {
         copy::define_copy(m, id)?;
     }
     Ok(built)
+}
+
+/// Bytes a compiled function's frame may reach below its caller's stack
+/// pointer: what Cranelift laid out below the frame pointer, the return
+/// address and saved frame pointer above it, and a margin for the C
+/// library functions it calls (`calloc`, `realloc`).
+fn compiled_frame(ctx: &cranelift_codegen::Context) -> Option<i64> {
+    let layout = ctx.compiled_code()?.buffer.frame_layout()?;
+    Some(layout.frame_to_fp_offset as i64 + 16 + 1024)
 }
 
 /// Functions with more Cranelift blocks than this are compiled with

@@ -16,7 +16,7 @@ use cranelift_codegen::ir::{
     self as clif, types, AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{Linkage, Module};
+use cranelift_module::{DataId, Linkage, Module};
 use std::collections::BTreeMap;
 
 pub(crate) const PTR: clif::Type = types::I64;
@@ -110,9 +110,9 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     quiet_frees: std::collections::BTreeSet<adc_ir::Value>,
     /// Loop-entry copies of values loops use (`crate::homes`).
     pub(crate) homes: crate::homes::HomeState,
-    /// The stack guard's `-frame` constant and this function's frame bound
-    /// (`FrameGuard`).
-    frame_bound: Option<clif::Inst>,
+    /// The data object holding the stack guard's `-frame` and this
+    /// function's estimated frame (`FrameGuard`).
+    frame_bound: Option<DataId>,
     own_frame: i64,
 }
 
@@ -122,11 +122,13 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
 /// check runs (a 640 KB single-pass frame on a 256 KiB thread), so the
 /// guard of a caller, and the JIT's entry, check for the callee's frame too.
 pub(crate) struct FrameGuard {
-    /// A bound on the frame the function allocates, in bytes.
-    pub own: i64,
-    /// Its stack guard's `-frame` constant, if it has a guard: `lib.rs`
-    /// sets it to minus its own frame plus its largest callee's.
-    pub constant: Option<clif::Inst>,
+    /// An upper estimate of the frame the function allocates, in bytes,
+    /// for when Cranelift does not report the frame it laid out.
+    pub estimate: i64,
+    /// The data object its stack guard reads `-frame` from, if it has a
+    /// guard: `lib.rs` defines it as minus the function's own frame plus
+    /// its largest callee's, once all are compiled.
+    pub bound: Option<DataId>,
     /// The module's functions it calls (by index), defined ones only.
     pub callees: Vec<usize>,
 }
@@ -248,7 +250,6 @@ pub(crate) fn translate<M: Module>(
         }
     }
     t.finish()?;
-    t.finish_frame_bound();
     let mut callees: Vec<usize> = func
         .layout
         .iter()
@@ -263,21 +264,19 @@ pub(crate) fn translate<M: Module>(
     callees.sort_unstable();
     callees.dedup();
     let guard = FrameGuard {
-        own: t.own_frame,
-        constant: t.frame_bound,
+        // The single-pass allocator may give every Cranelift value a slot.
+        estimate: if crate::single_pass(t.b.func) {
+            16 * t.b.func.dfg.num_values() as i64 + t.own_frame
+        } else {
+            t.own_frame
+        },
+        bound: t.frame_bound,
         callees,
     };
     t.b.seal_all_blocks();
     let cfg = t.m.target_config();
     t.b.finalize(cfg);
     Ok(guard)
-}
-
-/// Sets the stack guard's constant of a translated function to `-bytes`.
-pub(crate) fn set_frame_bound(func: &mut clif::Function, constant: clif::Inst, bytes: i64) {
-    if let clif::InstructionData::UnaryImm { imm, .. } = &mut func.dfg.insts[constant] {
-        *imm = clif::immediates::Imm64::new(-bytes);
-    }
 }
 
 impl<M: Module> FuncTranslator<'_, '_, M> {
@@ -400,8 +399,20 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .ins()
             .load(types::I64, TRUSTED, self.ctx_ptr, CTX_STACK_FLOOR);
         let sp = self.b.ins().get_stack_pointer(types::I64);
-        let minus_frame = self.b.ins().iconst(types::I64, -frame);
-        self.frame_bound = self.b.func.dfg.value_def(minus_frame).inst();
+        // The bound is read from a data object that `lib.rs` fills once
+        // every function is compiled, with the frames Cranelift allocated:
+        // counting IR values overestimated frames by up to 100x (2,000
+        // nested `if`s under `--grad` were refused on an 8 MiB stack).
+        let bound = self.m.declare_data(
+            &format!("__adc_frame_bound_{}", self.func.name),
+            Linkage::Local,
+            false,
+            false,
+        )?;
+        self.frame_bound = Some(bound);
+        let gv = self.m.declare_data_in_func(bound, self.b.func);
+        let addr = self.b.ins().symbol_value(PTR, gv);
+        let minus_frame = self.b.ins().load(types::I64, TRUSTED, addr, 0);
         let frame_end = self.b.ins().iadd(sp, minus_frame);
         // `sp < frame` (a wrapped frame end) cannot happen below a floor
         // that is not zero; a zero floor never fails.
@@ -415,22 +426,6 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .expect("check leaves a block current");
         self.blocks.insert(self.func.layout[0], after_guard);
         Ok(())
-    }
-
-    /// The single-pass register allocator (`crate::single_pass`)
-    /// may give every Cranelift value a slot of its own: the stack guard of
-    /// such a function bounds its frame by those values, not the IR's.
-    fn finish_frame_bound(&mut self) {
-        if !crate::single_pass(self.b.func) {
-            return;
-        }
-        self.own_frame = 16 * self.b.func.dfg.num_values() as i64
-            + self.homes.frame_bytes(self.func)
-            + crate::stack_arrays::MAX_FRAME_BYTES
-            + 1024;
-        if let Some(inst) = self.frame_bound {
-            set_frame_bound(self.b.func, inst, self.own_frame);
-        }
     }
 
     /// Branches to the error site when `fail` is true, else continues.
