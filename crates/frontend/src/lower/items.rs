@@ -1,7 +1,7 @@
 //! Items: signatures, global constants, attributes, and the per-function
 //! driver of the lowering walk.
 
-use super::expr::AttrRequest;
+use super::attrs::AttrRequest;
 use super::{scalar_of, type_name, Binding, FnLowerer};
 use crate::ast::*;
 use crate::diag::Diagnostic;
@@ -238,7 +238,7 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
         }
         for a in &f.attrs {
             let request =
-                super::expr::check_function_attr(f, a, &globals, diags, &mut |name, diags| {
+                super::attrs::check_function_attr(f, a, &globals, diags, &mut |name, diags| {
                     // A generated function has a body: the names a
                     // definition may not take, it may not take either.
                     if let Some(d) = reserved_name(name, true) {

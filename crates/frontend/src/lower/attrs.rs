@@ -1,0 +1,188 @@
+//! Function attributes (LANGUAGE.md §5) checked against the signature they
+//! stand on.
+
+use super::items::Globals;
+use crate::ast::*;
+use crate::diag::Diagnostic;
+use adc_ir::{Activity, AdMode, DerivSpec};
+
+/// What a well-formed function attribute asks for.
+pub(crate) enum AttrRequest {
+    /// Generate function `name` by differentiating the function.
+    Generate(Ident, DerivSpec),
+    /// Use `g` as the function's custom derivative in this mode.
+    Custom(AdMode, Ident),
+    /// `[checkpoint]`: reverse-mode callers re-run the function.
+    Checkpoint,
+}
+
+/// Checks a function attribute (§5) against the signature it stands on.
+pub(crate) fn check_function_attr(
+    f: &FuncDecl,
+    a: &Attr,
+    globals: &Globals,
+    diags: &mut Vec<Diagnostic>,
+    claim_name: &mut dyn FnMut(&Ident, &mut Vec<Diagnostic>) -> bool,
+) -> Option<AttrRequest> {
+    let name = a.name.name.as_str();
+    let args = a.args.clone().unwrap_or_default();
+    match name {
+        "autodiff_reverse" | "autodiff_forward" => {
+            let reverse = name == "autodiff_reverse";
+            let Some(AttrArg::Ident(gen)) = args.first() else {
+                diags.push(Diagnostic::error(
+                    "E0301",
+                    format!("`{name}` needs the generated function's name first"),
+                    a.span,
+                ));
+                return None;
+            };
+            let has_ret = f.ret != ReturnType::Void;
+            let want = f.params.len() + usize::from(has_ret);
+            let acts = &args[1..];
+            if acts.len() != want {
+                diags.push(
+                    Diagnostic::error("E0302", format!("`{}` has {} parameter{}{}, so `{name}` needs {want} activities, found {}", f.name.name, f.params.len(), if f.params.len() == 1 { "" } else { "s" }, if has_ret { " and a return value" } else { "" }, acts.len()), a.span)
+                        .with_note("give one activity per parameter, then one for the return value (none for `void`)"),
+                );
+                return None;
+            }
+            let mut ok = true;
+            let mut activities = Vec::new();
+            for (i, act) in acts.iter().enumerate() {
+                let AttrArg::Ident(act) = act else {
+                    diags.push(Diagnostic::error("E0303", "expected an activity", a.span));
+                    ok = false;
+                    continue;
+                };
+                let allowed: &[&str] = if i < f.params.len() {
+                    let p = &f.params[i];
+                    let float = matches!(p.ty, BaseType::Double | BaseType::Float);
+                    let by_ref = p.is_array || p.mode != Mode::Value;
+                    match (reverse, float, by_ref) {
+                        (_, false, _) => &["Const"],
+                        (true, true, false) => &["Const", "Active"],
+                        (true, true, true) => &["Const", "Duplicated", "DuplicatedOnly"],
+                        (false, true, _) => &["Const", "Dual", "DualOnly"],
+                    }
+                } else {
+                    match (&f.ret, reverse) {
+                        (ReturnType::Base(BaseType::Double | BaseType::Float), true) => {
+                            &["Const", "Active", "ActiveOnly"]
+                        }
+                        (ReturnType::Base(BaseType::Double | BaseType::Float), false) => {
+                            &["Const", "Dual", "DualOnly"]
+                        }
+                        _ => &["Const"],
+                    }
+                };
+                activities.push(Activity::from_name(&act.name).unwrap_or(Activity::Const));
+                if !allowed.contains(&act.name.as_str()) {
+                    let what = if i < f.params.len() {
+                        format!("parameter `{}`", f.params[i].name.name)
+                    } else {
+                        "the return value".to_string()
+                    };
+                    diags.push(
+                        with_suggestion(
+                            Diagnostic::error(
+                                "E0303",
+                                format!("activity `{}` does not fit {what}", act.name),
+                                act.span,
+                            ),
+                            &act.name,
+                            allowed.iter().copied(),
+                        )
+                        .with_note(format!("allowed here: {}", allowed.join(", "))),
+                    );
+                    ok = false;
+                }
+            }
+            if ok && claim_name(gen, diags) {
+                let ret = if has_ret { activities.pop() } else { None };
+                return Some(AttrRequest::Generate(
+                    gen.clone(),
+                    DerivSpec {
+                        mode: if reverse {
+                            AdMode::Reverse
+                        } else {
+                            AdMode::Forward
+                        },
+                        of: f.name.name.clone(),
+                        params: activities,
+                        ret: ret.unwrap_or(Activity::Const),
+                    },
+                ));
+            }
+            None
+        }
+        "reverse_derivative" | "forward_derivative" => match args.as_slice() {
+            [AttrArg::Ident(g)] if globals.funcs.contains_key(&g.name) => {
+                let mode = if name == "reverse_derivative" {
+                    AdMode::Reverse
+                } else {
+                    AdMode::Forward
+                };
+                Some(AttrRequest::Custom(mode, g.clone()))
+            }
+            [AttrArg::Ident(g)] => {
+                diags.push(with_suggestion(
+                    Diagnostic::error(
+                        "E0306",
+                        format!("cannot find function `{}`", g.name),
+                        g.span,
+                    ),
+                    &g.name,
+                    globals.funcs.keys().map(String::as_str),
+                ));
+                None
+            }
+            _ => {
+                diags.push(Diagnostic::error(
+                    "E0306",
+                    format!("`{name}` takes the name of one function"),
+                    a.span,
+                ));
+                None
+            }
+        },
+        "checkpoint" if a.args.is_none() => Some(AttrRequest::Checkpoint),
+        "checkpoint" => {
+            diags.push(Diagnostic::error(
+                "E0305",
+                "a function's `checkpoint` takes no arguments",
+                a.span,
+            ));
+            None
+        }
+        other => {
+            diags.push(with_suggestion(
+                Diagnostic::error("E0304", format!("unknown attribute `{other}`"), a.name.span),
+                other,
+                FUNCTION_ATTRIBUTES.iter().copied(),
+            ));
+            None
+        }
+    }
+}
+
+/// The attributes a function may carry (§5).
+const FUNCTION_ATTRIBUTES: &[&str] = &[
+    "autodiff_reverse",
+    "autodiff_forward",
+    "reverse_derivative",
+    "forward_derivative",
+    "checkpoint",
+];
+
+/// `d` with a "did you mean" note when a candidate is close to `name`.
+pub(crate) fn with_suggestion<'a>(
+    d: Diagnostic,
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Diagnostic {
+    match crate::suggest::did_you_mean(name, candidates) {
+        Some(note) => d.with_note(note),
+        None => d,
+    }
+}
