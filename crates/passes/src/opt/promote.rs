@@ -24,7 +24,7 @@
 //! same values as before wherever code outside the loop can read it.
 
 use crate::loops::{stepped_loops, SteppedLoop};
-use crate::util::{array_root, is_fresh_array, substitute};
+use crate::util::{array_root, incoming_edges, is_fresh_array, substitute};
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, Inst, InstData, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,8 +35,10 @@ pub fn run(func: &mut Function) -> bool {
     for _ in 0..64 {
         let all: BTreeSet<Block> = func.layout.iter().copied().collect();
         let dom = DomTree::new(func);
+        let edges = incoming_edges(func);
         let found = stepped_loops(func, &all)
             .into_iter()
+            .filter(|lp| edges[&lp.exit].len() == 1)
             .find_map(|lp| candidate(func, &dom, &lp).map(|c| (lp, c)));
         let Some((lp, c)) = found else { break };
         rewrite(func, &lp, &c);
@@ -68,24 +70,8 @@ fn disjoint(func: &Function, a: Value, b: Value) -> bool {
     ra != rb && is_fresh_array(func, ra) && is_fresh_array(func, rb)
 }
 
+/// Assumes `lp`'s exit has one predecessor (the caller checks).
 fn candidate(func: &Function, dom: &DomTree, lp: &SteppedLoop) -> Option<Candidate> {
-    let preds = |b: Block| -> usize {
-        func.layout
-            .iter()
-            .filter_map(|&p| func.terminator(p))
-            .map(|t| {
-                func.dfg
-                    .inst(t)
-                    .successors()
-                    .iter()
-                    .filter(|c| c.block == b)
-                    .count()
-            })
-            .sum()
-    };
-    if preds(lp.exit) != 1 {
-        return None;
-    }
     // Accesses in the loop, by (array, index), in block order.
     let mut accesses: Vec<(Inst, Block, Value, Value, bool)> = Vec::new();
     for &b in &lp.body {

@@ -35,12 +35,37 @@ const MAX_TEST: usize = 8;
 pub fn run(func: &mut Function) -> bool {
     let mut changed = false;
     let mut done: BTreeSet<Block> = BTreeSet::new();
-    // One loop at a time: each rotation changes the CFG the next one is
-    // found in.
+    // Each scan computes the edges, dominators and uses once and rotates
+    // every loop whose blocks no earlier rotation of the scan touched: a
+    // rotation keeps every block's dominators (the latch's new edges start
+    // under the header) and changes only the edges of its own blocks.
+    // Rescanning the whole function per loop made 1,000 sequential loops
+    // cost a thousand scans.
     for _ in 0..256 {
-        let Some(plan) = find(func, &done) else { break };
-        done.insert(plan.header);
-        rotate(func, &plan);
+        let Some(&entry) = func.layout.first() else { break };
+        let edges = incoming_edges(func);
+        let dom = DomTree::new(func);
+        let mut uses = use_blocks(func);
+        let mut touched: BTreeSet<Block> = BTreeSet::new();
+        let headers: Vec<Block> = func.layout.clone();
+        for h in headers {
+            if h == entry || done.contains(&h) {
+                continue;
+            }
+            let Some(plan) = find(func, &edges, &dom, &uses, h) else {
+                continue;
+            };
+            let blocks = [plan.header, plan.latch, plan.body, plan.exit];
+            if blocks.iter().any(|b| touched.contains(b)) {
+                continue;
+            }
+            touched.extend(blocks);
+            done.insert(h);
+            rotate(func, &dom, &mut uses, &plan);
+        }
+        if touched.is_empty() {
+            break;
+        }
         changed = true;
     }
     changed
@@ -53,71 +78,89 @@ struct Plan {
     exit: Block,
 }
 
-fn find(func: &Function, done: &BTreeSet<Block>) -> Option<Plan> {
-    let edges = incoming_edges(func);
-    let dom = DomTree::new(func);
-    let entry = *func.layout.first()?;
-    func.layout.iter().copied().find_map(|h| {
-        if h == entry || done.contains(&h) {
-            return None;
-        }
-        let es = &edges[&h];
-        if es.len() != 2 {
-            return None;
-        }
-        let back: Vec<Block> = es
-            .iter()
-            .map(|e| e.from)
-            .filter(|&f| dom.dominates(h, f))
-            .collect();
-        let [latch] = back[..] else { return None };
-        let insts = &func.dfg.block(h).insts;
-        let (&term, test) = insts.split_last()?;
-        if test.len() > MAX_TEST
-            || test
-                .iter()
-                .any(|&i| func.dfg.inst(i).has_side_effects() || func.dfg.inst(i).is_terminator())
-        {
-            return None;
-        }
-        let InstData::Branch {
-            then_dest,
-            else_dest,
-            ..
-        } = func.dfg.inst(term)
-        else {
-            return None;
-        };
-        let (body, exit) = (then_dest.block, else_dest.block);
-        // The body is entered from `h` only; the exit may have other
-        // predecessors (the shared exit of a versioned loop's two copies,
-        // a `break`) when nothing under it uses `h`'s values.
-        if body == exit || body == h || exit == h || edges[&body].len() != 1 {
-            return None;
-        }
-        let latch_jumps_back = func.terminator(latch).is_some_and(
-            |t| matches!(func.dfg.inst(t), InstData::Jump { dest } if dest.block == h),
-        );
-        if !latch_jumps_back {
-            return None;
-        }
-        // Every use of `h`'s values outside `h` lies under `body` or, when
-        // `h` is its only predecessor (the others would have to pass the
-        // new parameters), under `exit`.
-        let defined = defined_in(func, h);
-        let exit_alone = edges[&exit].len() == 1;
-        let covered = func.layout.iter().all(|&u| {
-            u == h
-                || dom.dominates(body, u)
-                || (exit_alone && dom.dominates(exit, u))
-                || !uses_any(func, u, &defined)
+/// The blocks whose instructions use each value (a block once per value).
+type Uses = BTreeMap<Value, Vec<Block>>;
+
+fn use_blocks(func: &Function) -> Uses {
+    let mut uses = Uses::new();
+    for &b in &func.layout {
+        note_uses(func, b, &mut uses);
+    }
+    uses
+}
+
+fn note_uses(func: &Function, b: Block, uses: &mut Uses) {
+    for &i in &func.dfg.block(b).insts {
+        func.dfg.inst(i).for_each_arg(|a| {
+            let at = uses.entry(a).or_default();
+            if at.last() != Some(&b) {
+                at.push(b);
+            }
         });
-        covered.then_some(Plan {
-            header: h,
-            latch,
-            body,
-            exit,
+    }
+}
+
+fn find(
+    func: &Function,
+    edges: &BTreeMap<Block, Vec<crate::util::Edge>>,
+    dom: &DomTree,
+    uses: &Uses,
+    h: Block,
+) -> Option<Plan> {
+    let es = &edges[&h];
+    if es.len() != 2 {
+        return None;
+    }
+    let back: Vec<Block> = es
+        .iter()
+        .map(|e| e.from)
+        .filter(|&f| dom.dominates(h, f))
+        .collect();
+    let [latch] = back[..] else { return None };
+    let insts = &func.dfg.block(h).insts;
+    let (&term, test) = insts.split_last()?;
+    if test.len() > MAX_TEST
+        || test
+            .iter()
+            .any(|&i| func.dfg.inst(i).has_side_effects() || func.dfg.inst(i).is_terminator())
+    {
+        return None;
+    }
+    let InstData::Branch {
+        then_dest,
+        else_dest,
+        ..
+    } = func.dfg.inst(term)
+    else {
+        return None;
+    };
+    let (body, exit) = (then_dest.block, else_dest.block);
+    // The body is entered from `h` only; the exit may have other
+    // predecessors (the shared exit of a versioned loop's two copies,
+    // a `break`) when nothing under it uses `h`'s values.
+    if body == exit || body == h || exit == h || edges[&body].len() != 1 {
+        return None;
+    }
+    let latch_jumps_back = func.terminator(latch).is_some_and(
+        |t| matches!(func.dfg.inst(t), InstData::Jump { dest } if dest.block == h),
+    );
+    if !latch_jumps_back {
+        return None;
+    }
+    // Every use of `h`'s values outside `h` lies under `body` or, when
+    // `h` is its only predecessor (the others would have to pass the
+    // new parameters), under `exit`.
+    let exit_alone = edges[&exit].len() == 1;
+    let covered = defined_in(func, h).iter().all(|v| {
+        uses.get(v).into_iter().flatten().all(|&u| {
+            u == h || dom.dominates(body, u) || (exit_alone && dom.dominates(exit, u))
         })
+    });
+    covered.then_some(Plan {
+        header: h,
+        latch,
+        body,
+        exit,
     })
 }
 
@@ -130,38 +173,21 @@ fn defined_in(func: &Function, b: Block) -> BTreeSet<Value> {
     out
 }
 
-fn uses_any(func: &Function, b: Block, values: &BTreeSet<Value>) -> bool {
-    func.dfg.block(b).insts.iter().any(|&i| {
-        let mut hit = false;
-        func.dfg
-            .inst(i)
-            .for_each_arg(|a| hit |= values.contains(&a));
-        hit
-    })
-}
-
-fn rotate(func: &mut Function, p: &Plan) {
-    let dom = DomTree::new(func);
+fn rotate(func: &mut Function, dom: &DomTree, uses: &mut Uses, p: &Plan) {
     let defined = defined_in(func, p.header);
     let term = func
         .terminator(p.header)
         .expect("invariant: `find` saw the header's branch");
     // The values of `h` each successor's region uses become its parameters.
     for (succ, is_then) in [(p.body, true), (p.exit, false)] {
-        let region: Vec<Block> = func
-            .layout
-            .iter()
-            .copied()
-            .filter(|&u| dom.dominates(succ, u))
-            .collect();
         let mut used: BTreeSet<Value> = BTreeSet::new();
-        for &u in &region {
-            for &i in &func.dfg.block(u).insts {
-                func.dfg.inst(i).for_each_arg(|a| {
-                    if defined.contains(&a) {
-                        used.insert(a);
-                    }
-                });
+        let mut region: BTreeSet<Block> = BTreeSet::new();
+        for &v in &defined {
+            for &u in uses.get(&v).into_iter().flatten() {
+                if dom.dominates(succ, u) {
+                    used.insert(v);
+                    region.insert(u);
+                }
             }
         }
         let mut rename: BTreeMap<Value, Value> = BTreeMap::new();
@@ -206,5 +232,8 @@ fn rotate(func: &mut Function, p: &Plan) {
         crate::util::copy_inst(func, i, p.latch, &mut map);
     }
     // `test` ended with the header's branch: its copy, now the latch's
-    // terminator, branches on the copied test with mapped arguments.
+    // terminator, branches on the copied test with mapped arguments. The
+    // copy may use values defined before the loop (its bound) that the
+    // latch did not use: later rotations of the scan must see those uses.
+    note_uses(func, p.latch, uses);
 }
