@@ -323,7 +323,7 @@ fn lexer_keywords() -> Vec<String> {
 
 /// The names `Lowering::builtin` matches on (`len`, `print`, `min`, ...).
 fn frontend_builtins() -> Vec<String> {
-    let src = support::read(&support::root().join("crates/frontend/src/lower/expr.rs"));
+    let src = support::read(&support::root().join("crates/frontend/src/lower/call.rs"));
     let start = src.find("fn builtin(").expect("the built-in dispatch");
     let body = &src[start..];
     let end = body.find("name =>").expect("the math functions' arm");

@@ -199,8 +199,7 @@ enum Kind {
 struct Helper {
     name: String,
     kind: Kind,
-    /// Declares a local array (itself or in a callee): not called from
-    /// `[checkpoint]` loops (E0401, see difftest/regressions.rs).
+    /// Declares a local array (itself or in a callee).
     has_arr: bool,
 }
 
@@ -213,8 +212,8 @@ struct Gen {
     helpers: Vec<Helper>,
     loop_depth: usize,
     in_loop: bool,
-    /// Inside a `[checkpoint]` loop: no local arrays (E0401, "declare it
-    /// before the loop").
+    /// Inside a `[checkpoint]` loop (local arrays declared there that a
+    /// `break` or `return` leaves alive make it a plain loop).
     in_ck: bool,
     /// The current function declares a local array or calls a helper that does.
     has_arr: bool,
@@ -279,7 +278,11 @@ impl Gen {
                 format!("{a} {op} {b}")
             }
             2 => {
-                let a = self.dexpr(d.min(1));
+                // Under `no_diff` or not: a value that only feeds a
+                // comparison needs no derivative (`linearize` keeps it
+                // primal, `needless`), and a comparison has none.
+                let a = self.dexpr(d.min(2));
+                let a = if self.rng.chance(0.4) { format!("no_diff({a})") } else { a };
                 format!("{a} > {}", self.lit())
             }
             3 => {
@@ -363,7 +366,7 @@ impl Gen {
         let cands: Vec<Helper> = self
             .helpers
             .iter()
-            .filter(|h| h.kind != Kind::Inout && !(self.in_ck && h.has_arr))
+            .filter(|h| h.kind != Kind::Inout)
             .filter(|h| h.kind != Kind::ArrayIn || self.arrays.iter().any(|a| a.min_len >= 1))
             .cloned()
             .collect();
@@ -596,7 +599,7 @@ impl Gen {
                     els: None,
                 });
             }
-            62..=67 if !self.in_ck => {
+            62..=67 => {
                 // A local array, filled.
                 let t = self.name("t");
                 let (len, min) =
@@ -641,7 +644,7 @@ impl Gen {
                 let inout: Vec<Helper> = self
                     .helpers
                     .iter()
-                    .filter(|h| h.kind == Kind::Inout && !(self.in_ck && h.has_arr))
+                    .filter(|h| h.kind == Kind::Inout)
                     .cloned()
                     .collect();
                 if arr.min_len >= 1 && !inout.is_empty() && self.rng.chance(0.4) {

@@ -217,10 +217,18 @@ fn run_derivative(
             gradient_json(&src, &dargs, &shadow_at, extra)
         )
     } else {
-        // A tuple's tangent is an array (of its float elements' tangents)
-        // however many there are.
+        // A tuple's tangent is an array with one entry per element: the
+        // float elements' tangents in order, `null` for the others.
         let tangent = if src.returns.len() > 1 {
-            let items: Vec<String> = extra.iter().map(|c| json::scalar_json(*c)).collect();
+            let mut floats = extra.iter();
+            let items: Vec<String> = src
+                .returns
+                .iter()
+                .map(|t| match t.elem().is_float() {
+                    true => floats.next().map_or("null".into(), |c| json::scalar_json(*c)),
+                    false => "null".into(),
+                })
+                .collect();
             format!("[{}]", items.join(", "))
         } else {
             json::result_json(extra)

@@ -89,6 +89,11 @@ pub struct Entry {
 pub struct LoopBytes {
     pub line: u32,
     pub bytes_per_iteration: u32,
+    /// The loop runs the segments of a `[checkpoint]` or `[checkpoint(K)]`
+    /// loop: one of its iterations is a segment of the source loop's
+    /// iterations (K, or a growing number under `[checkpoint]`), and its
+    /// bytes are stored once per segment.
+    pub per_segment: bool,
 }
 
 /// A call of another function that stores on a tape (a callee that is
@@ -191,7 +196,7 @@ pub fn reports(
         .map(|(_, f)| f)
         .collect();
     // Bytes per call outside loops, for the call sites.
-    let mut first: Vec<Report> = chosen.iter().map(|f| report(f, locate, line_of)).collect();
+    let mut first: Vec<Report> = chosen.iter().map(|f| report(module, f, locate, line_of)).collect();
     let per_call: BTreeMap<String, u32> = first
         .iter()
         .map(|r| {
@@ -260,6 +265,7 @@ fn natural_loops(f: &Function) -> Vec<(Block, BTreeSet<Block>)> {
 }
 
 fn report(
+    module: &Module,
     f: &Function,
     locate: &dyn Fn(Span) -> String,
     line_of: &dyn Fn(Span) -> Option<u32>,
@@ -357,9 +363,15 @@ fn report(
         .iter()
         .enumerate()
         .filter(|(k, _)| pushing.contains(k))
-        .map(|(k, (h, _))| LoopBytes {
+        .map(|(k, (h, body))| LoopBytes {
             line: line(*h),
             bytes_per_iteration: per_loop.get(&k).copied().unwrap_or(0),
+            per_segment: body.iter().any(|b| {
+                f.dfg.block(*b).insts.iter().any(|i| {
+                    matches!(f.dfg.inst(*i), InstData::Call { func, .. }
+                        if module.func(*func).name.contains("__adc_seg"))
+                })
+            }),
         })
         .collect();
     Report {
@@ -410,9 +422,14 @@ pub fn render_text(reports: &[Report]) -> String {
             );
         }
         for l in &r.loops {
+            let per = if l.per_segment {
+                "segment of the checkpointed loop"
+            } else {
+                "iteration"
+            };
             let _ = writeln!(
                 out,
-                "  loop at line {}: {} bytes per iteration (inner loops not counted)",
+                "  loop at line {}: {} bytes per {per} (inner loops not counted)",
                 l.line, l.bytes_per_iteration
             );
         }
@@ -450,6 +467,7 @@ pub fn render_json(reports: &[Report]) -> serde_json::Value {
                 })).collect::<Vec<_>>(),
                 "loops": r.loops.iter().map(|l| json!({
                     "line": l.line, "bytes_per_iteration": l.bytes_per_iteration,
+                    "per_segment": l.per_segment,
                 })).collect::<Vec<_>>(),
                 "calls": r.calls.iter().map(|c| json!({
                     "callee": c.callee, "location": c.location, "bytes_per_call": c.bytes_per_call,

@@ -292,8 +292,8 @@ fn grad_and_tangent_json() {
         stdout(&o).lines().last(),
         Some(r#"{"result": 30.0, "args": [[1.0, 2.0], 3.0, 2], "tangent": 22.0}"#)
     );
-    // An integral `2.0` for the `int`; a tuple's tangent: one per float
-    // element (d(x*2) = 2, the `int` has none).
+    // An integral `2.0` for the `int`; a tuple's tangent: one per element
+    // (d(x*2) = 2, `null` for the `int`).
     let o = adc(&[
         "run",
         file,
@@ -318,7 +318,7 @@ fn grad_and_tangent_json() {
     ]);
     assert_eq!(
         stdout(&o).lines().last(),
-        Some(r#"{"result": [1.0, 7], "args": [0.5], "tangent": [2.0]}"#),
+        Some(r#"{"result": [1.0, 7], "args": [0.5], "tangent": [2.0, null]}"#),
         "{}",
         stderr(&o)
     );

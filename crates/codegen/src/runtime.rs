@@ -134,6 +134,13 @@ mod tape_cache {
     /// shrinks.
     pub(super) extern "C" fn tape_realloc(old: *mut c_void, bytes: i64) -> *mut c_void {
         let bytes = bytes.max(0) as usize;
+        // Memory is overcommitted: a runaway tape would be granted address
+        // space and the process killed by the kernel while filling it,
+        // instead of stopping with "out of memory for the derivative tape"
+        // (null): a tape may take at most half the physical memory.
+        if bytes > max_tape_bytes() {
+            return null_mut();
+        }
         // A spare is larger than the capacity the caller knows of: growing
         // within it keeps the buffer (realloc would shrink it first).
         if !old.is_null() && usable_size(old) >= bytes {
@@ -153,6 +160,24 @@ mod tape_cache {
         }
         // SAFETY: old is null or a live tape from this allocator.
         unsafe { libc::realloc(old, bytes) }
+    }
+
+    /// Half the machine's physical memory (no limit where it is unknown).
+    fn max_tape_bytes() -> usize {
+        static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        *MAX.get_or_init(|| {
+            // SAFETY: sysconf has no preconditions.
+            let (pages, size) = unsafe {
+                (
+                    libc::sysconf(libc::_SC_PHYS_PAGES),
+                    libc::sysconf(libc::_SC_PAGESIZE),
+                )
+            };
+            if pages <= 0 || size <= 0 {
+                return usize::MAX;
+            }
+            (pages as usize).saturating_mul(size as usize) / 2
+        })
     }
 
     /// Keeps the larger of `p` and the current spare; frees the other.

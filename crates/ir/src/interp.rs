@@ -526,15 +526,16 @@ pub fn binary(op: BinaryOp, a: Constant, b: Constant) -> Constant {
                         $x * $y
                     }
                 }
+                // C's `fmin`/`fmax`: a NaN operand is ignored.
                 BinaryOp::Min => {
-                    if $y < $x {
+                    if $y < $x || $x.is_nan() {
                         $y
                     } else {
                         $x
                     }
                 }
                 BinaryOp::Max => {
-                    if $y > $x {
+                    if $y > $x || $x.is_nan() {
                         $y
                     } else {
                         $x

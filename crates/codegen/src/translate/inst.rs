@@ -360,12 +360,17 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             }
             (BinaryOp::Min, false) => self.b.ins().smin(x, y),
             (BinaryOp::Max, false) => self.b.ins().smax(x, y),
-            (BinaryOp::Min, true) => {
-                let c = self.b.ins().fcmp(FloatCC::LessThan, y, x);
-                self.b.ins().select(c, y, x)
-            }
-            (BinaryOp::Max, true) => {
-                let c = self.b.ins().fcmp(FloatCC::GreaterThan, y, x);
+            // C's `fmin`/`fmax` (LANGUAGE.md 4): a NaN operand is ignored,
+            // so `y` wins when `x` is NaN; otherwise ties give `x`.
+            (BinaryOp::Min | BinaryOp::Max, true) => {
+                let cc = if op == BinaryOp::Min {
+                    FloatCC::LessThan
+                } else {
+                    FloatCC::GreaterThan
+                };
+                let better = self.b.ins().fcmp(cc, y, x);
+                let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                let c = self.b.ins().bor(better, x_nan);
                 self.b.ins().select(c, y, x)
             }
         })

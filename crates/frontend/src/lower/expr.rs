@@ -3,8 +3,9 @@
 //! `attrs.rs`).
 //!
 //! Implicit conversions: `int -> float -> double`, per operation. An
-//! unsuffixed floating literal adapts to `float` when its context (the other
-//! operand, the declared or parameter type) is `float`.
+//! unsuffixed floating literal adapts to `float` when its value is wanted as
+//! a `float` (an initializer, argument or return of type `float`, and the
+//! operations computing one); elsewhere it is a `double`, as in C.
 
 use super::items::is_float_literal;
 use super::{type_name, Binding, FnLowerer, VarId};
@@ -284,13 +285,22 @@ impl FnLowerer<'_> {
         b: &Expr,
         expected: Option<ScalarType>,
     ) -> Option<((Value, ScalarType), (Value, ScalarType))> {
+        // An unsuffixed literal meeting a `float` operand stays `double`
+        // (C's promotion: `y * 0.1` and `y + 1e-10` are `double`) unless
+        // the operation's value is wanted as a `float` (`float z = y *
+        // 0.5;`, a `float` argument or return), where it adapts instead of
+        // asking for a cast.
+        let hint = |other: Option<(Value, ScalarType)>| match other.map(|r| r.1) {
+            Some(ScalarType::F32) if expected != Some(ScalarType::F32) => expected,
+            t => t.or(expected),
+        };
         if is_float_literal(a) && !is_float_literal(b) {
             let rb = self.scalar_expr(b, expected);
-            let ra = self.scalar_expr(a, rb.map(|r| r.1).or(expected));
+            let ra = self.scalar_expr(a, hint(rb));
             Some((ra?, rb?))
         } else {
             let ra = self.scalar_expr(a, expected);
-            let rb = self.scalar_expr(b, ra.map(|r| r.1).or(expected));
+            let rb = self.scalar_expr(b, hint(ra));
             Some((ra?, rb?))
         }
     }

@@ -23,6 +23,7 @@
 
 mod calls;
 mod math;
+mod needless;
 
 use crate::ad::{pending, ready, AdError};
 use adc_ir::ad::{forward_param_layout, linearized_activities};
@@ -104,7 +105,9 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     );
     out.deriv = Some(spec.clone());
     out.deriv_span = span;
+    let needless = needless::needless(module, &src);
     let mut lz = Linearizer {
+        needless,
         module,
         src: &src,
         out,
@@ -124,6 +127,8 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
 }
 
 struct Linearizer<'a> {
+    /// Instructions copied as primal code with zero tangents (`needless`).
+    needless: std::collections::BTreeSet<adc_ir::Inst>,
     module: &'a mut Module,
     src: &'a Function,
     out: Function,
@@ -433,6 +438,14 @@ impl Linearizer<'_> {
         let rty = results.first().map(|r| src.dfg.value_type(*r));
         let float_result = rty.is_some_and(|t| matches!(t, Type::Scalar(s) if s.is_float()));
         match &data {
+            _ if self.needless.contains(&inst) => {
+                self.copy(inst);
+                for r in &results {
+                    let float = src.dfg.value_type(*r).elem().is_float();
+                    self.set_tan(*r, if float { Tan::Zero } else { Tan::None });
+                }
+                return Ok(());
+            }
             InstData::Call { func, args } => return self.call(*func, args, &results),
             InstData::Jump { dest } => {
                 let dest = self.block_call(dest);
@@ -725,7 +738,13 @@ impl Linearizer<'_> {
                 let sum = self.add(dx, dy, ty);
                 let mean = self.scale(sum, half, ty);
                 let tie = self.select(picks_y, dy, mean, ty);
-                self.select(picks_x, dx, tie, ty)
+                let t = self.select(picks_x, dx, tie, ty);
+                // A NaN operand is ignored (C's `fmin`/`fmax`): the other
+                // one is the result, and its tangent the result's.
+                let y_nan = self.cmp(CmpCond::Ne, y, y);
+                let t = self.select(y_nan, dx, t, ty);
+                let x_nan = self.cmp(CmpCond::Ne, x, x);
+                self.select(x_nan, dy, t, ty)
             }
             BinaryOp::Rem => Tan::Zero,
         }

@@ -26,9 +26,10 @@
 //! the logarithm of the trip count.
 //!
 //! Returns leave the loop first (a `return` block's trailing `free`s and the
-//! `return` move to a block of their own after the loop). A `free` still
-//! inside the loop (a local array declared in its body) is refused: the
-//! segment would free it again when the reverse sweep runs it again.
+//! `return` move to a block of their own after the loop). A loop where a
+//! local array declared in its body is still alive where the loop is left
+//! (the segment would free it again when the reverse sweep runs it again)
+//! stays a plain loop, unmarked: same derivative, unbounded tape.
 
 use crate::ad::AdError;
 use crate::util::incoming_edges;
@@ -55,11 +56,11 @@ pub fn run(module: &mut Module, func: &mut Function) -> Result<(), AdError> {
         };
         move_returns_out(func, &body);
         let body = natural_loop(func, header).expect("invariant: moving returns keeps the loop");
+        // A loop whose segments could not hand on or give back its local
+        // arrays stays a plain loop: its derivative is the same, only its
+        // tape is not bounded (docs/derivatives.md).
         if !free_at_back_edges(func, header, &body) {
-            return Err(AdError::new(
-                "a local array declared inside this `[checkpoint]` loop is passed back along an edge that also leaves the loop: declare it before the loop",
-                span,
-            ));
+            continue;
         }
         let body = natural_loop(func, header).expect("invariant: back edges are kept");
         outline_loop(module, func, header, &body, every, span)?;
@@ -379,14 +380,16 @@ fn outline_loop(
             });
         }
     }
+    // A local array declared in the loop that is still alive where it is
+    // left (a `break` or `return` after its declaration), or an element
+    // reference made in it and used after it, cannot leave a segment that
+    // the reverse sweep runs again: such a loop stays a plain loop (this
+    // runs before anything changed).
     if live
         .iter()
-        .any(|v| matches!(g.dfg.value_type(*v), Type::Array(_)))
+        .any(|v| matches!(g.dfg.value_type(*v), Type::Array(_) | Type::Ref(_)))
     {
-        return Err(AdError::new(
-            "a local array declared inside this `[checkpoint]` loop is still alive where the loop is left (a `break` or `return` after its declaration): declare it before the loop",
-            span,
-        ));
+        return Ok(());
     }
     let state: Vec<Value> = g.dfg.block_params(header).to_vec();
     // Exit edges, in layout and successor order.

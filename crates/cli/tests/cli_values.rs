@@ -1,0 +1,76 @@
+//! What `adc run` reads and prints for values: `--args` numbers read
+//! exactly, a tuple's tangent with one entry per element (LANGUAGE.md 6).
+
+mod common;
+
+use common::{adc, scratch, stderr, stdout};
+
+/// `--args` numbers are read to the nearest double, as literals are: the
+/// JSON reader's default (fast, not correctly rounded) parse gave the
+/// neighbouring double for one number in five (-114.67239885378615 came
+/// back as ...616), from an independent conformance run.
+#[test]
+fn args_are_read_exactly() {
+    let p = scratch("args_exact.ad", "double first(double[] xs) { return xs[0]; }\n");
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut xs = Vec::new();
+    while xs.len() < 2000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let x = f64::from_bits(state >> 1);
+        // Ordinary magnitudes (where the fast parse went wrong) and any.
+        let x = if xs.len() % 2 == 0 { (x.fract() - 0.5) * 1e3 } else { x };
+        if x.is_finite() {
+            xs.push(x);
+        }
+    }
+    let text: Vec<String> = xs.iter().map(|x| format!("{x:?}")).collect();
+    let args = format!("[[{}]]", text.join(", "));
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "first", "--args", &args, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let inner = out
+        .split("\"args\": [[")
+        .nth(1)
+        .and_then(|r| r.split("]]").next())
+        .expect("the array argument in the JSON output");
+    let back: Vec<f64> = inner.split(", ").map(|t| t.parse().expect("a number")).collect();
+    assert_eq!(back.len(), xs.len());
+    for (x, b) in xs.iter().zip(&back) {
+        assert_eq!(x.to_bits(), b.to_bits(), "{x:?} read as {b:?}");
+    }
+}
+
+/// A tuple's tangent has one entry per element, `null` for the `int` and
+/// `bool` ones (the float elements' tangents alone were printed).
+#[test]
+fn tangent_of_a_tuple_has_an_entry_per_element() {
+    let p = scratch(
+        "tuple_tangent.ad",
+        "(double, int, double, bool) t(double x) { return (x * x, 3, 2.0 * x, true); }\n(int, bool) u(double x) { return (int(x), x > 0.0); }\n",
+    );
+    let run = |entry: &str| {
+        let o = adc(&[
+            "run",
+            p.to_str().unwrap(),
+            "--entry",
+            entry,
+            "--args",
+            "[3.0]",
+            "--tangent",
+            "[1.0]",
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o).trim().to_string()
+    };
+    assert_eq!(
+        run("t"),
+        r#"{"result": [9.0, 3, 6.0, true], "args": [3.0], "tangent": [6.0, null, 2.0, null]}"#
+    );
+    assert_eq!(
+        run("u"),
+        r#"{"result": [3, true], "args": [3.0], "tangent": [null, null]}"#
+    );
+}
