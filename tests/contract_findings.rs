@@ -173,3 +173,12 @@ double {name}(double x) {{
         support::assert_close(ckpt[1], plain[1], 1e-12, attr);
     }
 }
+
+/// C's lexical habits: an upper-case `F` suffix, `f(void)`, a byte-order
+/// mark, vertical tabs (each a syntax error before).
+#[test]
+fn c_lexical_habits() {
+    let j = jit("\u{feff}float f(void) { return 1.5F + 2e1F; }\ndouble g() {\u{b} return 0.5f; }\n");
+    assert_eq!(j.call("f", &mut []).expect("runs"), vec![Constant::F32(21.5)]);
+    assert_eq!(floats(&j, "g", &mut []), vec![0.5]);
+}

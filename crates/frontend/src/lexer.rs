@@ -42,7 +42,7 @@ fn block_comment(lex: &mut logos::Lexer<'_, Tok>) -> logos::FilterResult<(), Lex
 
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(error = LexErrorKind)]
-#[logos(skip r"[ \t\r\n\f]+")]
+#[logos(skip r"[ \t\r\n\f\x0B\u{FEFF}]+")]
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]
 pub enum Tok {
     #[token("/*", block_comment)]
@@ -54,8 +54,8 @@ pub enum Tok {
     /// `tokens` splits it into `Int` and `DotDot`.
     #[regex(r"[0-9]+\.\.", |lex| { let s = lex.slice(); s[..s.len() - 2].parse::<i64>().map_err(|_| LexErrorKind::IntOutOfRange) })]
     IntDotDot(i64),
-    #[regex(r"([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?f?", |lex| lex.slice().to_string())]
-    #[regex(r"[0-9]+[eE][+-]?[0-9]+f?", |lex| lex.slice().to_string())]
+    #[regex(r"([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fF]?", |lex| lex.slice().to_string())]
+    #[regex(r"[0-9]+[eE][+-]?[0-9]+[fF]?", |lex| lex.slice().to_string())]
     Float(String),
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string(), priority = 1)]
     Ident(String),

@@ -47,7 +47,7 @@ pub(crate) fn rank(t: ScalarType) -> u8 {
 
 pub(crate) fn float_literal(text: &str, span: Span) -> Result<Constant, Diagnostic> {
     let bad = || Diagnostic::error("E0113", format!("invalid number `{text}`"), span);
-    match text.strip_suffix('f') {
+    match text.strip_suffix(['f', 'F']) {
         Some(t) => t.parse::<f32>().map(Constant::F32).map_err(|_| bad()),
         None => text.parse::<f64>().map(Constant::F64).map_err(|_| bad()),
     }

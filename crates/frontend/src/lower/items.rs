@@ -604,7 +604,7 @@ fn eval_const(
 
 pub(crate) fn is_float_literal(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Float(s) => !s.ends_with('f'),
+        ExprKind::Float(s) => !s.ends_with(['f', 'F']),
         ExprKind::Unary(UnOp::Neg, inner) => is_float_literal(inner),
         _ => false,
     }
