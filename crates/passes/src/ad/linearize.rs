@@ -726,25 +726,16 @@ impl Linearizer<'_> {
                 self.scale(num, r, ty)
             }
             BinaryOp::Min | BinaryOp::Max => {
-                // Ties split evenly (§5.5).
-                let (first, second) = if op == BinaryOp::Min {
-                    (CmpCond::Lt, CmpCond::Gt)
-                } else {
-                    (CmpCond::Gt, CmpCond::Lt)
-                };
-                let picks_x = self.cmp(first, x, y);
-                let picks_y = self.cmp(second, x, y);
+                // The tangent of the operand returned (C's `fmin`/`fmax`
+                // ignore a NaN operand, so compare with the result, not
+                // the operands with each other); ties split evenly (§5.5).
+                let is_x = self.cmp(CmpCond::Eq, result, x);
+                let is_y = self.cmp(CmpCond::Eq, result, y);
                 let half = self.fconst(st, 0.5);
                 let sum = self.add(dx, dy, ty);
                 let mean = self.scale(sum, half, ty);
-                let tie = self.select(picks_y, dy, mean, ty);
-                let t = self.select(picks_x, dx, tie, ty);
-                // A NaN operand is ignored (C's `fmin`/`fmax`): the other
-                // one is the result, and its tangent the result's.
-                let y_nan = self.cmp(CmpCond::Ne, y, y);
-                let t = self.select(y_nan, dx, t, ty);
-                let x_nan = self.cmp(CmpCond::Ne, x, x);
-                self.select(x_nan, dy, t, ty)
+                let tie = self.select(is_y, mean, dx, ty);
+                self.select(is_x, tie, dy, ty)
             }
             BinaryOp::Rem => Tan::Zero,
         }
