@@ -74,3 +74,25 @@ fn tangent_of_a_tuple_has_an_entry_per_element() {
         r#"{"result": [3, true], "args": [3.0], "tangent": [null, null]}"#
     );
 }
+
+/// A shadow of the wrong length passed to a generated derivative is a
+/// runtime error at the call (it named the attribute).
+#[test]
+fn shadow_length_errors_name_the_call() {
+    let p = scratch(
+        "shadow_len.ad",
+        "[autodiff_reverse(dg, Duplicated, ActiveOnly)]
+double g(double[] v) { return v[0] * v[1]; }
+double m() {
+    double v[2] = {1.0, 2.0}; double d[3];
+    dg(v, d, 1.0);
+    return d[0];
+}
+",
+    );
+    let o = adc(&["run", p.to_str().unwrap(), "--entry", "m"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("shadow length differs"), "{err}");
+    assert!(err.trim_end().ends_with("shadow_len.ad:5:5"), "{err}");
+}

@@ -300,6 +300,26 @@ pub fn spec_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type
     }
 }
 
+/// Where each array parameter of `src` and its shadow (reverse mode) or
+/// tangent (forward mode) stand in the signature `spec` generates: a call
+/// checks their lengths agree (the generated function checks too, but a
+/// call can name itself in the runtime error).
+pub fn shadow_pairs(src: &Function, spec: &DerivSpec) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
+    let mut pos = 0;
+    for (p, a) in src.params.iter().zip(&spec.params) {
+        let shadowed = match spec.mode {
+            AdMode::Forward => a.is_active(),
+            AdMode::Reverse => matches!(a, Activity::Duplicated | Activity::DuplicatedOnly),
+        };
+        if shadowed && matches!(p.ty, Type::Array(_)) {
+            pairs.push((pos, pos + 1));
+        }
+        pos += 1 + usize::from(shadowed);
+    }
+    pairs
+}
+
 /// The forward-mode (linearized) form of a reverse request: what
 /// `linearize` produces before `unzip` and `transpose` turn it around.
 pub fn linearized_activities(spec: &DerivSpec) -> (Vec<Activity>, Activity) {

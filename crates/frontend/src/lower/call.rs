@@ -274,6 +274,14 @@ impl FnLowerer<'_> {
             return ExprVal::Error;
         }
         self.span = span;
+        // A generated derivative's shadows: the length check at the call
+        // names the call in its runtime error (the derivative's own check,
+        // for callers from C, names the attribute).
+        for &(array, shadow) in &sig.shadow_pairs {
+            if let (Some(&a), Some(&s)) = (vals.get(array), vals.get(shadow)) {
+                self.ins(InstData::LenCheck { args: [a, s] }, &[]);
+            }
+        }
         let types = sig.ret.types();
         let results = self.ins(
             InstData::Call {

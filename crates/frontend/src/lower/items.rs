@@ -34,6 +34,9 @@ pub(crate) struct Signature {
     pub id: FuncId,
     pub params: Vec<ParamDecl>,
     pub ret: RetTy,
+    /// For a generated derivative, the (array, shadow or tangent)
+    /// parameter positions whose lengths a call checks.
+    pub shadow_pairs: Vec<(usize, usize)>,
 }
 
 pub(crate) struct Globals {
@@ -222,6 +225,7 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                         id,
                         params: f.params.clone(),
                         ret,
+                        shadow_pairs: Vec::new(),
                     },
                 );
             }
@@ -265,13 +269,14 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                         Linkage::Export
                     };
                     let mut func = Function::new(name.name.clone(), params, returns, linkage);
-                    func.deriv = Some(spec);
                     func.deriv_span = a.span;
+                    let pairs = adc_ir::ad::shadow_pairs(src, &spec);
+                    let mut func = func;
+                    func.deriv = Some(spec);
                     let gid = module.push(func);
-                    globals.funcs.insert(
-                        name.name.clone(),
-                        signature_of(module.func(gid), gid, name.span),
-                    );
+                    let mut sig = signature_of(module.func(gid), gid, name.span);
+                    sig.shadow_pairs = pairs;
+                    globals.funcs.insert(name.name.clone(), sig);
                 }
                 Some(AttrRequest::Custom(mode, g)) => {
                     check_custom(&mut module, id, mode, &g, &globals, a.span, diags);
@@ -343,7 +348,12 @@ fn signature_of(func: &Function, id: FuncId, span: Span) -> Signature {
         [t] => RetTy::Scalar(t.elem()),
         ts => RetTy::Tuple(ts.iter().map(|t| t.elem()).collect()),
     };
-    Signature { id, params, ret }
+    Signature {
+        id,
+        params,
+        ret,
+        shadow_pairs: Vec::new(),
+    }
 }
 
 fn fmt_signature(name: &str, params: &[Param], returns: &[Type]) -> String {
