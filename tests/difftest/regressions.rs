@@ -77,3 +77,13 @@ fn forward_over_reverse_hang_seed_42() {
 fn interpreter_uses_the_c_librarys_erf() {
     seed_passes(170_012_011);
 }
+
+/// Campaign of f263ab6, seed 240006378 (shrunk): reverse over forward of a
+/// function whose forward derivative's results feed nothing that needs a
+/// derivative; `needless` kept the `__adc_jvp_` call primal and `unzip`
+/// panicked (the review's N1, same root).
+#[test]
+fn needless_kept_a_forward_derivative_call_primal() {
+    compiles(include_str!("repro/needless_jvp_call_seed_240006378.ad"));
+    seed_passes(240006378);
+}
