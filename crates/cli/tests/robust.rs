@@ -462,6 +462,17 @@ fn externs_resolve_against_the_math_library_only() {
     let (code, out, err) = exit_code(&["run"], &scratch("libm.ad", ok));
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.trim(), "8.0");
+    // Math functions writing through pointers resolve when declared with
+    // exactly their C signature (`out` scalars are pointers), not otherwise
+    // (`modf` was unresolved whatever its declaration).
+    let exact = "extern double modf(double x, out double ip);\nextern void sincos(double x, out double s, out double c);\ndouble main() { double ip = 0.0; double fr = modf(3.75, ip); double s = 0.0; double c = 0.0; sincos(0.5, s, c); return fr + ip + s * s + c * c; }\n";
+    let (code, out, err) = exit_code(&["run"], &scratch("modf.ad", exact));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "4.75");
+    let wrong = "extern double modf(double x, out int ip);\ndouble main() { int ip = 0; return modf(3.75, ip); }\n";
+    let (code, _, err) = exit_code(&["run"], &scratch("modf_int.ad", wrong));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unresolved external function `modf`"), "{err}");
 }
 
 /// A function whose frame is larger than the stack left stops with a

@@ -413,7 +413,10 @@ pub fn jit(
         builder.symbol(name.clone(), *ptr);
     }
     for f in ir.funcs.iter().filter(|f| f.is_import()) {
-        if !host.iter().any(|(n, _)| *n == f.name) && !runtime::c_symbol_exists(&f.name) {
+        if !host.iter().any(|(n, _)| *n == f.name)
+            && !runtime::c_symbol_exists(&f.name)
+            && !runtime::pointer_math_declared_exactly(f)
+        {
             return Err(CodegenError::Unresolved(f.name.clone()));
         }
     }

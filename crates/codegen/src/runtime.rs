@@ -226,6 +226,30 @@ pub(crate) fn runtime_symbols() -> Vec<(&'static str, *const u8)> {
     ]
 }
 
+/// True when `f` declares one of the math library's functions that write
+/// through pointers with exactly its C signature (LANGUAGE.md §7: an
+/// `out`/`inout` scalar is a pointer): `double modf(double x, out double
+/// ip)`, `void sincos(double x, out double s, out double c)` and their
+/// `float` forms. Those resolve under `adc run` as the other math
+/// functions do.
+pub(crate) fn pointer_math_declared_exactly(f: &adc_ir::Function) -> bool {
+    let by_ref = |t: ScalarType| Type::Ref(t);
+    let (params, returns): (Vec<Type>, Vec<Type>) = match f.name.as_str() {
+        "modf" => (vec![Type::F64, by_ref(ScalarType::F64)], vec![Type::F64]),
+        "modff" => (vec![Type::F32, by_ref(ScalarType::F32)], vec![Type::F32]),
+        "sincos" => (
+            vec![Type::F64, by_ref(ScalarType::F64), by_ref(ScalarType::F64)],
+            vec![],
+        ),
+        "sincosf" => (
+            vec![Type::F32, by_ref(ScalarType::F32), by_ref(ScalarType::F32)],
+            vec![],
+        ),
+        _ => return false,
+    };
+    f.params.iter().map(|p| p.ty).eq(params) && f.returns == returns
+}
+
 /// True when the C math library defines `name` (LANGUAGE.md §6: an
 /// `extern` resolves under `adc run` against the math library and the
 /// host's symbols, not against the rest of the C library, whose `free` or
