@@ -65,6 +65,7 @@ double prod() { float y = 0.1f; double d = y * 0.1; return d; }
 double sum() { float y = 0.1f; return y + 1e-10; }
 bool same() { float y = 0.1f; return y == 0.1; }
 float narrow(float y) { float z = y * 0.1; return z; }
+float cast(float y) { return float(y * 0.1); }
 ");
     let y = 0.1f32 as f64;
     assert_eq!(floats(&j, "prod", &mut []), vec![y * 0.1]);
@@ -75,6 +76,14 @@ float narrow(float y) { float z = y * 0.1; return z; }
         .call("narrow", &mut [ArgValue::Scalar(Constant::F32(0.1))])
         .expect("runs");
     assert_eq!(z, vec![Constant::F32(0.1f32 * 0.1f32)]);
+    // An explicit `float(...)` computes inside in `double` and rounds once,
+    // as C's `(float)(y * 0.1)` (it computed in `float`: 0.25900003).
+    let y = 2.590_000_2_f32;
+    let c = j
+        .call("cast", &mut [ArgValue::Scalar(Constant::F32(y))])
+        .expect("runs");
+    assert_eq!(c, vec![Constant::F32((y as f64 * 0.1) as f32)]);
+    assert_ne!((y as f64 * 0.1) as f32, y * 0.1f32, "a value where the two differ");
 }
 
 /// An extern whose result needs no derivative (under `no_diff`, only
