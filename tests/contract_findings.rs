@@ -43,16 +43,35 @@ double mx(double a, double b) { return max(a, b); }
     let nan = f64::NAN;
     for (name, f) in [("mn", f64::min as fn(f64, f64) -> f64), ("mx", f64::max)] {
         for (a, b) in [(nan, 1.0), (1.0, nan), (2.0, 1.0), (1.0, 2.0)] {
-            assert_eq!(floats(&j, name, &mut [d(a), d(b)]), vec![f(a, b)], "{name}({a}, {b})");
+            assert_eq!(
+                floats(&j, name, &mut [d(a), d(b)]),
+                vec![f(a, b)],
+                "{name}({a}, {b})"
+            );
         }
         assert!(floats(&j, name, &mut [d(nan), d(nan)])[0].is_nan());
     }
     // The gradient goes to the argument that is not NaN.
-    assert_eq!(floats(&j, "dmn", &mut [d(nan), d(1.0), d(1.0)])[1..], [0.0, 1.0]);
-    assert_eq!(floats(&j, "dmn", &mut [d(1.0), d(nan), d(1.0)])[1..], [1.0, 0.0]);
-    assert_eq!(floats(&j, "dmx", &mut [d(nan), d(1.0), d(1.0)])[1..], [0.0, 1.0]);
-    assert_eq!(floats(&j, "tmn", &mut [d(nan), d(7.0), d(1.0), d(5.0)])[1], 5.0);
-    assert_eq!(floats(&j, "tmn", &mut [d(1.0), d(7.0), d(nan), d(5.0)])[1], 7.0);
+    assert_eq!(
+        floats(&j, "dmn", &mut [d(nan), d(1.0), d(1.0)])[1..],
+        [0.0, 1.0]
+    );
+    assert_eq!(
+        floats(&j, "dmn", &mut [d(1.0), d(nan), d(1.0)])[1..],
+        [1.0, 0.0]
+    );
+    assert_eq!(
+        floats(&j, "dmx", &mut [d(nan), d(1.0), d(1.0)])[1..],
+        [0.0, 1.0]
+    );
+    assert_eq!(
+        floats(&j, "tmn", &mut [d(nan), d(7.0), d(1.0), d(5.0)])[1],
+        5.0
+    );
+    assert_eq!(
+        floats(&j, "tmn", &mut [d(1.0), d(7.0), d(nan), d(5.0)])[1],
+        7.0
+    );
 }
 
 /// A `float` meeting an unsuffixed literal converts to `double` as in C,
@@ -70,7 +89,10 @@ float cast(float y) { return float(y * 0.1); }
     let y = 0.1f32 as f64;
     assert_eq!(floats(&j, "prod", &mut []), vec![y * 0.1]);
     assert_eq!(floats(&j, "sum", &mut []), vec![y + 1e-10]);
-    assert_eq!(j.call("same", &mut []).expect("runs"), vec![Constant::Bool(false)]);
+    assert_eq!(
+        j.call("same", &mut []).expect("runs"),
+        vec![Constant::Bool(false)]
+    );
     // Wanted as a `float`: the literal adapts, no cast needed.
     let z = j
         .call("narrow", &mut [ArgValue::Scalar(Constant::F32(0.1))])
@@ -83,7 +105,11 @@ float cast(float y) { return float(y * 0.1); }
         .call("cast", &mut [ArgValue::Scalar(Constant::F32(y))])
         .expect("runs");
     assert_eq!(c, vec![Constant::F32((y as f64 * 0.1) as f32)]);
-    assert_ne!((y as f64 * 0.1) as f32, y * 0.1f32, "a value where the two differ");
+    assert_ne!(
+        (y as f64 * 0.1) as f32,
+        y * 0.1f32,
+        "a value where the two differ"
+    );
 }
 
 /// An extern whose result needs no derivative (under `no_diff`, only
@@ -107,8 +133,14 @@ double f4(double x) { double unused = j0(x); return x * x; }
 double f5(double x) { return x * double(ilogb(x)); }
 ");
     let j0 = |x: f64| floats(&j, "f1", &mut [d(x)])[0] - x;
-    assert_eq!(floats(&j, "d1", &mut [d(1.5), d(1.0)]), vec![1.5 + j0(1.5), 1.0]);
-    assert_eq!(floats(&j, "t1", &mut [d(1.5), d(2.0)]), vec![1.5 + j0(1.5), 2.0]);
+    assert_eq!(
+        floats(&j, "d1", &mut [d(1.5), d(1.0)]),
+        vec![1.5 + j0(1.5), 1.0]
+    );
+    assert_eq!(
+        floats(&j, "t1", &mut [d(1.5), d(2.0)]),
+        vec![1.5 + j0(1.5), 2.0]
+    );
     assert_eq!(floats(&j, "d2", &mut [d(1.5), d(1.0)])[1], 2.0); // j0(1.5) > 0
     assert_eq!(floats(&j, "d3", &mut [d(1.5), d(1.0)])[1], 5.0); // int(5.11)
     assert_eq!(floats(&j, "d4", &mut [d(1.5), d(1.0)])[1], 3.0);
@@ -187,7 +219,11 @@ double {name}(double x) {{
 /// mark, vertical tabs (each a syntax error before).
 #[test]
 fn c_lexical_habits() {
-    let j = jit("\u{feff}float f(void) { return 1.5F + 2e1F; }\ndouble g() {\u{b} return 0.5f; }\n");
-    assert_eq!(j.call("f", &mut []).expect("runs"), vec![Constant::F32(21.5)]);
+    let j =
+        jit("\u{feff}float f(void) { return 1.5F + 2e1F; }\ndouble g() {\u{b} return 0.5f; }\n");
+    assert_eq!(
+        j.call("f", &mut []).expect("runs"),
+        vec![Constant::F32(21.5)]
+    );
     assert_eq!(floats(&j, "g", &mut []), vec![0.5]);
 }

@@ -282,7 +282,11 @@ impl Gen {
                 // comparison needs no derivative (`linearize` keeps it
                 // primal, `needless`), and a comparison has none.
                 let a = self.dexpr(d.min(2));
-                let a = if self.rng.chance(0.4) { format!("no_diff({a})") } else { a };
+                let a = if self.rng.chance(0.4) {
+                    format!("no_diff({a})")
+                } else {
+                    a
+                };
                 format!("{a} > {}", self.lit())
             }
             3 => {

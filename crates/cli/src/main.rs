@@ -225,7 +225,9 @@ fn run_derivative(
                 .returns
                 .iter()
                 .map(|t| match t.elem().is_float() {
-                    true => floats.next().map_or("null".into(), |c| json::scalar_json(*c)),
+                    true => floats
+                        .next()
+                        .map_or("null".into(), |c| json::scalar_json(*c)),
                     false => "null".into(),
                 })
                 .collect();

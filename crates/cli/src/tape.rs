@@ -196,7 +196,10 @@ pub fn reports(
         .map(|(_, f)| f)
         .collect();
     // Bytes per call outside loops, for the call sites.
-    let mut first: Vec<Report> = chosen.iter().map(|f| report(module, f, locate, line_of)).collect();
+    let mut first: Vec<Report> = chosen
+        .iter()
+        .map(|f| report(module, f, locate, line_of))
+        .collect();
     let per_call: BTreeMap<String, u32> = first
         .iter()
         .map(|r| {

@@ -11,7 +11,10 @@ use common::{adc, scratch, stderr, stdout};
 /// back as ...616), from an independent conformance run.
 #[test]
 fn args_are_read_exactly() {
-    let p = scratch("args_exact.ad", "double first(double[] xs) { return xs[0]; }\n");
+    let p = scratch(
+        "args_exact.ad",
+        "double first(double[] xs) { return xs[0]; }\n",
+    );
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut xs = Vec::new();
     while xs.len() < 2000 {
@@ -20,14 +23,26 @@ fn args_are_read_exactly() {
         state ^= state << 17;
         let x = f64::from_bits(state >> 1);
         // Ordinary magnitudes (where the fast parse went wrong) and any.
-        let x = if xs.len() % 2 == 0 { (x.fract() - 0.5) * 1e3 } else { x };
+        let x = if xs.len() % 2 == 0 {
+            (x.fract() - 0.5) * 1e3
+        } else {
+            x
+        };
         if x.is_finite() {
             xs.push(x);
         }
     }
     let text: Vec<String> = xs.iter().map(|x| format!("{x:?}")).collect();
     let args = format!("[[{}]]", text.join(", "));
-    let o = adc(&["run", p.to_str().unwrap(), "--entry", "first", "--args", &args, "--json"]);
+    let o = adc(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "first",
+        "--args",
+        &args,
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let inner = out
@@ -35,7 +50,10 @@ fn args_are_read_exactly() {
         .nth(1)
         .and_then(|r| r.split("]]").next())
         .expect("the array argument in the JSON output");
-    let back: Vec<f64> = inner.split(", ").map(|t| t.parse().expect("a number")).collect();
+    let back: Vec<f64> = inner
+        .split(", ")
+        .map(|t| t.parse().expect("a number"))
+        .collect();
     assert_eq!(back.len(), xs.len());
     for (x, b) in xs.iter().zip(&back) {
         assert_eq!(x.to_bits(), b.to_bits(), "{x:?} read as {b:?}");

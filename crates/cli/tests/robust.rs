@@ -530,7 +530,8 @@ fn large_frames_on_a_small_stack_are_a_runtime_error() {
 #[test]
 fn stack_guards_measure_frames() {
     let n = 300;
-    let mut src = String::from("[autodiff_reverse(ddeep, Active, ActiveOnly)]\ndouble deep(double x) {\n");
+    let mut src =
+        String::from("[autodiff_reverse(ddeep, Active, ActiveOnly)]\ndouble deep(double x) {\n");
     for i in 0..n {
         src += &format!("if (x > {i}.5) {{ x = x * 1.0001 + 1.0;\n");
     }

@@ -205,7 +205,6 @@ fn build<M: Module>(
         define_body(m, syms.func_ids[i], &mut ctx)
             .map_err(|e| CodegenError::Backend(format!("`{}`: {e}", f.name)))?;
         if let Some(frame) = compiled_frame(&ctx) {
-
             frames[i] = frame;
         }
         if let Some(bound) = guard.bound {

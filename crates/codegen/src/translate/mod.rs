@@ -374,7 +374,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         // frame is guarded too (Cranelift emits no stack probes).
         let frame = 8 * self.func.dfg.num_values() as i64
             + self.homes.frame_bytes(self.func)
-            + crate::stack_arrays::MAX_FRAME_BYTES as i64
+            + crate::stack_arrays::MAX_FRAME_BYTES
             + 1024;
         self.own_frame = frame;
         let (at, what) = match first_call {
@@ -517,7 +517,6 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.check(null, inst, "out of memory")?;
         Ok(p)
     }
-
 }
 
 pub(crate) fn zero(b: &mut FunctionBuilder, ty: clif::Type) -> clif::Value {

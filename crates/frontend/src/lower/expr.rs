@@ -238,7 +238,11 @@ impl FnLowerer<'_> {
                 // `float(y * 0.1)` computes in `double` and rounds once, as
                 // C's `(float)(y * 0.1)`: the operand is not wanted as a
                 // `float`, so its literals stay `double`.
-                let want = if to == ScalarType::F32 { None } else { Some(to) };
+                let want = if to == ScalarType::F32 {
+                    None
+                } else {
+                    Some(to)
+                };
                 let Some((v, from)) = self.scalar_expr(a, want) else {
                     return ExprVal::Error;
                 };

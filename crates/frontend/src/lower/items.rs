@@ -271,7 +271,6 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                     let mut func = Function::new(name.name.clone(), params, returns, linkage);
                     func.deriv_span = a.span;
                     let pairs = adc_ir::ad::shadow_pairs(src, &spec);
-                    let mut func = func;
                     func.deriv = Some(spec);
                     let gid = module.push(func);
                     let mut sig = signature_of(module.func(gid), gid, name.span);

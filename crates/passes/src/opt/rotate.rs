@@ -42,7 +42,9 @@ pub fn run(func: &mut Function) -> bool {
     // Rescanning the whole function per loop made 1,000 sequential loops
     // cost a thousand scans.
     for _ in 0..256 {
-        let Some(&entry) = func.layout.first() else { break };
+        let Some(&entry) = func.layout.first() else {
+            break;
+        };
         let edges = incoming_edges(func);
         let dom = DomTree::new(func);
         let mut uses = use_blocks(func);
@@ -141,9 +143,9 @@ fn find(
     if body == exit || body == h || exit == h || edges[&body].len() != 1 {
         return None;
     }
-    let latch_jumps_back = func.terminator(latch).is_some_and(
-        |t| matches!(func.dfg.inst(t), InstData::Jump { dest } if dest.block == h),
-    );
+    let latch_jumps_back = func
+        .terminator(latch)
+        .is_some_and(|t| matches!(func.dfg.inst(t), InstData::Jump { dest } if dest.block == h));
     if !latch_jumps_back {
         return None;
     }
@@ -152,9 +154,10 @@ fn find(
     // new parameters), under `exit`.
     let exit_alone = edges[&exit].len() == 1;
     let covered = defined_in(func, h).iter().all(|v| {
-        uses.get(v).into_iter().flatten().all(|&u| {
-            u == h || dom.dominates(body, u) || (exit_alone && dom.dominates(exit, u))
-        })
+        uses.get(v)
+            .into_iter()
+            .flatten()
+            .all(|&u| u == h || dom.dominates(body, u) || (exit_alone && dom.dominates(exit, u)))
     });
     covered.then_some(Plan {
         header: h,
