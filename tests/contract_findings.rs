@@ -6,27 +6,8 @@
 
 mod support;
 
-use adc::{ArgValue, Constant, JitModule};
-
-fn jit(source: &str) -> JitModule {
-    adc::compile_jit("contract.ad", source, false)
-        .unwrap_or_else(|f| panic!("does not compile:\n{f}"))
-}
-
-fn d(x: f64) -> ArgValue {
-    ArgValue::Scalar(Constant::F64(x))
-}
-
-fn floats(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Vec<f64> {
-    j.call(name, args)
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .iter()
-        .map(|c| match c {
-            Constant::F64(x) => *x,
-            other => panic!("not a double: {other:?}"),
-        })
-        .collect()
-}
+use adc::{ArgValue, Constant};
+use support::{d, floats, jit};
 
 /// `min`/`max` are C's `fmin`/`fmax`: a NaN argument is ignored, in either
 /// position (`min(1.0, NaN)` was 1.0 but `min(NaN, 1.0)` NaN), and the

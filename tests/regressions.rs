@@ -4,28 +4,8 @@
 
 mod support;
 
-use adc::{ArgValue, ArrayValue, Constant, JitModule};
-use support::assert_close;
-
-fn jit(source: &str) -> JitModule {
-    adc::compile_jit("regression.ad", source, false)
-        .unwrap_or_else(|f| panic!("does not compile:\n{f}"))
-}
-
-fn d(x: f64) -> ArgValue {
-    ArgValue::Scalar(Constant::F64(x))
-}
-
-fn floats(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Vec<f64> {
-    j.call(name, args)
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .iter()
-        .map(|c| match c {
-            Constant::F64(x) => *x,
-            other => panic!("not a double: {other:?}"),
-        })
-        .collect()
-}
+use adc::{ArgValue, ArrayValue, Constant};
+use support::{assert_close, d, floats, jit};
 
 /// A loop that overwrites `y` without reading it: the adjoint reaching the
 /// loop exit belongs to the last iteration's `b` alone. `mem2reg` once left

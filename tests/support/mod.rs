@@ -76,3 +76,26 @@ pub fn gradient_with_shadow(source: &str, args: &mut [adc::ArgValue], shadow: us
     g.extend(d);
     g
 }
+
+/// A module JIT-compiled from `source` (a panic with the diagnostics when
+/// it does not compile).
+pub fn jit(source: &str) -> adc::JitModule {
+    adc::compile_jit("test.ad", source, false).unwrap_or_else(|f| panic!("does not compile:\n{f}"))
+}
+
+/// A `double` argument.
+pub fn d(x: f64) -> adc::ArgValue {
+    adc::ArgValue::Scalar(adc::Constant::F64(x))
+}
+
+/// The results of calling `name`, all `double`s.
+pub fn floats(j: &adc::JitModule, name: &str, args: &mut [adc::ArgValue]) -> Vec<f64> {
+    j.call(name, args)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .iter()
+        .map(|c| match c {
+            adc::Constant::F64(x) => *x,
+            other => panic!("not a double: {other:?}"),
+        })
+        .collect()
+}
