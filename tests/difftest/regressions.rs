@@ -87,3 +87,16 @@ fn needless_kept_a_forward_derivative_call_primal() {
     compiles(include_str!("repro/needless_jvp_call_seed_240006378.ad"));
     seed_passes(240006378);
 }
+
+/// OPEN (campaign of 5862468, seed 250015026, shrunk; also at 9204b47):
+/// a `[checkpoint(1)]` loop whose body declares a local array and `break`s
+/// on some iterations. The segment carries the (always null) array
+/// variable as state, and `transpose` gives its tangent result an adjoint
+/// slot of array type (`diff const -0.0: arr<f64>`): codegen panics.
+/// Un-ignore when fixed.
+#[test]
+#[ignore = "open bug: array-typed state of a checkpoint segment in transpose"]
+fn checkpoint_segment_with_array_state() {
+    compiles(include_str!("repro/ckpt_array_state_seed_250015026.ad"));
+    seed_passes(250015026);
+}

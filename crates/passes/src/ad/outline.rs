@@ -51,19 +51,25 @@ pub fn run(module: &mut Module, func: &mut Function) -> Result<(), AdError> {
         };
         let span = func.span(marker);
         func.dfg.block_mut(header).insts.retain(|i| *i != marker);
+        // A loop whose segments could not hand on or give back its local
+        // arrays stays a plain loop, exactly as it was (the steps below
+        // rewrite its returns and back edges for the segments): its
+        // derivative is the same, only its tape is not bounded
+        // (docs/derivatives.md).
+        let unmarked = func.clone();
         let Some(body) = natural_loop(func, header) else {
             continue;
         };
         move_returns_out(func, &body);
         let body = natural_loop(func, header).expect("invariant: moving returns keeps the loop");
-        // A loop whose segments could not hand on or give back its local
-        // arrays stays a plain loop: its derivative is the same, only its
-        // tape is not bounded (docs/derivatives.md).
         if !free_at_back_edges(func, header, &body) {
+            *func = unmarked;
             continue;
         }
         let body = natural_loop(func, header).expect("invariant: back edges are kept");
-        outline_loop(module, func, header, &body, every, span)?;
+        if !outline_loop(module, func, header, &body, every, span)? {
+            *func = unmarked;
+        }
     }
     Ok(())
 }
@@ -349,7 +355,7 @@ fn outline_loop(
     body: &BTreeSet<Block>,
     every: u32,
     span: Span,
-) -> Result<(), AdError> {
+) -> Result<bool, AdError> {
     let dom = DomTree::new(g);
     let order: Vec<Block> = g
         .layout
@@ -383,13 +389,13 @@ fn outline_loop(
     // A local array declared in the loop that is still alive where it is
     // left (a `break` or `return` after its declaration), or an element
     // reference made in it and used after it, cannot leave a segment that
-    // the reverse sweep runs again: such a loop stays a plain loop (this
-    // runs before anything changed).
+    // the reverse sweep runs again: such a loop stays a plain loop (false;
+    // nothing of `g` changed yet).
     if live
         .iter()
         .any(|v| matches!(g.dfg.value_type(*v), Type::Array(_) | Type::Ref(_)))
     {
-        return Ok(());
+        return Ok(false);
     }
     let state: Vec<Value> = g.dfg.block_params(header).to_vec();
     // Exit edges, in layout and successor order.
@@ -403,6 +409,19 @@ fn outline_loop(
                 exits.push((b, k, call.clone()));
             }
         }
+    }
+    // The same for a local array the loop hands to its exit (a `break`
+    // right after the declaration passes it to the code after the loop,
+    // which frees it): a segment cannot return it, whose derivative would
+    // return its shadow as an adjoint (an internal error in `transpose`,
+    // a panic in codegen).
+    let escapes = exits.iter().any(|(_, _, call)| {
+        call.args.iter().any(|a| {
+            defined.contains(a) && matches!(g.dfg.value_type(*a), Type::Array(_) | Type::Ref(_))
+        })
+    });
+    if escapes {
+        return Ok(false);
     }
     let ty = |v: &Value| g.dfg.value_type(*v);
     let written = written_arrays(module, g, &order);
@@ -476,7 +495,7 @@ fn outline_loop(
             span,
         },
     );
-    Ok(())
+    Ok(true)
 }
 
 /// `__adc_segN_NAME` with the first free `N`.
