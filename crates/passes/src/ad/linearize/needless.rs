@@ -4,7 +4,7 @@
 //! keeps them primal (no derivative of a callee is asked for, so an extern
 //! needs no custom derivative there, and nothing is taped for them).
 //!
-//! Arithmetic (`Binary`, `Unary`, `Math`, `Select`, `Convert`) qualifies
+//! Pure arithmetic (`Binary`, `Unary`, `Math`, `Select`, `Convert`, ...) qualifies
 //! when its float result is not useful (below). A call qualifies when its
 //! callee takes and returns scalars by value only (so its derivative could
 //! only give its results' tangents: it writes no array or reference) and
@@ -39,17 +39,13 @@ fn scalar_only(module: &Module, callee: adc_ir::FuncId) -> bool {
 fn pure(module: &Module, data: &InstData) -> bool {
     match data {
         InstData::Call { func, .. } => scalar_only(module, *func),
+        // `is_pure` leaves out what may trap (division) or prints; neither
+        // consumes a tangent.
         InstData::Binary { .. }
-        | InstData::Unary { .. }
-        | InstData::Math { .. }
-        | InstData::Select { .. }
-        | InstData::Cmp { .. }
-        | InstData::Convert { .. }
-        | InstData::Const { .. }
         | InstData::Print { .. }
         | InstData::Jump { .. }
         | InstData::Branch { .. } => true,
-        _ => false,
+        _ => data.is_pure(),
     }
 }
 
@@ -69,15 +65,11 @@ pub(super) fn needless(module: &Module, src: &Function) -> BTreeSet<Inst> {
     for &b in &src.layout {
         for &i in &src.dfg.block(b).insts {
             let data = src.dfg.inst(i);
-            let candidate = match data {
-                InstData::Call { func, .. } => scalar_only(module, *func),
-                InstData::Binary { .. }
-                | InstData::Unary { .. }
-                | InstData::Math { .. }
-                | InstData::Select { .. }
-                | InstData::Convert { .. } => src.dfg.inst_results(i).iter().any(|&r| is_float(r)),
-                _ => false,
-            };
+            // A call however typed (an extern returning `int` needs no
+            // derivative either); arithmetic with a float result.
+            let candidate = pure(module, data)
+                && (matches!(data, InstData::Call { .. })
+                    || src.dfg.inst_results(i).iter().any(|&r| is_float(r)));
             if candidate {
                 candidates.push(i);
             }
