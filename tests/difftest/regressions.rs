@@ -88,15 +88,17 @@ fn needless_kept_a_forward_derivative_call_primal() {
     seed_passes(240006378);
 }
 
-/// OPEN (campaign of 5862468, seed 250015026, shrunk; also at 9204b47):
-/// a `[checkpoint(1)]` loop whose body declares a local array and `break`s
-/// on some iterations. The segment carries the (always null) array
-/// variable as state, and `transpose` gives its tangent result an adjoint
-/// slot of array type (`diff const -0.0: arr<f64>`): codegen panics.
-/// Un-ignore when fixed.
+/// Campaigns of 5862468 and 7e86e8a (seeds 250015026 shrunk, 250020201,
+/// 260002954; also at 9204b47): a `[checkpoint(1)]` loop whose body
+/// declares a local array and `break`s on some iterations. The exit edge
+/// passed the (always null) array made before the loop, and the segment
+/// returned it: `transpose` gave that array result an adjoint slot of
+/// array type (`diff const -0.0: arr<f64>`), and codegen panicked. A
+/// segment now returns only the exit arguments its loop defines.
 #[test]
-#[ignore = "open bug: array-typed state of a checkpoint segment in transpose"]
 fn checkpoint_segment_with_array_state() {
     compiles(include_str!("repro/ckpt_array_state_seed_250015026.ad"));
     seed_passes(250015026);
+    seed_passes(250020201);
+    seed_passes(260002954);
 }

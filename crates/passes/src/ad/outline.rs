@@ -446,16 +446,23 @@ fn outline_loop(
     });
     let mut returns = vec![Type::I64];
     returns.extend(state.iter().map(ty));
-    let exit_slot: Vec<usize> = exits
-        .iter()
-        .scan(returns.len(), |at, (_, _, c)| {
-            let here = *at;
-            *at += c.args.len();
-            Some(here)
-        })
-        .collect();
+    // Where each exit argument comes from in the caller: `Some(k)`, the
+    // segment's result `k`, for a value the loop defines; `None`, the value
+    // itself, for one from before the loop (it dominates the loop, so the
+    // caller can pass it on directly; a segment never returns what it was
+    // given, so the only arrays it returns are its own, refused above).
+    let mut exit_ret: Vec<Vec<Option<usize>>> = Vec::new();
     for (_, _, c) in &exits {
-        returns.extend(c.args.iter().map(ty));
+        let mut slots = Vec::new();
+        for a in &c.args {
+            if defined.contains(a) {
+                slots.push(Some(returns.len()));
+                returns.push(ty(a));
+            } else {
+                slots.push(None);
+            }
+        }
+        exit_ret.push(slots);
     }
     let live_slot = returns.len();
     returns.extend(live.iter().map(ty));
@@ -470,7 +477,7 @@ fn outline_loop(
         span,
     };
     seg.build(
-        &mut s, &state, &captures, &exits, &exit_slot, &live, live_slot,
+        &mut s, &state, &captures, &exits, &exit_ret, &live, live_slot,
     )?;
     let seg_id = module.push(s);
     let every = interval(every, g, header);
@@ -487,7 +494,7 @@ fn outline_loop(
             state: &state,
             captures: &captures,
             exits: &exits,
-            exit_slot: &exit_slot,
+            exit_ret: &exit_ret,
             live: &live,
             live_slot,
             returns: &returns,
@@ -584,7 +591,7 @@ struct RewriteSite<'a> {
     state: &'a [Value],
     captures: &'a [Value],
     exits: &'a [(Block, usize, BlockCall)],
-    exit_slot: &'a [usize],
+    exit_ret: &'a [Vec<Option<usize>>],
     live: &'a [Value],
     live_slot: usize,
     returns: &'a [Type],

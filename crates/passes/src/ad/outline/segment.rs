@@ -69,7 +69,7 @@ impl SegmentBuilder<'_> {
         state: &[Value],
         captures: &[Value],
         exits: &[(Block, usize, BlockCall)],
-        exit_slot: &[usize],
+        exit_ret: &[Vec<Option<usize>>],
         live: &[Value],
         live_slot: usize,
     ) -> Result<(), AdError> {
@@ -200,7 +200,7 @@ impl SegmentBuilder<'_> {
                         .iter()
                         .position(|(from, n, _)| *from == b && *n == k)
                         .expect("invariant: every edge out of the loop is an exit");
-                    let xb = self.exit_block(s, e, exits, exit_slot, live, live_slot, b, &map)?;
+                    let xb = self.exit_block(s, e, exits, exit_ret, live, live_slot, b, &map)?;
                     call.block = xb;
                 }
             }
@@ -225,7 +225,7 @@ impl SegmentBuilder<'_> {
         s: &mut Function,
         e: usize,
         exits: &[(Block, usize, BlockCall)],
-        exit_slot: &[usize],
+        exit_ret: &[Vec<Option<usize>>],
         live: &[Value],
         live_slot: usize,
         from: Block,
@@ -244,8 +244,8 @@ impl SegmentBuilder<'_> {
         let returns = s.returns.clone();
         let mut rets = vec![int(s, xb, 1 + e as i64, span)];
         for (k, &ty) in returns.iter().enumerate().skip(1) {
-            let v = if (exit_slot[e]..exit_slot[e] + args.len()).contains(&k) {
-                args[k - exit_slot[e]]
+            let v = if let Some(j) = exit_ret[e].iter().position(|r| *r == Some(k)) {
+                args[j]
             } else if k >= live_slot {
                 let v = live[k - live_slot];
                 let def = match g.dfg.value_def(v) {
@@ -366,11 +366,14 @@ pub(super) fn rewrite_caller(g: &mut Function, site: RewriteSite<'_>) {
         );
     }
     let exit_call = |e: usize| {
-        let n = site.exits[e].2.args.len();
-        to(
-            site.exits[e].2.block,
-            results[site.exit_slot[e]..site.exit_slot[e] + n].to_vec(),
-        )
+        let call = &site.exits[e].2;
+        let args = call
+            .args
+            .iter()
+            .zip(&site.exit_ret[e])
+            .map(|(a, r)| r.map_or(*a, |k| results[k]))
+            .collect();
+        to(call.block, args)
     };
     let n = site.exits.len();
     if n == 0 {
