@@ -4,7 +4,7 @@
 use super::{ShadowCell, Transposer};
 use crate::ad::{jvp_source, AdError};
 use crate::util::{array_root, is_fresh_array};
-use adc_ir::{BinaryOp, FuncId, Inst, InstData, Type, UnaryOp, Value};
+use adc_ir::{BinaryOp, CmpCond, Constant, FuncId, Inst, InstData, ParamMode, Type, UnaryOp, Value};
 
 impl Transposer<'_> {
     pub(super) fn transpose_inst(&mut self, i: Inst) -> Result<(), AdError> {
@@ -266,6 +266,78 @@ impl Transposer<'_> {
         })
     }
 
+    /// A zeroed array as long as `shadow`.
+    fn own_shadow(&mut self, shadow: Value, ty: Type) -> Value {
+        let len = self.emit1(InstData::ArrayLen { array: shadow }, Type::I64);
+        self.emit1(InstData::ArrayNew { len }, ty)
+    }
+
+    /// `shadow[i] += own[i]` for every `i`, then `own` freed: a loop, after
+    /// which the sweep goes on in a block of its own.
+    fn add_into(&mut self, shadow: Value, own: Value) {
+        let elem = Type::Scalar(self.out.dfg.value_type(own).elem());
+        let len = self.emit1(InstData::ArrayLen { array: own }, Type::I64);
+        let zero = self.emit1(
+            InstData::Const {
+                value: Constant::I64(0),
+            },
+            Type::I64,
+        );
+        let header = self.out.dfg.make_block();
+        let body = self.out.dfg.make_block();
+        let after = self.out.dfg.make_block();
+        for b in [header, body, after] {
+            self.out.layout.push(b);
+        }
+        let i = self.out.dfg.append_block_param(header, Type::I64);
+        self.emit(InstData::Jump { dest: to(header, vec![zero]) }, &[]);
+        self.cur = header;
+        let more = self.emit1(
+            InstData::Cmp {
+                cond: CmpCond::Lt,
+                args: [i, len],
+            },
+            Type::BOOL,
+        );
+        self.emit(
+            InstData::Branch {
+                cond: more,
+                then_dest: to(body, vec![]),
+                else_dest: to(after, vec![]),
+            },
+            &[],
+        );
+        self.cur = body;
+        // In bounds: `own` was made as long as `shadow`.
+        let load = |array| InstData::Load {
+            array,
+            index: i,
+            checked: false,
+        };
+        let a = self.emit1(load(shadow), elem);
+        let b = self.emit1(load(own), elem);
+        let sum = self.bin(BinaryOp::Add, a, b);
+        self.emit(
+            InstData::Store {
+                array: shadow,
+                index: i,
+                value: sum,
+                checked: false,
+            },
+            &[],
+        );
+        let one = self.emit1(
+            InstData::Const {
+                value: Constant::I64(1),
+            },
+            Type::I64,
+        );
+        let next = self.bin(BinaryOp::Add, i, one);
+        self.emit(InstData::Jump { dest: to(header, vec![next]) }, &[]);
+        self.cur = after;
+        self.emit(InstData::ArrayFree { array: own }, &[]);
+    }
+
     /// `(y, dy) = jvp_g(x, dx, ...)` becomes `dx += vjp_g(x, ..., adj(dy))`.
     pub(super) fn transpose_call(
         &mut self,
@@ -299,6 +371,15 @@ impl Transposer<'_> {
             })?;
         let mut vargs = Vec::new();
         let mut grad_targets = Vec::new();
+        // Read-only array parameters may share elements (LANGUAGE.md §3:
+        // `k(x, x)`), and then so do their shadows; but the callee's
+        // reverse derivative writes each shadow as an array of its own
+        // (its optimisations keep elements in registers across writes to
+        // the other). So a shadow whose array an earlier argument's shadow
+        // already is gets a zeroed array of its own, added into the
+        // shared one after the call (`merges`).
+        let mut shadow_roots = Vec::new();
+        let mut merges = Vec::new();
         let mut k = 0;
         for p in &g.params {
             vargs.push(self.p(args[k]));
@@ -308,7 +389,18 @@ impl Transposer<'_> {
                 k += 1;
                 match p.ty {
                     Type::Scalar(_) => grad_targets.push(t),
-                    _ => vargs.push(self.p(t)),
+                    _ => {
+                        let shadow = self.p(t);
+                        let root = array_root(&self.out, shadow);
+                        if p.mode == ParamMode::In && shadow_roots.contains(&root) {
+                            let own = self.own_shadow(shadow, p.ty);
+                            merges.push((shadow, own));
+                            vargs.push(own);
+                        } else {
+                            shadow_roots.push(root);
+                            vargs.push(shadow);
+                        }
+                    }
                 }
             }
         }
@@ -342,6 +434,9 @@ impl Transposer<'_> {
         if let Some(tape) = lent {
             self.emit(InstData::TapeReclaim { handle: tape }, &[]);
         }
+        for (shadow, own) in merges {
+            self.add_into(shadow, own);
+        }
         let first_grad = grads.len().saturating_sub(grad_targets.len());
         for (t, gv) in grad_targets
             .into_iter()
@@ -351,4 +446,8 @@ impl Transposer<'_> {
         }
         Ok(())
     }
+}
+
+fn to(block: adc_ir::Block, args: Vec<Value>) -> adc_ir::BlockCall {
+    adc_ir::BlockCall { block, args }
 }
