@@ -47,6 +47,59 @@ int main(void) {
     );
 }
 
+/// An `extern` returning a tuple is called with the C struct ABI (§7), as
+/// the module's own functions return one: two floats packed in one SSE
+/// register, two bools in one integer register, a struct over 16 bytes
+/// through a hidden pointer (once read from the wrong registers, and the
+/// callee's store through the missing pointer corrupted memory).
+#[test]
+fn externs_returning_tuples_use_the_c_struct_abi() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let (_, run) = compile_and_link(
+        "tuples",
+        "extern (float, float) eff(float x);
+extern (bool, bool) ebb(bool x);
+extern (float, double) efd(float x);
+extern (double, int, bool) trip(double x);
+extern (double, double, double) three(double x);
+double g() {
+    auto [a, b] = eff(1.5);
+    auto [p, q] = ebb(true);
+    auto [c, d] = efd(1.5);
+    auto [e, n, t] = trip(1.5);
+    auto [u, v, w] = three(1.0);
+    print(a, b, p, q, c, d, e, n, t, u, v, w);
+    return u + v + w;
+}
+",
+        r#"#include <stdio.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "tuples.h"
+typedef struct { float _0, _1; } ff;
+typedef struct { bool _0, _1; } bb;
+typedef struct { float _0; double _1; } fd;
+typedef struct { double _0; int64_t _1; bool _2; } dib;
+typedef struct { double _0, _1, _2; } ddd;
+ff eff(float x) { ff r = { x, x + 1.0f }; return r; }
+bb ebb(bool x) { bb r = { x, !x }; return r; }
+fd efd(float x) { fd r = { x, x + 1.0 }; return r; }
+dib trip(double x) { dib r = { 2.0 * x, 42, true }; return r; }
+ddd three(double x) { ddd r = { x, 2.0 * x, 4.0 * x }; return r; }
+int main(void) { printf("%g\n", g()); return 0; }
+"#,
+    );
+    assert_eq!(
+        stdout(&run),
+        "1.5 2.5 true false 1.5 2.5 3.0 42 true 1.0 2.0 4.0\n7\n",
+        "{}",
+        stderr(&run)
+    );
+}
+
 /// An object file keeps its tape between calls (`object_tape.rs`): calls
 /// of one derivative with tapes large, small and large again must each
 /// give the gradient a hand-written reverse loop gives.

@@ -43,13 +43,13 @@ pub fn tuple_layout(fields: &[ScalarType]) -> (Vec<u32>, u32) {
     (offsets, off.div_ceil(align) * align)
 }
 
-enum TupleReturn {
+pub(crate) enum TupleReturn {
     /// Eightbytes returned in registers, each integer (`I64`) or SSE (`F64`).
     Registers(Vec<clif::Type>),
     Memory,
 }
 
-fn classify(fields: &[ScalarType]) -> TupleReturn {
+pub(crate) fn classify(fields: &[ScalarType]) -> TupleReturn {
     let (offsets, size) = tuple_layout(fields);
     if size > 16 {
         return TupleReturn::Memory;
@@ -281,6 +281,55 @@ pub(crate) fn define_entry<M: Module>(
     b.finalize(m.target_config());
     m.define_function(entry_id, &mut ctx)
         .map_err(CodegenError::from)
+}
+
+/// The signature an `extern` is called with: the C ABI (§7), tuples as C
+/// structs (the same rules as the wrappers' `c_signature`).
+pub(crate) fn extern_signature<M: Module>(m: &M, func: &adc_ir::Function) -> clif::Signature {
+    if func.returns.len() > 1 {
+        c_signature(m, func)
+    } else {
+        crate::translate::impl_signature(m, func, false)
+    }
+}
+
+/// Calls `callee`, an `extern` returning a tuple, with the C struct ABI:
+/// a hidden pointer to a stack slot for a struct over 16 bytes, else the
+/// struct's eightbytes in registers, stored to a slot; the fields are read
+/// back from the slot at their C offsets.
+pub(crate) fn call_extern_tuple(
+    b: &mut FunctionBuilder,
+    fref: clif::FuncRef,
+    callee: &adc_ir::Function,
+    args: &[clif::Value],
+) -> Vec<clif::Value> {
+    let scalars: Vec<ScalarType> = callee.returns.iter().map(|t| t.elem()).collect();
+    let (offsets, size) = tuple_layout(&scalars);
+    let slot = b.create_sized_stack_slot(StackSlotData::new(
+        StackSlotKind::ExplicitSlot,
+        size.max(16).div_ceil(8) * 8,
+        3,
+    ));
+    let base = b.ins().stack_addr(PTR, slot, 0);
+    match classify(&scalars) {
+        TupleReturn::Memory => {
+            let mut cargs = vec![base];
+            cargs.extend_from_slice(args);
+            b.ins().call(fref, &cargs);
+        }
+        TupleReturn::Registers(_) => {
+            let call = b.ins().call(fref, args);
+            let words = b.inst_results(call).to_vec();
+            for (i, w) in words.iter().enumerate() {
+                b.ins().store(TRUSTED, *w, base, (i * 8) as i32);
+            }
+        }
+    }
+    scalars
+        .iter()
+        .zip(&offsets)
+        .map(|(t, off)| b.ins().load(scalar_clif(*t), TRUSTED, base, *off as i32))
+        .collect()
 }
 
 pub(crate) fn c_type(s: ScalarType) -> &'static str {

@@ -134,7 +134,7 @@ fn build<M: Module>(
     let mut func_ids = Vec::new();
     for f in &ir.funcs {
         let id = if f.is_import() || f.layout.is_empty() {
-            let sig = translate::impl_signature(m, f, false);
+            let sig = abi::extern_signature(m, f);
             m.declare_function(&f.name, Linkage::Import, &sig)?
         } else {
             let sig = translate::impl_signature(m, f, true);

@@ -96,8 +96,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 }
                 let fid = self.syms.func_ids[func.index()];
                 let fref = self.m.declare_func_in_func(fid, self.b.func);
-                let call = self.b.ins().call(fref, &cargs);
-                let mut results = self.b.inst_results(call).to_vec();
+                let mut results = if callee.is_import() && callee.returns.len() > 1 {
+                    crate::abi::call_extern_tuple(&mut self.b, fref, callee, &cargs)
+                } else {
+                    let call = self.b.ins().call(fref, &cargs);
+                    self.b.inst_results(call).to_vec()
+                };
                 if let Some(addr) = area {
                     results = callee
                         .returns
