@@ -5,11 +5,14 @@
 //! They write to file descriptor 1 with `write`, after `fflush(NULL)` so
 //! that what the C program has buffered comes first. Only functions with a
 //! fixed argument list are called (compiled code cannot set up a variadic
-//! call): a float is formatted by `strfromd`/`strfromf` with `%.Ng` at the
-//! smallest `N` whose text `strtod`/`strtof` reads back to the same value,
-//! and gets `.0` when it has no `.`, `e` or `n` (so `1.0`, `0.1`, `nan`),
-//! as `adc run` prints it, except that exponents keep C's form (`1e-07`
-//! where `adc run` prints `1e-7`); integers are converted digit by digit.
+//! call). A float is printed as `adc run` prints it (Rust's `{:?}`): its
+//! shortest digits, the smallest `N` for which `strfromd`/`strfromf` with
+//! `%.{N-1}e` gives text that `strtod`/`strtof` reads back to the same
+//! value; in exponent form (`1e16`, `1.5e-5`: no `+`, no leading zeros)
+//! when the magnitude is below 1e-4 or at least 1e16, else positional with
+//! as many decimals as those digits need (`%.{N-1-E}f`, `E` the exponent)
+//! and `.0` when it has no `.` (`10.0`, `0.0001`, `-0.0`; `nan`, `inf`).
+//! Integers are converted digit by digit.
 
 use crate::object_tape::{call, define_fn};
 use crate::CodegenError;
@@ -26,8 +29,11 @@ const TRUE: i64 = 4;
 const FALSE: i64 = 9;
 const POINT_ZERO: i64 = 15;
 const MARKS: i64 = 18;
-/// `%.1g`, `%.2g`, ... `%.17g`, 8 bytes each.
-const FORMATS: i64 = 32;
+/// `%.0e`, `%.1e`, ... `%.16e`, 8 bytes each.
+const FORMATS_E: i64 = 32;
+/// `%.0f`, `%.1f`, ... `%.20f`, 8 bytes each.
+const FORMATS_F: i64 = FORMATS_E + 17 * 8;
+const MAX_DECIMALS: i64 = 20;
 const NAN: i64 = 22;
 const BUF: u32 = 48;
 
@@ -35,11 +41,14 @@ fn table() -> Vec<u8> {
     let mut t = b" \0\n\0true\0false\0.0\0.en\0nan\0\0\0\0\0\0\0".to_vec();
     assert_eq!(
         t.len() as i64,
-        FORMATS,
+        FORMATS_E,
         "invariant: the offsets above match the table"
     );
-    for p in 1..=17 {
-        let mut f = format!("%.{p}g").into_bytes();
+    let formats = (0..17)
+        .map(|p| format!("%.{p}e"))
+        .chain((0..=MAX_DECIMALS).map(|q| format!("%.{q}f")));
+    for f in formats {
+        let mut f = f.into_bytes();
         f.resize(8, 0);
         t.extend(f);
     }
@@ -173,7 +182,8 @@ fn float_body<M: Module>(
     let one = b.ins().iconst(types::I64, 1);
     b.ins().jump(try_p, &[one.into()]);
     b.switch_to_block(try_p);
-    let formats = string(m, b, strings, FORMATS - 8);
+    // `%.{p-1}e`: p significant digits.
+    let formats = string(m, b, strings, FORMATS_E - 8);
     let off = b.ins().imul_imm_s(p, 8);
     let fmt = b.ins().iadd(formats, off);
     call(
@@ -192,13 +202,74 @@ fn float_body<M: Module>(
     let next = b.ins().iadd_imm_s(p, 1);
     b.ins().brif(stop, done, &[], try_p, &[next.into()]);
     b.switch_to_block(done);
-    // `adc run`'s exponents: no `+`, no leading zeros (`1e-7`, `1e16`).
+    // Rust's rule: exponent form below 1e-4 (but zero) and from 1e16 on.
+    let abs = b.ins().fabs(x);
+    let (tiny, huge, zero) = if ty == types::F32 {
+        (
+            b.ins().f32const(1e-4),
+            b.ins().f32const(1e16),
+            b.ins().f32const(0.0),
+        )
+    } else {
+        (
+            b.ins().f64const(1e-4),
+            b.ins().f64const(1e16),
+            b.ins().f64const(0.0),
+        )
+    };
+    let below = b.ins().fcmp(FloatCC::LessThan, abs, tiny);
+    let nonzero = b.ins().fcmp(FloatCC::NotEqual, abs, zero);
+    let small = b.ins().band(below, nonzero);
+    let big = b.ins().fcmp(FloatCC::GreaterThanOrEqual, abs, huge);
+    let exponential = b.ins().bor(small, big);
     let e = b.ins().iconst(types::I32, i64::from(b'e'));
     let at_e = call(m, b, "strchr", &[PTR, types::I32], &[PTR], &[buf, e])?[0];
+    let positional = b.create_block();
     let exponent = b.create_block();
     let measured = b.create_block();
-    b.ins().brif(at_e, exponent, &[], measured, &[]);
+    let no_e = b.ins().icmp_imm_s(IntCC::Equal, at_e, 0);
+    // Text without an `e` (`inf`) is printed as it is.
+    let keep = b.ins().bor(exponential, no_e);
+    b.ins().brif(keep, exponent, &[], positional, &[]);
+    b.switch_to_block(positional);
+    // `%.{q}f` with q = p - 1 - E decimals (at least 0) keeps the p digits.
+    let exp_text = b.ins().iadd_imm_s(at_e, 1);
+    let ten = b.ins().iconst(types::I32, 10);
+    let exp10 = call(
+        m,
+        b,
+        "strtol",
+        &[PTR, PTR, types::I32],
+        &[types::I64],
+        &[exp_text, null, ten],
+    )?[0];
+    let p_minus_1 = b.ins().iadd_imm_s(p, -1);
+    let q = b.ins().isub(p_minus_1, exp10);
+    let zero_i = b.ins().iconst(types::I64, 0);
+    let max_q = b.ins().iconst(types::I64, MAX_DECIMALS);
+    let q = b.ins().smax(q, zero_i);
+    let q = b.ins().smin(q, max_q);
+    let formats_f = string(m, b, strings, FORMATS_F);
+    let off = b.ins().imul_imm_s(q, 8);
+    let fmt = b.ins().iadd(formats_f, off);
+    // The shortest digits' own value, as a double: `%f` of a `float`
+    // itself would print its exact binary value's digits past them
+    // (9745998054162432.0 for 9745998000000000.0f); a decimal of at most
+    // 17 digits below 1e16 is a double exactly when it is an integer.
+    let shortest = call(m, b, "strtod", &[PTR, PTR], &[types::F64], &[buf, null])?[0];
+    call(
+        m,
+        b,
+        "strfromd",
+        &[PTR, PTR, PTR, types::F64],
+        &[types::I32],
+        &[buf, size, fmt, shortest],
+    )?;
+    b.ins().jump(measured, &[]);
     b.switch_to_block(exponent);
+    let tidy = b.create_block();
+    b.ins().brif(no_e, measured, &[], tidy, &[]);
+    b.switch_to_block(tidy);
     tidy_exponent(m, b, at_e)?;
     b.ins().jump(measured, &[]);
     b.switch_to_block(measured);

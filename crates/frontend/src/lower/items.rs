@@ -100,6 +100,7 @@ pub const C_RUNTIME: &[&str] = &[
     "strfromf",
     "strtod",
     "strtof",
+    "strtol",
 ];
 
 /// Why a function may not be called `name`: a built-in (`len`, a math
