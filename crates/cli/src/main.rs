@@ -55,8 +55,20 @@ fn report_failure(f: &driver::Failure, format: ErrorFormat, file: &str, source: 
 }
 
 /// Prints the warnings of a source that compiled.
+/// At most `MAX_REPORTED_ERRORS` of them, as for errors: each shows its
+/// source line, and 8,000 unused variables on one line ran out of memory.
 fn report_warnings(format: ErrorFormat, file: &str, source: &str, color: bool) {
-    let warnings = driver::warnings(file, source);
+    let mut warnings = driver::warnings(file, source);
+    let cap = driver::MAX_REPORTED_ERRORS;
+    if warnings.len() > cap {
+        let more = warnings.len() - cap;
+        warnings.truncate(cap);
+        if let Some(last) = warnings.last_mut() {
+            last.notes.push(format!(
+                "{more} more warnings not shown (only the first {cap} are reported)"
+            ));
+        }
+    }
     if !warnings.is_empty() {
         let rendered = adc_frontend::render(
             &warnings,

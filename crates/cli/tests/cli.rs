@@ -190,6 +190,20 @@ fn errors_are_capped_at_100() {
     assert!(err.contains("50 more errors not shown"), "{err}");
 }
 
+/// Warnings are capped the same way (8,000 unused variables on one line
+/// printed hundreds of megabytes, then aborted: robust5 F10).
+#[test]
+fn warnings_are_capped_at_100() {
+    let vars: Vec<String> = (0..130).map(|k| format!("double v{k} = x;")).collect();
+    let src = format!("double f(double x) {{ {} return x; }}\n", vars.join(" "));
+    let p = scratch("many_warnings.ad", &src);
+    let o = adc(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("[W0001]").count(), 100, "{err}");
+    assert!(err.contains("30 more warnings not shown"), "{err}");
+}
+
 /// `adc compile` never writes over its input, nor both outputs to one file
 /// (it silently replaced the source by the object: independent tester's
 /// finding E2).

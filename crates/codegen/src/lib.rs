@@ -275,10 +275,37 @@ const LARGE_FUNCTION_BLOCKS: usize = 30_000;
 /// runs on a thread's usual stack.
 const SINGLE_PASS_MAX_FRAME: usize = 2 << 20;
 
+/// Functions whose calls times values exceed this are compiled with the
+/// single-pass register allocator too: the default one's memory grows with
+/// their product (every call splits the live ranges that cross it). The
+/// reverse derivative of 2,000 calls of a small helper in a row needed
+/// 612 MB, of 8,000 over 2.9 GB (an abort).
+const LARGE_CALLS_TIMES_VALUES: usize = 20_000_000;
+
+/// The frame allowed for the single-pass allocator when calls times values
+/// is over `LARGE_CALLS_TIMES_VALUES`: the default allocator's memory would
+/// grow past any machine's (16,000 calls of a 20-instruction helper in a
+/// row: over 24 GB), so a large frame is the better failure; where the
+/// stack left is too small for it, the stack guard makes it a runtime
+/// error.
+const SINGLE_PASS_MAX_FRAME_WITH_CALLS: usize = 256 << 20;
+
 /// Whether `func` is compiled with the single-pass register allocator.
 pub(crate) fn single_pass(func: &cranelift_codegen::ir::Function) -> bool {
-    func.dfg.num_blocks() > LARGE_FUNCTION_BLOCKS
-        && 16 * func.dfg.num_values() <= SINGLE_PASS_MAX_FRAME
+    let values = func.dfg.num_values();
+    if 16 * values > SINGLE_PASS_MAX_FRAME_WITH_CALLS {
+        return false;
+    }
+    if func.dfg.num_blocks() > LARGE_FUNCTION_BLOCKS && 16 * values <= SINGLE_PASS_MAX_FRAME {
+        return true;
+    }
+    let calls = func
+        .layout
+        .blocks()
+        .flat_map(|b| func.layout.block_insts(b))
+        .filter(|i| func.dfg.insts[*i].opcode().is_call())
+        .count();
+    calls.saturating_mul(values) > LARGE_CALLS_TIMES_VALUES
 }
 
 /// Compiles `ctx`'s function and defines it as `id` in `m`.
