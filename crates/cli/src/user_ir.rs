@@ -14,7 +14,9 @@
 //!   `mixed` (what derivative passes make, and later passes trust) are
 //!   refused with a diagnostic naming the function and instruction.
 //! - a function returning a `ref` (a slot of a frame that is gone) or an
-//!   array is refused;
+//!   array is refused, and so is one named as `.ad` source may not name it
+//!   (a math built-in defined, a C library function compiled code calls,
+//!   adc's own prefixes);
 //! - a derivative declaration (`= reverse @f(...)`) is refused unless its
 //!   activities fit `f`'s parameters and result as an attribute's must
 //!   (§5.3) and its signature is the one they generate.
@@ -26,6 +28,14 @@ mod frees;
 /// Makes `module` safe to run, or says why it cannot be.
 pub fn make_safe(module: &mut Module) -> Result<(), String> {
     for func in &module.funcs {
+        // A function named like the C library's functions compiled code
+        // calls would replace them in an object file (`@malloc`), and one
+        // with adc's prefixes would clash with its own symbols.
+        if let Some(why) =
+            adc_frontend::lower::reserved_function_name(&func.name, !func.is_import())
+        {
+            return Err(format!("`@{}`: {why}", func.name));
+        }
         if func.returns.iter().any(|t| !matches!(t, Type::Scalar(_))) {
             return Err(format!(
                 "`@{}` returns a reference or an array; functions return scalars",

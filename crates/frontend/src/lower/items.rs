@@ -127,6 +127,16 @@ pub fn function_name_error(name: &str) -> Option<String> {
     reserved_name(&id, true).map(|d| d.message)
 }
 
+/// Why a function of textual IR may not be called `name` (E0202, E0204):
+/// the checks of `.ad` source, `has_body` false for a declaration.
+pub fn reserved_function_name(name: &str, has_body: bool) -> Option<String> {
+    let id = Ident {
+        name: name.to_string(),
+        span: Span::UNDEFINED,
+    };
+    reserved_name(&id, has_body).map(|d| d.message)
+}
+
 fn reserved_name(name: &Ident, has_body: bool) -> Option<Diagnostic> {
     let n = name.name.as_str();
     let math = adc_ir::MathFunc::ALL.iter().any(|m| {

@@ -20,7 +20,7 @@ mod stmt;
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{Block, BlockCall, Constant, Function, InstData, ScalarType, Span, Type, Value};
-pub use items::{function_name_error, lower_program, C_RUNTIME};
+pub use items::{function_name_error, lower_program, reserved_function_name, C_RUNTIME};
 use items::{Globals, RetTy};
 
 type VarId = usize;
