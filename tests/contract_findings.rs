@@ -208,3 +208,58 @@ fn c_lexical_habits() {
     );
     assert_eq!(floats(&j, "g", &mut []), vec![0.5]);
 }
+
+/// Math library functions with a C `int` in their signature (robust5 F7):
+/// `ilogb`'s 32-bit result was read as 64 bits (`ilogb(0.5)` gave
+/// 4294967295), `ldexp`'s and `jn`'s `int` arguments were passed as
+/// 64-bit registers (right only while the value fits).
+#[test]
+fn math_functions_with_c_int_in_their_signature() {
+    let j = jit("
+extern int ilogb(double x);
+extern double ldexp(double x, int e);
+extern double jn(int n, double x);
+int lg(double x) { return ilogb(x); }
+double ld(double x, int e) { return ldexp(x, e); }
+double bessel(int n, double x) { return jn(n, x); }
+");
+    let int = |v: i64| ArgValue::Scalar(Constant::I64(v));
+    for (x, want) in [(0.5, -1), (1.0, 0), (1024.0, 10), (3e-300, -995)] {
+        assert_eq!(
+            j.call("lg", &mut [d(x)]).expect("runs"),
+            vec![Constant::I64(want)],
+            "ilogb({x})"
+        );
+    }
+    assert_eq!(floats(&j, "ld", &mut [d(1.5), int(-2)]), vec![0.375]);
+    assert_eq!(floats(&j, "ld", &mut [d(1.0), int(1000)]), vec![2f64.powi(1000)]);
+    // J_2(x) = 2 J_1(x) / x - J_0(x).
+    let j2 = floats(&j, "bessel", &mut [int(2), d(1.5)])[0];
+    let (j0, j1) = (floats(&j, "bessel", &mut [int(0), d(1.5)])[0], floats(&j, "bessel", &mut [int(1), d(1.5)])[0]);
+    assert!((j2 - (2.0 * j1 / 1.5 - j0)).abs() < 1e-15, "{j2} {j1} {j0}");
+    assert!(j2 > 0.2 && j2 < 0.25, "{j2}");
+}
+
+/// An `extern` of a math built-in's C name must have its C signature
+/// (`extern float cos(double x);` read a double's low half as a float), and
+/// a function takes one custom derivative per mode (a second one silently
+/// won) (robust5 F3, F9).
+#[test]
+fn math_externs_and_custom_derivatives_are_checked() {
+    let refused = [
+        ("extern float cos(double x);\nfloat g() { return cos(0.0); }", "E0202"),
+        ("extern double pow(double x);\ndouble g() { return pow(2.0); }", "E0202"),
+        ("extern int cos(double x);\nint g() { return cos(0.0); }", "E0202"),
+        (
+            "double d1(double x, double s) { return s; }\ndouble d2(double x, double s) { return 2.0 * s; }\n[reverse_derivative(d1)]\n[reverse_derivative(d2)]\ndouble f(double x) { return x; }",
+            "E0306",
+        ),
+    ];
+    for (src, code) in refused {
+        let err = adc::compile_jit("t.ad", src, false).err().expect("refused");
+        assert!(err.rendered.contains(code), "{src}\n{err}");
+    }
+    // The C signatures themselves are fine.
+    let j = jit("extern double cos(double x);\nextern float powf(float x, float y);\ndouble g() { return cos(0.0) + double(powf(2.0, 3.0)); }");
+    assert_eq!(floats(&j, "g", &mut []), vec![9.0]);
+}

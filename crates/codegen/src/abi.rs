@@ -287,10 +287,36 @@ pub(crate) fn define_entry<M: Module>(
 /// structs (the same rules as the wrappers' `c_signature`).
 pub(crate) fn extern_signature<M: Module>(m: &M, func: &adc_ir::Function) -> clif::Signature {
     if func.returns.len() > 1 {
-        c_signature(m, func)
-    } else {
-        crate::translate::impl_signature(m, func, false)
+        return c_signature(m, func);
     }
+    let mut sig = crate::translate::impl_signature(m, func, false);
+    let (params, result) = c_int_positions(func);
+    for k in params {
+        sig.params[k] = AbiParam::new(types::I32).sext();
+    }
+    if result {
+        sig.returns[0] = AbiParam::new(types::I32).sext();
+    }
+    sig
+}
+
+/// The math library's functions whose C signature has an `int` (32 bits)
+/// where `.ad` declares an `int` (64 bits): which parameters, and whether
+/// the result. A call narrows those arguments and sign-extends the result
+/// (`ilogb(0.5)` read as 4294967295 before).
+pub(crate) fn c_int_positions(func: &adc_ir::Function) -> (Vec<usize>, bool) {
+    let (params, result): (&[usize], bool) = match func.name.as_str() {
+        "ilogb" | "ilogbf" | "finite" | "finitef" | "isinf" | "isinff" | "isnan" | "isnanf" => {
+            (&[], true)
+        }
+        "ldexp" | "ldexpf" | "scalbn" | "scalbnf" => (&[1], false),
+        "jn" | "jnf" | "yn" | "ynf" => (&[0], false),
+        _ => (&[], false),
+    };
+    let int_param = |k: &usize| func.params.get(*k).is_some_and(|p| p.ty == adc_ir::Type::I64);
+    let params = params.iter().copied().filter(int_param).collect();
+    let result = result && func.returns == [adc_ir::Type::I64];
+    (params, result)
 }
 
 /// Calls `callee`, an `extern` returning a tuple, with the C struct ABI:

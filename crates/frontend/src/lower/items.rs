@@ -137,6 +137,47 @@ pub fn reserved_function_name(name: &str, has_body: bool) -> Option<String> {
     reserved_name(&id, has_body).map(|d| d.message)
 }
 
+/// An `extern` of a math built-in's C name (`cos`, `cosf`) declares that
+/// very function, which every call of the built-in uses too: any other
+/// signature than C's (`extern float cos(double x);`) would call it wrongly
+/// (E0202).
+fn math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
+    if f.body.is_some() {
+        return None;
+    }
+    let n = f.name.name.as_str();
+    let (m, ty) = adc_ir::MathFunc::ALL.iter().find_map(|m| {
+        [ScalarType::F64, ScalarType::F32]
+            .into_iter()
+            .find(|t| m.libm_symbol(*t) == n)
+            .map(|t| (*m, t))
+    })?;
+    let base = if ty == ScalarType::F64 {
+        BaseType::Double
+    } else {
+        BaseType::Float
+    };
+    let exact = f.ret == ReturnType::Base(base)
+        && f.params.len() == m.arity()
+        && f
+            .params
+            .iter()
+            .all(|p| p.mode == Mode::Value && !p.is_array && p.ty == base);
+    if exact {
+        return None;
+    }
+    let c = if ty == ScalarType::F64 { "double" } else { "float" };
+    let params = vec![format!("{c} x"); m.arity()].join(", ");
+    Some(
+        Diagnostic::error(
+            "E0202",
+            format!("`{n}` is a math built-in: an `extern` of it must have its C signature"),
+            f.name.span,
+        )
+        .with_note(format!("declare it as `extern {c} {n}({params});`, or choose another name")),
+    )
+}
+
 fn reserved_name(name: &Ident, has_body: bool) -> Option<Diagnostic> {
     let n = name.name.as_str();
     let math = adc_ir::MathFunc::ALL.iter().any(|m| {
@@ -198,6 +239,10 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
             }
             Item::Func(f) => {
                 if let Some(d) = reserved_name(&f.name, f.body.is_some()) {
+                    diags.push(d);
+                    continue;
+                }
+                if let Some(d) = math_extern_signature(f) {
                     diags.push(d);
                     continue;
                 }
@@ -442,10 +487,25 @@ fn check_custom(
         return;
     }
     let name = g.name.clone();
-    match mode {
-        AdMode::Reverse => module.func_mut(id).custom_reverse = Some(name),
-        AdMode::Forward => module.func_mut(id).custom_forward = Some(name),
+    let f = module.func_mut(id);
+    let slot = match mode {
+        AdMode::Reverse => &mut f.custom_reverse,
+        AdMode::Forward => &mut f.custom_forward,
+    };
+    // Two custom derivatives of one mode: which one was meant?
+    if let Some(first) = slot.as_ref() {
+        let attr = match mode {
+            AdMode::Reverse => "reverse_derivative",
+            AdMode::Forward => "forward_derivative",
+        };
+        diags.push(Diagnostic::error(
+            "E0306",
+            format!("`{}` already has a `{attr}`, `{first}`", f.name),
+            span,
+        ));
+        return;
     }
+    *slot = Some(name);
 }
 
 fn collect_array_sites(stmts: &[Stmt], out: &mut Vec<(ScalarType, Span)>) {

@@ -248,10 +248,15 @@ impl Linearizer<'_> {
                         (self.pb(Mul, a, r, ty), self.pb(Mul, b, r, ty))
                     }
                     _ => {
-                        let q = self.pb(Div, a, b, ty);
-                        let t = self.math(Trunc, &[q], ty);
+                        // fmod(a, b) = a - n b, n = trunc(a / b) of the
+                        // exact quotient; the rounded a / b can be one
+                        // more (fmod(1, 0.1) = 1 - 9 * 0.1, 1 / 0.1 = 10),
+                        // while (a - fmod(a, b)) / b is n within rounding.
+                        let ay = self.pb(Sub, a, y, ty);
+                        let q = self.pb(Div, ay, b, ty);
+                        let n = self.math(Round, &[q], ty);
                         let one = self.fconst(st, 1.0);
-                        (one, self.pneg(t, ty))
+                        (one, self.pneg(n, ty))
                     }
                 };
                 return Ok(self.sum_scaled(&[(ds[0], pa), (ds[1], pb)], ty));
