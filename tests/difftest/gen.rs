@@ -996,4 +996,31 @@ fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body: &mut Vec<S
              {t} = tanh({t} + m[0] * m[{split}] + 0.5 * m[4]); }}"
         )));
     }
+    if r.chance(0.3) {
+        // One array, or overlapping views of it, passed to two read-only
+        // parameters (allowed, LANGUAGE.md §3) of a callee that stays a
+        // call when checkpointed: both shadows are one array (a wrong
+        // gradient once, when the callee's reverse loop kept one in a
+        // register across writes to the other).
+        let ck = if r.chance(0.7) { "[checkpoint]\n" } else { "" };
+        let c = r.range(0.2, 0.8);
+        funcs.push(Func {
+            attrs: ck.into(),
+            sig: "double pair2(double[] p, double[] q)".into(),
+            body: vec![line(format!(
+                "double s = 0.0; for (int i = 0; i + 1 < len(p); i++) s += (p[i] + {c:.3} * p[i + 1]) * q[i] + 0.1 * q[i + 1] * p[i]; return s;"
+            ))],
+        });
+        let args = [
+            "m, m",
+            "m[0..4], m[1..5]",
+            "m[1..], m[0..4]",
+            "m[0..3], m[0..3]",
+            "a, a",
+        ][r.below(5)];
+        let t = target(&mut r);
+        body.push(line(format!(
+            "{{ double m[5] = {{x, y, 0.5 * x * y, tanh(y), 0.3 + x}}; {t} = tanh({t} + 0.2 * pair2({args})); }}"
+        )));
+    }
 }
