@@ -250,6 +250,8 @@ fn math_externs_and_custom_derivatives_are_checked() {
         ("extern float cos(double x);\nfloat g() { return cos(0.0); }", "E0202"),
         ("extern double pow(double x);\ndouble g() { return pow(2.0); }", "E0202"),
         ("extern int cos(double x);\nint g() { return cos(0.0); }", "E0202"),
+        ("extern double ldexp(double x, double e);\ndouble g() { return ldexp(1.5, 2.0); }", "E0202"),
+        ("extern double ilogb(double x);\ndouble g() { return ilogb(1.5); }", "E0202"),
         (
             "double d1(double x, double s) { return s; }\ndouble d2(double x, double s) { return 2.0 * s; }\n[reverse_derivative(d1)]\n[reverse_derivative(d2)]\ndouble f(double x) { return x; }",
             "E0306",

@@ -388,6 +388,8 @@ fn textual_ir_declarations_and_results_are_checked() {
         ("write.adir", f.replace("@f", "@write"), "`write` is a name compiled code uses"),
         ("impl.adir", format!("{f}{}", f.replace("@f", "@__adc_impl_f")), "`__adc_impl_f`"),
         ("sin.adir", f.replace("@f", "@sin"), "`sin` is a built-in"),
+        // A name a C header could not declare.
+        ("dotted.adir", f.replace("@f", "@foo.bar"), "not an identifier"),
         (
             "ref_result.adir",
             "func @mk() -> ref<i64> {\nblock0():\n    v0: ref<i64> = slot\n    return v0\n}\nfunc @main() -> i64 {\nblock0():\n    v0: ref<i64> = call @mk()\n    v1: i64 = rload v0\n    return v1\n}\n".to_string(),

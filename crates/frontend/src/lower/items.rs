@@ -112,6 +112,13 @@ pub const C_RUNTIME: &[&str] = &[
 /// from Rust, say) may not be called `name`: not an identifier, a keyword,
 /// or a reserved name (E0202, E0204).
 pub fn function_name_error(name: &str) -> Option<String> {
+    reserved_function_name(name, true)
+}
+
+/// Why a function of textual IR may not be called `name`: not an
+/// identifier, or a keyword (a header could not declare it), or a reserved
+/// name (E0202, E0204); `has_body` false for a declaration.
+pub fn reserved_function_name(name: &str, has_body: bool) -> Option<String> {
     let mut toks = crate::lexer::tokens(name);
     let is_ident = matches!(
         (toks.next(), toks.next()),
@@ -120,16 +127,6 @@ pub fn function_name_error(name: &str) -> Option<String> {
     if !is_ident {
         return Some(format!("`{name}` is not an identifier (or is a keyword)"));
     }
-    let id = Ident {
-        name: name.to_string(),
-        span: Span::UNDEFINED,
-    };
-    reserved_name(&id, true).map(|d| d.message)
-}
-
-/// Why a function of textual IR may not be called `name` (E0202, E0204):
-/// the checks of `.ad` source, `has_body` false for a declaration.
-pub fn reserved_function_name(name: &str, has_body: bool) -> Option<String> {
     let id = Ident {
         name: name.to_string(),
         span: Span::UNDEFINED,
@@ -146,6 +143,9 @@ fn math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
         return None;
     }
     let n = f.name.name.as_str();
+    if let Some(d) = int_math_extern_signature(f) {
+        return Some(d);
+    }
     let (m, ty) = adc_ir::MathFunc::ALL.iter().find_map(|m| {
         [ScalarType::F64, ScalarType::F32]
             .into_iter()
@@ -175,6 +175,48 @@ fn math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
             f.name.span,
         )
         .with_note(format!("declare it as `extern {c} {n}({params});`, or choose another name")),
+    )
+}
+
+/// The math library's functions with a C `int` that codegen calls as one
+/// (`abi::c_int_positions`): a declaration must have their C signature,
+/// `int` for C's `int` (`extern double ldexp(double x, double e);` passed a
+/// double where C reads an `int`).
+fn int_math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
+    use BaseType::{Double as D, Float as F, Int as I};
+    let n = f.name.name.as_str();
+    let (params, ret): (&[BaseType], BaseType) = match n {
+        "ilogb" | "finite" | "isinf" | "isnan" => (&[D], I),
+        "ilogbf" | "finitef" | "isinff" | "isnanf" => (&[F], I),
+        "ldexp" | "scalbn" => (&[D, I], D),
+        "ldexpf" | "scalbnf" => (&[F, I], F),
+        "jn" | "yn" => (&[I, D], D),
+        "jnf" | "ynf" => (&[I, F], F),
+        _ => return None,
+    };
+    let exact = f.ret == ReturnType::Base(ret)
+        && f.params.len() == params.len()
+        && f
+            .params
+            .iter()
+            .zip(params)
+            .all(|(p, t)| p.mode == Mode::Value && !p.is_array && p.ty == *t);
+    if exact {
+        return None;
+    }
+    let c = |t: &BaseType| match t {
+        D => "double",
+        F => "float",
+        _ => "int",
+    };
+    let ps: Vec<String> = params.iter().enumerate().map(|(k, t)| format!("{} p{k}", c(t))).collect();
+    Some(
+        Diagnostic::error(
+            "E0202",
+            format!("`{n}` is a math library function: an `extern` of it must have its C signature"),
+            f.name.span,
+        )
+        .with_note(format!("declare it as `extern {} {n}({});`", c(&ret), ps.join(", "))),
     )
 }
 

@@ -16,8 +16,9 @@
 //! callees of more than `MAX_CALLEE_INSTS` instructions. Calls brought in
 //! by an inlined body are inlined too, up to `MAX_INLINED_CALLS` calls and
 //! a budget of copied instructions (twice the caller's size, at least
-//! `MIN_INLINED_INSTS`, at most `MAX_INLINED_INSTS`); tiny callees that
-//! call nothing (`tiny_leaf`) are inlined outside these bounds.
+//! `MIN_INLINED_INSTS`, at most `MAX_INLINED_INSTS`); tiny one-block
+//! callees that call nothing (`tiny_leaf`) are inlined outside these
+//! bounds.
 
 use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
 
@@ -58,9 +59,8 @@ pub fn run(func: &mut Function, module: &Module) -> bool {
                         *decided
                             .entry(*callee)
                             .or_insert_with(|| inlinable(module, *callee, &func.name))
-                            && (tiny_leaf(module, *callee)
-                                || (inlined < MAX_INLINED_CALLS
-                                    && copied + size(module, *callee) <= budget))
+                            && inlined < MAX_INLINED_CALLS
+                            && copied + size(module, *callee) <= budget
                     }
                     _ => false,
                 })
@@ -69,18 +69,12 @@ pub fn run(func: &mut Function, module: &Module) -> bool {
         let Some((b, call)) = found else {
             break;
         };
-        let mut tiny = false;
         if let InstData::Call { func: callee, .. } = func.dfg.inst(call) {
-            tiny = tiny_leaf(module, *callee);
-            if !tiny {
-                copied += size(module, *callee);
-            }
+            copied += size(module, *callee);
         }
         inline_call(func, module, b, call);
         any = true;
-        if !tiny {
-            inlined += 1;
-        }
+        inlined += 1;
     }
     any
 }
@@ -157,7 +151,10 @@ fn inline_straight_tiny_leaves(
 
 /// A callee of at most `TINY_LEAF_INSTS` instructions that calls nothing:
 /// its copy is hardly larger than the call and adds no further calls, so
-/// it is inlined wherever it is called, outside the budgets. (8,000 calls
+/// when it is one block, it is inlined wherever it is called, outside the
+/// budgets (`inline_straight_tiny_leaves`; one with branches stays within
+/// them: each such copy splits the caller's block, and thousands of them
+/// made the optimisations after it quadratic). (8,000 calls
 /// of `return x * 1.0001;` in a row once stayed calls past the first 64,
 /// and the reverse derivative's register allocation ran out of memory.)
 fn tiny_leaf(module: &Module, id: FuncId) -> bool {
