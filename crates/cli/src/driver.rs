@@ -127,16 +127,22 @@ impl std::error::Error for Failure {}
 /// long line printed 4 GB (each error shows its line) and took minutes.
 pub const MAX_REPORTED_ERRORS: usize = 100;
 
-fn failure(mut diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) -> Failure {
+/// Keeps the first `MAX_REPORTED_ERRORS` of `diags` (`what`: "errors" or
+/// "warnings"), the last with a note of how many more there were.
+pub fn cap_reported(diags: &mut Vec<Diagnostic>, what: &str) {
     if diags.len() > MAX_REPORTED_ERRORS {
         let more = diags.len() - MAX_REPORTED_ERRORS;
         diags.truncate(MAX_REPORTED_ERRORS);
         if let Some(last) = diags.last_mut() {
             last.notes.push(format!(
-                "{more} more errors not shown (only the first {MAX_REPORTED_ERRORS} are reported)"
+                "{more} more {what} not shown (only the first {MAX_REPORTED_ERRORS} are reported)"
             ));
         }
     }
+}
+
+fn failure(mut diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) -> Failure {
+    cap_reported(&mut diags, "errors");
     let rendered = render(&diags, path, source, RenderConfig { color });
     Failure {
         diagnostics: diags,

@@ -59,16 +59,7 @@ fn report_failure(f: &driver::Failure, format: ErrorFormat, file: &str, source: 
 /// source line, and 8,000 unused variables on one line ran out of memory.
 fn report_warnings(format: ErrorFormat, file: &str, source: &str, color: bool) {
     let mut warnings = driver::warnings(file, source);
-    let cap = driver::MAX_REPORTED_ERRORS;
-    if warnings.len() > cap {
-        let more = warnings.len() - cap;
-        warnings.truncate(cap);
-        if let Some(last) = warnings.last_mut() {
-            last.notes.push(format!(
-                "{more} more warnings not shown (only the first {cap} are reported)"
-            ));
-        }
-    }
+    driver::cap_reported(&mut warnings, "warnings");
     if !warnings.is_empty() {
         let rendered = adc_frontend::render(
             &warnings,
