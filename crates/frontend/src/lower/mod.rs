@@ -14,13 +14,15 @@ mod attrs;
 mod call;
 mod expr;
 mod items;
+mod names;
 mod place;
 mod stmt;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{Block, BlockCall, Constant, Function, InstData, ScalarType, Span, Type, Value};
-pub use items::{function_name_error, lower_program, reserved_function_name, C_RUNTIME};
+pub use items::lower_program;
+pub use names::{function_name_error, reserved_function_name, C_RUNTIME};
 use items::{Globals, RetTy};
 
 type VarId = usize;
