@@ -232,10 +232,16 @@ double bessel(int n, double x) { return jn(n, x); }
         );
     }
     assert_eq!(floats(&j, "ld", &mut [d(1.5), int(-2)]), vec![0.375]);
-    assert_eq!(floats(&j, "ld", &mut [d(1.0), int(1000)]), vec![2f64.powi(1000)]);
+    assert_eq!(
+        floats(&j, "ld", &mut [d(1.0), int(1000)]),
+        vec![2f64.powi(1000)]
+    );
     // J_2(x) = 2 J_1(x) / x - J_0(x).
     let j2 = floats(&j, "bessel", &mut [int(2), d(1.5)])[0];
-    let (j0, j1) = (floats(&j, "bessel", &mut [int(0), d(1.5)])[0], floats(&j, "bessel", &mut [int(1), d(1.5)])[0]);
+    let (j0, j1) = (
+        floats(&j, "bessel", &mut [int(0), d(1.5)])[0],
+        floats(&j, "bessel", &mut [int(1), d(1.5)])[0],
+    );
     assert!((j2 - (2.0 * j1 / 1.5 - j0)).abs() < 1e-15, "{j2} {j1} {j0}");
     assert!(j2 > 0.2 && j2 < 0.25, "{j2}");
 }

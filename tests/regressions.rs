@@ -580,7 +580,16 @@ fn fmod_partial_uses_fmods_own_quotient() {
     let j = jit("[autodiff_reverse(df, Active, Active, Active)]
 [autodiff_forward(tf, Dual, Dual, Dual)]
 double f(double x, double y) { return fmod(x, y); }");
-    assert_eq!(floats(&j, "df", &mut [d(1.0), d(0.1), d(1.0)])[1..], [1.0, -9.0]);
-    assert_eq!(floats(&j, "tf", &mut [d(1.0), d(0.0), d(0.1), d(1.0)])[1], -9.0);
-    assert_eq!(floats(&j, "df", &mut [d(-7.5), d(2.0), d(1.0)])[1..], [1.0, 3.0]);
+    assert_eq!(
+        floats(&j, "df", &mut [d(1.0), d(0.1), d(1.0)])[1..],
+        [1.0, -9.0]
+    );
+    assert_eq!(
+        floats(&j, "tf", &mut [d(1.0), d(0.0), d(0.1), d(1.0)])[1],
+        -9.0
+    );
+    assert_eq!(
+        floats(&j, "df", &mut [d(-7.5), d(2.0), d(1.0)])[1..],
+        [1.0, 3.0]
+    );
 }

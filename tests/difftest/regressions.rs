@@ -119,7 +119,9 @@ fn checkpoint_segment_with_array_state() {
 #[test]
 #[ignore = "open bug: reverse over reverse with overlapping read-only views of a call"]
 fn reverse_over_reverse_shared_read_only_views() {
-    compiles(include_str!("repro/rr_shared_readonly_views_seed_320000388.ad"));
+    compiles(include_str!(
+        "repro/rr_shared_readonly_views_seed_320000388.ad"
+    ));
     // `repro/rr_shared_readonly_views_min.ad` is the same bug shrunk by hand
     // (with a simpler callee, `p[i] * q[i]`, it does not show).
     compiles(include_str!("repro/rr_shared_readonly_views_min.ad"));

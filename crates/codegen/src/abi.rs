@@ -313,7 +313,11 @@ pub(crate) fn c_int_positions(func: &adc_ir::Function) -> (Vec<usize>, bool) {
         "jn" | "jnf" | "yn" | "ynf" => (&[0], false),
         _ => (&[], false),
     };
-    let int_param = |k: &usize| func.params.get(*k).is_some_and(|p| p.ty == adc_ir::Type::I64);
+    let int_param = |k: &usize| {
+        func.params
+            .get(*k)
+            .is_some_and(|p| p.ty == adc_ir::Type::I64)
+    };
     let params = params.iter().copied().filter(int_param).collect();
     let result = result && func.returns == [adc_ir::Type::I64];
     (params, result)

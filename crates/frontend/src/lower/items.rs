@@ -73,7 +73,6 @@ fn param_ir(p: &ParamDecl) -> Param {
     }
 }
 
-
 /// Lowers a parsed program. Returns the module only when there is no error.
 pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Module> {
     let mut globals = Globals {

@@ -22,8 +22,8 @@ use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{Block, BlockCall, Constant, Function, InstData, ScalarType, Span, Type, Value};
 pub use items::lower_program;
-pub use names::{function_name_error, reserved_function_name, C_RUNTIME};
 use items::{Globals, RetTy};
+pub use names::{function_name_error, reserved_function_name, C_RUNTIME};
 
 type VarId = usize;
 

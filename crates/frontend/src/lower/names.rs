@@ -88,14 +88,17 @@ pub(crate) fn math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
     };
     let exact = f.ret == ReturnType::Base(base)
         && f.params.len() == m.arity()
-        && f
-            .params
+        && f.params
             .iter()
             .all(|p| p.mode == Mode::Value && !p.is_array && p.ty == base);
     if exact {
         return None;
     }
-    let c = if ty == ScalarType::F64 { "double" } else { "float" };
+    let c = if ty == ScalarType::F64 {
+        "double"
+    } else {
+        "float"
+    };
     let params = vec![format!("{c} x"); m.arity()].join(", ");
     Some(
         Diagnostic::error(
@@ -103,7 +106,9 @@ pub(crate) fn math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
             format!("`{n}` is a math built-in: an `extern` of it must have its C signature"),
             f.name.span,
         )
-        .with_note(format!("declare it as `extern {c} {n}({params});`, or choose another name")),
+        .with_note(format!(
+            "declare it as `extern {c} {n}({params});`, or choose another name"
+        )),
     )
 }
 
@@ -125,8 +130,7 @@ fn int_math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
     };
     let exact = f.ret == ReturnType::Base(ret)
         && f.params.len() == params.len()
-        && f
-            .params
+        && f.params
             .iter()
             .zip(params)
             .all(|(p, t)| p.mode == Mode::Value && !p.is_array && p.ty == *t);
@@ -138,14 +142,24 @@ fn int_math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
         F => "float",
         _ => "int",
     };
-    let ps: Vec<String> = params.iter().enumerate().map(|(k, t)| format!("{} p{k}", c(t))).collect();
+    let ps: Vec<String> = params
+        .iter()
+        .enumerate()
+        .map(|(k, t)| format!("{} p{k}", c(t)))
+        .collect();
     Some(
         Diagnostic::error(
             "E0202",
-            format!("`{n}` is a math library function: an `extern` of it must have its C signature"),
+            format!(
+                "`{n}` is a math library function: an `extern` of it must have its C signature"
+            ),
             f.name.span,
         )
-        .with_note(format!("declare it as `extern {} {n}({});`", c(&ret), ps.join(", "))),
+        .with_note(format!(
+            "declare it as `extern {} {n}({});`",
+            c(&ret),
+            ps.join(", ")
+        )),
     )
 }
 

@@ -128,7 +128,12 @@ fn inline_straight_tiny_leaves(
                 let ni = func.dfg.make_inst(data, &types);
                 func.set_span(ni, callee.span(ci));
                 func.set_tag(ni, callee.tag(ci));
-                for (r, nr) in callee.dfg.inst_results(ci).iter().zip(func.dfg.inst_results(ni)) {
+                for (r, nr) in callee
+                    .dfg
+                    .inst_results(ci)
+                    .iter()
+                    .zip(func.dfg.inst_results(ni))
+                {
                     vmap[r.index()] = Some(*nr);
                 }
                 new.push(ni);

@@ -4,7 +4,9 @@
 use super::{ShadowCell, Transposer};
 use crate::ad::{jvp_source, AdError};
 use crate::util::{array_root, is_fresh_array};
-use adc_ir::{BinaryOp, CmpCond, Constant, FuncId, Inst, InstData, ParamMode, Type, UnaryOp, Value};
+use adc_ir::{
+    BinaryOp, CmpCond, Constant, FuncId, Inst, InstData, ParamMode, Type, UnaryOp, Value,
+};
 
 impl Transposer<'_> {
     pub(super) fn transpose_inst(&mut self, i: Inst) -> Result<(), AdError> {
@@ -290,7 +292,12 @@ impl Transposer<'_> {
             self.out.layout.push(b);
         }
         let i = self.out.dfg.append_block_param(header, Type::I64);
-        self.emit(InstData::Jump { dest: to(header, vec![zero]) }, &[]);
+        self.emit(
+            InstData::Jump {
+                dest: to(header, vec![zero]),
+            },
+            &[],
+        );
         self.cur = header;
         let more = self.emit1(
             InstData::Cmp {
@@ -333,7 +340,12 @@ impl Transposer<'_> {
             Type::I64,
         );
         let next = self.bin(BinaryOp::Add, i, one);
-        self.emit(InstData::Jump { dest: to(header, vec![next]) }, &[]);
+        self.emit(
+            InstData::Jump {
+                dest: to(header, vec![next]),
+            },
+            &[],
+        );
         self.cur = after;
         self.emit(InstData::ArrayFree { array: own }, &[]);
     }
