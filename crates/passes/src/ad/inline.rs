@@ -89,6 +89,7 @@ fn inline_straight_tiny_leaves(
     decided: &mut std::collections::BTreeMap<FuncId, bool>,
 ) -> bool {
     let mut results_of: std::collections::HashMap<Value, Value> = Default::default();
+    let mut straight_leaves: std::collections::BTreeMap<FuncId, bool> = Default::default();
     for b in func.layout.clone() {
         let old = std::mem::take(&mut func.dfg.block_mut(b).insts);
         let mut new = Vec::with_capacity(old.len());
@@ -98,11 +99,14 @@ fn inline_straight_tiny_leaves(
                 continue;
             };
             let callee = module.func(id);
-            let straight = *decided
-                .entry(id)
-                .or_insert_with(|| inlinable(module, id, &func.name))
-                && tiny_leaf(module, id)
-                && callee.layout.len() == 1;
+            // Decided once per callee (each decision scans the callee).
+            let straight = *straight_leaves.entry(id).or_insert_with(|| {
+                *decided
+                    .entry(id)
+                    .or_insert_with(|| inlinable(module, id, &func.name))
+                    && callee.layout.len() == 1
+                    && tiny_leaf(module, id)
+            });
             if !straight {
                 new.push(i);
                 continue;
