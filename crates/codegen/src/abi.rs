@@ -323,11 +323,35 @@ pub(crate) fn c_int_positions(func: &adc_ir::Function) -> (Vec<usize>, bool) {
     (params, result)
 }
 
+/// Calls `callee`, an `extern`, with the C ABI of `extern_signature`: C
+/// `int` arguments narrowed and an `int` result sign-extended, a tuple
+/// through `call_extern_tuple`.
+pub(crate) fn call_extern(
+    b: &mut FunctionBuilder,
+    fref: clif::FuncRef,
+    callee: &adc_ir::Function,
+    mut args: Vec<clif::Value>,
+) -> Vec<clif::Value> {
+    if callee.returns.len() > 1 {
+        return call_extern_tuple(b, fref, callee, &args);
+    }
+    let (int_params, int_result) = c_int_positions(callee);
+    for k in int_params {
+        args[k] = b.ins().ireduce(types::I32, args[k]);
+    }
+    let call = b.ins().call(fref, &args);
+    let mut results = b.inst_results(call).to_vec();
+    if int_result {
+        results[0] = b.ins().sextend(types::I64, results[0]);
+    }
+    results
+}
+
 /// Calls `callee`, an `extern` returning a tuple, with the C struct ABI:
 /// a hidden pointer to a stack slot for a struct over 16 bytes, else the
 /// struct's eightbytes in registers, stored to a slot; the fields are read
 /// back from the slot at their C offsets.
-pub(crate) fn call_extern_tuple(
+fn call_extern_tuple(
     b: &mut FunctionBuilder,
     fref: clif::FuncRef,
     callee: &adc_ir::Function,

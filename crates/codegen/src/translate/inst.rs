@@ -96,23 +96,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 }
                 let fid = self.syms.func_ids[func.index()];
                 let fref = self.m.declare_func_in_func(fid, self.b.func);
-                let (int_params, int_result) = if callee.is_import() {
-                    crate::abi::c_int_positions(callee)
-                } else {
-                    (Vec::new(), false)
-                };
-                for k in int_params {
-                    cargs[k] = self.b.ins().ireduce(types::I32, cargs[k]);
-                }
-                let mut results = if callee.is_import() && callee.returns.len() > 1 {
-                    crate::abi::call_extern_tuple(&mut self.b, fref, callee, &cargs)
+                let mut results = if callee.is_import() {
+                    crate::abi::call_extern(&mut self.b, fref, callee, cargs)
                 } else {
                     let call = self.b.ins().call(fref, &cargs);
                     self.b.inst_results(call).to_vec()
                 };
-                if int_result {
-                    results[0] = self.b.ins().sextend(types::I64, results[0]);
-                }
                 if let Some(addr) = area {
                     results = callee
                         .returns
