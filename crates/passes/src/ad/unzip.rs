@@ -476,6 +476,7 @@ impl<'a> Unzipper<'a> {
                 }
             }
         }
+        self.view_operands_needed(&mut needs);
         let mut seen = BTreeSet::new();
         needs.retain(|v| seen.insert(*v));
         // Cheap primal arithmetic is computed again in the differential

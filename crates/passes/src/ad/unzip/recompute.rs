@@ -118,6 +118,44 @@ impl Unzipper<'_> {
         ok
     }
 
+    /// Adds the operands of the array views in `needs` that share their
+    /// array with another needed value (through views of views), so the
+    /// twin recomputes those views from their taped array rather than
+    /// reading each from the tape. Two views of one array then share their
+    /// array value in the differential part too, which is how `transpose`
+    /// sees that the shadows it passes to a call share elements (a view
+    /// read from the tape would look like an array of its own).
+    pub(super) fn view_operands_needed(&self, needs: &mut Vec<Value>) {
+        let view_of = |v: Value| match self.out.dfg.value_def(v) {
+            ValueDef::Result(i, _) => match self.out.dfg.inst(i) {
+                InstData::ArrayView { array, lo, hi } => Some([*array, *lo, *hi]),
+                _ => None,
+            },
+            _ => None,
+        };
+        let root = |mut v: Value| {
+            while let Some([array, ..]) = view_of(v) {
+                v = array;
+            }
+            v
+        };
+        let roots: Vec<Value> = needs.iter().map(|&v| root(v)).collect();
+        let shared = |r: Value| roots.iter().filter(|&&x| x == r).count() > 1;
+        let mut k = 0;
+        while k < needs.len() {
+            let v = needs[k];
+            k += 1;
+            if self.direct(v) {
+                continue;
+            }
+            if let Some(operands) = view_of(v) {
+                if shared(root(v)) {
+                    needs.extend(operands);
+                }
+            }
+        }
+    }
+
     /// Emits the recomputation of `v` (and of operands not yet available) in
     /// the differential block `db`.
     pub(super) fn recompute(
