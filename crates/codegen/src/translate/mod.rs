@@ -116,6 +116,12 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     /// function's estimated frame (`FrameGuard`).
     frame_bound: Option<DataId>,
     own_frame: i64,
+    /// The IR block being translated, and each instruction's block: an
+    /// unchecked element address splits its index by where the parts are
+    /// defined (`elem_addr`).
+    cur_block: adc_ir::Block,
+    cur_self_loop: bool,
+    inst_block: Vec<Option<adc_ir::Block>>,
 }
 
 /// What `lib.rs` needs to finish a function's stack guard once every
@@ -179,6 +185,9 @@ pub(crate) fn translate<M: Module>(
         homes: Default::default(),
         frame_bound: None,
         own_frame: 0,
+        cur_block: entry_ir,
+        cur_self_loop: false,
+        inst_block: inst_blocks(func),
     };
     // Reverse post-order visits a value's definition before its uses
     // (dominators first), whatever the layout order.
@@ -213,6 +222,8 @@ pub(crate) fn translate<M: Module>(
             t.b.switch_to_block(cb);
         }
         t.enter_block_homes(blk);
+        t.cur_block = blk;
+        t.cur_self_loop = func.successors(blk).contains(&blk);
         let insts = &func.dfg.block(blk).insts;
         let mut k = 0;
         while k < insts.len() {
@@ -461,8 +472,90 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             self.check(oob, inst, "index out of bounds")?;
         }
         let size = self.func.dfg.value_type(array).elem().size() as i64;
+        if !checked {
+            if let Some(addr) = self.split_elem_addr(arr[0], index, size) {
+                return Ok(addr);
+            }
+        }
         let off = self.b.ins().imul_imm_s(idx, size);
         Ok(self.b.ins().iadd(arr[0], off))
+    }
+
+    /// The address of element `a + b` of an unchecked access, without the
+    /// add: `ptr + a * size + k * size` when `b` is a constant `k` (the
+    /// constant folds into the access's displacement); else
+    /// `(ptr + a * size) + b * size` when `a` comes from outside the
+    /// current block and `b` from inside it, or the other way round (in a
+    /// loop the first sum is invariant, Cranelift hoists it, and the rest
+    /// folds into the access's addressing mode), with `b = x + k` split
+    /// the same way, when the current block is a loop of its own.
+    fn split_elem_addr(
+        &mut self,
+        ptr: clif::Value,
+        index: Value,
+        size: i64,
+    ) -> Option<clif::Value> {
+        let [a, b] = self.add_operands(index)?;
+        if let Some((x, k)) = self.plus_constant(index) {
+            let x = self.v(x);
+            let off = self.b.ins().imul_imm_s(x, size);
+            let addr = self.b.ins().iadd(ptr, off);
+            return Some(self.b.ins().iadd_imm_s(addr, k.checked_mul(size)?));
+        }
+        // Only in a one-block loop: elsewhere the sum is rarely hoisted, and
+        // a base per access only adds to the register pressure.
+        if !self.cur_self_loop {
+            return None;
+        }
+        let (outer, inner) = match (self.defined_here(a), self.defined_here(b)) {
+            (false, true) => (a, b),
+            (true, false) => (b, a),
+            _ => return None,
+        };
+        let (x, k) = self.plus_constant(inner).unwrap_or((inner, 0));
+        let disp = k.checked_mul(size)?;
+        let (outer, x) = (self.v(outer), self.v(x));
+        let outer_off = self.b.ins().imul_imm_s(outer, size);
+        let base = self.b.ins().iadd(ptr, outer_off);
+        let inner_off = self.b.ins().imul_imm_s(x, size);
+        let addr = self.b.ins().iadd(base, inner_off);
+        Some(match disp {
+            0 => addr,
+            _ => self.b.ins().iadd_imm_s(addr, disp),
+        })
+    }
+
+    /// `v` as `x + k` with `k` a constant, when it is such an `add`.
+    fn plus_constant(&self, v: Value) -> Option<(Value, i64)> {
+        let [a, b] = self.add_operands(v)?;
+        match (
+            adc_ir_int_const(self.func, a),
+            adc_ir_int_const(self.func, b),
+        ) {
+            (_, Some(k)) => Some((a, k)),
+            (Some(k), None) => Some((b, k)),
+            (None, None) => None,
+        }
+    }
+
+    /// The operands of `v` when it is an integer `add`.
+    fn add_operands(&self, v: Value) -> Option<[Value; 2]> {
+        match crate::translate::def_data(self.func, v)? {
+            InstData::Binary {
+                op: adc_ir::BinaryOp::Add,
+                args,
+            } => Some(*args),
+            _ => None,
+        }
+    }
+
+    /// Whether `v` is a parameter or result of the block being translated.
+    fn defined_here(&self, v: Value) -> bool {
+        match self.func.dfg.value_def(v) {
+            adc_ir::ValueDef::Param(b, _) => b == self.cur_block,
+            adc_ir::ValueDef::Result(i, _) => self.inst_block[i.index()] == Some(self.cur_block),
+            adc_ir::ValueDef::Unused => false,
+        }
     }
 
     pub(crate) fn call_symbol(
@@ -572,4 +665,31 @@ fn zeroed_slot(b: &mut FunctionBuilder, bytes: u32) -> clif::Value {
         b.ins().store(TRUSTED, z, addr, offset as i32);
     }
     addr
+}
+
+/// Each instruction's block in `func`'s layout.
+fn inst_blocks(func: &adc_ir::Function) -> Vec<Option<adc_ir::Block>> {
+    let mut out = vec![None; func.dfg.num_insts()];
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            out[i.index()] = Some(b);
+        }
+    }
+    out
+}
+
+fn def_data(func: &adc_ir::Function, v: Value) -> Option<&InstData> {
+    match func.dfg.value_def(v) {
+        adc_ir::ValueDef::Result(i, _) => Some(func.dfg.inst(i)),
+        _ => None,
+    }
+}
+
+fn adc_ir_int_const(func: &adc_ir::Function, v: Value) -> Option<i64> {
+    match def_data(func, v)? {
+        InstData::Const {
+            value: adc_ir::Constant::I64(c),
+        } => Some(*c),
+        _ => None,
+    }
 }
