@@ -3,7 +3,9 @@
 //! access, and `a[outer + inner]` in a one-block loop adds the invariant
 //! `outer` to the array's address once, outside the loop. Every shape,
 //! negative constants and views included, must read and write the same
-//! elements as before: values computed here in Rust are the oracle.
+//! elements as before: values computed here in Rust are the oracle. The
+//! row lengths also cover `unroll-inner`'s paths: no unrolled iteration,
+//! one or two of them, with and without a remainder.
 
 mod support;
 
@@ -65,7 +67,7 @@ fn split_addresses_read_and_write_the_same_elements() {
         .sum();
     assert_eq!(call("stencil", &mut [arr(&a)]), want);
 
-    for d in [1usize, 3, 4, 7] {
+    for d in [1usize, 3, 4, 7, 8, 9] {
         let (p, c) = (&a[..(a.len() / d) * d], &a[2..2 + (12 / d) * d]);
         let mut want = 0.0;
         for i in 0..p.len() / d {

@@ -16,6 +16,7 @@ pub mod rotate;
 pub mod simplify_cfg;
 pub mod tape_forward;
 pub mod unroll;
+pub mod unroll_inner;
 pub mod version;
 pub mod zero_skip;
 
@@ -49,6 +50,7 @@ pub const LATE_PASSES: &[(&str, FuncPass)] = &[
     ("version", version::run),
     ("rotate", rotate::run),
     ("zero-skip", zero_skip::run),
+    ("unroll-inner", unroll_inner::run),
 ];
 
 pub fn find_pass(name: &str) -> Option<FuncPass> {
