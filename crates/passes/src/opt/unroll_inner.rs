@@ -1,22 +1,26 @@
 //! Unrolling by four of small one-block loops with a run-time trip count:
 //! the inner loops of `rotate`'s do-while form (a dot product, a squared
-//! distance). Four iterations share one test and one branch, and their
-//! element addresses become constant offsets from one counter.
+//! distance) and the reverse sweeps' loops counting down. Four iterations
+//! share one test and one branch, and their element addresses become
+//! constant offsets from one counter.
 //!
-//! Pattern: a block `B` whose terminator is `br c, B(next), X(exit)` (the
-//! loop on the true edge), where `c = cmp lt n, N` with `n = add i, 1`,
-//! `i` a parameter of `B` that `next` passes `n` to, and `N` defined
-//! outside `B`; `B` has at most `MAX_INSTS` instructions besides its
-//! branch, of the kinds `is_plain` accepts (no calls, tape or memory
-//! management), and no value `B` defines is used outside `B`.
+//! Pattern: a block `B` that branches to itself or to an exit `X`, on a
+//! test of its counter `i` (a parameter of `B`, which the back edge passes
+//! `n`) against a bound defined outside `B`: counting up, `n = add i, 1`
+//! and `br (cmp lt n, N), B(..), X(..)`; counting down, `n = sub i, 1`
+//! and `br (cmp eq n, L), X(..), B(..)`. `B` has at most `MAX_INSTS`
+//! instructions besides its branch, of the kinds `is_plain` accepts (no
+//! calls, memory management or tape pushes), and no value `B` defines is
+//! used outside `B`.
 //!
 //! Then every edge into `B` from outside goes to a new block `P`, which
-//! enters a new block `U` when four iterations remain (`i < N - 3`, and
-//! `N - 3` does not wrap) and `B` otherwise. `U` holds four copies of
-//! `B`'s instructions, copy `k` computing its counter as `i + k`; it loops
-//! while four more remain, else goes to a new block `C` that enters `B`
-//! for the remaining ones (fewer than four) or leaves by the last copy's
-//! exit edge. `B` stays as it was, for the remainder.
+//! enters a new block `U` when at least four iterations remain (`i < N -
+//! 3`, or `L + 3 < i`, when that bound does not wrap) and `B` otherwise.
+//! `U` holds four copies of `B`'s instructions, copy `k` computing its
+//! counter as `i + k` (or `i + -k`); it loops while four more remain, else
+//! goes to a new block `C`, `B`'s branch as the last copy would take it:
+//! into `B` for the remaining iterations (fewer than four) or out. `B`
+//! stays as it was, for the remainder.
 //!
 //! Assumes: verified input. Guarantees: verified output; every path runs
 //! the same instructions in the same order (each copy in `U` runs exactly
@@ -52,9 +56,9 @@ struct Plan {
     body: Block,
     /// The counter's index among `body`'s parameters.
     counter: usize,
-    /// `n = add i, 1` and the test `cmp lt n, N`.
+    /// `n = i + 1` (or `i - 1`), and its test against `bound`.
     increment: adc_ir::Inst,
-    test: adc_ir::Inst,
+    down: bool,
     bound: Value,
 }
 
@@ -73,6 +77,7 @@ fn is_plain(data: &InstData) -> bool {
             | InstData::ArrayLen { .. }
             | InstData::Load { .. }
             | InstData::Store { .. }
+            | InstData::TapePop { .. }
     )
 }
 
@@ -98,41 +103,41 @@ fn plan(func: &Function, b: Block) -> Option<Plan> {
     else {
         return None;
     };
-    if then_dest.block != b || else_dest.block == b {
-        return None;
-    }
     let own: BTreeSet<adc_ir::Inst> = body.iter().copied().collect();
     let ValueDef::Result(test, _) = func.dfg.value_def(*cond) else {
         return None;
     };
     let InstData::Cmp {
-        cond: CmpCond::Lt,
+        cond: test_cond,
         args: [next, bound],
     } = func.dfg.inst(test)
     else {
         return None;
     };
-    if !own.contains(&test) || defined_in(func, *bound, b, &own) {
-        return None;
-    }
     let ValueDef::Result(increment, _) = func.dfg.value_def(*next) else {
         return None;
     };
-    let InstData::Binary {
-        op: BinaryOp::Add,
-        args: [i, one],
-    } = func.dfg.inst(increment)
-    else {
+    let InstData::Binary { op, args: [i, one] } = func.dfg.inst(increment) else {
         return None;
     };
-    if !own.contains(&increment) || int_const(func, *one) != Some(1) {
+    let (down, back) = match (op, test_cond) {
+        (BinaryOp::Add, CmpCond::Lt) if else_dest.block != b => (false, then_dest),
+        (BinaryOp::Sub, CmpCond::Eq) if then_dest.block != b => (true, else_dest),
+        _ => return None,
+    };
+    if back.block != b
+        || !own.contains(&test)
+        || !own.contains(&increment)
+        || defined_in(func, *bound, b, &own)
+        || int_const(func, *one) != Some(1)
+    {
         return None;
     }
     let ValueDef::Param(pb, counter) = func.dfg.value_def(*i) else {
         return None;
     };
     let counter = counter as usize;
-    if pb != b || then_dest.args.get(counter) != Some(next) {
+    if pb != b || back.args.get(counter) != Some(next) {
         return None;
     }
     // No value of the loop is used past it but through its exit edge.
@@ -151,9 +156,64 @@ fn plan(func: &Function, b: Block) -> Option<Plan> {
         body: b,
         counter,
         increment,
-        test,
+        down,
         bound: *bound,
     })
+}
+
+/// Appends instructions with the span and tag of the loop's branch.
+struct Emitter {
+    span: adc_ir::Span,
+    tag: adc_ir::Tag,
+}
+
+impl Emitter {
+    fn inst(
+        &self,
+        func: &mut Function,
+        block: Block,
+        data: InstData,
+        ty: &[Type],
+    ) -> Option<Value> {
+        let inst = func.append_inst(block, data, ty, self.span);
+        func.set_tag(inst, self.tag);
+        func.dfg.inst_results(inst).first().copied()
+    }
+
+    /// An instruction with one result.
+    fn value(&self, func: &mut Function, block: Block, data: InstData, ty: Type) -> Value {
+        self.inst(func, block, data, &[ty])
+            .expect("invariant: the instruction has one result")
+    }
+
+    fn int(&self, func: &mut Function, block: Block, c: i64) -> Value {
+        let value = Constant::I64(c);
+        self.value(func, block, InstData::Const { value }, Type::I64)
+    }
+
+    fn binary(&self, func: &mut Function, block: Block, op: BinaryOp, args: [Value; 2]) -> Value {
+        self.value(func, block, InstData::Binary { op, args }, Type::I64)
+    }
+
+    fn less(&self, func: &mut Function, block: Block, args: [Value; 2]) -> Value {
+        let cond = CmpCond::Lt;
+        self.value(func, block, InstData::Cmp { cond, args }, Type::BOOL)
+    }
+
+    /// `counter` has at least four iterations left before `limit`.
+    fn room(
+        &self,
+        func: &mut Function,
+        block: Block,
+        down: bool,
+        counter: Value,
+        limit: Value,
+    ) -> Value {
+        match down {
+            false => self.less(func, block, [counter, limit]),
+            true => self.less(func, block, [limit, counter]),
+        }
+    }
 }
 
 fn unroll(func: &mut Function, p: &Plan) {
@@ -161,7 +221,10 @@ fn unroll(func: &mut Function, p: &Plan) {
     let term = func
         .terminator(b)
         .expect("invariant: plan() found the block's branch");
-    let (span, tag) = (func.span(term), func.tag(term));
+    let e = Emitter {
+        span: func.span(term),
+        tag: func.tag(term),
+    };
     let params = func.dfg.block_params(b).to_vec();
     let types: Vec<Type> = params.iter().map(|v| func.dfg.value_type(*v)).collect();
     let (pre, unrolled, rest) = (
@@ -175,97 +238,37 @@ fn unroll(func: &mut Function, p: &Plan) {
         .position(|x| *x == b)
         .expect("invariant: the loop is laid out");
     func.layout.splice(pos..pos, [pre, unrolled, rest]);
-    let mut emit = |func: &mut Function, block: Block, data: InstData, ty: &[Type]| {
-        let inst = func.append_inst(block, data, ty, span);
-        func.set_tag(inst, tag);
-        func.dfg.inst_results(inst).first().copied()
-    };
-    let konst =
-        |func: &mut Function,
-         block,
-         c: i64,
-         emit: &mut dyn FnMut(&mut Function, Block, InstData, &[Type]) -> Option<Value>| {
-            emit(
-                func,
-                block,
-                InstData::Const {
-                    value: Constant::I64(c),
-                },
-                &[Type::I64],
-            )
-            .expect("invariant: a constant has a result")
-        };
-    // P: `i < N - 3`, unless `N - 3` wraps.
+    // P: `i < N - 3` (or `L + 3 < i`), unless that limit wraps.
     let pre_params: Vec<Value> = types
         .iter()
         .map(|t| func.dfg.append_block_param(pre, *t))
         .collect();
-    let three = konst(func, pre, FACTOR - 1, &mut emit);
-    let limit = emit(
-        func,
-        pre,
-        InstData::Binary {
-            op: BinaryOp::Sub,
-            args: [p.bound, three],
-        },
-        &[Type::I64],
-    )
-    .expect("invariant: sub has a result");
-    let cmp =
-        |func: &mut Function,
-         block,
-         a,
-         c,
-         emit: &mut dyn FnMut(&mut Function, Block, InstData, &[Type]) -> Option<Value>| {
-            emit(
-                func,
-                block,
-                InstData::Cmp {
-                    cond: CmpCond::Lt,
-                    args: [a, c],
-                },
-                &[Type::BOOL],
-            )
-            .expect("invariant: cmp has a result")
-        };
-    let no_wrap = cmp(func, pre, limit, p.bound, &mut emit);
-    let room = cmp(func, pre, pre_params[p.counter], limit, &mut emit);
-    let no = emit(
-        func,
-        pre,
-        InstData::Const {
-            value: Constant::Bool(false),
-        },
-        &[Type::BOOL],
-    )
-    .expect("invariant: a constant has a result");
-    let enter = emit(
-        func,
-        pre,
-        InstData::Select {
-            cond: no_wrap,
-            args: [room, no],
-        },
-        &[Type::BOOL],
-    )
-    .expect("invariant: select has a result");
-    emit(
-        func,
-        pre,
-        InstData::Branch {
-            cond: enter,
-            then_dest: BlockCall {
-                block: unrolled,
-                args: pre_params.clone(),
-            },
-            else_dest: BlockCall {
-                block: b,
-                args: pre_params,
-            },
-        },
-        &[],
-    );
-    // U: four copies, copy k's counter `i + k`.
+    let three = e.int(func, pre, FACTOR - 1);
+    let (op, sign) = match p.down {
+        false => (BinaryOp::Sub, 1),
+        true => (BinaryOp::Add, -1),
+    };
+    let limit = e.binary(func, pre, op, [p.bound, three]);
+    let no_wrap = match p.down {
+        false => e.less(func, pre, [limit, p.bound]),
+        true => e.less(func, pre, [p.bound, limit]),
+    };
+    let room = e.room(func, pre, p.down, pre_params[p.counter], limit);
+    let no = Constant::Bool(false);
+    let no = e.value(func, pre, InstData::Const { value: no }, Type::BOOL);
+    let select = InstData::Select {
+        cond: no_wrap,
+        args: [room, no],
+    };
+    let enter = e.value(func, pre, select, Type::BOOL);
+    let to = |block, args| BlockCall { block, args };
+    let branch = InstData::Branch {
+        cond: enter,
+        then_dest: to(unrolled, pre_params.clone()),
+        else_dest: to(b, pre_params),
+    };
+    e.inst(func, pre, branch, &[]);
+    // U: four copies, copy k's counter `i + k` (or `i + -k`).
     let mut current: Vec<Value> = types
         .iter()
         .map(|t| func.dfg.append_block_param(unrolled, *t))
@@ -275,16 +278,8 @@ fn unroll(func: &mut Function, p: &Plan) {
         let insts = &func.dfg.block(b).insts;
         insts[..insts.len() - 1].to_vec()
     };
-    let InstData::Branch {
-        then_dest,
-        else_dest,
-        ..
-    } = func.dfg.inst(term).clone()
-    else {
-        unreachable!("invariant: plan() checked the branch")
-    };
-    let mut exit_args = Vec::new();
-    let mut last_test = None;
+    let branch = func.dfg.inst(term).clone();
+    let mut last = branch.clone();
     for k in 1..=FACTOR {
         let mut map: BTreeMap<Value, Value> = params
             .iter()
@@ -293,61 +288,34 @@ fn unroll(func: &mut Function, p: &Plan) {
             .collect();
         for &inst in &body {
             if inst == p.increment {
-                let kv = konst(func, unrolled, k, &mut emit);
-                let n = emit(
-                    func,
-                    unrolled,
-                    InstData::Binary {
-                        op: BinaryOp::Add,
-                        args: [start, kv],
-                    },
-                    &[Type::I64],
-                )
-                .expect("invariant: add has a result");
+                // An `add` of a constant, which codegen folds into the
+                // element addresses that use it.
+                let kv = e.int(func, unrolled, sign * k);
+                let n = e.binary(func, unrolled, BinaryOp::Add, [start, kv]);
                 map.insert(func.dfg.inst_results(inst)[0], n);
             } else {
                 copy_inst(func, inst, unrolled, &mut map);
             }
         }
-        let at = |v: &Value| *map.get(v).unwrap_or(v);
-        current = then_dest.args.iter().map(at).collect();
-        exit_args = else_dest.args.iter().map(at).collect();
-        last_test = Some(at(&func.dfg.inst_results(p.test)[0]));
+        last = branch.clone();
+        last.map_args(|a| *map.get(&a).unwrap_or(&a));
+        current = last
+            .successors()
+            .into_iter()
+            .find(|c| c.block == b)
+            .expect("invariant: plan() found the back edge")
+            .args
+            .clone();
     }
-    let again = cmp(func, unrolled, current[p.counter], limit, &mut emit);
-    emit(
-        func,
-        unrolled,
-        InstData::Branch {
-            cond: again,
-            then_dest: BlockCall {
-                block: unrolled,
-                args: current.clone(),
-            },
-            else_dest: BlockCall {
-                block: rest,
-                args: vec![],
-            },
-        },
-        &[],
-    );
-    // C: the remainder in `B`, or out by the last copy's exit edge.
-    emit(
-        func,
-        rest,
-        InstData::Branch {
-            cond: last_test.expect("invariant: FACTOR > 0"),
-            then_dest: BlockCall {
-                block: b,
-                args: current,
-            },
-            else_dest: BlockCall {
-                block: else_dest.block,
-                args: exit_args,
-            },
-        },
-        &[],
-    );
+    let again = e.room(func, unrolled, p.down, current[p.counter], limit);
+    let branch = InstData::Branch {
+        cond: again,
+        then_dest: to(unrolled, current),
+        else_dest: to(rest, vec![]),
+    };
+    e.inst(func, unrolled, branch, &[]);
+    // C: the last copy's branch, into `B` for the rest or out.
+    e.inst(func, rest, last, &[]);
     // Every edge into `B` from outside now enters `P`.
     for &o in func.layout.clone().iter() {
         if o == b || o == pre || o == unrolled || o == rest {
