@@ -49,6 +49,20 @@ const SHAPES: &[(&str, &str)] = &[
         double f(double x, double[] a) { double s = a[0];
             for (int k = 0; k < 3; k++) acc(s, x * a[k], k + 2);
             return s; }"),
+    // grad6 F1: `g`'s reverse half used the `elemref` of `w[0]` (passed
+    // to `sc`'s `inout` scalar) from its forward half: E0999 "reference
+    // crosses the turn". It is now made again from `w` and the index.
+    ("elemref_across_the_turn", "@CK@ double k(double[] p, double[] q) { double s = 0.0;
+            for (int i = 0; i + 1 < min(len(p), len(q)); i++) s += p[i] * q[i + 1]; return s; }
+        @CK@ void sc(inout double s, double[] p) { s = s * p[0]; }
+        @CK@ void g(inout double[] w) { int n = len(w); sc(w[0], w[1..]);
+            double z = k(w[0..n - 1], w[0..n - 2]); w[n - 1] += 0.1 * z; }
+        @CK@ void h(inout double[] w) { int n = len(w); g(w[0..n - 1]); g(w[1..]);
+            double c = k(w[0..2], w[1..3]); g(w[0..n - 1]); w[0] += c; }
+        double f(double x, double[] a) { int n = len(a); double t[n + 2];
+            for (int i = 0; i < n; i++) t[i] = a[i] * x;
+            h(t); h(t[1..]);
+            double r = 0.0; for (int i = 0; i < n + 2; i++) r += t[i]; return r; }"),
 ];
 
 fn gradient(src: &str, x: f64, a: &[f64]) -> Vec<f64> {

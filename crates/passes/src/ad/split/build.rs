@@ -61,11 +61,32 @@ pub fn build(
             });
         }
     }
-    if let Some(r) = live
-        .iter()
-        .find(|x| matches!(v.dfg.value_type(**x), Type::Ref(_)))
-    {
-        return Err(cannot(&format!("reference {r} crosses the turn"), span));
+    // A reference to an array element (an `inout` scalar argument's
+    // `elemref`) is made again in the reverse half from its array and
+    // index, which cross the turn instead.
+    let mut remat: Vec<Inst> = Vec::new();
+    let mut k = 0;
+    while k < live.len() {
+        let r = live[k];
+        if !matches!(v.dfg.value_type(r), Type::Ref(_)) {
+            k += 1;
+            continue;
+        }
+        let Some(d) = def_inst(v, r).filter(|d| matches!(v.dfg.inst(*d), InstData::ElemRef { .. }))
+        else {
+            return Err(cannot(&format!("reference {r} crosses the turn"), span));
+        };
+        live.remove(k);
+        remat.push(d);
+        v.dfg.inst(d).for_each_arg(|a| {
+            if !fdef.contains(&a) || entry_params.contains(&a) || !seen.insert(a) {
+                return;
+            }
+            match def_inst(v, a) {
+                Some(c) if matches!(v.dfg.inst(c), InstData::Const { .. }) => consts.push(c),
+                _ => live.push(a),
+            }
+        });
     }
     check_writable_params(module.func(g), v, &back, &entry_params)?;
     let aug = forward_half(module.func(split.aug), v, &fwd, &setup_set, &live, turn)?;
@@ -75,7 +96,7 @@ pub fn build(
         &back,
         &setups,
         &consts,
-        &live,
+        (&live, &remat),
         turn,
     );
     *module.func_mut(split.aug) = aug;
@@ -235,13 +256,42 @@ fn forward_half(
     Ok(a)
 }
 
+/// Appends `v`'s instruction `i` to block `e` of `r`, its arguments and
+/// results mapped by `vm`.
+fn copy_entry_inst(
+    v: &Function,
+    r: &mut Function,
+    e: Block,
+    i: Inst,
+    vm: &mut BTreeMap<Value, Value>,
+) {
+    let mut data = v.dfg.inst(i).clone();
+    data.map_args(|a| mapped(vm, a));
+    let types: Vec<Type> = v
+        .dfg
+        .inst_results(i)
+        .iter()
+        .map(|x| v.dfg.value_type(*x))
+        .collect();
+    let ni = r.append_inst(e, data, &types, v.span(i));
+    r.set_tag(ni, v.tag(i));
+    for (x, n) in v
+        .dfg
+        .inst_results(i)
+        .iter()
+        .zip(r.dfg.inst_results(ni).to_vec())
+    {
+        vm.insert(*x, n);
+    }
+}
+
 fn reverse_half(
     stub: &Function,
     v: &Function,
     back: &[Block],
     setups: &[Inst],
     consts: &[Inst],
-    live: &[Value],
+    (live, remat): (&[Value], &[Inst]),
     turn: &Turn,
 ) -> Function {
     let mut r = Function::new(
@@ -267,24 +317,7 @@ fn reverse_half(
         .expect("invariant: the reverse half takes the tape last");
     r.append_inst(e, InstData::TapeAdopt { handle: tape }, &[], span);
     for &i in setups.iter().chain(consts) {
-        let mut data = v.dfg.inst(i).clone();
-        data.map_args(|a| mapped(&vm, a));
-        let types: Vec<Type> = v
-            .dfg
-            .inst_results(i)
-            .iter()
-            .map(|x| v.dfg.value_type(*x))
-            .collect();
-        let ni = r.append_inst(e, data, &types, v.span(i));
-        r.set_tag(ni, v.tag(i));
-        for (x, n) in v
-            .dfg
-            .inst_results(i)
-            .iter()
-            .zip(r.dfg.inst_results(ni).to_vec())
-        {
-            vm.insert(*x, n);
-        }
+        copy_entry_inst(v, &mut r, e, i, &mut vm);
     }
     for &x in live.iter().rev() {
         let pop = r.append_inst(
@@ -294,6 +327,9 @@ fn reverse_half(
             span,
         );
         vm.insert(x, r.dfg.inst_results(pop)[0]);
+    }
+    for &i in remat {
+        copy_entry_inst(v, &mut r, e, i, &mut vm);
     }
     let bmap: BTreeMap<Block, Block> = back.iter().map(|&b| (b, r.dfg.make_block())).collect();
     let jump = InstData::Jump {
