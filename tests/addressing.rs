@@ -113,3 +113,52 @@ fn split_addresses_read_and_write_the_same_elements() {
     let want = tail(&a[1..]) + 2.0 * tail(&a[3..a.len() - 1]);
     assert_eq!(call("views", &mut [arr(&a)]), want);
 }
+
+/// `unroll-inner`'s entry and exit tests (`i < N - 3`, `L + 3 < i`, with
+/// the limit's wrap-around checked) on trip counts 0 to 13 and bounds at
+/// the ends of `int`'s range, counting up with `<` and `!=` and down with
+/// `!=`: every loop runs exactly the iterations the source says.
+#[test]
+fn unrolled_loops_run_every_iteration_at_the_ends_of_the_range() {
+    let src = "
+double up(int lo, int hi) { double s = 0.0; for (int i = lo; i < hi; i++) s += double(i % 7) * 0.5 + 1.0; return s; }
+double upne(int lo, int hi) { double s = 0.0; for (int i = lo; i != hi; i++) s = s * 0.75 + double(i % 3); return s; }
+double dn(int hi, int lo) { double s = 0.0; int i = hi; while (i != lo) { i = i - 1; s = s * 0.5 + double(i % 5); } return s; }
+";
+    let j = adc::compile_jit("unroll.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let call = |name: &str, a: i64, b: i64| {
+        let mut args = [
+            ArgValue::Scalar(Constant::I64(a)),
+            ArgValue::Scalar(Constant::I64(b)),
+        ];
+        f64s(&j.call(name, &mut args).expect("runs"))[0]
+    };
+    let (max, min) = (i64::MAX, i64::MIN);
+    let mut ranges: Vec<(i64, i64)> = (0..14).map(|n| (-2, n - 2)).collect();
+    ranges.extend([
+        (max - 10, max),
+        (max - 4, max),
+        (max - 3, max),
+        (min, min + 9),
+        (min, min + 3),
+        (5, 2),
+    ]);
+    for &(lo, hi) in &ranges {
+        let want: f64 = (lo..hi).map(|i| (i % 7) as f64 * 0.5 + 1.0).sum();
+        assert_eq!(call("up", lo, hi), want, "up({lo}, {hi})");
+        if lo <= hi {
+            let want = (lo..hi).fold(0.0, |s, i| s * 0.75 + (i % 3) as f64);
+            assert_eq!(call("upne", lo, hi), want, "upne({lo}, {hi})");
+            let want = (lo..hi).rev().fold(0.0, |s, i| s * 0.5 + (i % 5) as f64);
+            assert_eq!(call("dn", hi, lo), want, "dn({hi}, {lo})");
+        }
+    }
+    let mut m = adc::driver::frontend("unroll.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
+    let text = m.to_string();
+    assert_eq!(
+        text.matches("const 4\n").count() + text.matches("const -4\n").count(),
+        3,
+        "{text}"
+    );
+}

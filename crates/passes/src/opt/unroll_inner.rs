@@ -7,8 +7,9 @@
 //! Pattern: a block `B` that branches to itself or to an exit `X`, on a
 //! test of its counter `i` (a parameter of `B`, which the back edge passes
 //! `n`) against a bound defined outside `B`: counting up, `n = add i, 1`
-//! and `br (cmp lt n, N), B(..), X(..)`; counting down, `n = sub i, 1`
-//! and `br (cmp eq n, L), X(..), B(..)`. `B` has at most `MAX_INSTS`
+//! and `br (cmp lt n, N), B(..), X(..)` (or `cmp ne`); counting down,
+//! `n = sub i, 1` and `br (cmp eq n, L), X(..), B(..)` (or `cmp ne`, the
+//! loop on the true edge). `B` has at most `MAX_INSTS`
 //! instructions besides its branch, of the kinds `is_plain` accepts (no
 //! calls, memory management or tape pushes), and no value `B` defines is
 //! used outside `B`.
@@ -120,8 +121,12 @@ fn plan(func: &Function, b: Block) -> Option<Plan> {
     let InstData::Binary { op, args: [i, one] } = func.dfg.inst(increment) else {
         return None;
     };
+    // On with `n < N` or `n != N` counting up, off at `n == L` or on with
+    // `n != L` counting down (a `!=` loop entered past its bound wraps
+    // around: `P` leaves it to `B`).
     let (down, back) = match (op, test_cond) {
-        (BinaryOp::Add, CmpCond::Lt) if else_dest.block != b => (false, then_dest),
+        (BinaryOp::Add, CmpCond::Lt | CmpCond::Ne) if else_dest.block != b => (false, then_dest),
+        (BinaryOp::Sub, CmpCond::Ne) if else_dest.block != b => (true, then_dest),
         (BinaryOp::Sub, CmpCond::Eq) if then_dest.block != b => (true, else_dest),
         _ => return None,
     };
