@@ -88,7 +88,7 @@ pub fn build(
             }
         });
     }
-    check_writable_params(module.func(g), v, &back, &entry_params)?;
+    check_writable_params(module.func(g), v, &back, &entry_params, &remat)?;
     let aug = forward_half(module.func(split.aug), v, &fwd, &setup_set, &live, turn)?;
     let rev = reverse_half(
         module.func(split.rev),
@@ -107,12 +107,13 @@ pub fn build(
 /// The reverse half gets the caller's own arrays for the callee's writable
 /// array parameters (they are not copied for the call), whose contents
 /// have changed since: it may take their lengths and pass them on, nothing
-/// else.
+/// else; nor may it make again (`remat`) a reference into one.
 fn check_writable_params(
     g: &Function,
     v: &Function,
     back: &[Block],
     entry_params: &[Value],
+    remat: &[Inst],
 ) -> Result<(), AdError> {
     let spec = default_spec(g, AdMode::Reverse);
     let mut k = 0;
@@ -125,6 +126,16 @@ fn check_writable_params(
         if is_differentiable(p.ty) && matches!(act, Activity::Duplicated | Activity::DuplicatedOnly)
         {
             k += 1;
+        }
+    }
+    for &i in remat {
+        if let InstData::ElemRef { array, .. } = v.dfg.inst(i) {
+            if watched.contains(&crate::util::array_root(v, *array)) {
+                return Err(cannot(
+                    "the reverse sweep refers to an element of a writable array parameter",
+                    v.span(i),
+                ));
+            }
         }
     }
     for &b in back {
