@@ -41,16 +41,52 @@ const FACTOR: i64 = 4;
 
 pub fn run(func: &mut Function) -> bool {
     let mut changed = false;
+    let (escaping, mut preds) = scan(func);
     // The blocks `unroll` adds are not one-block loops of this shape (`U`
     // tests `N - 3`, not `N`), so one scan of the original blocks is all.
     let blocks: Vec<Block> = func.layout.clone();
     for b in blocks {
+        if escaping.contains(&b) {
+            continue;
+        }
         if let Some(p) = plan(func, b) {
-            unroll(func, &p);
+            unroll(func, &p, &mut preds);
             changed = true;
         }
     }
     changed
+}
+
+/// One walk of the function (a walk per loop made 3,000 loops take
+/// seconds): the blocks some of whose values are used in another block,
+/// and each block's predecessors.
+fn scan(func: &Function) -> (BTreeSet<Block>, BTreeMap<Block, BTreeSet<Block>>) {
+    let mut block_of = vec![None; func.dfg.num_insts()];
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            block_of[i.index()] = Some(b);
+        }
+    }
+    let mut escaping = BTreeSet::new();
+    let mut preds: BTreeMap<Block, BTreeSet<Block>> = BTreeMap::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            func.dfg.inst(i).for_each_arg(|a| {
+                let def = match func.dfg.value_def(a) {
+                    ValueDef::Param(db, _) => Some(db),
+                    ValueDef::Result(di, _) => block_of[di.index()],
+                    ValueDef::Unused => None,
+                };
+                if let Some(db) = def.filter(|db| *db != b) {
+                    escaping.insert(db);
+                }
+            });
+        }
+        for s in func.successors(b) {
+            preds.entry(s).or_default().insert(b);
+        }
+    }
+    (escaping, preds)
 }
 
 struct Plan {
@@ -145,18 +181,8 @@ fn plan(func: &Function, b: Block) -> Option<Plan> {
     if pb != b || back.args.get(counter) != Some(next) {
         return None;
     }
-    // No value of the loop is used past it but through its exit edge.
-    for &other in func.layout.iter().filter(|&&o| o != b) {
-        for &inst in &func.dfg.block(other).insts {
-            let mut escapes = false;
-            func.dfg
-                .inst(inst)
-                .for_each_arg(|a| escapes |= defined_in(func, a, b, &own));
-            if escapes {
-                return None;
-            }
-        }
-    }
+    // (No value of the loop is used past it but through its exit edge:
+    // `run` skips the blocks `scan` found.)
     Some(Plan {
         body: b,
         counter,
@@ -221,7 +247,7 @@ impl Emitter {
     }
 }
 
-fn unroll(func: &mut Function, p: &Plan) {
+fn unroll(func: &mut Function, p: &Plan, preds: &mut BTreeMap<Block, BTreeSet<Block>>) {
     let b = p.body;
     let term = func
         .terminator(b)
@@ -321,11 +347,13 @@ fn unroll(func: &mut Function, p: &Plan) {
     e.inst(func, unrolled, branch, &[]);
     // C: the last copy's branch, into `B` for the rest or out.
     e.inst(func, rest, last, &[]);
-    // Every edge into `B` from outside now enters `P`.
-    for &o in func.layout.clone().iter() {
-        if o == b || o == pre || o == unrolled || o == rest {
-            continue;
-        }
+    // Every edge into `B` from outside now enters `P`; `C` is a new
+    // predecessor of the exit.
+    let outside: Vec<Block> = preds
+        .get(&b)
+        .map(|s| s.iter().copied().filter(|o| *o != b).collect())
+        .unwrap_or_default();
+    for o in outside {
         let Some(t) = func.terminator(o) else {
             continue;
         };
@@ -335,4 +363,8 @@ fn unroll(func: &mut Function, p: &Plan) {
             }
         }
     }
+    for s in func.successors(rest) {
+        preds.entry(s).or_default().insert(rest);
+    }
+    preds.insert(b, [pre, rest, b].into_iter().collect());
 }
