@@ -192,27 +192,7 @@ fn copy_blocks(
             if skip.contains(&i) || (Some(b) == stop && v.dfg.inst(i).is_terminator()) {
                 continue;
             }
-            let mut data = v.dfg.inst(i).clone();
-            data.map_args(|a| mapped(vm, a));
-            for call in data.successors_mut() {
-                call.block = bmap[&call.block];
-            }
-            let types: Vec<Type> = v
-                .dfg
-                .inst_results(i)
-                .iter()
-                .map(|r| v.dfg.value_type(*r))
-                .collect();
-            let ni = out.append_inst(nb, data, &types, v.span(i));
-            out.set_tag(ni, v.tag(i));
-            for (r, n) in v
-                .dfg
-                .inst_results(i)
-                .iter()
-                .zip(out.dfg.inst_results(ni).to_vec())
-            {
-                vm.insert(*r, n);
-            }
+            copy_entry_inst(v, out, nb, i, vm, Some(bmap));
         }
     }
 }
@@ -268,16 +248,22 @@ fn forward_half(
 }
 
 /// Appends `v`'s instruction `i` to block `e` of `r`, its arguments and
-/// results mapped by `vm`.
+/// results mapped by `vm` (and its successors by `bmap`, for a branch).
 fn copy_entry_inst(
     v: &Function,
     r: &mut Function,
     e: Block,
     i: Inst,
     vm: &mut BTreeMap<Value, Value>,
+    bmap: Option<&BTreeMap<Block, Block>>,
 ) {
     let mut data = v.dfg.inst(i).clone();
     data.map_args(|a| mapped(vm, a));
+    if let Some(bmap) = bmap {
+        for call in data.successors_mut() {
+            call.block = bmap[&call.block];
+        }
+    }
     let types: Vec<Type> = v
         .dfg
         .inst_results(i)
@@ -328,7 +314,7 @@ fn reverse_half(
         .expect("invariant: the reverse half takes the tape last");
     r.append_inst(e, InstData::TapeAdopt { handle: tape }, &[], span);
     for &i in setups.iter().chain(consts) {
-        copy_entry_inst(v, &mut r, e, i, &mut vm);
+        copy_entry_inst(v, &mut r, e, i, &mut vm, None);
     }
     for &x in live.iter().rev() {
         let pop = r.append_inst(
@@ -340,7 +326,7 @@ fn reverse_half(
         vm.insert(x, r.dfg.inst_results(pop)[0]);
     }
     for &i in remat {
-        copy_entry_inst(v, &mut r, e, i, &mut vm);
+        copy_entry_inst(v, &mut r, e, i, &mut vm, None);
     }
     let bmap: BTreeMap<Block, Block> = back.iter().map(|&b| (b, r.dfg.make_block())).collect();
     let jump = InstData::Jump {

@@ -139,8 +139,11 @@ impl Unzipper<'_> {
             }
             v
         };
-        let roots: Vec<Value> = needs.iter().map(|&v| root(v)).collect();
-        let shared = |r: Value| roots.iter().filter(|&&x| x == r).count() > 1;
+        let mut uses: BTreeMap<Value, usize> = BTreeMap::new();
+        for &v in needs.iter() {
+            *uses.entry(root(v)).or_default() += 1;
+        }
+        let shared = |r: Value| uses.get(&r).is_some_and(|&n| n > 1);
         let mut k = 0;
         while k < needs.len() {
             let v = needs[k];
