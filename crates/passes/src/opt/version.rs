@@ -15,6 +15,14 @@
 //! access, `0 <= base < 2^62`, `0 <= c < 2^31` and
 //! `base + c * (N - 1) < len`, with no overflow possible within these
 //! bounds: the accessed indices then lie in `[base + c*i0, base + c*(N-1)]`.
+//! When `base` is itself `b + e * j` for the counter `j` of an enclosing
+//! stepped loop whose header tests `j < M` (`j0` its start; `b`, `e`, `M`,
+//! `c` and `N` defined before that loop), the access's terms cover every
+//! `j` at once: `0 <= j0 < M`, `M - 1 < 2^31`, `0 <= e < 2^31`,
+//! `-2^62 <= b < 2^62`, `0 <= b + e*j0`, `b + e*(M-1) < 2^62` and
+//! `b + e*(M-1) + c*(N-1) < len`. They are then invariant in the enclosing
+//! loop, and `licm` computes them once for all of its iterations (kmeans'
+//! `c[j * d + r]`), not once per `j`.
 //! It enters a copy of `h` and `B` whose qualifying accesses are unchecked
 //! when the test holds, the original loop otherwise. Values of `h` used
 //! after the loop (its parameters, its test) reach `x` as new parameters.
@@ -35,12 +43,13 @@ pub fn run(func: &mut Function) -> bool {
     let mut done: BTreeSet<Block> = BTreeSet::new();
     for _ in 0..64 {
         let all: BTreeSet<Block> = func.layout.iter().copied().collect();
-        let found = stepped_loops(func, &all)
-            .into_iter()
+        let loops = stepped_loops(func, &all);
+        let found = loops
+            .iter()
             .filter(|lp| !done.contains(&lp.header))
-            .find_map(|lp| plan(func, &lp).map(|p| (lp, p)));
+            .find_map(|lp| plan(func, lp, &loops).map(|p| (lp, p)));
         let Some((lp, p)) = found else { break };
-        let copy = rewrite(func, &lp, &p);
+        let copy = rewrite(func, lp, &p);
         done.extend([lp.header, copy]);
         changed = true;
     }
@@ -58,6 +67,16 @@ struct Access {
     array: Value,
     base: Option<Value>,
     coef: Coef,
+    /// `base` as `b + e * j` over an enclosing loop's counter range.
+    outer: Option<Outer>,
+}
+
+/// `base = b + e * j` where the enclosing loop runs `j` over `[j0, bound)`.
+struct Outer {
+    j0: Value,
+    bound: Value,
+    b: Option<Value>,
+    e: Coef,
 }
 
 struct Plan {
@@ -122,7 +141,69 @@ fn affine(func: &Function, lp: &SteppedLoop, v: Value, i: Value) -> Option<(Opti
     None
 }
 
-fn plan(func: &Function, lp: &SteppedLoop) -> Option<Plan> {
+/// `M` when `l`'s header leaves the loop unless `j < M` for its counter
+/// `j` stepping up (`M` defined before the loop): every block of the body
+/// then runs with `j0 <= j < M`.
+fn counter_bound(func: &Function, l: &SteppedLoop) -> Option<Value> {
+    let t = func.terminator(l.header)?;
+    let InstData::Branch {
+        cond,
+        then_dest,
+        else_dest,
+    } = func.dfg.inst(t)
+    else {
+        return None;
+    };
+    if else_dest.block != l.exit || !l.body.contains(&then_dest.block) || l.step < 1 {
+        return None;
+    }
+    let Some(&InstData::Cmp {
+        cond: CmpCond::Lt,
+        args,
+    }) = def_data(func, *cond)
+    else {
+        return None;
+    };
+    let j = func.dfg.block_params(l.header)[l.param];
+    (args[0] == j && outside(func, l, args[1])).then_some(args[1])
+}
+
+/// `base` over the innermost enclosing loop of `lp` whose counter it is
+/// affine in, when the access's other terms (`c`, the bound `n`) do not
+/// change in that loop either.
+fn outer_range(
+    func: &Function,
+    lp: &SteppedLoop,
+    loops: &[SteppedLoop],
+    base: Value,
+    coef: Coef,
+    n: Value,
+) -> Option<Outer> {
+    let mut enclosing: Vec<&SteppedLoop> = loops
+        .iter()
+        .filter(|l| l.header != lp.header && l.body.is_superset(&lp.body))
+        .collect();
+    enclosing.sort_by_key(|l| l.body.len());
+    enclosing.into_iter().find_map(|l| {
+        let bound = counter_bound(func, l)?;
+        if !outside(func, l, n) || matches!(coef, Coef::Value(c) if !outside(func, l, c)) {
+            return None;
+        }
+        let j = func.dfg.block_params(l.header)[l.param];
+        let (b, e) = affine(func, l, base, j)?;
+        if matches!(e, Coef::Const(k) if !(0..1 << 31).contains(&k)) {
+            return None;
+        }
+        Some(Outer {
+            j0: l.init,
+            bound,
+            b,
+            e,
+        })
+    })
+}
+
+fn plan(func: &Function, lp: &SteppedLoop, loops: &[SteppedLoop]) -> Option<Plan> {
     let h = lp.header;
     if lp.step != 1 || lp.body.len() != 2 || lp.latch == h {
         return None;
@@ -178,11 +259,13 @@ fn plan(func: &Function, lp: &SteppedLoop) -> Option<Plan> {
             if matches!(coef, Coef::Const(c) if !(0..1 << 31).contains(&c)) {
                 continue;
             }
+            let outer = base.and_then(|b| outer_range(func, lp, loops, b, coef, args[1]));
             accesses.push(Access {
                 inst,
                 array,
                 base,
                 coef,
+                outer,
             });
         }
     }
@@ -292,7 +375,10 @@ fn guard(func: &mut Function, at: &At, init: Value, bound: Value, accesses: &[Ac
             }
         };
         let mut end = at.bin(func, BinaryOp::Mul, c, last);
-        if let Some(base) = acc.base {
+        if let Some(o) = &acc.outer {
+            let base_hi = outer_terms(func, at, o, &mut terms);
+            end = at.bin(func, BinaryOp::Add, base_hi, end);
+        } else if let Some(base) = acc.base {
             terms.push(at.cmp(func, CmpCond::Ge, base, zero));
             terms.push(at.cmp(func, CmpCond::Lt, base, lim62));
             end = at.bin(func, BinaryOp::Add, base, end);
@@ -303,6 +389,39 @@ fn guard(func: &mut Function, at: &At, init: Value, bound: Value, accesses: &[Ac
         ok = at.and(func, ok, fits);
     }
     ok
+}
+
+/// The terms that `b + e * j` lies in `[0, 2^62)` for every `j` in
+/// `[j0, M)` (no overflow within them); returns `b + e * (M - 1)`.
+fn outer_terms(func: &mut Function, at: &At, o: &Outer, terms: &mut Vec<Value>) -> Value {
+    let zero = at.int(func, 0);
+    let one = at.int(func, 1);
+    let lim31 = at.int(func, 1 << 31);
+    let lim62 = at.int(func, 1 << 62);
+    let last_j = at.bin(func, BinaryOp::Sub, o.bound, one);
+    terms.push(at.cmp(func, CmpCond::Ge, o.j0, zero));
+    terms.push(at.cmp(func, CmpCond::Lt, o.j0, o.bound));
+    terms.push(at.cmp(func, CmpCond::Lt, last_j, lim31));
+    let e = match o.e {
+        Coef::Const(k) => at.int(func, k),
+        Coef::Value(e) => {
+            terms.push(at.cmp(func, CmpCond::Ge, e, zero));
+            terms.push(at.cmp(func, CmpCond::Lt, e, lim31));
+            e
+        }
+    };
+    let mut lo = at.bin(func, BinaryOp::Mul, e, o.j0);
+    let mut hi = at.bin(func, BinaryOp::Mul, e, last_j);
+    if let Some(b) = o.b {
+        let min62 = at.int(func, -(1 << 62));
+        terms.push(at.cmp(func, CmpCond::Ge, b, min62));
+        terms.push(at.cmp(func, CmpCond::Lt, b, lim62));
+        lo = at.bin(func, BinaryOp::Add, b, lo);
+        hi = at.bin(func, BinaryOp::Add, b, hi);
+    }
+    terms.push(at.cmp(func, CmpCond::Ge, lo, zero));
+    terms.push(at.cmp(func, CmpCond::Lt, hi, lim62));
+    hi
 }
 
 /// Copies `b`'s instructions into `to` through `map` (which it extends).
