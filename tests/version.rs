@@ -69,7 +69,10 @@ fn versioned_rows_read_the_same_elements_and_keep_their_checks() {
         }
     }
     // Both outcomes were exercised.
-    assert!(failed > 50 && checked - failed > 50, "{failed} of {checked} failed");
+    assert!(
+        failed > 50 && checked - failed > 50,
+        "{failed} of {checked} failed"
+    );
 }
 
 #[test]
