@@ -150,6 +150,49 @@ int main(void) {
     assert_eq!(stdout(&run), "11111\n", "{}", stderr(&run));
 }
 
+/// The spare is the larger buffer: a derivative whose deferred-free list
+/// (here for the shadow of `t`) is freed after its tape must still keep
+/// the tape (about 40 MB), so a call after the first faults in almost no
+/// new pages. Before, the list took the spare's place and each call
+/// faulted the whole tape in again (9,766 minor faults a call).
+#[test]
+fn object_tape_spare_keeps_the_tape_not_the_deferred_list() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let (_, run) = compile_and_link(
+        "spare_list",
+        "[autodiff_reverse(dg, Duplicated, Const, ActiveOnly)]
+double g(double[] x, int m) {
+    double t[m];
+    for (int j = 0; j < m; j++) t[j] = 0.5 * double(j);
+    double s = 1.0;
+    for (int i = 0; i < len(x); i++) s = s * x[i] + sin(x[i]) * t[i % m];
+    return s;
+}
+",
+        r#"#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include "spare_list.h"
+static long faults(void) { struct rusage u; getrusage(RUSAGE_SELF, &u); return u.ru_minflt; }
+int main(void) {
+    int64_t n = 1000000;
+    double *x = malloc(n * sizeof *x), *d = calloc(n, sizeof *d);
+    for (int64_t i = 0; i < n; i++) x[i] = 0.5 + 0.5 * sin((double)i);
+    long f = 0;
+    for (int k = 0; k < 3; k++) { long a = faults(); dg(x, n, d, n, 4, 1.0); f = faults() - a; }
+    printf("%s %ld\n", f < 1000 ? "kept" : "faulted", f);
+    return 0;
+}
+"#,
+    );
+    let out = stdout(&run);
+    assert!(out.starts_with("kept "), "{out}{}", stderr(&run));
+}
+
 /// `print` in an object file needs no host code (`object_print.rs`) and
 /// prints what `adc run` prints, after what the C program printed first.
 #[test]

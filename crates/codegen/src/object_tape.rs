@@ -11,8 +11,10 @@
 //! - `__adc_tape_realloc(p, n)`: with `p` null, starts from the spare if
 //!   there is one; keeps a buffer already `n` bytes large
 //!   (`malloc_usable_size`), else `realloc`s it.
-//! - `__adc_tape_free(p)`: a buffer of at most 64 MiB becomes the spare
-//!   (the previous spare is freed), a larger one is freed.
+//! - `__adc_tape_free(p)`: keeps the larger of `p` and the spare as the
+//!   spare, if it is at most 64 MiB, and frees the other. (Keeping the
+//!   last one freed instead lost the tape to the deferred-free list freed
+//!   after it: a GMM gradient faulted its 33 MB tape in on every call.)
 //!
 //! The spare outlives the calls: at most one buffer of 64 MiB per module
 //! stays allocated until the process ends, as the JIT's does per thread.
@@ -145,9 +147,12 @@ fn free_body<M: Module>(
 ) -> Result<(), CodegenError> {
     let sized = b.create_block();
     let stash = b.create_block();
+    let compare = b.create_block();
+    let swap_back = b.create_block();
     let drop = b.create_block();
     let done = b.create_block();
     let x = b.append_block_param(drop, PTR);
+    let old = b.append_block_param(compare, PTR);
     b.ins().brif(p, sized, &[], done, &[]);
     b.switch_to_block(sized);
     let size = call(m, b, "malloc_usable_size", &[PTR], &[types::I64], &[p])?[0];
@@ -156,10 +161,20 @@ fn free_body<M: Module>(
         .icmp_imm_u(IntCC::UnsignedLessThanOrEqual, size, MAX_SPARE);
     b.ins().brif(small, stash, &[], drop, &[p.into()]);
     b.switch_to_block(stash);
-    let old = exchange(m, b, spare, p);
-    b.ins().jump(drop, &[old.into()]);
-    b.switch_to_block(drop);
+    let was = exchange(m, b, spare, p);
     // `free(NULL)` does nothing: no spare before.
+    b.ins()
+        .brif(was, compare, &[was.into()], drop, &[was.into()]);
+    b.switch_to_block(compare);
+    let old_size = call(m, b, "malloc_usable_size", &[PTR], &[types::I64], &[old])?[0];
+    let larger = b.ins().icmp(IntCC::UnsignedGreaterThan, old_size, size);
+    b.ins().brif(larger, swap_back, &[], drop, &[old.into()]);
+    // The old spare was larger: it goes back, and what the spare holds now
+    // (`p`, or a buffer another thread gave back meanwhile) is freed.
+    b.switch_to_block(swap_back);
+    let now = exchange(m, b, spare, old);
+    b.ins().jump(drop, &[now.into()]);
+    b.switch_to_block(drop);
     call(m, b, "free", &[PTR], &[], &[x])?;
     b.ins().jump(done, &[]);
     b.switch_to_block(done);
