@@ -5,7 +5,9 @@
 //! `j`, the row length, the offset (negative too) and the array's length,
 //! the result must be the one computed here in Rust, and an access out of
 //! bounds must still stop the call with the runtime error: the unchecked
-//! copy may only run when no access of any `j` can fail.
+//! copy may only run when no access of any `j` can fail. The same for
+//! indices that subtract a constant (`y[i - 3]`, `y[i + k - 2]`), whose
+//! test bounds the first index from below.
 
 mod support;
 
@@ -13,6 +15,11 @@ use adc::{ArgValue, ArrayValue, CallError, Constant};
 use support::f64s;
 
 const SOURCE: &str = "
+double shifted(double[] y, int lo, int n, int k) {
+    double s = 0.0;
+    for (int i = lo; i < n; i++) s += y[i - 3] * double(i) + y[i + k - 2];
+    return s;
+}
 double rows(double[] c, int d, int k, int off, int j0) {
     double s = 0.0;
     for (int j = j0; j < k; j++) {
@@ -73,6 +80,48 @@ fn versioned_rows_read_the_same_elements_and_keep_their_checks() {
         failed > 50 && checked - failed > 50,
         "{failed} of {checked} failed"
     );
+}
+
+fn expected_shifted(y: &[f64], lo: i64, n: i64, k: i64) -> Option<f64> {
+    let at = |q: i64| -> Option<f64> { y.get(usize::try_from(q).ok()?).copied() };
+    let mut s = 0.0;
+    for i in lo..n {
+        s += at(i - 3)? * i as f64 + at(i.checked_add(k)?.checked_sub(2)?)?;
+    }
+    Some(s)
+}
+
+#[test]
+fn versioned_shifted_indices_keep_their_checks() {
+    let j = adc::compile_jit("rows.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
+    let (mut ok, mut failed) = (0, 0);
+    for lo in [-1i64, 0, 2, 3, 4] {
+        for n in [0i64, 3, 4, 6, 9] {
+            for k in [-2i64, 0, 1, 2, 5, i64::MAX - 1, i64::MIN + 1] {
+                for len in [0i64, 3, 5, 6, 7, 9, 12] {
+                    let y: Vec<f64> = (0..len).map(|q| 1.5 - q as f64 * 0.125).collect();
+                    let want = expected_shifted(&y, lo, n, k);
+                    let mut args = vec![ArgValue::Array(ArrayValue::F64(y))];
+                    for v in [lo, n, k] {
+                        args.push(ArgValue::Scalar(Constant::I64(v)));
+                    }
+                    let what = format!("lo={lo} n={n} k={k} len={len}");
+                    match (j.call("shifted", &mut args), want) {
+                        (Ok(r), Some(w)) => {
+                            assert_eq!(f64s(&r), vec![w], "{what}");
+                            ok += 1;
+                        }
+                        (Err(CallError::Runtime(m)), None) => {
+                            assert!(m.starts_with("index out of bounds"), "{what}: {m}");
+                            failed += 1;
+                        }
+                        (got, want) => panic!("{what}: got {got:?}, want {want:?}"),
+                    }
+                }
+            }
+        }
+    }
+    assert!(ok > 50 && failed > 50, "{ok} ran, {failed} failed");
 }
 
 #[test]

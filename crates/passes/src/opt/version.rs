@@ -9,7 +9,7 @@
 //! whose only predecessor is `h`. An access qualifies when it is a checked
 //! load or store in `B` of an array defined before the loop at an index
 //! `base + c * i` (`base` and `c` defined before the loop, or absent; `c` a
-//! constant or a value).
+//! constant or a value), or that minus a constant `k` (`y[i - 1]`).
 //!
 //! Then a new preheader tests `0 <= i0 < N`, `N - 1 < 2^31` and, per
 //! access, `0 <= base < 2^62`, `0 <= c < 2^31` and
@@ -24,7 +24,10 @@
 //! loop, and `licm` computes them once for all of its iterations (kmeans'
 //! `c[j * d + r]`), not once per `j`.
 //! It enters a copy of `h` and `B` whose qualifying accesses are unchecked
-//! when the test holds, the original loop otherwise. Values of `h` used
+//! when the test holds, the original loop otherwise. An access at
+//! `base + c * i - k` (`0 < k < 2^31`) is tested for its first and last
+//! index instead: `-2^62 <= b < 2^62` for `b = base - k` (or `-k`),
+//! `0 <= b + c*i0` and `b + c*(N-1) < len`. Values of `h` used
 //! after the loop (its parameters, its test) reach `x` as new parameters.
 //!
 //! Assumes: verified input. Guarantees: verified output; only checks that
@@ -67,6 +70,8 @@ struct Access {
     array: Value,
     base: Option<Value>,
     coef: Coef,
+    /// The constant subtracted from `base + coef * i` (0 for none).
+    minus: i64,
     /// `base` as `b + e * j` over an enclosing loop's counter range.
     outer: Option<Outer>,
 }
@@ -255,16 +260,29 @@ fn plan(func: &Function, lp: &SteppedLoop, loops: &[SteppedLoop]) -> Option<Plan
         if !outside(func, lp, array) {
             continue;
         }
+        let (index, minus) = match def_data(func, index) {
+            Some(InstData::Binary {
+                op: BinaryOp::Sub,
+                args,
+            }) => match int_const(func, args[1]) {
+                Some(k) if (1..1 << 31).contains(&k) => (args[0], k),
+                _ => (index, 0),
+            },
+            _ => (index, 0),
+        };
         if let Some((base, coef)) = affine(func, lp, index, i) {
             if matches!(coef, Coef::Const(c) if !(0..1 << 31).contains(&c)) {
                 continue;
             }
-            let outer = base.and_then(|b| outer_range(func, lp, loops, b, coef, args[1]));
+            let outer = base
+                .filter(|_| minus == 0)
+                .and_then(|b| outer_range(func, lp, loops, b, coef, args[1]));
             accesses.push(Access {
                 inst,
                 array,
                 base,
                 coef,
+                minus,
                 outer,
             });
         }
@@ -378,6 +396,20 @@ fn guard(func: &mut Function, at: &At, init: Value, bound: Value, accesses: &[Ac
         if let Some(o) = &acc.outer {
             let base_hi = outer_terms(func, at, o, &mut terms);
             end = at.bin(func, BinaryOp::Add, base_hi, end);
+        } else if acc.minus != 0 {
+            // b = base - k: the indices run from b + c*i0 to b + c*(N-1).
+            let k = at.int(func, acc.minus);
+            let b = match acc.base {
+                Some(base) => at.bin(func, BinaryOp::Sub, base, k),
+                None => at.bin(func, BinaryOp::Sub, zero, k),
+            };
+            let min62 = at.int(func, -(1 << 62));
+            terms.push(at.cmp(func, CmpCond::Ge, b, min62));
+            terms.push(at.cmp(func, CmpCond::Lt, b, lim62));
+            let first = at.bin(func, BinaryOp::Mul, c, init);
+            let first = at.bin(func, BinaryOp::Add, b, first);
+            terms.push(at.cmp(func, CmpCond::Ge, first, zero));
+            end = at.bin(func, BinaryOp::Add, b, end);
         } else if let Some(base) = acc.base {
             terms.push(at.cmp(func, CmpCond::Ge, base, zero));
             terms.push(at.cmp(func, CmpCond::Lt, base, lim62));
