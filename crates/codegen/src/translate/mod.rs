@@ -20,6 +20,7 @@ use cranelift_module::{DataId, Linkage, Module};
 use std::collections::BTreeMap;
 
 mod inst;
+mod simd;
 
 pub(crate) const PTR: clif::Type = types::I64;
 
@@ -216,6 +217,11 @@ pub(crate) fn translate<M: Module>(
             t.values[v.index()] = vals;
         }
     }
+    let escaping = if func.layout.iter().any(|b| func.successors(*b).contains(b)) {
+        simd::escaping(func, &t.inst_block)
+    } else {
+        Vec::new()
+    };
     for &blk in &rpo {
         let cb = t.blocks[&blk];
         if t.b.current_block() != Some(cb) {
@@ -226,6 +232,11 @@ pub(crate) fn translate<M: Module>(
         t.cur_self_loop = func.successors(blk).contains(&blk);
         let insts = &func.dfg.block(blk).insts;
         let mut k = 0;
+        if t.cur_self_loop {
+            if let Some(pairs) = simd::plan(func, blk, &escaping) {
+                k = t.vector_pairs(&pairs)?;
+            }
+        }
         while k < insts.len() {
             if k + 1 == insts.len() {
                 // The terminator: a preheader loads its loop's copies first.

@@ -1,0 +1,478 @@
+//! Two-lane vectors (`f64x2`) for the four-copy loops `unroll-inner`
+//! makes of elementwise loops (`t[i] = y[i] + h * k[i]`, `z[i] = x[i] *
+//! y[i - 1]`, an adjoint's `dx[i] += dz[i] * y[i]`).
+//!
+//! Pattern: a block `U` that loops to itself, whose back edge passes a
+//! parameter `i` as `i + 4`, and that computes `i + 1`, `i + 2` and
+//! `i + 3` in this order. They cut the instructions before `i + 4` into
+//! four copies of equal length; copy `k` must be copy 0 instruction by
+//! instruction, with `i + k` for `i` and its own results for copy 0's
+//! (`unroll-inner`'s copies, as the later passes left them). Counting
+//! down (a reverse sweep), the back edge passes `i - 4`, and copy `k`
+//! counts with `i - (k + 1)`, computed right before it. Copy 0 may
+//! hold only
+//!
+//! - index arithmetic: `i64` `add`/`sub` of an index value (`i` or another
+//!   of these; the first operand of a `sub`) and a value defined outside
+//!   `U`; index values are used only as indices and by index arithmetic,
+//!   so copy `k + 1`'s indices are copy `k`'s plus one;
+//! - unchecked `load`s and `store`s of `f64` elements of arrays defined
+//!   outside `U`, at index values;
+//! - `f64` `add sub mul div mulz`, `neg`, `no_diff`, `sqrt`, `abs` of its
+//!   own values and of values defined outside `U` (none of `U`'s
+//!   parameters: no copy depends on another);
+//!
+//! and no value of a copy is used outside that copy (in `U` or elsewhere).
+//! Memory: every array copy 0 stores to is either the same array value, at
+//! the same index value, as each other access of copy 0 to it, or a
+//! different object (`distinct_object`: an array parameter, which
+//! LANGUAGE.md §3 keeps apart from every other array parameter a function
+//! writes, or an array made by `new` or `copy`) than the other array.
+//!
+//! Then copies 0 and 1 run as one copy on `f64x2` values, and after them
+//! copies 2 and 3: a load or store moves the two adjacent elements of both
+//! copies (counting down, the second copy's elements come first, so it
+//! is the lower lane), an operation works on both lanes (exactly the scalar operation
+//! in each lane: IEEE arithmetic is lane by lane). Each copy's own
+//! operations keep their order; copy `k + 1`'s accesses move before copy
+//! `k`'s later ones, which touch other elements (the memory condition).
+
+use super::{adc_ir_int_const, def_data, FuncTranslator};
+use crate::CodegenError;
+use adc_ir::{
+    BinaryOp, Block, Function, Inst, InstData, MathFunc, ScalarType, Type, UnaryOp, Value, ValueDef,
+};
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{self as clif, types, InstBuilder, MemFlagsData};
+use cranelift_module::Module;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Vector accesses: unaligned (no `aligned` flag: Cranelift would fold
+/// them into SSE instructions that fault on unaligned addresses).
+const VECTOR: MemFlagsData = MemFlagsData::new().with_notrap();
+
+/// A block of four copies that runs as two pairs.
+pub(crate) struct Pairs {
+    /// `i + 1`, `i + 2`, `i + 3` (or `i - 1` to `i - 4`).
+    counters: Vec<Inst>,
+    /// Of copies 0 and 1, and of copies 2 and 3, the one whose elements
+    /// come first (the lower lane).
+    first: [Vec<Inst>; 2],
+    /// Where the rest of the block starts.
+    rest: usize,
+}
+
+/// Whether each value is used outside the block that defines it.
+pub(crate) fn escaping(func: &Function, inst_block: &[Option<Block>]) -> Vec<bool> {
+    let mut out = vec![false; func.dfg.num_values()];
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            let mut mark = |a: Value| {
+                let home = match func.dfg.value_def(a) {
+                    ValueDef::Param(p, _) => Some(p),
+                    ValueDef::Result(d, _) => inst_block[d.index()],
+                    ValueDef::Unused => None,
+                };
+                if home != Some(b) {
+                    out[a.index()] = true;
+                }
+            };
+            func.dfg.inst(i).for_each_arg(&mut mark);
+            for call in func.dfg.inst(i).successors() {
+                call.args.iter().for_each(|a| mark(*a));
+            }
+        }
+    }
+    out
+}
+
+fn result(func: &Function, i: Inst) -> Option<Value> {
+    match func.dfg.inst_results(i) {
+        [r] => Some(*r),
+        _ => None,
+    }
+}
+
+/// `k` when `v` is `add i, k` (or `add k, i`) for a constant `k`.
+fn step_of(func: &Function, v: Value, i: Value) -> Option<i64> {
+    let Some(InstData::Binary {
+        op: BinaryOp::Add,
+        args,
+    }) = def_data(func, v)
+    else {
+        return None;
+    };
+    match (args[0] == i, args[1] == i) {
+        (true, false) => adc_ir_int_const(func, args[1]),
+        (false, true) => adc_ir_int_const(func, args[0]),
+        _ => None,
+    }
+}
+
+fn is_f64(func: &Function, v: Value) -> bool {
+    func.dfg.value_type(v) == Type::Scalar(ScalarType::F64)
+}
+
+/// The array `v` views (through any chain of `view`s), or `v` itself.
+fn root(func: &Function, mut v: Value) -> Value {
+    while let Some(InstData::ArrayView { array, .. }) = def_data(func, v) {
+        v = *array;
+    }
+    v
+}
+
+/// An array object of its own: an array parameter or made by `new`/`copy`.
+fn distinct_object(func: &Function, root: Value) -> bool {
+    match func.dfg.value_def(root) {
+        ValueDef::Param(b, _) => b == func.layout[0],
+        ValueDef::Result(i, _) => matches!(
+            func.dfg.inst(i),
+            InstData::ArrayNew { .. } | InstData::ArrayCopy { .. }
+        ),
+        ValueDef::Unused => false,
+    }
+}
+
+pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pairs> {
+    let insts = &func.dfg.block(blk).insts;
+    let term = *insts.last()?;
+    let back = func
+        .dfg
+        .inst(term)
+        .successors()
+        .into_iter()
+        .find(|c| c.block == blk)?
+        .clone();
+    let params = func.dfg.block_params(blk);
+    let (i, next, step) = params.iter().zip(&back.args).find_map(|(p, a)| {
+        let step = step_of(func, *a, *p)?;
+        (step.abs() == 4).then_some((*p, *a, step))
+    })?;
+    let here: BTreeSet<Inst> = insts.iter().copied().collect();
+    let position = |v: Value| match func.dfg.value_def(v) {
+        ValueDef::Result(d, 0) => insts.iter().position(|x| *x == d),
+        _ => None,
+    };
+    let end = position(next)?;
+    // Where `i + k` is computed, for k = 1, 2, 3 (counting up) or
+    // -1, -2, -3 (down; `i - 4` is `next`).
+    let mut cuts = [0usize; 3];
+    for (k, cut) in cuts.iter_mut().enumerate() {
+        let want = (k as i64 + 1) * step.signum();
+        *cut = insts[..end]
+            .iter()
+            .position(|&x| result(func, x).is_some_and(|r| step_of(func, r, i) == Some(want)))?;
+    }
+    if !(cuts[0] < cuts[1] && cuts[1] < cuts[2]) {
+        return None;
+    }
+    let (copies, counters, counter_values, rest) = if step > 0 {
+        // Copy 0 counts with `i` and comes first; `i + 4` follows copy 3.
+        let copies = [
+            &insts[..cuts[0]],
+            &insts[cuts[0] + 1..cuts[1]],
+            &insts[cuts[1] + 1..cuts[2]],
+            &insts[cuts[2] + 1..end],
+        ];
+        let counters: Vec<Inst> = cuts.iter().map(|c| insts[*c]).collect();
+        let values = [
+            i,
+            result(func, counters[0])?,
+            result(func, counters[1])?,
+            result(func, counters[2])?,
+        ];
+        (copies, counters, values, end)
+    } else {
+        // Copy k counts with `i - (k + 1)`, computed right before it.
+        let m = cuts[1].checked_sub(cuts[0] + 1)?;
+        if cuts[0] != 0 || end + 1 + m >= insts.len() {
+            return None;
+        }
+        let copies = [
+            &insts[cuts[0] + 1..cuts[1]],
+            &insts[cuts[1] + 1..cuts[2]],
+            &insts[cuts[2] + 1..end],
+            &insts[end + 1..end + 1 + m],
+        ];
+        let counters: Vec<Inst> = cuts.iter().chain([&end]).map(|c| insts[*c]).collect();
+        let values = [
+            result(func, counters[0])?,
+            result(func, counters[1])?,
+            result(func, counters[2])?,
+            next,
+        ];
+        (copies, counters, values, end + 1 + m)
+    };
+    let i = counter_values[0];
+    let m = copies[0].len();
+    if m == 0 || copies.iter().any(|c| c.len() != m) {
+        return None;
+    }
+    let outside = |v: Value| match func.dfg.value_def(v) {
+        ValueDef::Param(b, _) => b != blk,
+        ValueDef::Result(d, _) => !here.contains(&d),
+        ValueDef::Unused => false,
+    };
+    if !copy_zero_is_plain(func, copies[0], i, &outside) {
+        return None;
+    }
+    // Copies 1 to 3 repeat copy 0 with their own counter and results.
+    for k in 1..4 {
+        let mut map: BTreeMap<Value, Value> = BTreeMap::from([(i, counter_values[k])]);
+        for (&x0, &xk) in copies[0].iter().zip(copies[k]) {
+            let mut data = func.dfg.inst(x0).clone();
+            data.map_args(|v| map.get(&v).copied().unwrap_or(v));
+            let (r0, rk) = (func.dfg.inst_results(x0), func.dfg.inst_results(xk));
+            if data != *func.dfg.inst(xk) || r0.len() != rk.len() {
+                return None;
+            }
+            for (a, b) in r0.iter().zip(rk) {
+                if func.dfg.value_type(*a) != func.dfg.value_type(*b) {
+                    return None;
+                }
+                map.insert(*a, *b);
+            }
+        }
+    }
+    // No value of a copy leaves it: not to another block, and not to
+    // another copy or the rest of this one.
+    for (k, copy) in copies.iter().enumerate() {
+        let own: BTreeSet<Value> = copy
+            .iter()
+            .flat_map(|x| func.dfg.inst_results(*x).iter().copied())
+            .collect();
+        if own.iter().any(|v| escaping[v.index()]) {
+            return None;
+        }
+        for (j, other) in copies.iter().enumerate() {
+            let foreign = other.iter().any(|x| {
+                let mut uses = false;
+                func.dfg.inst(*x).for_each_arg(|a| uses |= own.contains(&a));
+                uses
+            });
+            if j != k && foreign {
+                return None;
+            }
+        }
+        let in_rest = insts[rest..].iter().chain(&counters).any(|x| {
+            let mut uses = false;
+            func.dfg.inst(*x).for_each_arg(|a| uses |= own.contains(&a));
+            for call in func.dfg.inst(*x).successors() {
+                uses |= call.args.iter().any(|a| own.contains(a));
+            }
+            uses
+        });
+        if in_rest {
+            return None;
+        }
+    }
+    if !accesses_commute(func, copies[0]) {
+        return None;
+    }
+    // A pair's lanes are its copies in the order of their indices: counting
+    // down, the second copy's elements come first.
+    let lower = usize::from(step < 0);
+    Some(Pairs {
+        counters,
+        first: [copies[lower].to_vec(), copies[2 + lower].to_vec()],
+        rest,
+    })
+}
+
+/// Copy 0 holds only the instructions the module comment lists.
+fn copy_zero_is_plain(
+    func: &Function,
+    copy: &[Inst],
+    i: Value,
+    outside: &dyn Fn(Value) -> bool,
+) -> bool {
+    let mut index: BTreeSet<Value> = BTreeSet::from([i]);
+    let mut float: BTreeSet<Value> = BTreeSet::new();
+    for &x in copy {
+        let r = result(func, x);
+        let operand = |v: Value, float: &BTreeSet<Value>| {
+            float.contains(&v) || (outside(v) && is_f64(func, v))
+        };
+        let f64_array =
+            |a: Value| outside(a) && func.dfg.value_type(a) == Type::Array(ScalarType::F64);
+        let float_result = r.is_some_and(|r| is_f64(func, r));
+        match (func.dfg.inst(x), r) {
+            (
+                InstData::Binary {
+                    op: op @ (BinaryOp::Add | BinaryOp::Sub),
+                    args,
+                },
+                Some(r),
+            ) if func.dfg.value_type(r) == Type::I64 => {
+                let ok = (index.contains(&args[0]) && outside(args[1]))
+                    || (*op == BinaryOp::Add && outside(args[0]) && index.contains(&args[1]));
+                if !ok {
+                    return false;
+                }
+                index.insert(r);
+            }
+            (
+                InstData::Load {
+                    array,
+                    index: at,
+                    checked: false,
+                },
+                Some(r),
+            ) if float_result && f64_array(*array) && index.contains(at) => {
+                float.insert(r);
+            }
+            (
+                InstData::Store {
+                    array,
+                    index: at,
+                    value,
+                    checked: false,
+                },
+                None,
+            ) if f64_array(*array) && index.contains(at) && operand(*value, &float) => {}
+            (
+                InstData::Binary {
+                    op:
+                        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::MulZ,
+                    args,
+                },
+                Some(r),
+            ) if float_result && args.iter().all(|a| operand(*a, &float)) => {
+                float.insert(r);
+            }
+            (
+                InstData::Unary {
+                    op: UnaryOp::Neg | UnaryOp::NoDiff,
+                    arg,
+                },
+                Some(r),
+            ) if float_result && operand(*arg, &float) => {
+                float.insert(r);
+            }
+            (
+                InstData::Math {
+                    func: MathFunc::Sqrt | MathFunc::Abs,
+                    args,
+                },
+                Some(r),
+            ) if float_result && args.len() == 1 && operand(args[0], &float) => {
+                float.insert(r);
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The memory condition of the module comment, on copy 0's accesses.
+fn accesses_commute(func: &Function, copy: &[Inst]) -> bool {
+    let accesses: Vec<(Value, Value, bool)> = copy
+        .iter()
+        .filter_map(|&x| match func.dfg.inst(x) {
+            InstData::Load { array, index, .. } => Some((*array, *index, false)),
+            InstData::Store { array, index, .. } => Some((*array, *index, true)),
+            _ => None,
+        })
+        .collect();
+    accesses.iter().enumerate().all(|(n, &(a, ia, stores))| {
+        !stores
+            || accesses.iter().enumerate().all(|(m, &(b, ib, _))| {
+                if m == n || a == b {
+                    return m == n || ia == ib;
+                }
+                let (ra, rb) = (root(func, a), root(func, b));
+                ra != rb && distinct_object(func, ra) && distinct_object(func, rb)
+            })
+    })
+}
+
+impl<M: Module> FuncTranslator<'_, '_, M> {
+    /// Emits the four copies of `p` as two pairs; returns where the rest
+    /// of the block starts.
+    pub(crate) fn vector_pairs(&mut self, p: &Pairs) -> Result<usize, CodegenError> {
+        for &c in &p.counters {
+            self.inst(c)?;
+        }
+        for copy in &p.first {
+            let mut lanes: BTreeMap<Value, clif::Value> = BTreeMap::new();
+            for &x in copy {
+                let data = self.func.dfg.inst(x).clone();
+                let r = self.func.dfg.inst_results(x).first().copied();
+                let v = match data {
+                    InstData::Binary { .. } if r.is_some_and(|r| !is_f64(self.func, r)) => {
+                        self.inst(x)?;
+                        continue;
+                    }
+                    InstData::Load { array, index, .. } => {
+                        let addr = self.elem_addr(x, array, index, false)?;
+                        self.b.ins().load(types::F64X2, VECTOR, addr, 0)
+                    }
+                    InstData::Store {
+                        array,
+                        index,
+                        value,
+                        ..
+                    } => {
+                        let addr = self.elem_addr(x, array, index, false)?;
+                        let v = self.both_lanes(&lanes, value);
+                        self.b.ins().store(VECTOR, v, addr, 0);
+                        continue;
+                    }
+                    InstData::Binary { op, args } => {
+                        let a = self.both_lanes(&lanes, args[0]);
+                        let b = self.both_lanes(&lanes, args[1]);
+                        match op {
+                            BinaryOp::Add => self.b.ins().fadd(a, b),
+                            BinaryOp::Sub => self.b.ins().fsub(a, b),
+                            BinaryOp::Mul => self.b.ins().fmul(a, b),
+                            BinaryOp::Div => self.b.ins().fdiv(a, b),
+                            _ => self.strong_zero_lanes(a, b),
+                        }
+                    }
+                    InstData::Unary { op, arg } => {
+                        let a = self.both_lanes(&lanes, arg);
+                        match op {
+                            UnaryOp::Neg => self.b.ins().fneg(a),
+                            _ => a,
+                        }
+                    }
+                    InstData::Math { func, args } => {
+                        let a = self.both_lanes(&lanes, args[0]);
+                        match func {
+                            MathFunc::Sqrt => self.b.ins().sqrt(a),
+                            _ => self.b.ins().fabs(a),
+                        }
+                    }
+                    _ => unreachable!("plan admits only the kinds above"),
+                };
+                let r = r.expect("invariant: every kind but store has a result");
+                lanes.insert(r, v);
+            }
+        }
+        Ok(p.rest)
+    }
+
+    /// The pair's value of `v`: its vector, or a value from outside the
+    /// loop in both lanes.
+    fn both_lanes(&mut self, lanes: &BTreeMap<Value, clif::Value>, v: Value) -> clif::Value {
+        match lanes.get(&v) {
+            Some(x) => *x,
+            None => {
+                let x = self.v(v);
+                self.b.ins().splat(types::F64X2, x)
+            }
+        }
+    }
+
+    /// `mulz` lane by lane: `x * y`, or zero in a lane where `x` is zero
+    /// (`strong_zero.rs`; not-equal is true for NaN, which stays NaN).
+    fn strong_zero_lanes(&mut self, x: clif::Value, y: clif::Value) -> clif::Value {
+        let p = self.b.ins().fmul(x, y);
+        let zero = self.b.ins().f64const(0.0);
+        let zeros = self.b.ins().splat(types::F64X2, zero);
+        let keep = self.b.ins().fcmp(FloatCC::NotEqual, x, zeros);
+        let little = MemFlagsData::new().with_endianness(clif::Endianness::Little);
+        let keep = self.b.ins().bitcast(types::F64X2, little, keep);
+        self.b.ins().band(p, keep)
+    }
+}
