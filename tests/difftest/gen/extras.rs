@@ -1,8 +1,9 @@
 //! The generator's extra cases: each a shape that once broke the
 //! compiler (a custom derivative, checkpointed helpers with `inout` and
 //! `out` parameters, the aliasing rule's cases, one array reaching two
-//! read-only parameters, element references in split-mode callees), added
-//! to a program with some probability.
+//! read-only parameters, element references in split-mode callees) or
+//! that an optimisation must get right (elementwise loops that run as
+//! vector pairs, or must not), added to a program with some probability.
 
 use super::{line, Func, Helper, Kind, Rng, Stmt};
 
@@ -207,6 +208,37 @@ pub(super) fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body:
         body.push(line(format!(
             "{{ double m[7]; for (int i = 0; i < 7; i++) m[i] = a[i % len(a)] * 0.5 + {d:.3} * x; \
              for (int it = 0; it < 2; it++) {{ hw(m, tanh(y)); hw(m[1..], 0.5); }} {t} = tanh({t} + m[0] + m[2]); }}"
+        )));
+    }
+    if r.chance(0.3) {
+        // Elementwise loops over arrays of 4 to 13 elements, so that
+        // `version`, `unroll-inner` and codegen's vector pairs
+        // (`translate/simd.rs`) all run, in the primal and in both
+        // derivatives: two arrays, an offset read of the other array,
+        // `sqrt`/`abs`/division; and loops reading the array they write at
+        // another index (a recurrence and its mirror), which must stay
+        // scalar.
+        let n = 4 + r.below(10);
+        let (c, d) = (r.range(0.2, 0.9), r.range(-0.5, 0.5));
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "void ew(inout double[] t, double[] u, double c, double d)".into(),
+            body: vec![line(format!(
+                "int n = len(t); \
+                 for (int i = 0; i < n; i++) t[i] = t[i] * c + u[i] * d; \
+                 for (int i = 1; i < n; i++) t[i] = t[i] - {c:.3} * u[i - 1]; \
+                 for (int i = 0; i < n - 1; i++) t[i] = t[i] * 0.5 + 0.25 * t[i + 1]; \
+                 for (int i = 1; i < n; i++) t[i] = t[i] * 0.5 + {d:.3} * t[i - 1]; \
+                 for (int i = 0; i < n; i++) t[i] = sqrt(abs(t[i]) + 0.5) * c - t[i] / (2.0 + d * d);"
+            ))],
+        });
+        // Both `x` and `y` take the result: the return may read only one.
+        body.push(line(format!(
+            "{{ double m[{n}]; double w[{n}]; for (int i = 0; i < {n}; i++) {{ m[i] = a[i % len(a)] * x + 0.1 * i; w[i] = tanh(y + 0.2 * i); }} \
+             ew(m, w, 0.8 * tanh(x), 0.5 * y); ew(m[1..], w, 0.3, 0.2 * x); \
+             x = tanh(x + 0.1 * (m[0] + m[{last}])); y = tanh(y + 0.1 * m[{mid}]); }}",
+            last = n - 1,
+            mid = n / 2
         )));
     }
 }
