@@ -21,6 +21,8 @@
 //! - `f64` `add sub mul div mulz`, `neg`, `no_diff`, `sqrt`, `abs` of its
 //!   own values and of values defined outside `U` (none of `U`'s
 //!   parameters: no copy depends on another);
+//! - counting down, one `f64` `tape.pop` (copy `k` pops before copy
+//!   `k + 1`, so a pair's two cells are adjacent, the lower lane's below);
 //!
 //! and no value of a copy is used outside that copy (in `U` or elsewhere).
 //! Memory: every array copy 0 stores to is either the same array value, at
@@ -213,7 +215,7 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
         ValueDef::Result(d, _) => !here.contains(&d),
         ValueDef::Unused => false,
     };
-    if !copy_zero_is_plain(func, copies[0], i, &outside) {
+    if !copy_zero_is_plain(func, copies[0], i, step < 0, &outside) {
         return None;
     }
     // Copies 1 to 3 repeat copy 0 with their own counter and results.
@@ -284,10 +286,12 @@ fn copy_zero_is_plain(
     func: &Function,
     copy: &[Inst],
     i: Value,
+    down: bool,
     outside: &dyn Fn(Value) -> bool,
 ) -> bool {
     let mut index: BTreeSet<Value> = BTreeSet::from([i]);
     let mut float: BTreeSet<Value> = BTreeSet::new();
+    let mut pops = 0;
     for &x in copy {
         let r = result(func, x);
         let operand = |v: Value, float: &BTreeSet<Value>| {
@@ -347,6 +351,10 @@ fn copy_zero_is_plain(
                 },
                 Some(r),
             ) if float_result && operand(*arg, &float) => {
+                float.insert(r);
+            }
+            (InstData::TapePop { .. }, Some(r)) if down && float_result && pops == 0 => {
+                pops += 1;
                 float.insert(r);
             }
             (
@@ -436,6 +444,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                             _ => a,
                         }
                     }
+                    InstData::TapePop { tape } => self.tape_pop_pair(tape),
                     InstData::Math { func, args } => {
                         let a = self.both_lanes(&lanes, args[0]);
                         match func {
