@@ -23,6 +23,8 @@
 //!   parameters: no copy depends on another);
 //! - counting down, one `f64` `tape.pop` (copy `k` pops before copy
 //!   `k + 1`, so a pair's two cells are adjacent, the lower lane's below);
+//!   counting up, one `tape.push` of an `f64` (copy `k` pushes before copy
+//!   `k + 1`, so the lower lane's cell comes first);
 //!
 //! and no value of a copy is used outside that copy (in `U` or elsewhere).
 //! Memory: every array copy 0 stores to is either the same array value, at
@@ -168,44 +170,58 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
     if !(cuts[0] < cuts[1] && cuts[1] < cuts[2]) {
         return None;
     }
-    let (copies, counters, counter_values, rest) = if step > 0 {
-        // Copy 0 counts with `i` and comes first; `i + 4` follows copy 3.
-        let copies = [
-            &insts[..cuts[0]],
-            &insts[cuts[0] + 1..cuts[1]],
-            &insts[cuts[1] + 1..cuts[2]],
-            &insts[cuts[2] + 1..end],
-        ];
-        let counters: Vec<Inst> = cuts.iter().map(|c| insts[*c]).collect();
-        let values = [
-            i,
-            result(func, counters[0])?,
-            result(func, counters[1])?,
-            result(func, counters[2])?,
-        ];
-        (copies, counters, values, end)
-    } else {
-        // Copy k counts with `i - (k + 1)`, computed right before it.
-        let m = cuts[1].checked_sub(cuts[0] + 1)?;
-        if cuts[0] != 0 || end + 1 + m >= insts.len() {
-            return None;
-        }
-        let copies = [
-            &insts[cuts[0] + 1..cuts[1]],
-            &insts[cuts[1] + 1..cuts[2]],
-            &insts[cuts[2] + 1..end],
-            &insts[end + 1..end + 1 + m],
-        ];
-        let counters: Vec<Inst> = cuts.iter().chain([&end]).map(|c| insts[*c]).collect();
-        let values = [
-            result(func, counters[0])?,
-            result(func, counters[1])?,
-            result(func, counters[2])?,
-            next,
-        ];
-        (copies, counters, values, end + 1 + m)
-    };
+    // Each copy's instructions; the counter it starts from and, counting
+    // up, the one it may use after its increment.
+    let (copies, counters, counter_values, rest): ([Vec<Inst>; 4], Vec<Inst>, Vec<Value>, usize) =
+        if step > 0 {
+            // Copy k is the part of the body before the increment, from
+            // `i + k` (`i` for copy 0), and the part after it, from
+            // `i + k + 1`; `i + 4` is the last increment.
+            let pre = cuts[0];
+            let post = cuts[1].checked_sub(cuts[0] + 1 + pre)?;
+            let stops = [cuts[1], cuts[2], end];
+            if stops
+                .iter()
+                .zip(&cuts)
+                .any(|(stop, cut)| *stop != cut + 1 + post + pre)
+                || end + 1 + post >= insts.len()
+            {
+                return None;
+            }
+            let incs = [cuts[0], cuts[1], cuts[2], end];
+            let copies = incs.map(|inc| {
+                let mut c = insts[inc - pre..inc].to_vec();
+                c.extend_from_slice(&insts[inc + 1..inc + 1 + post]);
+                c
+            });
+            let counters: Vec<Inst> = incs.iter().map(|c| insts[*c]).collect();
+            let mut values = vec![i];
+            for c in &counters {
+                values.push(result(func, *c)?);
+            }
+            (copies, counters, values, end + 1 + post)
+        } else {
+            // Copy k counts with `i - (k + 1)`, computed right before it.
+            let m = cuts[1].checked_sub(cuts[0] + 1)?;
+            if cuts[0] != 0 || end + 1 + m >= insts.len() {
+                return None;
+            }
+            let copies = [
+                insts[cuts[0] + 1..cuts[1]].to_vec(),
+                insts[cuts[1] + 1..cuts[2]].to_vec(),
+                insts[cuts[2] + 1..end].to_vec(),
+                insts[end + 1..end + 1 + m].to_vec(),
+            ];
+            let counters: Vec<Inst> = cuts.iter().chain([&end]).map(|c| insts[*c]).collect();
+            let mut values = Vec::new();
+            for c in &counters {
+                values.push(result(func, *c)?);
+            }
+            (copies, counters, values, end + 1 + m)
+        };
     let i = counter_values[0];
+    // Counting up, copy k's counter after its increment.
+    let after = |k: usize| (step > 0).then(|| counter_values[k + 1]);
     let m = copies[0].len();
     if m == 0 || copies.iter().any(|c| c.len() != m) {
         return None;
@@ -215,13 +231,16 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
         ValueDef::Result(d, _) => !here.contains(&d),
         ValueDef::Unused => false,
     };
-    if !copy_zero_is_plain(func, copies[0], i, step < 0, &outside) {
+    if !copy_zero_is_plain(func, &copies[0], i, after(0), step < 0, &outside) {
         return None;
     }
     // Copies 1 to 3 repeat copy 0 with their own counter and results.
     for k in 1..4 {
         let mut map: BTreeMap<Value, Value> = BTreeMap::from([(i, counter_values[k])]);
-        for (&x0, &xk) in copies[0].iter().zip(copies[k]) {
+        if let (Some(a0), Some(ak)) = (after(0), after(k)) {
+            map.insert(a0, ak);
+        }
+        for (&x0, &xk) in copies[0].iter().zip(&copies[k]) {
             let mut data = func.dfg.inst(x0).clone();
             data.map_args(|v| map.get(&v).copied().unwrap_or(v));
             let (r0, rk) = (func.dfg.inst_results(x0), func.dfg.inst_results(xk));
@@ -268,7 +287,7 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
             return None;
         }
     }
-    if !accesses_commute(func, copies[0]) {
+    if !accesses_commute(func, &copies[0]) {
         return None;
     }
     // A pair's lanes are its copies in the order of their indices: counting
@@ -276,7 +295,7 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
     let lower = usize::from(step < 0);
     Some(Pairs {
         counters,
-        first: [copies[lower].to_vec(), copies[2 + lower].to_vec()],
+        first: [copies[lower].clone(), copies[2 + lower].clone()],
         rest,
     })
 }
@@ -286,12 +305,15 @@ fn copy_zero_is_plain(
     func: &Function,
     copy: &[Inst],
     i: Value,
+    after: Option<Value>,
     down: bool,
     outside: &dyn Fn(Value) -> bool,
 ) -> bool {
     let mut index: BTreeSet<Value> = BTreeSet::from([i]);
+    index.extend(after);
     let mut float: BTreeSet<Value> = BTreeSet::new();
     let mut pops = 0;
+    let mut pushes = 0;
     for &x in copy {
         let r = result(func, x);
         let operand = |v: Value, float: &BTreeSet<Value>| {
@@ -352,6 +374,11 @@ fn copy_zero_is_plain(
                 Some(r),
             ) if float_result && operand(*arg, &float) => {
                 float.insert(r);
+            }
+            (InstData::TapePush { value, .. }, None)
+                if !down && pushes == 0 && operand(*value, &float) =>
+            {
+                pushes += 1;
             }
             (InstData::TapePop { .. }, Some(r)) if down && float_result && pops == 0 => {
                 pops += 1;
@@ -445,6 +472,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                         }
                     }
                     InstData::TapePop { tape } => self.tape_pop_pair(tape),
+                    InstData::TapePush { tape, value } => {
+                        let v = self.both_lanes(&lanes, value);
+                        self.tape_push(x, tape, &[v])?;
+                        continue;
+                    }
                     InstData::Math { func, args } => {
                         let a = self.both_lanes(&lanes, args[0]);
                         match func {
