@@ -18,7 +18,7 @@
 //!   so copy `k + 1`'s indices are copy `k`'s plus one;
 //! - unchecked `load`s and `store`s of `f64` elements of arrays defined
 //!   outside `U`, at index values;
-//! - `f64` `add sub mul div mulz`, `neg`, `no_diff`, `sqrt`, `abs` of its
+//! - `f64` `add sub mul div mulz divz`, `neg`, `no_diff`, `sqrt`, `abs` of its
 //!   own values and of values defined outside `U` (none of `U`'s
 //!   parameters: no copy depends on another);
 //! - counting down, one `f64` `tape.pop` (copy `k` pops before copy
@@ -359,7 +359,12 @@ fn copy_zero_is_plain(
             (
                 InstData::Binary {
                     op:
-                        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::MulZ,
+                        BinaryOp::Add
+                        | BinaryOp::Sub
+                        | BinaryOp::Mul
+                        | BinaryOp::Div
+                        | BinaryOp::MulZ
+                        | BinaryOp::DivZ,
                     args,
                 },
                 Some(r),
@@ -461,7 +466,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                             BinaryOp::Sub => self.b.ins().fsub(a, b),
                             BinaryOp::Mul => self.b.ins().fmul(a, b),
                             BinaryOp::Div => self.b.ins().fdiv(a, b),
-                            _ => self.strong_zero_lanes(a, b),
+                            BinaryOp::DivZ => {
+                                let q = self.b.ins().fdiv(a, b);
+                                self.strong_zero_mask(a, q)
+                            }
+                            _ => {
+                                let p = self.b.ins().fmul(a, b);
+                                self.strong_zero_mask(a, p)
+                            }
                         }
                     }
                     InstData::Unary { op, arg } => {
@@ -505,10 +517,9 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         }
     }
 
-    /// `mulz` lane by lane: `x * y`, or zero in a lane where `x` is zero
-    /// (`strong_zero.rs`; not-equal is true for NaN, which stays NaN).
-    fn strong_zero_lanes(&mut self, x: clif::Value, y: clif::Value) -> clif::Value {
-        let p = self.b.ins().fmul(x, y);
+    /// `mulz` and `divz` lane by lane: `p`, or zero in a lane where `x` is
+    /// zero (`strong_zero.rs`; not-equal is true for NaN, which stays NaN).
+    fn strong_zero_mask(&mut self, x: clif::Value, p: clif::Value) -> clif::Value {
         let zero = self.b.ins().f64const(0.0);
         let zeros = self.b.ins().splat(types::F64X2, zero);
         let keep = self.b.ins().fcmp(FloatCC::NotEqual, x, zeros);

@@ -64,9 +64,9 @@ impl Transposer<'_> {
                         );
                         self.accumulate(y, n);
                     }
-                    BinaryOp::MulZ if !self.kinds[y.index()] => {
+                    BinaryOp::MulZ | BinaryOp::DivZ if !self.kinds[y.index()] => {
                         let py = self.p(y);
-                        let s = self.bin(BinaryOp::MulZ, a, py);
+                        let s = self.bin(*op, a, py);
                         self.accumulate(x, s);
                     }
                     _ => return Err(nonlinear()),
