@@ -538,15 +538,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
 
     /// `v` as `x + k` with `k` a constant, when it is such an `add`.
     fn plus_constant(&self, v: Value) -> Option<(Value, i64)> {
-        let [a, b] = self.add_operands(v)?;
-        match (
-            adc_ir_int_const(self.func, a),
-            adc_ir_int_const(self.func, b),
-        ) {
-            (_, Some(k)) => Some((a, k)),
-            (Some(k), None) => Some((b, k)),
-            (None, None) => None,
-        }
+        plus_constant(self.func, v)
     }
 
     /// The operands of `v` when it is an integer `add`.
@@ -693,6 +685,22 @@ fn def_data(func: &adc_ir::Function, v: Value) -> Option<&InstData> {
     match func.dfg.value_def(v) {
         adc_ir::ValueDef::Result(i, _) => Some(func.dfg.inst(i)),
         _ => None,
+    }
+}
+
+/// `v` as `x + k` with `k` a constant, when it is such an `add`.
+fn plus_constant(func: &adc_ir::Function, v: Value) -> Option<(Value, i64)> {
+    let Some(InstData::Binary {
+        op: adc_ir::BinaryOp::Add,
+        args: [a, b],
+    }) = def_data(func, v)
+    else {
+        return None;
+    };
+    match (adc_ir_int_const(func, *a), adc_ir_int_const(func, *b)) {
+        (_, Some(k)) => Some((*a, k)),
+        (Some(k), None) => Some((*b, k)),
+        (None, None) => None,
     }
 }
 

@@ -41,7 +41,7 @@
 //! operations keep their order; copy `k + 1`'s accesses move before copy
 //! `k`'s later ones, which touch other elements (the memory condition).
 
-use super::{adc_ir_int_const, def_data, FuncTranslator};
+use super::{def_data, plus_constant, FuncTranslator};
 use crate::CodegenError;
 use adc_ir::{
     BinaryOp, Block, Function, Inst, InstData, MathFunc, ScalarType, Type, UnaryOp, Value, ValueDef,
@@ -99,18 +99,7 @@ fn result(func: &Function, i: Inst) -> Option<Value> {
 
 /// `k` when `v` is `add i, k` (or `add k, i`) for a constant `k`.
 fn step_of(func: &Function, v: Value, i: Value) -> Option<i64> {
-    let Some(InstData::Binary {
-        op: BinaryOp::Add,
-        args,
-    }) = def_data(func, v)
-    else {
-        return None;
-    };
-    match (args[0] == i, args[1] == i) {
-        (true, false) => adc_ir_int_const(func, args[1]),
-        (false, true) => adc_ir_int_const(func, args[0]),
-        _ => None,
-    }
+    plus_constant(func, v).and_then(|(x, k)| (x == i).then_some(k))
 }
 
 fn is_f64(func: &Function, v: Value) -> bool {
