@@ -29,7 +29,7 @@
 //! and no value of a copy is used outside that copy (in `U` or elsewhere).
 //! Memory: every array copy 0 stores to is either the same array value, at
 //! the same index value, as each other access of copy 0 to it, or a
-//! different object (`distinct_object`: an array parameter, which
+//! different object (`Function::is_distinct_array_object`: an array parameter, which
 //! LANGUAGE.md §3 keeps apart from every other array parameter a function
 //! writes, or an array made by `new` or `copy`) than the other array.
 //!
@@ -104,26 +104,6 @@ fn step_of(func: &Function, v: Value, i: Value) -> Option<i64> {
 
 fn is_f64(func: &Function, v: Value) -> bool {
     func.dfg.value_type(v) == Type::Scalar(ScalarType::F64)
-}
-
-/// The array `v` views (through any chain of `view`s), or `v` itself.
-fn root(func: &Function, mut v: Value) -> Value {
-    while let Some(InstData::ArrayView { array, .. }) = def_data(func, v) {
-        v = *array;
-    }
-    v
-}
-
-/// An array object of its own: an array parameter or made by `new`/`copy`.
-fn distinct_object(func: &Function, root: Value) -> bool {
-    match func.dfg.value_def(root) {
-        ValueDef::Param(b, _) => b == func.layout[0],
-        ValueDef::Result(i, _) => matches!(
-            func.dfg.inst(i),
-            InstData::ArrayNew { .. } | InstData::ArrayCopy { .. }
-        ),
-        ValueDef::Unused => false,
-    }
 }
 
 pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pairs> {
@@ -409,8 +389,8 @@ fn accesses_commute(func: &Function, copy: &[Inst]) -> bool {
                 if m == n || a == b {
                     return m == n || ia == ib;
                 }
-                let (ra, rb) = (root(func, a), root(func, b));
-                ra != rb && distinct_object(func, ra) && distinct_object(func, rb)
+                let (ra, rb) = (func.array_root(a), func.array_root(b));
+                ra != rb && func.is_distinct_array_object(ra) && func.is_distinct_array_object(rb)
             })
     })
 }
@@ -495,7 +475,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     }
 
     /// The pair's value of `v`: its vector, or a value from outside the
-    /// loop in both lanes.
+    /// loop in both lanes. (The splat is emitted at each use; Cranelift's
+    /// egraph merges them and hoists the splat of a loop-invariant value
+    /// out of the loop: `objdump -d` shows one `vpshufd` per value, before
+    /// the loop.)
     fn both_lanes(&mut self, lanes: &BTreeMap<Value, clif::Value>, v: Value) -> clif::Value {
         match lanes.get(&v) {
             Some(x) => *x,
