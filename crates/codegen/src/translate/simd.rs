@@ -41,7 +41,7 @@
 //! operations keep their order; copy `k + 1`'s accesses move before copy
 //! `k`'s later ones, which touch other elements (the memory condition).
 
-use super::{def_data, plus_constant, FuncTranslator};
+use super::{plus_constant, FuncTranslator};
 use crate::CodegenError;
 use adc_ir::{
     BinaryOp, Block, Function, Inst, InstData, MathFunc, ScalarType, Type, UnaryOp, Value, ValueDef,

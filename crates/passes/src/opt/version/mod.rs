@@ -35,10 +35,7 @@
 
 use crate::loops::{stepped_loops, SteppedLoop};
 use crate::util::{def_data, int_const};
-use adc_ir::{
-    BinaryOp, Block, BlockCall, CmpCond, Constant, Function, Inst, InstData, Span, Tag, Type,
-    Value, ValueDef,
-};
+use adc_ir::{BinaryOp, Block, BlockCall, CmpCond, Function, Inst, InstData, Tag, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod guard;
