@@ -68,6 +68,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 vec![self.convert(x, self.scalar_ty(*arg), to)]
             }
             InstData::Math { func, args } => {
+                if let Some(v) = self.sincos_result(inst, *func, args[0])? {
+                    self.def(inst, vec![v]);
+                    return Ok(());
+                }
                 let xs: Vec<clif::Value> = args.iter().map(|a| self.v(*a)).collect();
                 let ty = self.scalar_ty(args[0]);
                 vec![self.math(*func, ty, &xs)?]

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 mod inst;
 mod simd;
+mod sincos;
 
 pub(crate) const PTR: clif::Type = types::I64;
 
@@ -123,6 +124,8 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     cur_block: adc_ir::Block,
     cur_self_loop: bool,
     inst_block: Vec<Option<adc_ir::Block>>,
+    /// `sin` and `cos` pairs computed by one `sincos` call.
+    sincos: sincos::SinCos,
 }
 
 /// What `lib.rs` needs to finish a function's stack guard once every
@@ -189,6 +192,7 @@ pub(crate) fn translate<M: Module>(
         cur_block: entry_ir,
         cur_self_loop: false,
         inst_block: inst_blocks(func),
+        sincos: sincos::SinCos::plan(ir, func),
     };
     // Reverse post-order visits a value's definition before its uses
     // (dominators first), whatever the layout order.
