@@ -133,10 +133,13 @@ fn a_pair_is_one_sincos_call_in_object_files() {
 }
 
 /// A module that defines a function named `sincos` keeps separate calls
-/// (its own `sincos` would be called instead of the C library's).
+/// (its own `sincos` would be called instead of the C library's, or its
+/// object would not compile: one symbol, two signatures).
 #[test]
 fn a_module_defining_sincos_keeps_sin_and_cos() {
     let src = format!("{SOURCE}\ndouble sincos(double x) {{ return x; }}\n");
+    adc::driver::compile_object("own.ad", &src, "OWN_H", false)
+        .expect("an object file with its own sincos");
     let j = support::jit(&src);
     let xs = vec![0.25, 2.0, -7.0];
     let mut a = [
