@@ -1,7 +1,8 @@
 //! Two-lane vector code (codegen's `translate/simd.rs`) for the four-copy
 //! loops of `unroll-inner`: elementwise loops, with and without an offset
 //! between the arrays' indices, an in-place update, the strong-zero
-//! products of a reverse sweep, and a recurrence through one array that
+//! products of a reverse sweep, its tape pops (two cells a pair), and a
+//! recurrence through one array that
 //! must stay scalar (copy `k + 1` reads what copy `k` writes). Every trip
 //! count from 0 to 13 covers no unrolled iteration, one or several, with
 //! and without a remainder. The values computed here in Rust, in the same
@@ -25,6 +26,8 @@ void inplace(inout double[] a, double[] b) {
 void recur(inout double[] a, double[] b) {
     for (int i = 1; i < len(a); i++) a[i] = a[i - 1] * 0.5 + b[i];
 }
+[autodiff_reverse(dsq, Duplicated, Duplicated)]
+void sq(inout double[] t, double[] u) { for (int i = 0; i < len(t); i++) t[i] = t[i] * t[i] + u[i]; }
 [autodiff_reverse(dmul, Duplicated, Duplicated, Duplicated)]
 void mul(double[] x, double[] y, out double[] z) {
     for (int i = 0; i < len(z); i++) z[i] = x[i] * y[i];
@@ -134,5 +137,34 @@ fn vector_strong_zero_products_keep_zero_adjoints_zero() {
             got(&args[3])
         );
         assert!(got(&args[5]).iter().all(|v| *v == 0.0), "dz is consumed");
+    }
+}
+
+#[test]
+fn vector_tape_pops_give_each_lane_its_own_cell() {
+    let j = support::jit(SOURCE);
+    for n in 0..=13usize {
+        let t0 = data(n, 0.8, 0.3);
+        let u = data(n, 0.4, 1.7);
+        let mut seed = data(n, 1.1, 0.6);
+        if n > 2 {
+            seed[2] = 0.0;
+        }
+        let du0 = data(n, 0.2, 0.9);
+        let mut args = [arr(&t0), arr(&seed), arr(&u), arr(&du0)];
+        j.call("dsq", &mut args).expect("dsq runs");
+        let strong = |a: f64, p: f64| if a == 0.0 { 0.0 } else { a * p };
+        let want_dt: Vec<f64> = (0..n)
+            .map(|i| strong(seed[i], t0[i]) + strong(seed[i], t0[i]))
+            .collect();
+        let want_du: Vec<f64> = (0..n).map(|i| du0[i] + seed[i]).collect();
+        let want_t: Vec<f64> = (0..n).map(|i| t0[i] * t0[i] + u[i]).collect();
+        assert!(
+            same(&got(&args[1]), &want_dt),
+            "dt n={n}: {:?}",
+            got(&args[1])
+        );
+        assert!(same(&got(&args[3]), &want_du), "du n={n}");
+        assert!(same(&got(&args[0]), &want_t), "t n={n}");
     }
 }

@@ -574,7 +574,10 @@ pub fn tape_reports(
         })
         .map(|f| f.name.clone())
         .collect();
-    run_stages_for(&mut module, Stage::Final, path, source, color)?;
+    // Every stage but `unroll-inner`, whose copies of a loop's body would
+    // count four iterations as one (what is taped is the same).
+    run_stages_for(&mut module, Stage::Transpose, path, source, color)?;
+    adc_frontend::with_deep_stack(|| adc_passes::optimize_except(&mut module, &["unroll-inner"]));
     let lines = adc_frontend::diag::LineIndex::new(source);
     let line_of = |span: Span| {
         span.is_defined()

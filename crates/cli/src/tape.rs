@@ -1,5 +1,6 @@
 //! `adc tape` (LANGUAGE.md §5.4): what each reverse derivative's tape
-//! stores, read off the final IR.
+//! stores, read off the IR after every pass but `unroll-inner` (its copies
+//! of a loop's body push what four iterations push; the tape is the same).
 //!
 //! Every `tape.push` on tape 0 of a function is one entry: the value's
 //! source location (the instruction that computed it; the push's own when

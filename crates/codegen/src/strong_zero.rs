@@ -16,14 +16,19 @@ use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{self as clif, types, InstBuilder, MemFlagsData};
 use cranelift_frontend::FunctionBuilder;
 
-/// `x * y`, or zero when `x` is zero.
+/// `x * y` (`x / y` for `divz`), or zero when `x` is zero.
 pub(crate) fn lower(
     b: &mut FunctionBuilder,
     x: clif::Value,
     y: clif::Value,
+    divide: bool,
     on_recurrence: bool,
 ) -> clif::Value {
-    let p = b.ins().fmul(x, y);
+    let p = if divide {
+        b.ins().fdiv(x, y)
+    } else {
+        b.ins().fmul(x, y)
+    };
     let ty = b.func.dfg.value_type(x);
     let z = zero(b, ty);
     if on_recurrence {
@@ -56,7 +61,7 @@ pub(crate) fn recurrent_values_if_needed(func: &Function) -> Vec<bool> {
             matches!(
                 func.dfg.inst(i),
                 InstData::Binary {
-                    op: BinaryOp::MulZ,
+                    op: BinaryOp::MulZ | BinaryOp::DivZ,
                     ..
                 }
             ) && func

@@ -378,6 +378,19 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.stack_push(inst, Stack::Defer, &[ptr])
     }
 
+    /// Two `f64` pops of tape `level` at once, as the lanes of one vector:
+    /// the older cell in lane 0 (the vector pairs of `translate/simd.rs`
+    /// counting down, whose lower lane pops second).
+    pub(crate) fn tape_pop_pair(&mut self, level: u8) -> clif::Value {
+        let tape = Stack::Tape(level);
+        let len = self.get(tape, Field::Len);
+        let at = self.b.ins().iadd_imm_s(len, -16);
+        self.set(tape, Field::Len, at);
+        let ptr = self.get(tape, Field::Ptr);
+        let addr = self.b.ins().iadd(ptr, at);
+        self.b.ins().load(types::F64X2, CELL, addr, 0)
+    }
+
     /// Takes one value of type `ty` off tape `level`: the newest (`pop`)
     /// or the oldest unread (`read`). Arrays take two cells.
     pub(crate) fn tape_take(&mut self, ty: Type, level: u8, pop: bool) -> Vec<clif::Value> {

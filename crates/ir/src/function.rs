@@ -321,6 +321,35 @@ impl Function {
         self.srclocs[inst.index()] = span;
     }
 
+    /// The array `v` views (through any chain of `view`s), or `v` itself:
+    /// writing through a view writes its root.
+    pub fn array_root(&self, mut v: Value) -> Value {
+        while let ValueDef::Result(inst, 0) = self.dfg.value_def(v) {
+            match self.dfg.inst(inst) {
+                InstData::ArrayView { array, .. } => v = *array,
+                _ => break,
+            }
+        }
+        v
+    }
+
+    /// Whether the array `root` (an `array_root`) is an object of its own:
+    /// an array parameter (parameters a function writes never share
+    /// elements, LANGUAGE.md §3) or made here by `new` or `copy`. A block
+    /// parameter other than the entry's may be any of them, so it is not.
+    pub fn is_distinct_array_object(&self, root: Value) -> bool {
+        match self.dfg.value_def(root) {
+            ValueDef::Param(b, _) => {
+                self.entry_block() == Some(b) && matches!(self.dfg.value_type(root), Type::Array(_))
+            }
+            ValueDef::Result(i, _) => matches!(
+                self.dfg.inst(i),
+                InstData::ArrayNew { .. } | InstData::ArrayCopy { .. }
+            ),
+            ValueDef::Unused => false,
+        }
+    }
+
     /// The terminator of `block`, if it has one.
     pub fn terminator(&self, block: Block) -> Option<Inst> {
         let last = *self.dfg.block(block).insts.last()?;

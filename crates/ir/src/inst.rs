@@ -144,10 +144,12 @@ op_enum!(
     /// and `rem` trap (a runtime error) on a zero divisor and wrap otherwise.
     /// `mulz a, b` is `a * b` on floats except that it is exactly zero when
     /// `a` is zero (the strong zero of derivative code: a zero tangent or
-    /// adjoint times an infinite or NaN partial contributes nothing).
+    /// adjoint times an infinite or NaN partial contributes nothing);
+    /// `divz a, b` is `a / b` the same way (a tangent or adjoint divided by
+    /// a primal value, which `1 / b` would overflow for a subnormal `b`).
     BinaryOp {
         Add = "add", Sub = "sub", Mul = "mul", Div = "div", Rem = "rem",
-        Min = "min", Max = "max", MulZ = "mulz",
+        Min = "min", Max = "max", MulZ = "mulz", DivZ = "divz",
     }
 );
 

@@ -526,6 +526,13 @@ pub fn binary(op: BinaryOp, a: Constant, b: Constant) -> Constant {
                         $x * $y
                     }
                 }
+                BinaryOp::DivZ => {
+                    if $x == 0.0 {
+                        0.0
+                    } else {
+                        $x / $y
+                    }
+                }
                 // C's `fmin`/`fmax`: a NaN operand is ignored.
                 BinaryOp::Min => {
                     if $y < $x || $x.is_nan() {
@@ -549,7 +556,8 @@ pub fn binary(op: BinaryOp, a: Constant, b: Constant) -> Constant {
             BinaryOp::Add => x.wrapping_add(y),
             BinaryOp::Sub => x.wrapping_sub(y),
             BinaryOp::Mul | BinaryOp::MulZ => x.wrapping_mul(y),
-            BinaryOp::Div => x.wrapping_div(y),
+            // The verifier rejects an integer `divz`.
+            BinaryOp::Div | BinaryOp::DivZ => x.wrapping_div(y),
             BinaryOp::Rem => x.wrapping_rem(y),
             BinaryOp::Min => x.min(y),
             BinaryOp::Max => x.max(y),

@@ -211,7 +211,7 @@ impl FuncVerifier<'_> {
                     Err(format!("operand types differ: `{a}` and `{b}`"))
                 } else if !numeric(a)
                     || (*op == BinaryOp::Rem && a != Type::I64)
-                    || (*op == BinaryOp::MulZ && !a.elem().is_float())
+                    || (matches!(op, BinaryOp::MulZ | BinaryOp::DivZ) && !a.elem().is_float())
                 {
                     Err(format!("`{op}` does not apply to `{a}`"))
                 } else {

@@ -16,4 +16,6 @@ mod loops;
 pub mod opt;
 mod util;
 
-pub use opt::{find_pass, optimize, optimize_function, FuncPass, LATE_PASSES, PASSES};
+pub use opt::{
+    find_pass, optimize, optimize_except, optimize_function, FuncPass, LATE_PASSES, PASSES,
+};

@@ -90,15 +90,6 @@ pub(crate) fn def_data(func: &Function, v: Value) -> Option<&InstData> {
     }
 }
 
-/// The array `v` views (through any chain of `view`s), or `v` itself:
-/// writing through a view writes its root.
-pub(crate) fn array_root(func: &Function, mut v: Value) -> Value {
-    while let Some(InstData::ArrayView { array, .. }) = def_data(func, v) {
-        v = *array;
-    }
-    v
-}
-
 pub(crate) fn int_const(func: &Function, v: Value) -> Option<i64> {
     match def_data(func, v) {
         Some(InstData::Const {

@@ -68,6 +68,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 vec![self.convert(x, self.scalar_ty(*arg), to)]
             }
             InstData::Math { func, args } => {
+                if let Some(v) = self.sincos_result(inst, *func, args[0])? {
+                    self.def(inst, vec![v]);
+                    return Ok(());
+                }
                 let xs: Vec<clif::Value> = args.iter().map(|a| self.v(*a)).collect();
                 let ty = self.scalar_ty(args[0]);
                 vec![self.math(*func, ty, &xs)?]
@@ -329,10 +333,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             (BinaryOp::Sub, false) => self.b.ins().isub(x, y),
             (BinaryOp::Mul, true) => self.b.ins().fmul(x, y),
             (BinaryOp::Mul | BinaryOp::MulZ, false) => self.b.ins().imul(x, y),
-            (BinaryOp::MulZ, true) => {
+            (BinaryOp::MulZ | BinaryOp::DivZ, true) => {
                 let result = self.func.dfg.inst_results(inst)[0];
                 let on_recurrence = crate::strong_zero::is_recurrent(&self.recurrent, result);
-                crate::strong_zero::lower(&mut self.b, x, y, on_recurrence)
+                let divide = op == BinaryOp::DivZ;
+                crate::strong_zero::lower(&mut self.b, x, y, divide, on_recurrence)
             }
             (BinaryOp::Div, true) => self.b.ins().fdiv(x, y),
             // The verifier rejects float `rem` (the language has `fmod`);
@@ -345,14 +350,15 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 };
                 self.math(MathFunc::Fmod, ty, &[x, y])?
             }
-            (BinaryOp::Div | BinaryOp::Rem, false) => {
+            // The verifier rejects an integer `divz`.
+            (BinaryOp::Div | BinaryOp::DivZ | BinaryOp::Rem, false) => {
                 let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
                 self.check(zero, inst, "division by zero")?;
                 // x / -1 wraps (INT_MIN / -1 == INT_MIN) instead of trapping.
                 let minus_one = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
                 let one = self.b.ins().iconst(types::I64, 1);
                 let safe = self.b.ins().select(minus_one, one, y);
-                if op == BinaryOp::Div {
+                if op != BinaryOp::Rem {
                     let q = self.b.ins().sdiv(x, safe);
                     let neg = self.b.ins().ineg(x);
                     self.b.ins().select(minus_one, neg, q)

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 mod inst;
 mod simd;
+mod sincos;
 
 pub(crate) const PTR: clif::Type = types::I64;
 
@@ -123,6 +124,8 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     cur_block: adc_ir::Block,
     cur_self_loop: bool,
     inst_block: Vec<Option<adc_ir::Block>>,
+    /// `sin` and `cos` pairs computed by one `sincos` call.
+    sincos: sincos::SinCos,
 }
 
 /// What `lib.rs` needs to finish a function's stack guard once every
@@ -189,6 +192,7 @@ pub(crate) fn translate<M: Module>(
         cur_block: entry_ir,
         cur_self_loop: false,
         inst_block: inst_blocks(func),
+        sincos: sincos::SinCos::plan(ir, func),
     };
     // Reverse post-order visits a value's definition before its uses
     // (dominators first), whatever the layout order.
@@ -538,15 +542,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
 
     /// `v` as `x + k` with `k` a constant, when it is such an `add`.
     fn plus_constant(&self, v: Value) -> Option<(Value, i64)> {
-        let [a, b] = self.add_operands(v)?;
-        match (
-            adc_ir_int_const(self.func, a),
-            adc_ir_int_const(self.func, b),
-        ) {
-            (_, Some(k)) => Some((a, k)),
-            (Some(k), None) => Some((b, k)),
-            (None, None) => None,
-        }
+        plus_constant(self.func, v)
     }
 
     /// The operands of `v` when it is an integer `add`.
@@ -693,6 +689,22 @@ fn def_data(func: &adc_ir::Function, v: Value) -> Option<&InstData> {
     match func.dfg.value_def(v) {
         adc_ir::ValueDef::Result(i, _) => Some(func.dfg.inst(i)),
         _ => None,
+    }
+}
+
+/// `v` as `x + k` with `k` a constant, when it is such an `add`.
+fn plus_constant(func: &adc_ir::Function, v: Value) -> Option<(Value, i64)> {
+    let Some(InstData::Binary {
+        op: adc_ir::BinaryOp::Add,
+        args: [a, b],
+    }) = def_data(func, v)
+    else {
+        return None;
+    };
+    match (adc_ir_int_const(func, *a), adc_ir_int_const(func, *b)) {
+        (_, Some(k)) => Some((*a, k)),
+        (Some(k), None) => Some((*b, k)),
+        (None, None) => None,
     }
 }
 

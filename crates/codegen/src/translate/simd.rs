@@ -18,14 +18,18 @@
 //!   so copy `k + 1`'s indices are copy `k`'s plus one;
 //! - unchecked `load`s and `store`s of `f64` elements of arrays defined
 //!   outside `U`, at index values;
-//! - `f64` `add sub mul div mulz`, `neg`, `no_diff`, `sqrt`, `abs` of its
+//! - `f64` `add sub mul div mulz divz`, `neg`, `no_diff`, `sqrt`, `abs` of its
 //!   own values and of values defined outside `U` (none of `U`'s
 //!   parameters: no copy depends on another);
+//! - counting down, one `f64` `tape.pop` (copy `k` pops before copy
+//!   `k + 1`, so a pair's two cells are adjacent, the lower lane's below);
+//!   counting up, one `tape.push` of an `f64` (copy `k` pushes before copy
+//!   `k + 1`, so the lower lane's cell comes first);
 //!
 //! and no value of a copy is used outside that copy (in `U` or elsewhere).
 //! Memory: every array copy 0 stores to is either the same array value, at
 //! the same index value, as each other access of copy 0 to it, or a
-//! different object (`distinct_object`: an array parameter, which
+//! different object (`Function::is_distinct_array_object`: an array parameter, which
 //! LANGUAGE.md §3 keeps apart from every other array parameter a function
 //! writes, or an array made by `new` or `copy`) than the other array.
 //!
@@ -37,7 +41,7 @@
 //! operations keep their order; copy `k + 1`'s accesses move before copy
 //! `k`'s later ones, which touch other elements (the memory condition).
 
-use super::{adc_ir_int_const, def_data, FuncTranslator};
+use super::{plus_constant, FuncTranslator};
 use crate::CodegenError;
 use adc_ir::{
     BinaryOp, Block, Function, Inst, InstData, MathFunc, ScalarType, Type, UnaryOp, Value, ValueDef,
@@ -95,42 +99,11 @@ fn result(func: &Function, i: Inst) -> Option<Value> {
 
 /// `k` when `v` is `add i, k` (or `add k, i`) for a constant `k`.
 fn step_of(func: &Function, v: Value, i: Value) -> Option<i64> {
-    let Some(InstData::Binary {
-        op: BinaryOp::Add,
-        args,
-    }) = def_data(func, v)
-    else {
-        return None;
-    };
-    match (args[0] == i, args[1] == i) {
-        (true, false) => adc_ir_int_const(func, args[1]),
-        (false, true) => adc_ir_int_const(func, args[0]),
-        _ => None,
-    }
+    plus_constant(func, v).and_then(|(x, k)| (x == i).then_some(k))
 }
 
 fn is_f64(func: &Function, v: Value) -> bool {
     func.dfg.value_type(v) == Type::Scalar(ScalarType::F64)
-}
-
-/// The array `v` views (through any chain of `view`s), or `v` itself.
-fn root(func: &Function, mut v: Value) -> Value {
-    while let Some(InstData::ArrayView { array, .. }) = def_data(func, v) {
-        v = *array;
-    }
-    v
-}
-
-/// An array object of its own: an array parameter or made by `new`/`copy`.
-fn distinct_object(func: &Function, root: Value) -> bool {
-    match func.dfg.value_def(root) {
-        ValueDef::Param(b, _) => b == func.layout[0],
-        ValueDef::Result(i, _) => matches!(
-            func.dfg.inst(i),
-            InstData::ArrayNew { .. } | InstData::ArrayCopy { .. }
-        ),
-        ValueDef::Unused => false,
-    }
 }
 
 pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pairs> {
@@ -166,44 +139,58 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
     if !(cuts[0] < cuts[1] && cuts[1] < cuts[2]) {
         return None;
     }
-    let (copies, counters, counter_values, rest) = if step > 0 {
-        // Copy 0 counts with `i` and comes first; `i + 4` follows copy 3.
-        let copies = [
-            &insts[..cuts[0]],
-            &insts[cuts[0] + 1..cuts[1]],
-            &insts[cuts[1] + 1..cuts[2]],
-            &insts[cuts[2] + 1..end],
-        ];
-        let counters: Vec<Inst> = cuts.iter().map(|c| insts[*c]).collect();
-        let values = [
-            i,
-            result(func, counters[0])?,
-            result(func, counters[1])?,
-            result(func, counters[2])?,
-        ];
-        (copies, counters, values, end)
-    } else {
-        // Copy k counts with `i - (k + 1)`, computed right before it.
-        let m = cuts[1].checked_sub(cuts[0] + 1)?;
-        if cuts[0] != 0 || end + 1 + m >= insts.len() {
-            return None;
-        }
-        let copies = [
-            &insts[cuts[0] + 1..cuts[1]],
-            &insts[cuts[1] + 1..cuts[2]],
-            &insts[cuts[2] + 1..end],
-            &insts[end + 1..end + 1 + m],
-        ];
-        let counters: Vec<Inst> = cuts.iter().chain([&end]).map(|c| insts[*c]).collect();
-        let values = [
-            result(func, counters[0])?,
-            result(func, counters[1])?,
-            result(func, counters[2])?,
-            next,
-        ];
-        (copies, counters, values, end + 1 + m)
-    };
+    // Each copy's instructions; the counter it starts from and, counting
+    // up, the one it may use after its increment.
+    let (copies, counters, counter_values, rest): ([Vec<Inst>; 4], Vec<Inst>, Vec<Value>, usize) =
+        if step > 0 {
+            // Copy k is the part of the body before the increment, from
+            // `i + k` (`i` for copy 0), and the part after it, from
+            // `i + k + 1`; `i + 4` is the last increment.
+            let pre = cuts[0];
+            let post = cuts[1].checked_sub(cuts[0] + 1 + pre)?;
+            let stops = [cuts[1], cuts[2], end];
+            if stops
+                .iter()
+                .zip(&cuts)
+                .any(|(stop, cut)| *stop != cut + 1 + post + pre)
+                || end + 1 + post >= insts.len()
+            {
+                return None;
+            }
+            let incs = [cuts[0], cuts[1], cuts[2], end];
+            let copies = incs.map(|inc| {
+                let mut c = insts[inc - pre..inc].to_vec();
+                c.extend_from_slice(&insts[inc + 1..inc + 1 + post]);
+                c
+            });
+            let counters: Vec<Inst> = incs.iter().map(|c| insts[*c]).collect();
+            let mut values = vec![i];
+            for c in &counters {
+                values.push(result(func, *c)?);
+            }
+            (copies, counters, values, end + 1 + post)
+        } else {
+            // Copy k counts with `i - (k + 1)`, computed right before it.
+            let m = cuts[1].checked_sub(cuts[0] + 1)?;
+            if cuts[0] != 0 || end + 1 + m >= insts.len() {
+                return None;
+            }
+            let copies = [
+                insts[cuts[0] + 1..cuts[1]].to_vec(),
+                insts[cuts[1] + 1..cuts[2]].to_vec(),
+                insts[cuts[2] + 1..end].to_vec(),
+                insts[end + 1..end + 1 + m].to_vec(),
+            ];
+            let counters: Vec<Inst> = cuts.iter().chain([&end]).map(|c| insts[*c]).collect();
+            let mut values = Vec::new();
+            for c in &counters {
+                values.push(result(func, *c)?);
+            }
+            (copies, counters, values, end + 1 + m)
+        };
     let i = counter_values[0];
+    // Counting up, copy k's counter after its increment.
+    let after = |k: usize| (step > 0).then(|| counter_values[k + 1]);
     let m = copies[0].len();
     if m == 0 || copies.iter().any(|c| c.len() != m) {
         return None;
@@ -213,13 +200,16 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
         ValueDef::Result(d, _) => !here.contains(&d),
         ValueDef::Unused => false,
     };
-    if !copy_zero_is_plain(func, copies[0], i, &outside) {
+    if !copy_zero_is_plain(func, &copies[0], i, after(0), step < 0, &outside) {
         return None;
     }
     // Copies 1 to 3 repeat copy 0 with their own counter and results.
     for k in 1..4 {
         let mut map: BTreeMap<Value, Value> = BTreeMap::from([(i, counter_values[k])]);
-        for (&x0, &xk) in copies[0].iter().zip(copies[k]) {
+        if let (Some(a0), Some(ak)) = (after(0), after(k)) {
+            map.insert(a0, ak);
+        }
+        for (&x0, &xk) in copies[0].iter().zip(&copies[k]) {
             let mut data = func.dfg.inst(x0).clone();
             data.map_args(|v| map.get(&v).copied().unwrap_or(v));
             let (r0, rk) = (func.dfg.inst_results(x0), func.dfg.inst_results(xk));
@@ -266,7 +256,7 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
             return None;
         }
     }
-    if !accesses_commute(func, copies[0]) {
+    if !accesses_commute(func, &copies[0]) {
         return None;
     }
     // A pair's lanes are its copies in the order of their indices: counting
@@ -274,7 +264,7 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
     let lower = usize::from(step < 0);
     Some(Pairs {
         counters,
-        first: [copies[lower].to_vec(), copies[2 + lower].to_vec()],
+        first: [copies[lower].clone(), copies[2 + lower].clone()],
         rest,
     })
 }
@@ -284,10 +274,15 @@ fn copy_zero_is_plain(
     func: &Function,
     copy: &[Inst],
     i: Value,
+    after: Option<Value>,
+    down: bool,
     outside: &dyn Fn(Value) -> bool,
 ) -> bool {
     let mut index: BTreeSet<Value> = BTreeSet::from([i]);
+    index.extend(after);
     let mut float: BTreeSet<Value> = BTreeSet::new();
+    let mut pops = 0;
+    let mut pushes = 0;
     for &x in copy {
         let r = result(func, x);
         let operand = |v: Value, float: &BTreeSet<Value>| {
@@ -333,7 +328,12 @@ fn copy_zero_is_plain(
             (
                 InstData::Binary {
                     op:
-                        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::MulZ,
+                        BinaryOp::Add
+                        | BinaryOp::Sub
+                        | BinaryOp::Mul
+                        | BinaryOp::Div
+                        | BinaryOp::MulZ
+                        | BinaryOp::DivZ,
                     args,
                 },
                 Some(r),
@@ -347,6 +347,15 @@ fn copy_zero_is_plain(
                 },
                 Some(r),
             ) if float_result && operand(*arg, &float) => {
+                float.insert(r);
+            }
+            (InstData::TapePush { value, .. }, None)
+                if !down && pushes == 0 && operand(*value, &float) =>
+            {
+                pushes += 1;
+            }
+            (InstData::TapePop { .. }, Some(r)) if down && float_result && pops == 0 => {
+                pops += 1;
                 float.insert(r);
             }
             (
@@ -380,8 +389,8 @@ fn accesses_commute(func: &Function, copy: &[Inst]) -> bool {
                 if m == n || a == b {
                     return m == n || ia == ib;
                 }
-                let (ra, rb) = (root(func, a), root(func, b));
-                ra != rb && distinct_object(func, ra) && distinct_object(func, rb)
+                let (ra, rb) = (func.array_root(a), func.array_root(b));
+                ra != rb && func.is_distinct_array_object(ra) && func.is_distinct_array_object(rb)
             })
     })
 }
@@ -426,7 +435,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                             BinaryOp::Sub => self.b.ins().fsub(a, b),
                             BinaryOp::Mul => self.b.ins().fmul(a, b),
                             BinaryOp::Div => self.b.ins().fdiv(a, b),
-                            _ => self.strong_zero_lanes(a, b),
+                            BinaryOp::DivZ => {
+                                let q = self.b.ins().fdiv(a, b);
+                                self.strong_zero_mask(a, q)
+                            }
+                            _ => {
+                                let p = self.b.ins().fmul(a, b);
+                                self.strong_zero_mask(a, p)
+                            }
                         }
                     }
                     InstData::Unary { op, arg } => {
@@ -435,6 +451,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                             UnaryOp::Neg => self.b.ins().fneg(a),
                             _ => a,
                         }
+                    }
+                    InstData::TapePop { tape } => self.tape_pop_pair(tape),
+                    InstData::TapePush { tape, value } => {
+                        let v = self.both_lanes(&lanes, value);
+                        self.tape_push(x, tape, &[v])?;
+                        continue;
                     }
                     InstData::Math { func, args } => {
                         let a = self.both_lanes(&lanes, args[0]);
@@ -453,7 +475,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     }
 
     /// The pair's value of `v`: its vector, or a value from outside the
-    /// loop in both lanes.
+    /// loop in both lanes. (The splat is emitted at each use; Cranelift's
+    /// egraph merges them and hoists the splat of a loop-invariant value
+    /// out of the loop: `objdump -d` shows one `vpshufd` per value, before
+    /// the loop.)
     fn both_lanes(&mut self, lanes: &BTreeMap<Value, clif::Value>, v: Value) -> clif::Value {
         match lanes.get(&v) {
             Some(x) => *x,
@@ -464,10 +489,9 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         }
     }
 
-    /// `mulz` lane by lane: `x * y`, or zero in a lane where `x` is zero
-    /// (`strong_zero.rs`; not-equal is true for NaN, which stays NaN).
-    fn strong_zero_lanes(&mut self, x: clif::Value, y: clif::Value) -> clif::Value {
-        let p = self.b.ins().fmul(x, y);
+    /// `mulz` and `divz` lane by lane: `p`, or zero in a lane where `x` is
+    /// zero (`strong_zero.rs`; not-equal is true for NaN, which stays NaN).
+    fn strong_zero_mask(&mut self, x: clif::Value, p: clif::Value) -> clif::Value {
         let zero = self.b.ins().f64const(0.0);
         let zeros = self.b.ins().splat(types::F64X2, zero);
         let keep = self.b.ins().fcmp(FloatCC::NotEqual, x, zeros);

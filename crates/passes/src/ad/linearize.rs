@@ -217,6 +217,14 @@ impl Linearizer<'_> {
         }
     }
 
+    /// `t / y` for a primal `y`, exactly zero when `t` is zero (§5.5).
+    fn divide(&mut self, t: Tan, y: Value, ty: Type) -> Tan {
+        match t {
+            Tan::Val(x) => Tan::Val(self.bin(BinaryOp::DivZ, x, y, ty, Tag::Diff)),
+            other => other,
+        }
+    }
+
     fn sum_scaled(&mut self, terms: &[(Tan, Value)], ty: Type) -> Tan {
         let mut acc = Tan::Zero;
         for &(t, p) in terms {
@@ -717,13 +725,29 @@ impl Linearizer<'_> {
                 if dx == Tan::Zero && dy == Tan::Zero {
                     return Tan::Zero;
                 }
-                // d(x/y) = (dx - q dy) / y with q = x / y.
-                let one = self.fconst(st, 1.0);
-                let r = self.bin(BinaryOp::Div, one, y, ty, Tag::Primal);
+                // d(x/y) = (dx - q dy) / y with q = x / y: a division of
+                // the tangent by y, not a product with 1 / y, which
+                // overflows for a subnormal y where the quotient is finite.
                 let qdy = self.scale(dy, result, ty);
                 let nq = self.neg(qdy, ty);
                 let num = self.add(dx, nq, ty);
-                self.scale(num, r, ty)
+                self.divide(num, y, ty)
+            }
+            BinaryOp::DivZ => {
+                // `divz x, y` is zero wherever `x` is, whatever `y` (as
+                // `mulz`): there `y`'s tangent contributes nothing, `x`'s
+                // still does (`dx / y`).
+                let dyq = if dy == Tan::Zero {
+                    Tan::Zero
+                } else {
+                    let zero = self.fconst(st, 0.0);
+                    let is_zero = self.cmp(CmpCond::Eq, x, zero);
+                    let qdy = self.scale(dy, result, ty);
+                    self.select(is_zero, Tan::Zero, qdy, ty)
+                };
+                let nq = self.neg(dyq, ty);
+                let num = self.add(dx, nq, ty);
+                self.divide(num, y, ty)
             }
             BinaryOp::Min | BinaryOp::Max => {
                 // The tangent of the operand returned (C's `fmin`/`fmax`

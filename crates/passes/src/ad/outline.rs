@@ -556,7 +556,7 @@ fn written_arrays(module: &Module, g: &Function, order: &[Block]) -> BTreeSet<Va
         }
     }
     // Writing through a view writes the array it views.
-    let roots: Vec<Value> = out.iter().map(|&a| crate::util::array_root(g, a)).collect();
+    let roots: Vec<Value> = out.iter().map(|&a| g.array_root(a)).collect();
     out.extend(roots);
     // A written block parameter writes what reaches it.
     let mut changed = true;

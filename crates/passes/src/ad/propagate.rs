@@ -105,7 +105,8 @@ fn check_linear(data: &InstData, diff: &[bool]) -> Result<(), String> {
             ..
         } => diff[0] && diff[1],
         InstData::Binary {
-            op: BinaryOp::MulZ, ..
+            op: BinaryOp::MulZ | BinaryOp::DivZ,
+            ..
         } => diff[0] && !diff[1],
         InstData::Select { .. } => !diff[0],
         // Loads, stores and frees go through shadows (primal pointers).

@@ -16,7 +16,7 @@
 
 use crate::loops::natural_loop;
 use crate::opt::bce::{counted_loops, in_bounds_at, Counted};
-use crate::util::{array_root, def_data, incoming_edges, is_safe_div};
+use crate::util::{def_data, incoming_edges, is_safe_div};
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, Inst, InstData, Type, Value, ValueDef};
 use std::collections::BTreeSet;
@@ -79,8 +79,8 @@ struct Loads<'a> {
 fn movable(func: &Function, inst: Inst, pre: Block, loads: &Loads) -> bool {
     match func.dfg.inst(inst) {
         InstData::Load { array, index, .. } => {
-            let root = array_root(func, *array);
-            distinct_object(func, root)
+            let root = func.array_root(*array);
+            func.is_distinct_array_object(root)
                 && loads.written.as_ref().is_some_and(|w| !w.contains(&root))
                 && in_bounds_at(func, loads.dom, loads.facts, pre, *array, *index)
         }
@@ -88,31 +88,15 @@ fn movable(func: &Function, inst: Inst, pre: Block, loads: &Loads) -> bool {
     }
 }
 
-/// Whether `root` is an array object of its own: an array parameter
-/// (parameters a function writes never share elements, LANGUAGE.md §3) or
-/// made here by `new` or `copy`. (A block parameter may be any of them.)
-fn distinct_object(func: &Function, root: Value) -> bool {
-    match func.dfg.value_def(root) {
-        ValueDef::Param(b, _) => {
-            b == func.layout[0] && matches!(func.dfg.value_type(root), Type::Array(_))
-        }
-        ValueDef::Result(i, _) => matches!(
-            func.dfg.inst(i),
-            InstData::ArrayNew { .. } | InstData::ArrayCopy { .. }
-        ),
-        ValueDef::Unused => false,
-    }
-}
-
 /// The roots of the arrays the instructions of `body` may write, free or
 /// hand out references into; `None` when they may write one they do not
-/// name. Written roots that are not objects of their own (`distinct_object`)
+/// name. Written roots that are not objects of their own (`Function::is_distinct_array_object`)
 /// make every array count as written.
 fn written_roots(func: &Function, body: &BTreeSet<Block>) -> Option<BTreeSet<Value>> {
     let mut out = BTreeSet::new();
     for &b in body {
         for &i in &func.dfg.block(b).insts {
-            let mut write = |a: Value| out.insert(array_root(func, a));
+            let mut write = |a: Value| out.insert(func.array_root(a));
             match func.dfg.inst(i) {
                 InstData::Store { array, .. }
                 | InstData::ElemRef { array, .. }
@@ -157,7 +141,9 @@ fn written_roots(func: &Function, body: &BTreeSet<Block>) -> Option<BTreeSet<Val
             }
         }
     }
-    out.iter().all(|r| distinct_object(func, *r)).then_some(out)
+    out.iter()
+        .all(|r| func.is_distinct_array_object(*r))
+        .then_some(out)
 }
 
 fn hoist(

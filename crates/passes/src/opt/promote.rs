@@ -9,7 +9,7 @@
 //! `arr` and `idx` defined outside the loop. Nothing else in the loop may
 //! touch memory `arr` could share: no other access to `arr` or to an array
 //! that may alias it (only distinct fresh arrays, `util::is_fresh_array`
-//! after `util::array_root`, are known not to), no call, element
+//! after `Function::array_root`, are known not to), no call, element
 //! reference, reference load or store, `copyrange` or `free`. The element
 //! must be accessed before the loop, by a load or store in a block that
 //! dominates the entry edge, so it is in bounds (arrays never shrink).
@@ -24,7 +24,7 @@
 //! same values as before wherever code outside the loop can read it.
 
 use crate::loops::{stepped_loops, SteppedLoop};
-use crate::util::{array_root, incoming_edges, is_fresh_array, substitute};
+use crate::util::{incoming_edges, is_fresh_array, substitute};
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, Inst, InstData, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
@@ -66,7 +66,7 @@ fn defined_in(func: &Function, v: Value, blocks: &BTreeSet<Block>) -> bool {
 
 /// Whether two arrays are known not to share an element.
 fn disjoint(func: &Function, a: Value, b: Value) -> bool {
-    let (ra, rb) = (array_root(func, a), array_root(func, b));
+    let (ra, rb) = (func.array_root(a), func.array_root(b));
     ra != rb && is_fresh_array(func, ra) && is_fresh_array(func, rb)
 }
 

@@ -5,9 +5,9 @@
 //! does not rotate loops; the rotated loop takes one taken branch per
 //! iteration instead of two).
 //!
-//! Pattern: a header `h` (not the entry) with exactly two incoming edges,
-//! one from outside the loop and one back edge from a latch `L` that `h`
-//! dominates, ending `jump h(a..)`; `h` holds at most `MAX_TEST`
+//! Pattern: a header `h` (not the entry) with one back edge, from a latch
+//! `L` that `h` dominates, ending `jump h(a..)`, and at least one edge
+//! from outside the loop; `h` holds at most `MAX_TEST`
 //! instructions without side effects, then `br c, B(..), x(..)` with
 //! `B != x` and `h` the only predecessor of `B`; every use of a value `h`
 //! defines (parameters and results), outside `h`, is in a block `B`
@@ -110,15 +110,18 @@ fn find(
     h: Block,
 ) -> Option<Plan> {
     let es = &edges[&h];
-    if es.len() != 2 {
-        return None;
-    }
     let back: Vec<Block> = es
         .iter()
         .map(|e| e.from)
         .filter(|&f| dom.dominates(h, f))
         .collect();
+    // One back edge, and edges from outside (`carry` enters a loop from
+    // two: its first window loaded or not): each outside edge still
+    // enters through `h`, now the guard.
     let [latch] = back[..] else { return None };
+    if es.len() < 2 {
+        return None;
+    }
     let insts = &func.dfg.block(h).insts;
     let (&term, test) = insts.split_last()?;
     if test.len() > MAX_TEST

@@ -11,7 +11,8 @@
 //! `n = sub i, 1` and `br (cmp eq n, L), X(..), B(..)` (or `cmp ne`, the
 //! loop on the true edge). `B` has at most `MAX_INSTS`
 //! instructions besides its branch, of the kinds `is_plain` accepts (no
-//! calls, memory management or tape pushes), and no value `B` defines is
+//! calls or memory management; tape pushes and pops keep their order), and
+//! no value `B` defines is
 //! used outside `B`.
 //!
 //! Then every edge into `B` from outside goes to a new block `P`, which
@@ -115,6 +116,7 @@ fn is_plain(data: &InstData) -> bool {
             | InstData::Load { .. }
             | InstData::Store { .. }
             | InstData::TapePop { .. }
+            | InstData::TapePush { .. }
     )
 }
 

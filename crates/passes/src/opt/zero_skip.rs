@@ -75,7 +75,7 @@ pub fn run(func: &mut Function) -> bool {
             matches!(
                 func.dfg.inst(i),
                 InstData::Binary {
-                    op: BinaryOp::MulZ,
+                    op: BinaryOp::MulZ | BinaryOp::DivZ,
                     ..
                 }
             )
@@ -198,7 +198,7 @@ fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<
                     checked: false,
                 } => stores.push((*array, *index, *value)),
                 InstData::Binary { op, .. } => {
-                    has_mulz |= *op == BinaryOp::MulZ;
+                    has_mulz |= matches!(op, BinaryOp::MulZ | BinaryOp::DivZ);
                     if matches!(op, BinaryOp::Div | BinaryOp::Rem)
                         && !crate::util::is_float_div(func, i)
                     {
@@ -376,7 +376,7 @@ impl<'a> ZeroFacts<'a> {
                 BinaryOp::Add | BinaryOp::Sub | BinaryOp::Min | BinaryOp::Max => {
                     union(self.of(func, *a), self.of(func, *b))
                 }
-                BinaryOp::MulZ => self.of(func, *a),
+                BinaryOp::MulZ | BinaryOp::DivZ => self.of(func, *a),
                 _ => None,
             },
             InstData::Unary {

@@ -130,7 +130,7 @@ fn check_writable_params(
     }
     for &i in remat {
         if let InstData::ElemRef { array, .. } = v.dfg.inst(i) {
-            if watched.contains(&crate::util::array_root(v, *array)) {
+            if watched.contains(&v.array_root(*array)) {
                 return Err(cannot(
                     "the reverse sweep refers to an element of a writable array parameter",
                     v.span(i),

@@ -3,7 +3,7 @@
 
 use super::{ShadowCell, Transposer};
 use crate::ad::{jvp_source, AdError};
-use crate::util::{array_root, is_fresh_array};
+use crate::util::is_fresh_array;
 use adc_ir::{
     BinaryOp, CmpCond, Constant, FuncId, Inst, InstData, ParamMode, Type, UnaryOp, Value,
 };
@@ -64,9 +64,9 @@ impl Transposer<'_> {
                         );
                         self.accumulate(y, n);
                     }
-                    BinaryOp::MulZ if !self.kinds[y.index()] => {
+                    BinaryOp::MulZ | BinaryOp::DivZ if !self.kinds[y.index()] => {
                         let py = self.p(y);
-                        let s = self.bin(BinaryOp::MulZ, a, py);
+                        let s = self.bin(*op, a, py);
                         self.accumulate(x, s);
                     }
                     _ => return Err(nonlinear()),
@@ -249,7 +249,7 @@ impl Transposer<'_> {
             return false;
         };
         let distinct = |a: Value| {
-            let (x, y) = (array_root(out, a), array_root(out, cell.0));
+            let (x, y) = (out.array_root(a), out.array_root(cell.0));
             cell.1.is_some() && x != y && is_fresh_array(out, x) && is_fresh_array(out, y)
         };
         insts[at + 1..].iter().all(|&i| match out.dfg.inst(i) {
@@ -403,7 +403,7 @@ impl Transposer<'_> {
                     Type::Scalar(_) => grad_targets.push(t),
                     _ => {
                         let shadow = self.p(t);
-                        let root = array_root(&self.out, shadow);
+                        let root = self.out.array_root(shadow);
                         if p.mode == ParamMode::In && shadow_roots.contains(&root) {
                             let own = self.own_shadow(shadow, p.ty);
                             merges.push((shadow, own));

@@ -107,7 +107,7 @@ impl Unzipper<'_> {
     /// A read-only array parameter of the function: nobody writes it.
     pub(super) fn read_only(&self, a: Value) -> bool {
         let g = self.g;
-        match g.dfg.value_def(crate::util::array_root(g, a)) {
+        match g.dfg.value_def(g.array_root(a)) {
             ValueDef::Param(b, i) if b == g.layout[0] => g.params[i as usize].mode == ParamMode::In,
             _ => false,
         }

@@ -223,7 +223,7 @@ pub(super) fn written_params(module: &Module, g: &Function, split_half: bool) ->
                     .is_some_and(|p| p.mode != ParamMode::In && matches!(p.ty, Type::Array(_)))
         })
         .collect();
-    let mut write = |a: Value| match g.dfg.value_def(crate::util::array_root(g, a)) {
+    let mut write = |a: Value| match g.dfg.value_def(g.array_root(a)) {
         ValueDef::Param(b, k) if b == g.layout[0] => written[k as usize] = true,
         ValueDef::Result(i, _) if matches!(g.dfg.inst(i), InstData::ArrayNew { .. }) => (),
         _ => written.iter_mut().for_each(|w| *w = true),
