@@ -480,6 +480,20 @@ pub fn run_pass(name: &str, module: &mut Module) -> Option<Result<(), AdError>> 
         "transpose" => with_body(module, true)
             .into_iter()
             .try_for_each(|id| crate::ad::transpose::run(module, id, false)),
+        // Every function with a body: its checkpointed loops become
+        // segment functions, added to the module.
+        "outline" => {
+            let ids: Vec<FuncId> = module
+                .func_ids()
+                .filter(|id| !module.func(*id).layout.is_empty())
+                .collect();
+            ids.into_iter().try_for_each(|id| {
+                let mut f = module.func(id).clone();
+                crate::ad::outline::run(module, &mut f)?;
+                *module.func_mut(id) = f;
+                Ok(())
+            })
+        }
         // Every function with a body, against the module as it was.
         "inline" => {
             let before = module.clone();

@@ -68,6 +68,7 @@ impl SegmentBuilder<'_> {
         s: &mut Function,
         state: &[Value],
         captures: &[Value],
+        remade: &[Value],
         exits: &[(Block, usize, BlockCall)],
         exit_ret: &[Vec<Option<usize>>],
         live: &[Value],
@@ -88,6 +89,17 @@ impl SegmentBuilder<'_> {
             map.insert(*v, p);
         }
         let iterations = s.dfg.append_block_param(entry, Type::I64);
+        // Values made again from the passed ones, in order (see
+        // `remade_captures`).
+        for &v in remade {
+            let adc_ir::ValueDef::Result(i, _) = g.dfg.value_def(v) else {
+                unreachable!("remade values are instruction results");
+            };
+            let mut data = g.dfg.inst(i).clone();
+            data.map_args(|a| map.get(&a).copied().unwrap_or(a));
+            let made = emit(s, entry, data, &[ty(&v)], g.span(i))[0];
+            map.insert(v, made);
+        }
         // The counting header: stop before the iteration that would be
         // number `iterations + 1` of this segment.
         let hn = s.dfg.make_block();
