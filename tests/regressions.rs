@@ -619,3 +619,63 @@ double f(double x, double y) { return x / y; }",
     assert_eq!(g[g.len() - 2..], want, "reverse");
     assert!(want.iter().all(|v| v.is_finite() && *v != 0.0));
 }
+
+/// A local array the reverse sweep reads again instead of taping (`unzip`'s
+/// frozen locals) must hold, when read, what the forward sweep read: in `f`
+/// nothing writes `e` after the read, so it is loaded again (and freed only
+/// when the derivative returns); in `g` and `h` a later write (a store, a
+/// callee's `inout` parameter) reaches the read around the outer loop, so
+/// its values are taped. s = 3 sum exp(x_i) x_i in `g` and `h`.
+#[test]
+fn local_array_read_again_in_the_reverse_sweep() {
+    let j = jit("static void twice(inout double[] v) { for (int i = 0; i < len(v); i++) v[i] = 2.0 * v[i]; }
+[autodiff_reverse(df, Duplicated, ActiveOnly)]
+double f(double[] x) {
+    int n = len(x);
+    double e[n];
+    for (int i = 0; i < n; i++) e[i] = exp(x[i]);
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += e[i] * x[i];
+    return s;
+}
+[autodiff_reverse(dg, Duplicated, ActiveOnly)]
+double g(double[] x) {
+    int n = len(x);
+    double e[n];
+    for (int i = 0; i < n; i++) e[i] = exp(x[i]);
+    double s = 0.0;
+    for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < n; i++) s += e[i] * x[i];
+        for (int i = 0; i < n; i++) e[i] = 2.0 * e[i];
+    }
+    return s;
+}
+[autodiff_reverse(dh, Duplicated, ActiveOnly)]
+double h(double[] x) {
+    int n = len(x);
+    double e[n];
+    for (int i = 0; i < n; i++) e[i] = exp(x[i]);
+    double s = 0.0;
+    for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < n; i++) s += e[i] * x[i];
+        twice(e);
+    }
+    return s;
+}");
+    let x = [0.5, -1.25, 2.0];
+    for (name, k) in [("df", 1.0), ("dg", 3.0), ("dh", 3.0)] {
+        let mut args = [
+            ArgValue::Array(ArrayValue::F64(x.to_vec())),
+            ArgValue::Array(ArrayValue::F64(vec![0.0; 3])),
+            d(1.0),
+        ];
+        floats(&j, name, &mut args);
+        let ArgValue::Array(ArrayValue::F64(dx)) = &args[1] else {
+            panic!("shadow")
+        };
+        for (i, xi) in x.iter().enumerate() {
+            let want = k * xi.exp() * (1.0 + xi);
+            assert_close(dx[i], want, 1e-14, &format!("{name} d/dx{i}"));
+        }
+    }
+}

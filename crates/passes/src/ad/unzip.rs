@@ -244,6 +244,13 @@ struct Unzipper<'a> {
     preds: BTreeMap<Block, usize>,
     /// Entry parameters (by position) whose arrays the function may write.
     written_params: Vec<bool>,
+    /// Local arrays whose loads the differential part may repeat
+    /// (`recompute::frozen_locals`), with the blocks that may reach a write.
+    frozen_locals: BTreeMap<Value, BTreeSet<Block>>,
+    /// The primal part's frees of them, made `defer.free`.
+    deferred_frees: Vec<Inst>,
+    /// The arrays (primal-part roots) the differential part loads again.
+    reread: BTreeSet<Value>,
     /// Counted loops of `g`: their counters are replayed, not taped.
     counted: Vec<CountedLoop>,
     /// Per counted loop, the counter's parameter of the header's twin.
@@ -270,11 +277,12 @@ impl<'a> Unzipper<'a> {
             .last()
             .expect("invariant: single_exit added a block");
         let cyclic = crate::util::blocks_on_cycles(g);
-        let once = g
+        let once: BTreeMap<Block, bool> = g
             .layout
             .iter()
             .map(|&b| (b, dom.dominates(b, exit) && !cyclic.contains(&b)))
             .collect();
+        let frozen_locals = recompute::frozen_locals(module, g, &once, split_half);
         let preds = incoming_edges(g)
             .into_iter()
             .map(|(b, e)| (b, e.len()))
@@ -292,6 +300,9 @@ impl<'a> Unzipper<'a> {
             once,
             preds,
             written_params: recompute::written_params(module, g, split_half),
+            frozen_locals,
+            deferred_frees: Vec::new(),
+            reread: BTreeSet::new(),
             counted: Vec::new(),
             counter_d: Vec::new(),
             split_of: BTreeMap::new(),
@@ -386,6 +397,15 @@ impl<'a> Unzipper<'a> {
         for b in crate::util::dominator_order(g) {
             self.block(b, edge_index.get(&b).copied(), &edge_no)?;
         }
+        // A deferred free of an array the differential part does not read
+        // after all is a plain free again.
+        for i in std::mem::take(&mut self.deferred_frees) {
+            if let InstData::DeferFree { array } = *self.out.dfg.inst(i) {
+                if !self.reread.contains(&self.out.array_root(array)) {
+                    *self.out.dfg.inst_mut(i) = InstData::ArrayFree { array };
+                }
+            }
+        }
         Ok(self.out)
     }
 
@@ -435,9 +455,22 @@ impl<'a> Unzipper<'a> {
                 }
                 _ => {
                     let mut d = data.clone();
+                    // A local array the differential part may read again
+                    // lives until the derivative returns.
+                    let mut deferred = false;
+                    if let InstData::ArrayFree { array } = d {
+                        if self.frozen_locals.contains_key(&g.array_root(array)) {
+                            d = InstData::DeferFree { array };
+                            deferred = true;
+                        }
+                    }
                     d.map_args(|a| self.p(a));
                     let types = crate::util::result_types(g, inst);
                     let vals = self.emit(pb, d, &types, Tag::Primal, span);
+                    if deferred {
+                        let last = self.out.dfg.block(pb).insts.last().copied();
+                        self.deferred_frees.extend(last);
+                    }
                     for (r, v) in g.dfg.inst_results(inst).iter().zip(vals) {
                         self.pmap[r.index()] = Some(v);
                         self.def_block.insert(v, b);

@@ -1,6 +1,7 @@
 //! `unzip`'s choice of what the differential twin computes again rather
 //! than reads from the tape: loop counters it replays, cheap arithmetic,
-//! loads from array parameters nothing writes.
+//! loads from array parameters nothing writes, and loads from local arrays
+//! nothing writes after them.
 
 use super::Unzipper;
 use crate::ad::jvp_source;
@@ -102,7 +103,9 @@ impl Unzipper<'_> {
                 !matches!(op, BinaryOp::Div | BinaryOp::Rem)
                     || crate::util::is_safe_div(&self.out, i)
             }
-            InstData::Load { array, .. } => self.unwritten_param(*array),
+            InstData::Load { array, .. } => {
+                self.unwritten_param(*array) || self.unwritten_local(*array, v)
+            }
             _ => false,
         };
         if !cheap || depth > 6 {
@@ -186,9 +189,11 @@ impl Unzipper<'_> {
             .collect();
         let map: BTreeMap<Value, Value> = operands.into_iter().zip(mapped).collect();
         data.map_args(|a| map[&a]);
-        if let InstData::Load { checked, .. } = &mut data {
+        if let InstData::Load { checked, array, .. } = &mut data {
             // The primal part made the same access, so the check passed.
             *checked = false;
+            let root = self.out.array_root(*array);
+            self.reread.insert(root);
         }
         let ty = self.out.dfg.value_type(v);
         let r = self.emit(db, data, &[ty], Tag::Primal, span)[0];
@@ -203,6 +208,74 @@ impl Unzipper<'_> {
         let entry = self.out.layout[0];
         matches!(self.out.dfg.value_def(array), ValueDef::Param(b, k) if b == entry && !self.written_params[k as usize])
     }
+}
+
+impl Unzipper<'_> {
+    /// Whether `array` (a primal-part value) is a view of a local array of
+    /// `frozen_locals` that no primal instruction can write once the block
+    /// defining `load` has run: its contents in the differential part are
+    /// those `load` read.
+    pub(super) fn unwritten_local(&self, array: Value, load: Value) -> bool {
+        let Some(at) = self.def_block.get(&load) else {
+            return false;
+        };
+        let root = self.out.array_root(array);
+        self.frozen_locals
+            .iter()
+            .any(|(a, writers)| self.pmap[a.index()] == Some(root) && !writers.contains(at))
+    }
+}
+
+/// The local arrays of `g` made once per call (`new` in a block of `once`)
+/// whose loads the differential part may repeat, each with the blocks from
+/// which a primal write to it can be reached (a load in any other block
+/// reads what the array holds to the end). Their frees become
+/// `free.defer` while `unzip` runs (plain frees again where the
+/// differential part reads nothing of them), so they live until the
+/// derivative returns. Empty for a split-mode half (its differential part
+/// runs in another call) and when some write's array is neither a
+/// parameter nor made here with `new` (a block parameter: which array it
+/// is is not known).
+pub(super) fn frozen_locals(
+    module: &Module,
+    g: &Function,
+    once: &BTreeMap<Block, bool>,
+    split_half: bool,
+) -> BTreeMap<Value, BTreeSet<Block>> {
+    let mut frozen = BTreeMap::new();
+    let writes = array_writes(module, g);
+    let known = |root: Value| match g.dfg.value_def(root) {
+        ValueDef::Param(b, _) => b == g.layout[0],
+        ValueDef::Result(i, _) => matches!(g.dfg.inst(i), InstData::ArrayNew { .. }),
+        ValueDef::Unused => false,
+    };
+    if split_half || !writes.iter().all(|(_, root)| known(*root)) {
+        return frozen;
+    }
+    let preds = crate::util::incoming_edges(g);
+    for &b in g.layout.iter().filter(|b| once.get(b) == Some(&true)) {
+        for &i in &g.dfg.block(b).insts {
+            if !matches!(g.dfg.inst(i), InstData::ArrayNew { .. }) || g.tag(i) == Tag::Diff {
+                continue;
+            }
+            let a = g.dfg.inst_results(i)[0];
+            let mut writers: BTreeSet<Block> = writes
+                .iter()
+                .filter(|(_, root)| *root == a)
+                .map(|(w, _)| *w)
+                .collect();
+            let mut work: Vec<Block> = writers.iter().copied().collect();
+            while let Some(w) = work.pop() {
+                for e in preds.get(&w).into_iter().flatten() {
+                    if writers.insert(e.from) {
+                        work.push(e.from);
+                    }
+                }
+            }
+            frozen.insert(a, writers);
+        }
+    }
+    frozen
 }
 
 /// Per entry parameter of `g`: whether a primal instruction may write its
@@ -223,11 +296,21 @@ pub(super) fn written_params(module: &Module, g: &Function, split_half: bool) ->
                     .is_some_and(|p| p.mode != ParamMode::In && matches!(p.ty, Type::Array(_)))
         })
         .collect();
-    let mut write = |a: Value| match g.dfg.value_def(g.array_root(a)) {
-        ValueDef::Param(b, k) if b == g.layout[0] => written[k as usize] = true,
-        ValueDef::Result(i, _) if matches!(g.dfg.inst(i), InstData::ArrayNew { .. }) => (),
-        _ => written.iter_mut().for_each(|w| *w = true),
-    };
+    for (_, root) in array_writes(module, g) {
+        match g.dfg.value_def(root) {
+            ValueDef::Param(b, k) if b == g.layout[0] => written[k as usize] = true,
+            ValueDef::Result(i, _) if matches!(g.dfg.inst(i), InstData::ArrayNew { .. }) => (),
+            _ => written.iter_mut().for_each(|w| *w = true),
+        }
+    }
+    written
+}
+
+/// Every write of a primal instruction of `g` to an array (a store, an
+/// element reference, a copy into it, or a call that passes it as a
+/// writable parameter): its block and the written array's root.
+fn array_writes(module: &Module, g: &Function) -> Vec<(Block, Value)> {
+    let mut writes = Vec::new();
     for &b in &g.layout {
         for &i in &g.dfg.block(b).insts {
             match g.dfg.inst(i) {
@@ -236,7 +319,7 @@ pub(super) fn written_params(module: &Module, g: &Function, split_half: bool) ->
                 | InstData::CopyRange { dst: array, .. }
                     if g.tag(i) != Tag::Diff =>
                 {
-                    write(*array)
+                    writes.push((b, g.array_root(*array)))
                 }
                 InstData::Call { func, args } => {
                     // A derivative call's arguments interleave shadows; those
@@ -248,7 +331,7 @@ pub(super) fn written_params(module: &Module, g: &Function, split_half: bool) ->
                     for p in &callee.params {
                         let Some(&a) = args.get(k) else { break };
                         if p.mode != ParamMode::In && matches!(p.ty, Type::Array(_)) {
-                            write(a);
+                            writes.push((b, g.array_root(a)));
                         }
                         k += 1;
                         if derivative && adc_ir::ad::is_differentiable(p.ty) {
@@ -260,5 +343,5 @@ pub(super) fn written_params(module: &Module, g: &Function, split_half: bool) ->
             }
         }
     }
-    written
+    writes
 }
