@@ -126,6 +126,22 @@ fn identity(func: &Function, inst: Inst) -> Option<Identity> {
         (BinaryOp::Add, Some(c), _) if is_negative_zero(c) => Some(Identity::Same(b)),
         (BinaryOp::Mul, _, Some(Constant::I64(1))) => Some(Identity::Same(a)),
         (BinaryOp::Mul, Some(Constant::I64(1)), _) => Some(Identity::Same(b)),
+        // The strong zero of `mulz x, c` / `divz x, c` changes nothing when
+        // `c` is a finite constant: `x * c` is already a zero for a zero
+        // `x` (of either sign: docs/derivatives.md leaves a zero
+        // derivative's sign open), and equal to `mulz` for every other `x`
+        // (not so `divz x, 0`, which is 0 for `x = 0` where `0 / 0` is NaN).
+        // A plain product needs no mask (`strong_zero.rs`).
+        (BinaryOp::MulZ, _, Some(c)) | (BinaryOp::DivZ, _, Some(c))
+            if is_finite(c) && (*op == BinaryOp::MulZ || !is_zero(c)) =>
+        {
+            let op = if *op == BinaryOp::MulZ {
+                BinaryOp::Mul
+            } else {
+                BinaryOp::Div
+            };
+            Some(Identity::Becomes(InstData::Binary { op, args: [a, b] }))
+        }
         (BinaryOp::Mul, Some(c), _) | (BinaryOp::Mul, _, Some(c)) if is_two(c) => {
             let x = if ca.is_some_and(is_two) { b } else { a };
             Some(Identity::Becomes(InstData::Binary {
@@ -164,6 +180,14 @@ fn exact_reciprocal(func: &Function, inst: Inst) -> Option<(Value, Constant)> {
 fn is_negative_zero(c: Constant) -> bool {
     matches!(c, Constant::F64(x) if x == 0.0 && x.is_sign_negative())
         || matches!(c, Constant::F32(x) if x == 0.0 && x.is_sign_negative())
+}
+
+fn is_finite(c: Constant) -> bool {
+    matches!(c, Constant::F64(x) if x.is_finite()) || matches!(c, Constant::F32(x) if x.is_finite())
+}
+
+fn is_zero(c: Constant) -> bool {
+    matches!(c, Constant::F64(x) if x == 0.0) || matches!(c, Constant::F32(x) if x == 0.0)
 }
 
 fn is_two(c: Constant) -> bool {

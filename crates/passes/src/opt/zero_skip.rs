@@ -377,6 +377,9 @@ impl<'a> ZeroFacts<'a> {
                     union(self.of(func, *a), self.of(func, *b))
                 }
                 BinaryOp::MulZ | BinaryOp::DivZ => self.of(func, *a),
+                // What `const-fold` makes of `mulz x, c` for a finite `c`.
+                BinaryOp::Mul if finite_constant(func, *b, true) => self.of(func, *a),
+                BinaryOp::Div if finite_constant(func, *b, false) => self.of(func, *a),
                 _ => None,
             },
             InstData::Unary {
@@ -555,4 +558,19 @@ fn rewrite(func: &mut Function, plan: &Plan) {
     );
     let pos = func.layout.iter().position(|b| *b == h).unwrap_or(0);
     func.layout.insert(pos, guard_block);
+}
+
+/// Whether `v` is a finite float constant (and, unless `zero_too`, not
+/// zero).
+fn finite_constant(func: &Function, v: Value, zero_too: bool) -> bool {
+    let ok = |x: f64| x.is_finite() && (zero_too || x != 0.0);
+    match crate::util::def_data(func, v) {
+        Some(InstData::Const {
+            value: Constant::F64(x),
+        }) => ok(*x),
+        Some(InstData::Const {
+            value: Constant::F32(x),
+        }) => ok(f64::from(*x)),
+        _ => false,
+    }
 }
