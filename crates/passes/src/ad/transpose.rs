@@ -457,10 +457,19 @@ impl Transposer<'_> {
                     // A start the primal part defines (once per call) is
                     // seen here as it is; its tape copy goes unused.
                     crate::loops::LoopInit::Value(v) if !self.diff_defined.contains(&v) => v,
+                    // A start the replay computed from the counters of
+                    // enclosing loops (`for (r = col + 1; ...)`) is computed
+                    // again here; its tape copy goes unused.
                     crate::loops::LoopInit::Value(v) => {
-                        let value = self.nth_tape_value(b, 1).ok_or_else(|| {
-                            AdError::new("internal error: no loop start at its exit", u.deriv_span)
-                        })?;
+                        let value = match self.remade_start(k, v) {
+                            Some(value) => value,
+                            None => self.nth_tape_value(b, 1).ok_or_else(|| {
+                                AdError::new(
+                                    "internal error: no loop start at its exit",
+                                    u.deriv_span,
+                                )
+                            })?,
+                        };
                         let ptr = self.slots[&v];
                         self.emit(InstData::RefStore { ptr, value }, &[]);
                         value

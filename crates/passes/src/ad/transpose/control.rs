@@ -1,11 +1,14 @@
 //! `transpose`'s bookkeeping of the tape and of counted loops: unused
 //! tape values dropped, the first tape value of a block, a counted loop's
-//! way back.
+//! way back and its start computed again.
 
 use super::Transposer;
 use crate::loops::LoopInit;
 use crate::util::Edge;
-use adc_ir::{BinaryOp, Block, BlockCall, CmpCond, Constant, Inst, InstData, Type, UnaryOp, Value};
+use adc_ir::{
+    BinaryOp, Block, BlockCall, CmpCond, Constant, Inst, InstData, Tag, Type, UnaryOp, Value,
+    ValueDef,
+};
 use std::collections::BTreeSet;
 
 impl Transposer<'_> {
@@ -71,6 +74,75 @@ impl Transposer<'_> {
             .filter(|i| matches!(u.dfg.inst(*i), InstData::TapeRead { tape: 0 }))
             .nth(n)?;
         Some(self.p(u.dfg.inst_results(read)[0]))
+    }
+
+    /// Counted loop `k`'s start `v` (a value of the replay), computed
+    /// again in the current block when the replay computed it from
+    /// constants, values of the primal part and the counters of loops
+    /// around loop `k`, whose slots hold the iteration being reversed; at
+    /// most 8 deep. `None` (nothing emitted): the exit's tape copy is used.
+    pub(super) fn remade_start(&mut self, k: usize, v: Value) -> Option<Value> {
+        if !self.remakeable_start(k, v, 0) {
+            return None;
+        }
+        Some(self.remake_start(k, v))
+    }
+
+    /// The counted loop around loop `k` whose counter is `v`.
+    fn enclosing_counter(&self, k: usize, v: Value) -> Option<usize> {
+        let exit = self.counted[k].exit;
+        (0..self.counted.len())
+            .find(|&j| j != k && self.counter(j) == v && self.counted[j].body.contains(&exit))
+    }
+
+    fn remakeable_start(&self, k: usize, v: Value, depth: usize) -> bool {
+        let u = self.u;
+        if !self.diff_defined.contains(&v) || self.enclosing_counter(k, v).is_some() {
+            return true;
+        }
+        let ValueDef::Result(i, _) = u.dfg.value_def(v) else {
+            return false;
+        };
+        let cheap = match u.dfg.inst(i) {
+            InstData::Const { .. }
+            | InstData::Unary { .. }
+            | InstData::Cmp { .. }
+            | InstData::Select { .. }
+            | InstData::Convert { .. } => true,
+            InstData::Binary { op, .. } => {
+                !matches!(op, BinaryOp::Div | BinaryOp::Rem) || crate::util::is_safe_div(u, i)
+            }
+            _ => false,
+        };
+        let mut ok = cheap && depth < 8 && u.tag(i) == Tag::Primal;
+        u.dfg.inst(i).for_each_arg(|a| {
+            ok = ok && self.remakeable_start(k, a, depth + 1);
+        });
+        ok
+    }
+
+    fn remake_start(&mut self, k: usize, v: Value) -> Value {
+        let u = self.u;
+        if !self.diff_defined.contains(&v) {
+            return v;
+        }
+        if let Some(j) = self.enclosing_counter(k, v) {
+            let ptr = self.counter_slot(j);
+            return self.emit1(InstData::RefLoad { ptr }, Type::I64);
+        }
+        let ValueDef::Result(i, _) = u.dfg.value_def(v) else {
+            unreachable!("remakeable_start checked the definition");
+        };
+        let mut data = u.dfg.inst(i).clone();
+        let mut args = Vec::new();
+        data.for_each_arg(|a| args.push(a));
+        let made: Vec<Value> = args.iter().map(|&a| self.remake_start(k, a)).collect();
+        let mut n = 0;
+        data.map_args(|_| {
+            n += 1;
+            made[n - 1]
+        });
+        self.emit1(data, u.dfg.value_type(v))
     }
 
     /// Counted loop `k`'s counter: its header's parameter.
