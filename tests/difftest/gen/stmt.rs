@@ -51,7 +51,15 @@ impl Gen {
                     7 | 8 if !self.ivars.is_empty() => {
                         let o = self.ivars[self.rng.below(self.ivars.len())].clone();
                         let c = self.rng.below(3);
-                        format!("for (int {i} = {o} + {c}; {i} < {b}; {i}++)")
+                        // The reverse sweep computes such a start again
+                        // from the enclosing counter (`transpose`).
+                        if self.rng.below(3) == 0 {
+                            format!(
+                                "for (int {i} = ({o} * ({o} + 1) / 2) % 3 + {c}; {i} < {b}; {i}++)"
+                            )
+                        } else {
+                            format!("for (int {i} = {o} + {c}; {i} < {b}; {i}++)")
+                        }
                     }
                     9 if !self.ivars.is_empty() => {
                         let o = self.ivars[self.rng.below(self.ivars.len())].clone();
