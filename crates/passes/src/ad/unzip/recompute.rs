@@ -252,6 +252,18 @@ pub(super) fn frozen_locals(
     if split_half || !writes.iter().all(|(_, root)| known(*root)) {
         return frozen;
     }
+    // An element reference writes where it is used (the call it is passed
+    // to runs after the other arguments, which may branch and read the
+    // array), not where it is made: an array with one is not re-read.
+    let referenced: BTreeSet<Value> = g
+        .layout
+        .iter()
+        .flat_map(|b| &g.dfg.block(*b).insts)
+        .filter_map(|&i| match g.dfg.inst(i) {
+            InstData::ElemRef { array, .. } => Some(g.array_root(*array)),
+            _ => None,
+        })
+        .collect();
     let preds = crate::util::incoming_edges(g);
     for &b in g.layout.iter().filter(|b| once.get(b) == Some(&true)) {
         for &i in &g.dfg.block(b).insts {
@@ -259,6 +271,9 @@ pub(super) fn frozen_locals(
                 continue;
             }
             let a = g.dfg.inst_results(i)[0];
+            if referenced.contains(&a) {
+                continue;
+            }
             let mut writers: BTreeSet<Block> = writes
                 .iter()
                 .filter(|(_, root)| *root == a)
