@@ -119,9 +119,16 @@ pub(super) fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body:
         });
         let t = target(&mut r);
         let k = r.below(4);
+        // The second argument may branch and read the array after the
+        // element reference is made; the call writes the element after it.
+        let arg = if r.chance(0.5) {
+            format!("y > 0.0 ? loc[{k}] * loc[3 - {k}] : tanh(y)")
+        } else {
+            "tanh(y)".into()
+        };
         body.push(line(format!(
             "{{ double s1; double c1; sc(x * 0.6 + y * 0.2, s1, c1); double loc[4]; \
-             fill(loc, s1 - c1); bump(loc[{k}], tanh(y)); {t} = tanh({t} + loc[{k}] * c1 + sq(loc[3 - {k}])); }}"
+             fill(loc, s1 - c1); bump(loc[{k}], {arg}); {t} = tanh({t} + loc[{k}] * c1 + sq(loc[3 - {k}])); }}"
         )));
     }
     if r.chance(0.3) {
