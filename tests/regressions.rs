@@ -628,40 +628,30 @@ double f(double x, double y) { return x / y; }",
 /// its values are taped. s = 3 sum exp(x_i) x_i in `g` and `h`.
 #[test]
 fn local_array_read_again_in_the_reverse_sweep() {
-    let j = jit("static void twice(inout double[] v) { for (int i = 0; i < len(v); i++) v[i] = 2.0 * v[i]; }
-[autodiff_reverse(df, Duplicated, ActiveOnly)]
-double f(double[] x) {
+    // One body, three endings of the outer loop: none, a store, a callee.
+    let program = |name: &str, outer: u32, write: &str| {
+        format!(
+            "[autodiff_reverse(d{name}, Duplicated, ActiveOnly)]
+double {name}(double[] x) {{
     int n = len(x);
     double e[n];
     for (int i = 0; i < n; i++) e[i] = exp(x[i]);
     double s = 0.0;
-    for (int i = 0; i < n; i++) s += e[i] * x[i];
-    return s;
-}
-[autodiff_reverse(dg, Duplicated, ActiveOnly)]
-double g(double[] x) {
-    int n = len(x);
-    double e[n];
-    for (int i = 0; i < n; i++) e[i] = exp(x[i]);
-    double s = 0.0;
-    for (int r = 0; r < 2; r++) {
+    for (int r = 0; r < {outer}; r++) {{
         for (int i = 0; i < n; i++) s += e[i] * x[i];
-        for (int i = 0; i < n; i++) e[i] = 2.0 * e[i];
-    }
+        {write}
+    }}
     return s;
-}
-[autodiff_reverse(dh, Duplicated, ActiveOnly)]
-double h(double[] x) {
-    int n = len(x);
-    double e[n];
-    for (int i = 0; i < n; i++) e[i] = exp(x[i]);
-    double s = 0.0;
-    for (int r = 0; r < 2; r++) {
-        for (int i = 0; i < n; i++) s += e[i] * x[i];
-        twice(e);
-    }
-    return s;
-}");
+}}
+"
+        )
+    };
+    let j = jit(&format!(
+        "static void twice(inout double[] v) {{ for (int i = 0; i < len(v); i++) v[i] = 2.0 * v[i]; }}\n{}{}{}",
+        program("f", 1, ""),
+        program("g", 2, "for (int i = 0; i < n; i++) e[i] = 2.0 * e[i];"),
+        program("h", 2, "twice(e);"),
+    ));
     let x = [0.5, -1.25, 2.0];
     for (name, k) in [("df", 1.0), ("dg", 3.0), ("dh", 3.0)] {
         let mut args = [
