@@ -287,6 +287,38 @@ pub(crate) fn is_safe_div(func: &Function, inst: adc_ir::Inst) -> bool {
     }
 }
 
+/// Whether `inst` is scalar arithmetic that cannot trap, so it can run
+/// again wherever its operands are (`unzip`'s and `transpose`'s
+/// recomputations): a constant, a unary operation, a comparison, a select,
+/// a conversion, or a binary operation other than an integer division or
+/// remainder that could trap (`is_safe_div`).
+pub(crate) fn is_cheap_arith(func: &Function, inst: adc_ir::Inst) -> bool {
+    match func.dfg.inst(inst) {
+        InstData::Const { .. }
+        | InstData::Unary { .. }
+        | InstData::Cmp { .. }
+        | InstData::Select { .. }
+        | InstData::Convert { .. } => true,
+        InstData::Binary { op, .. } => {
+            !matches!(op, BinaryOp::Div | BinaryOp::Rem) || is_safe_div(func, inst)
+        }
+        _ => false,
+    }
+}
+
+/// The float constant `v` is, as an `f64`.
+pub(crate) fn float_const(func: &Function, v: Value) -> Option<f64> {
+    match def_data(func, v) {
+        Some(InstData::Const {
+            value: Constant::F64(c),
+        }) => Some(*c),
+        Some(InstData::Const {
+            value: Constant::F32(c),
+        }) => Some(f64::from(*c)),
+        _ => None,
+    }
+}
+
 /// Whether removing `inst` when its results are unused changes nothing
 /// (`free` of `null` does nothing either).
 pub(crate) fn is_removable(func: &Function, inst: adc_ir::Inst) -> bool {

@@ -563,14 +563,5 @@ fn rewrite(func: &mut Function, plan: &Plan) {
 /// Whether `v` is a finite float constant (and, unless `zero_too`, not
 /// zero).
 fn finite_constant(func: &Function, v: Value, zero_too: bool) -> bool {
-    let ok = |x: f64| x.is_finite() && (zero_too || x != 0.0);
-    match crate::util::def_data(func, v) {
-        Some(InstData::Const {
-            value: Constant::F64(x),
-        }) => ok(*x),
-        Some(InstData::Const {
-            value: Constant::F32(x),
-        }) => ok(f64::from(*x)),
-        _ => false,
-    }
+    crate::util::float_const(func, v).is_some_and(|x| x.is_finite() && (zero_too || x != 0.0))
 }

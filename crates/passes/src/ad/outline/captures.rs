@@ -30,33 +30,18 @@ pub(super) fn remade_captures(g: &Function, captures: Vec<Value>) -> (Vec<Value>
 
 /// True when `v` is a `const`.
 fn constant_inst(g: &Function, v: Value) -> bool {
-    matches!(defining(g, v), Some(InstData::Const { .. }))
-}
-
-/// The one-result instruction defining `v`.
-fn defining(g: &Function, v: Value) -> Option<&InstData> {
-    match g.dfg.value_def(v) {
-        adc_ir::ValueDef::Result(i, 0) if g.dfg.inst_results(i).len() == 1 => Some(g.dfg.inst(i)),
-        _ => None,
-    }
+    matches!(crate::util::def_data(g, v), Some(InstData::Const { .. }))
 }
 
 /// Whether `v` is pure scalar arithmetic (at most 8 deep) whose leaves are
 /// constants and non-float scalars.
 fn remakeable(g: &Function, v: Value, depth: usize) -> bool {
-    let Some(data) = defining(g, v) else {
+    let Some(data) = crate::util::def_data(g, v) else {
         return false;
     };
-    let arithmetic = matches!(
-        data,
-        InstData::Binary { .. }
-            | InstData::Const { .. }
-            | InstData::Unary { .. }
-            | InstData::Cmp { .. }
-            | InstData::Select { .. }
-            | InstData::Convert { .. }
-            | InstData::Math { .. }
-    );
+    // Pure operations and divisions (which would have trapped before the
+    // loop already); the operand types below leave out arrays and pairs.
+    let arithmetic = data.is_pure() || matches!(data, InstData::Binary { .. });
     let mut ok = arithmetic && depth < 8;
     data.for_each_arg(|a| {
         ok = ok
@@ -75,7 +60,8 @@ fn remake(g: &Function, v: Value, passed: &mut Vec<Value>, remade: &mut Vec<Valu
     if remade.contains(&v) {
         return;
     }
-    let data = defining(g, v).expect("invariant: remakeable values have a defining instruction");
+    let data = crate::util::def_data(g, v)
+        .expect("invariant: remakeable values have a defining instruction");
     data.for_each_arg(|a| {
         let float = matches!(g.dfg.value_type(a), Type::Scalar(t) if t.is_float());
         if float || constant_inst(g, a) {

@@ -103,17 +103,7 @@ impl Transposer<'_> {
         let ValueDef::Result(i, _) = u.dfg.value_def(v) else {
             return false;
         };
-        let cheap = match u.dfg.inst(i) {
-            InstData::Const { .. }
-            | InstData::Unary { .. }
-            | InstData::Cmp { .. }
-            | InstData::Select { .. }
-            | InstData::Convert { .. } => true,
-            InstData::Binary { op, .. } => {
-                !matches!(op, BinaryOp::Div | BinaryOp::Rem) || crate::util::is_safe_div(u, i)
-            }
-            _ => false,
-        };
+        let cheap = crate::util::is_cheap_arith(u, i);
         let mut ok = cheap && depth < 8 && u.tag(i) == Tag::Primal;
         u.dfg.inst(i).for_each_arg(|a| {
             ok = ok && self.remakeable_start(k, a, depth + 1);

@@ -88,26 +88,14 @@ impl Unzipper<'_> {
         if matches!(data, InstData::Const { .. }) {
             return true;
         }
-        let cheap = match data {
-            InstData::Unary { .. }
-            | InstData::Cmp { .. }
-            | InstData::Select { .. }
-            | InstData::Convert { .. }
-            | InstData::ArrayLen { .. }
-            | InstData::ArrayView { .. } => true,
-            // Integer division traps on a zero divisor (and overflows on
-            // -1); by any other constant it cannot fail, as a triangular
-            // loop's offset `col * (col + 1) / 2`. Float division is only
-            // slow-ish.
-            InstData::Binary { op, .. } => {
-                !matches!(op, BinaryOp::Div | BinaryOp::Rem)
-                    || crate::util::is_safe_div(&self.out, i)
-            }
-            InstData::Load { array, .. } => {
-                self.unwritten_param(*array) || self.unwritten_local(*array, v)
-            }
-            _ => false,
-        };
+        let cheap = crate::util::is_cheap_arith(&self.out, i)
+            || match data {
+                InstData::ArrayLen { .. } | InstData::ArrayView { .. } => true,
+                InstData::Load { array, .. } => {
+                    self.unwritten_param(*array) || self.unwritten_local(*array, v)
+                }
+                _ => false,
+            };
         if !cheap || depth > 6 {
             return false;
         }
