@@ -1,4 +1,4 @@
-//! Two-lane vector code (codegen's `translate/simd.rs`) for the four-copy
+//! Two-lane vector code (codegen's `translate/simd/`) for the four-copy
 //! loops of `unroll-inner`: elementwise loops, with and without an offset
 //! between the arrays' indices, an in-place update, the strong-zero
 //! products of a reverse sweep, its tape pops (two cells a pair), and a
@@ -166,5 +166,156 @@ fn vector_tape_pops_give_each_lane_its_own_cell() {
         );
         assert!(same(&got(&args[3]), &want_du), "du n={n}");
         assert!(same(&got(&args[0]), &want_t), "t n={n}");
+    }
+}
+
+/// Ordered reductions (`translate/simd/chains.rs`): the lanes are taken
+/// out one by one and added, multiplied or subtracted in the copies'
+/// order, so the result is the scalar loop's to the bit, NaN and infinity
+/// included; a running value used inside the loop (a prefix sum) or
+/// updated twice stays scalar.
+const REDUCTIONS: &str = "
+double dist(double[] c, double[] p, int j, int i, int d) {
+    double s = 0.0;
+    for (int r = 0; r < d; r++) { double e = c[j * d + r] - p[i * d + r]; s += e * e; }
+    return s;
+}
+double dot(double[] x, double[] y) {
+    double s = 0.5;
+    for (int i = 0; i < len(x); i++) s = x[i] * y[i] + s;
+    return s;
+}
+double prod(double[] x) {
+    double q = 1.0;
+    for (int i = 0; i < len(x); i++) q *= x[i] * 0.5 + 1.0;
+    return q;
+}
+double minus(double[] x, double h) {
+    double s = 3.0;
+    for (int i = 0; i < len(x); i++) s -= x[i] * h;
+    return s;
+}
+double two(double[] x, double[] y) {
+    double s = 0.0;
+    double t = 1.0;
+    for (int i = 0; i < len(x); i++) { s += x[i]; t += x[i] * y[i]; }
+    return s * 1000.0 + t;
+}
+void prefix(double[] x, out double[] y) {
+    double s = 0.0;
+    for (int i = 0; i < len(x); i++) { s += x[i]; y[i] = s; }
+}
+double twice(double[] x) {
+    double s = 0.0;
+    for (int i = 0; i < len(x); i++) { s += x[i]; s *= 0.5; }
+    return s;
+}
+[autodiff_reverse(dscale, Const, Active, Active)]
+double scale(double[] x, double w) {
+    double s = 0.0;
+    for (int i = 0; i < len(x); i++) s += w * x[i] * x[i];
+    return s;
+}
+";
+
+fn scalar(j: &adc::JitModule, name: &str, args: &mut [ArgValue]) -> f64 {
+    support::floats(j, name, args)[0]
+}
+
+fn same_bits(got: f64, want: f64, what: &str) {
+    assert!(
+        got.to_bits() == want.to_bits(),
+        "{what}: got {got:?}, want {want:?}"
+    );
+}
+
+#[test]
+fn vector_reductions_keep_the_scalar_order() {
+    let j = support::jit(REDUCTIONS);
+    for n in 0..=13usize {
+        let mut x = data(n, 0.7, 0.1);
+        let y = data(n, 1.3, 0.4);
+        // Large and small terms: any reassociation changes the sum's bits.
+        for (i, v) in x.iter_mut().enumerate() {
+            if i % 3 == 1 {
+                *v *= 1e12;
+            }
+        }
+        for d in [1usize, 3, 4, 5, 8, 9] {
+            let (c, p) = (data(3 * d, 0.9, 0.3), data(2 * d, 1.1, 0.7));
+            let mut args = [
+                arr(&c),
+                arr(&p),
+                ArgValue::Scalar(adc::Constant::I64(2)),
+                ArgValue::Scalar(adc::Constant::I64(1)),
+                ArgValue::Scalar(adc::Constant::I64(d as i64)),
+            ];
+            let mut want = 0.0;
+            for r in 0..d {
+                let e = c[2 * d + r] - p[d + r];
+                want += e * e;
+            }
+            same_bits(scalar(&j, "dist", &mut args), want, &format!("dist d={d}"));
+        }
+        let want = (0..n).fold(0.5, |s, i| x[i] * y[i] + s);
+        same_bits(
+            scalar(&j, "dot", &mut [arr(&x), arr(&y)]),
+            want,
+            &format!("dot n={n}"),
+        );
+        let want = (0..n).fold(1.0, |q, i| q * (x[i] * 0.5 + 1.0));
+        same_bits(
+            scalar(&j, "prod", &mut [arr(&x)]),
+            want,
+            &format!("prod n={n}"),
+        );
+        let want = (0..n).fold(3.0, |s, i| s - x[i] * 0.3);
+        same_bits(
+            scalar(&j, "minus", &mut [arr(&x), support::d(0.3)]),
+            want,
+            &format!("minus n={n}"),
+        );
+        let (s, t) = (0..n).fold((0.0, 1.0), |(s, t), i| (s + x[i], t + x[i] * y[i]));
+        same_bits(
+            scalar(&j, "two", &mut [arr(&x), arr(&y)]),
+            s * 1000.0 + t,
+            &format!("two n={n}"),
+        );
+        let want = (0..n).fold(0.0, |s, i| (s + x[i]) * 0.5);
+        same_bits(
+            scalar(&j, "twice", &mut [arr(&x)]),
+            want,
+            &format!("twice n={n}"),
+        );
+        let mut args = [arr(&x), arr(&vec![0.0; n])];
+        j.call("prefix", &mut args).expect("prefix runs");
+        let want: Vec<f64> = x
+            .iter()
+            .scan(0.0, |s, v| {
+                *s += v;
+                Some(*s)
+            })
+            .collect();
+        assert!(same(&got(&args[1]), &want), "prefix n={n}");
+        // The reverse sweep's adjoint of `w` sums x[i] * x[i] counting down.
+        // Terms of many magnitudes: adding two of them in the other order
+        // changes the sum's last bits.
+        let x: Vec<f64> = (0..n)
+            .map(|i| (i as f64 * 1.7 + 0.2).sin() * 10f64.powi(i as i32 % 5 - 2))
+            .collect();
+        let mut with_nan = x.clone();
+        if n > 5 {
+            with_nan[5] = f64::NAN;
+        }
+        for v in [&x, &with_nan] {
+            let got = support::floats(
+                &j,
+                "dscale",
+                &mut [arr(v), support::d(0.7), support::d(1.0)],
+            );
+            let want = (0..n).rev().fold(0.0, |s, i| s + v[i] * v[i]);
+            let last = *got.last().expect("dscale returns the adjoint of w");
+            same_bits(last, want, &format!("dscale n={n}"));
+        }
     }
 }

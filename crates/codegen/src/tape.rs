@@ -379,7 +379,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     }
 
     /// Two `f64` pops of tape `level` at once, as the lanes of one vector:
-    /// the older cell in lane 0 (the vector pairs of `translate/simd.rs`
+    /// the older cell in lane 0 (the vector pairs of `translate/simd/`
     /// counting down, whose lower lane pops second).
     pub(crate) fn tape_pop_pair(&mut self, level: u8) -> clif::Value {
         let tape = Stack::Tape(level);

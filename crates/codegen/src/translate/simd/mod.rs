@@ -41,11 +41,14 @@
 //! operations keep their order; copy `k + 1`'s accesses move before copy
 //! `k`'s later ones, which touch other elements (the memory condition).
 
+mod chains;
+
 use super::{plus_constant, FuncTranslator};
 use crate::CodegenError;
 use adc_ir::{
     BinaryOp, Block, Function, Inst, InstData, MathFunc, ScalarType, Type, UnaryOp, Value, ValueDef,
 };
+use chains::Chain;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{self as clif, types, InstBuilder, MemFlagsData};
 use cranelift_module::Module;
@@ -64,6 +67,10 @@ pub(crate) struct Pairs {
     first: [Vec<Inst>; 2],
     /// Where the rest of the block starts.
     rest: usize,
+    /// The ordered reductions of the copies (`chains.rs`).
+    chains: Vec<Chain>,
+    /// Counting down: a pair's lower lane is the later copy.
+    down: bool,
 }
 
 /// Whether each value is used outside the block that defines it.
@@ -121,6 +128,7 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
         let step = step_of(func, *a, *p)?;
         (step.abs() == 4).then_some((*p, *a, step))
     })?;
+    let counter_param = i;
     let here: BTreeSet<Inst> = insts.iter().copied().collect();
     let position = |v: Value| match func.dfg.value_def(v) {
         ValueDef::Result(d, 0) => insts.iter().position(|x| *x == d),
@@ -200,12 +208,27 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
         ValueDef::Result(d, _) => !here.contains(&d),
         ValueDef::Unused => false,
     };
-    if !copy_zero_is_plain(func, &copies[0], i, after(0), step < 0, &outside) {
+    let chains = chains::chains_of(func, blk, &copies[0], counter_param);
+    let chain_pos: BTreeSet<usize> = chains.iter().map(|c| c.1).collect();
+    if !copy_zero_is_plain(
+        func,
+        &copies[0],
+        i,
+        after(0),
+        step < 0,
+        &outside,
+        &chain_pos,
+    ) {
         return None;
     }
-    // Copies 1 to 3 repeat copy 0 with their own counter and results.
+    // Copies 1 to 3 repeat copy 0 with their own counter and results; a
+    // chain's instruction takes the previous copy's result for the chain's
+    // parameter.
     for k in 1..4 {
         let mut map: BTreeMap<Value, Value> = BTreeMap::from([(i, counter_values[k])]);
+        for &(param, pos, _) in &chains {
+            map.insert(param, result(func, copies[k - 1][pos])?);
+        }
         if let (Some(a0), Some(ak)) = (after(0), after(k)) {
             map.insert(a0, ak);
         }
@@ -229,7 +252,9 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
     for (k, copy) in copies.iter().enumerate() {
         let own: BTreeSet<Value> = copy
             .iter()
-            .flat_map(|x| func.dfg.inst_results(*x).iter().copied())
+            .enumerate()
+            .filter(|(n, _)| !chain_pos.contains(n))
+            .flat_map(|(_, x)| func.dfg.inst_results(*x).iter().copied())
             .collect();
         if own.iter().any(|v| escaping[v.index()]) {
             return None;
@@ -256,16 +281,33 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
             return None;
         }
     }
+    if !chain_pos
+        .iter()
+        .all(|pos| chains::chain_uses_allowed(func, insts, &copies, *pos, escaping))
+    {
+        return None;
+    }
     if !accesses_commute(func, &copies[0]) {
         return None;
     }
     // A pair's lanes are its copies in the order of their indices: counting
     // down, the second copy's elements come first.
     let lower = usize::from(step < 0);
+    let chains = chains
+        .iter()
+        .map(|&(param, pos, param_first)| Chain {
+            param,
+            pos,
+            param_first,
+            last: copies[3][pos],
+        })
+        .collect();
     Some(Pairs {
         counters,
         first: [copies[lower].clone(), copies[2 + lower].clone()],
         rest,
+        chains,
+        down: step < 0,
     })
 }
 
@@ -277,17 +319,30 @@ fn copy_zero_is_plain(
     after: Option<Value>,
     down: bool,
     outside: &dyn Fn(Value) -> bool,
+    chain_pos: &BTreeSet<usize>,
 ) -> bool {
     let mut index: BTreeSet<Value> = BTreeSet::from([i]);
     index.extend(after);
     let mut float: BTreeSet<Value> = BTreeSet::new();
     let mut pops = 0;
     let mut pushes = 0;
-    for &x in copy {
+    for (n, &x) in copy.iter().enumerate() {
         let r = result(func, x);
         let operand = |v: Value, float: &BTreeSet<Value>| {
             float.contains(&v) || (outside(v) && is_f64(func, v))
         };
+        if chain_pos.contains(&n) {
+            // A chain's step (`chains_of` checked its form): its other
+            // operand is a lane or from outside; its result is no lane.
+            let InstData::Binary { args, .. } = func.dfg.inst(x) else {
+                return false;
+            };
+            let others = args.iter().filter(|a| operand(**a, &float)).count();
+            if others != 1 {
+                return false;
+            }
+            continue;
+        }
         let f64_array =
             |a: Value| outside(a) && func.dfg.value_type(a) == Type::Array(ScalarType::F64);
         let float_result = r.is_some_and(|r| is_f64(func, r));
@@ -402,11 +457,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         for &c in &p.counters {
             self.inst(c)?;
         }
-        for copy in &p.first {
+        let mut running: BTreeMap<usize, clif::Value> =
+            p.chains.iter().map(|c| (c.pos, self.v(c.param))).collect();
+        for (pair, copy) in p.first.iter().enumerate() {
             let mut lanes: BTreeMap<Value, clif::Value> = BTreeMap::new();
-            for &x in copy {
+            for (n, &x) in copy.iter().enumerate() {
                 let data = self.func.dfg.inst(x).clone();
                 let r = self.func.dfg.inst_results(x).first().copied();
+                if let Some(c) = p.chains.iter().find(|c| c.pos == n) {
+                    let value = self.chain_step(c, &data, &lanes, running[&n], p.down);
+                    running.insert(n, value);
+                    if pair == 1 {
+                        self.def(c.last, vec![value]);
+                    }
+                    continue;
+                }
                 let v = match data {
                     InstData::Binary { .. } if r.is_some_and(|r| !is_f64(self.func, r)) => {
                         self.inst(x)?;
@@ -472,6 +537,40 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             }
         }
         Ok(p.rest)
+    }
+
+    /// A chain's two steps for one pair: the lanes in the copies' order
+    /// (counting down, the upper lane is the earlier copy), each applied
+    /// to the running value with the scalar operation.
+    fn chain_step(
+        &mut self,
+        c: &Chain,
+        data: &InstData,
+        lanes: &BTreeMap<Value, clif::Value>,
+        mut running: clif::Value,
+        down: bool,
+    ) -> clif::Value {
+        let InstData::Binary { op, args } = data else {
+            unreachable!("invariant: chains_of admits only binary operations")
+        };
+        let other = args[usize::from(c.param_first)];
+        for lane in if down { [1u8, 0] } else { [0, 1] } {
+            let x = match lanes.get(&other) {
+                Some(v) => self.b.ins().extractlane(*v, lane),
+                None => self.v(other),
+            };
+            let (a, b) = if c.param_first {
+                (running, x)
+            } else {
+                (x, running)
+            };
+            running = match op {
+                BinaryOp::Add => self.b.ins().fadd(a, b),
+                BinaryOp::Sub => self.b.ins().fsub(a, b),
+                _ => self.b.ins().fmul(a, b),
+            };
+        }
+        running
     }
 
     /// The pair's value of `v`: its vector, or a value from outside the
