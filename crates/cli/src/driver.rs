@@ -575,9 +575,12 @@ pub fn tape_reports(
         .map(|f| f.name.clone())
         .collect();
     // Every stage but `unroll-inner`, whose copies of a loop's body would
-    // count four iterations as one (what is taped is the same).
+    // count four iterations as one, and `unswitch`, whose versions of a
+    // loop would list its pushes twice (what is taped is the same).
     run_stages_for(&mut module, Stage::Transpose, path, source, color)?;
-    adc_frontend::with_deep_stack(|| adc_passes::optimize_except(&mut module, &["unroll-inner"]));
+    adc_frontend::with_deep_stack(|| {
+        adc_passes::optimize_except(&mut module, &["unroll-inner", "unswitch"])
+    });
     let lines = adc_frontend::diag::LineIndex::new(source);
     let line_of = |span: Span| {
         span.is_defined()

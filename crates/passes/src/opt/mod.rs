@@ -17,6 +17,7 @@ pub mod simplify_cfg;
 pub mod tape_forward;
 pub mod unroll;
 pub mod unroll_inner;
+pub mod unswitch;
 pub mod version;
 pub mod zero_skip;
 
@@ -53,10 +54,17 @@ pub const LATE_PASSES: &[(&str, FuncPass)] = &[
     ("unroll-inner", unroll_inner::run),
 ];
 
+/// Passes the `opt` stage runs last, once, after the fixed point that
+/// follows the late passes (`unswitch` needs the tests `version` adds
+/// hoisted by `licm` first); then the fixed point again if they changed
+/// anything.
+pub const FINAL_PASSES: &[(&str, FuncPass)] = &[("unswitch", unswitch::run)];
+
 pub fn find_pass(name: &str) -> Option<FuncPass> {
     PASSES
         .iter()
         .chain(LATE_PASSES)
+        .chain(FINAL_PASSES)
         .find(|(n, _)| *n == name)
         .map(|(_, p)| *p)
 }
@@ -71,9 +79,11 @@ pub fn optimize(module: &mut Module) {
     optimize_except(module, &[]);
 }
 
-/// `optimize` without the late passes named in `skip`: `adc tape` leaves
-/// out `unroll-inner`, whose four copies of a loop's body would report one
-/// iteration as four (the tape's contents are the same either way).
+/// `optimize` without the late or final passes named in `skip`: `adc tape`
+/// leaves out `unroll-inner`, whose four copies of a loop's body would
+/// report one iteration as four, and `unswitch`, whose two versions of a
+/// loop would report its pushes twice (the tape's contents are the same
+/// either way).
 pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
         optimize_function(func);
@@ -94,6 +104,15 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
             }
         }
         if late {
+            optimize_function(func);
+        }
+        let mut last = false;
+        for (name, pass) in FINAL_PASSES {
+            if !skip.contains(name) {
+                last |= pass(func);
+            }
+        }
+        if last {
             optimize_function(func);
         }
     }
