@@ -220,7 +220,7 @@ pub(super) fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body:
     if r.chance(0.3) {
         // Elementwise loops over arrays of 4 to 13 elements, so that
         // `version`, `unroll-inner` and codegen's vector pairs
-        // (`translate/simd.rs`) all run, in the primal and in both
+        // (`translate/simd/`) all run, in the primal and in both
         // derivatives: two arrays, an offset read of the other array,
         // `sqrt`/`abs`/division; and loops reading the array they write at
         // another index (a recurrence and its mirror), which must stay
@@ -239,11 +239,26 @@ pub(super) fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body:
                  for (int i = 0; i < n; i++) t[i] = sqrt(abs(t[i]) + 0.5) * c - t[i] / (2.0 + d * d);"
             ))],
         });
+        // Ordered reductions (`translate/simd/chains.rs`): a dot product,
+        // a product, a running difference and two sums in one loop; their
+        // reverse sweeps count down.
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "double red(double[] t, double[] u, double c)".into(),
+            body: vec![line(
+                "double s = 0.0; for (int i = 0; i < len(t); i++) s += t[i] * u[i]; \
+                 double q = 1.0; for (int i = 0; i < len(t); i++) q *= 0.5 + 0.1 * t[i]; \
+                 double m = c; double p = 0.0; \
+                 for (int i = 0; i < len(u); i++) { m -= u[i] * c; p = p + t[i] * t[i]; } \
+                 return s + q + m * 0.5 + 0.1 * p;"
+                    .into(),
+            )],
+        });
         // Both `x` and `y` take the result: the return may read only one.
         body.push(line(format!(
             "{{ double m[{n}]; double w[{n}]; for (int i = 0; i < {n}; i++) {{ m[i] = a[i % len(a)] * x + 0.1 * i; w[i] = tanh(y + 0.2 * i); }} \
              ew(m, w, 0.8 * tanh(x), 0.5 * y); ew(m[1..], w, 0.3, 0.2 * x); \
-             x = tanh(x + 0.1 * (m[0] + m[{last}])); y = tanh(y + 0.1 * m[{mid}]); }}",
+             x = tanh(x + 0.1 * (m[0] + m[{last}]) + 0.05 * red(m, w, y)); y = tanh(y + 0.1 * m[{mid}]); }}",
             last = n - 1,
             mid = n / 2
         )));
