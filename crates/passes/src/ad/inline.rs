@@ -200,14 +200,24 @@ fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
         && !callee.name.starts_with("__adc_")
         && insts().count() <= MAX_CALLEE_INSTS
         && !recursive(module, id)
-        && !insts().any(|i| match callee.dfg.inst(*i) {
-            // Generated derivatives keep their own tape and frame.
-            InstData::TapePush { .. }
-            | InstData::TapePop { .. }
-            | InstData::TapeRead { .. }
-            | InstData::DeferFree { .. }
-            | InstData::LenCheck { .. } => true,
-            _ => false,
+        && !has_tape_insts(callee)
+}
+
+/// Whether `f` uses a tape or the deferred-free list: generated
+/// derivatives keep their own tape and frame.
+pub(crate) fn has_tape_insts(f: &Function) -> bool {
+    f.layout
+        .iter()
+        .flat_map(|b| f.dfg.block(*b).insts.iter())
+        .any(|i| {
+            matches!(
+                f.dfg.inst(*i),
+                InstData::TapePush { .. }
+                    | InstData::TapePop { .. }
+                    | InstData::TapeRead { .. }
+                    | InstData::DeferFree { .. }
+                    | InstData::LenCheck { .. }
+            )
         })
 }
 

@@ -502,6 +502,13 @@ pub fn run_pass(name: &str, module: &mut Module) -> Option<Result<(), AdError>> 
             }
             Ok(())
         }
+        "fast-path" => {
+            let before = module.clone();
+            for f in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+                crate::opt::fast_path::run(f, &before);
+            }
+            Ok(())
+        }
         _ => return None,
     })
 }

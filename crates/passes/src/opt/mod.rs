@@ -8,6 +8,7 @@ pub mod const_fold;
 pub mod copy_loops;
 pub mod cse;
 pub mod dce;
+pub mod fast_path;
 pub mod licm;
 pub mod mem2reg;
 pub mod promote;
@@ -92,7 +93,11 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     // optimised bodies; the caller is optimised again.
     let callees = module.clone();
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        if crate::ad::inline::run(func, &callees) {
+        let inlined = crate::ad::inline::run(func, &callees);
+        // Calls that stay calls: a callee's early return is computed in
+        // the caller (`fast-path`).
+        let fast = !skip.contains(&"fast-path") && fast_path::run(func, &callees);
+        if inlined || fast {
             optimize_function(func);
         }
     }

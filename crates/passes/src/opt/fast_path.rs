@@ -1,0 +1,268 @@
+//! `fast-path`: partial inlining of a callee's early return. When a
+//! function that stays a call begins with a few loads and pure
+//! instructions and a branch to a block that only computes and returns
+//! (`if (m == 1) return a[r[n] * n + c[n]];`), each call of it computes
+//! that test in the caller and, when it holds, the returned value too; the
+//! call is made only on the other edge. det's expansion by minors calls
+//! itself ell! times for minors of size 1, each a frame, a stack check,
+//! nine arguments and a load: those calls go.
+//!
+//! Pattern: a call of a function (not an import, a derivative, a function
+//! with a custom derivative, a generated function or one using a tape)
+//! whose entry block holds at most `MAX_ENTRY` instructions before its
+//! branch, each pure or a load, and one of whose branch targets holds at
+//! most `MAX_ARM` such instructions and returns. The caller runs copies of
+//! the entry's instructions, then that arm's copy or the call; the
+//! callee runs its entry again on the slow edge (pure, and its loads read
+//! what the copies read: nothing is stored in between).
+//!
+//! Only the `opt` stage runs it, after derivatives were made. Assumes:
+//! verified input. Guarantees: verified output with the same behaviour
+//! (a failing check in a copy fails with the callee's message, as the
+//! call would have).
+
+use crate::ad::inline::has_tape_insts;
+use crate::util::result_types;
+use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
+use std::collections::BTreeMap;
+
+/// Instructions before the entry's branch.
+const MAX_ENTRY: usize = 8;
+/// Instructions of the returning arm before its `return`.
+const MAX_ARM: usize = 8;
+/// Calls rewritten per function.
+const MAX_SITES: usize = 16;
+
+/// What a callee's fast path is: its entry block, the arm that returns,
+/// and whether that arm is the branch's then edge.
+struct FastPath {
+    entry: Block,
+    arm: Block,
+    then_edge: bool,
+}
+
+pub fn run(func: &mut Function, module: &Module) -> bool {
+    let mut paths: BTreeMap<FuncId, Option<FastPath>> = BTreeMap::new();
+    let mut done = 0;
+    let mut changed = false;
+    // Calls present on entry only: the slow edges' calls are new ones.
+    let sites: Vec<Inst> = func
+        .layout
+        .iter()
+        .flat_map(|b| func.dfg.block(*b).insts.iter().copied())
+        .filter(|i| matches!(func.dfg.inst(*i), InstData::Call { .. }))
+        .collect();
+    for call in sites {
+        let InstData::Call { func: id, .. } = func.dfg.inst(call) else {
+            continue;
+        };
+        let id = *id;
+        let path = paths
+            .entry(id)
+            .or_insert_with(|| fast_path(module.func(id)));
+        let Some(path) = path else { continue };
+        if done == MAX_SITES {
+            break;
+        }
+        let block = func
+            .layout
+            .iter()
+            .copied()
+            .find(|b| func.dfg.block(*b).insts.contains(&call))
+            .expect("invariant: the calls found above are still in the layout");
+        rewrite(func, module.func(id), path, block, call);
+        done += 1;
+        changed = true;
+    }
+    changed
+}
+
+fn plain(f: &Function, i: Inst) -> bool {
+    let data = f.dfg.inst(i);
+    data.is_pure() || matches!(data, InstData::Load { .. })
+}
+
+fn fast_path(callee: &Function) -> Option<FastPath> {
+    if callee.is_import()
+        || callee.layout.is_empty()
+        || callee.deriv.is_some()
+        || callee.custom_forward.is_some()
+        || callee.custom_reverse.is_some()
+        || callee.name.starts_with("__adc_")
+        || has_tape_insts(callee)
+    {
+        return None;
+    }
+    let entry = callee.layout[0];
+    let (term, body) = callee.dfg.block(entry).insts.split_last()?;
+    if body.len() > MAX_ENTRY || !body.iter().all(|i| plain(callee, *i)) {
+        return None;
+    }
+    let InstData::Branch {
+        then_dest,
+        else_dest,
+        ..
+    } = callee.dfg.inst(*term)
+    else {
+        return None;
+    };
+    [(then_dest, true), (else_dest, false)]
+        .into_iter()
+        .find_map(|(dest, then_edge)| {
+            let arm = dest.block;
+            let (last, insts) = callee.dfg.block(arm).insts.split_last()?;
+            let returns = matches!(callee.dfg.inst(*last), InstData::Return { .. });
+            (arm != entry
+                && returns
+                && insts.len() <= MAX_ARM
+                && insts.iter().all(|i| plain(callee, *i)))
+            .then_some(FastPath {
+                entry,
+                arm,
+                then_edge,
+            })
+        })
+}
+
+/// Copies `callee`'s instructions of `from` but its terminator into `to`,
+/// through `map`; returns the terminator, its arguments mapped.
+fn copy_body(
+    func: &mut Function,
+    callee: &Function,
+    from: Block,
+    to: Block,
+    map: &mut BTreeMap<Value, Value>,
+) -> InstData {
+    let (term, body) = callee
+        .dfg
+        .block(from)
+        .insts
+        .split_last()
+        .expect("invariant: verified blocks end in a terminator");
+    for &ci in body {
+        let mut data = callee.dfg.inst(ci).clone();
+        data.map_args(|v| map[&v]);
+        let types = result_types(callee, ci);
+        let ni = func.append_inst(to, data, &types, callee.span(ci));
+        func.set_tag(ni, callee.tag(ci));
+        map.extend(
+            callee
+                .dfg
+                .inst_results(ci)
+                .iter()
+                .copied()
+                .zip(func.dfg.inst_results(ni).to_vec()),
+        );
+    }
+    let mut data = callee.dfg.inst(*term).clone();
+    data.map_args(|v| map[&v]);
+    data
+}
+
+fn rewrite(func: &mut Function, callee: &Function, path: &FastPath, b: Block, call: Inst) {
+    let InstData::Call { args, .. } = func.dfg.inst(call).clone() else {
+        unreachable!("invariant: `run` passes a call");
+    };
+    let span = func.span(call);
+    let tag = func.tag(call);
+    // The rest of `b` moves to `cont`, whose parameters are the results;
+    // the call itself moves to `slow`.
+    let cont = func.dfg.make_block();
+    let results = func.dfg.inst_results(call).to_vec();
+    let cont_params: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            let ty = func.dfg.value_type(*r);
+            func.dfg.append_block_param(cont, ty)
+        })
+        .collect();
+    let insts = func.dfg.block(b).insts.clone();
+    let at = insts
+        .iter()
+        .position(|&i| i == call)
+        .expect("invariant: the call is in its block");
+    func.dfg.block_mut(b).insts.truncate(at);
+    func.dfg.block_mut(cont).insts = insts[at + 1..].to_vec();
+    let (fast, slow) = (func.dfg.make_block(), func.dfg.make_block());
+    func.dfg.block_mut(slow).insts.push(call);
+    let jump = |args: Vec<Value>| InstData::Jump {
+        dest: BlockCall { block: cont, args },
+    };
+    let back = func.append_inst(slow, jump(results.clone()), &[], span);
+    func.set_tag(back, tag);
+    // The entry's copy ends in the test.
+    let mut map: BTreeMap<Value, Value> = callee
+        .dfg
+        .block_params(path.entry)
+        .iter()
+        .copied()
+        .zip(args)
+        .collect();
+    let InstData::Branch {
+        cond,
+        then_dest,
+        else_dest,
+    } = copy_body(func, callee, path.entry, b, &mut map)
+    else {
+        unreachable!("invariant: `fast_path` saw a branch");
+    };
+    let arm_args = if path.then_edge {
+        then_dest.args
+    } else {
+        else_dest.args
+    };
+    let to_fast = BlockCall {
+        block: fast,
+        args: arm_args,
+    };
+    let to_slow = BlockCall {
+        block: slow,
+        args: vec![],
+    };
+    let (then_dest, else_dest) = if path.then_edge {
+        (to_fast, to_slow)
+    } else {
+        (to_slow, to_fast)
+    };
+    let test = func.append_inst(
+        b,
+        InstData::Branch {
+            cond,
+            then_dest,
+            else_dest,
+        },
+        &[],
+        span,
+    );
+    func.set_tag(test, tag);
+    // The arm's copy returns into `cont`.
+    for &p in callee.dfg.block_params(path.arm) {
+        let ty = callee.dfg.value_type(p);
+        map.insert(p, func.dfg.append_block_param(fast, ty));
+    }
+    let InstData::Return { args: returned } = copy_body(func, callee, path.arm, fast, &mut map)
+    else {
+        unreachable!("invariant: `fast_path` saw a return");
+    };
+    let done = func.append_inst(fast, jump(returned), &[], span);
+    func.set_tag(done, tag);
+    let pos = func
+        .layout
+        .iter()
+        .position(|&x| x == b)
+        .expect("invariant: b is in the layout");
+    func.layout.splice(pos + 1..pos + 1, [fast, slow, cont]);
+    // Uses of the call's results now take `cont`'s parameters; the call in
+    // `slow` keeps its own results, which `slow` passes to `cont`.
+    let map: BTreeMap<Value, Value> = results.iter().copied().zip(cont_params).collect();
+    for &blk in &func.layout.clone() {
+        if blk == slow {
+            continue;
+        }
+        for i in func.dfg.block(blk).insts.clone() {
+            func.dfg
+                .inst_mut(i)
+                .map_args(|v| *map.get(&v).unwrap_or(&v));
+        }
+    }
+}
