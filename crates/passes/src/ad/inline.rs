@@ -247,19 +247,16 @@ fn recursive(module: &Module, id: FuncId) -> bool {
     false
 }
 
-/// Replaces `call` (in block `b`) by a copy of the callee's body.
-pub(crate) fn inline_call(func: &mut Function, module: &Module, b: Block, call: Inst) {
-    let InstData::Call {
-        func: callee_id,
-        args,
-    } = func.dfg.inst(call).clone()
-    else {
-        unreachable!("invariant: `run` passes a call");
-    };
-    let callee = module.func(callee_id);
-    let span = func.span(call);
-    // The rest of `b` moves to a continuation block whose parameters are
-    // the call's results.
+/// Splits `b` at `call`: the instructions after the call move to a new
+/// block `cont`, whose parameters stand for the call's results; the call
+/// itself leaves `b`. Returns `cont`, the results and `cont`'s parameters
+/// (the caller substitutes the parameters for the results once `cont` is
+/// reached from wherever the results are now computed).
+pub(crate) fn split_at_call(
+    func: &mut Function,
+    b: Block,
+    call: Inst,
+) -> (Block, Vec<Value>, Vec<Value>) {
     let cont = func.dfg.make_block();
     let results = func.dfg.inst_results(call).to_vec();
     let cont_params: Vec<Value> = results
@@ -276,6 +273,23 @@ pub(crate) fn inline_call(func: &mut Function, module: &Module, b: Block, call: 
         .expect("invariant: the call is in its block");
     func.dfg.block_mut(b).insts.truncate(at);
     func.dfg.block_mut(cont).insts = insts[at + 1..].to_vec();
+    (cont, results, cont_params)
+}
+
+/// Replaces `call` (in block `b`) by a copy of the callee's body.
+pub(crate) fn inline_call(func: &mut Function, module: &Module, b: Block, call: Inst) {
+    let InstData::Call {
+        func: callee_id,
+        args,
+    } = func.dfg.inst(call).clone()
+    else {
+        unreachable!("invariant: `run` passes a call");
+    };
+    let callee = module.func(callee_id);
+    let span = func.span(call);
+    // The rest of `b` moves to a continuation block whose parameters are
+    // the call's results.
+    let (cont, results, cont_params) = split_at_call(func, b, call);
     // Copies of the callee's blocks and values.
     let mut vmap: Vec<Option<Value>> = vec![None; callee.dfg.num_values()];
     let mut bmap = std::collections::BTreeMap::new();

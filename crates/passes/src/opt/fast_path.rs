@@ -21,7 +21,7 @@
 //! (a failing check in a copy fails with the callee's message, as the
 //! call would have).
 
-use crate::ad::inline::has_tape_insts;
+use crate::ad::inline::{has_tape_insts, split_at_call};
 use crate::util::result_types;
 use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
 use std::collections::BTreeMap;
@@ -167,22 +167,7 @@ fn rewrite(func: &mut Function, callee: &Function, path: &FastPath, b: Block, ca
     let tag = func.tag(call);
     // The rest of `b` moves to `cont`, whose parameters are the results;
     // the call itself moves to `slow`.
-    let cont = func.dfg.make_block();
-    let results = func.dfg.inst_results(call).to_vec();
-    let cont_params: Vec<Value> = results
-        .iter()
-        .map(|r| {
-            let ty = func.dfg.value_type(*r);
-            func.dfg.append_block_param(cont, ty)
-        })
-        .collect();
-    let insts = func.dfg.block(b).insts.clone();
-    let at = insts
-        .iter()
-        .position(|&i| i == call)
-        .expect("invariant: the call is in its block");
-    func.dfg.block_mut(b).insts.truncate(at);
-    func.dfg.block_mut(cont).insts = insts[at + 1..].to_vec();
+    let (cont, results, cont_params) = split_at_call(func, b, call);
     let (fast, slow) = (func.dfg.make_block(), func.dfg.make_block());
     func.dfg.block_mut(slow).insts.push(call);
     let jump = |args: Vec<Value>| InstData::Jump {
