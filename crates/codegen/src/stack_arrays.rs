@@ -94,17 +94,26 @@ pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<V
                 InstData::Call { args, .. } => args.clone(),
                 _ => Vec::new(),
             };
-            // Edge arguments into parameters of the family.
-            let mut passed: Vec<Value> = Vec::new();
+            // Edge arguments, edge by edge: a member of the family may go
+            // into a parameter of the family, and into nothing else. (One
+            // terminator can pass the same array to a family parameter on
+            // one edge and to another parameter on the other: `unswitch`'s
+            // copies of a loop nest do, and a check by value let the stack
+            // array reach a real `free`.)
             for call in data.successors() {
                 for (p, a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
-                    if family.contains(p) {
-                        passed.push(*a);
+                    if family.contains(a) && !family.contains(p) {
+                        escaping.insert(*a);
                     }
                 }
             }
-            data.for_each_arg(|a| {
-                if !family.contains(&a) || freed.contains(&a) || passed.contains(&a) {
+            // The other operands.
+            let mut operands = data.clone();
+            for call in operands.successors_mut() {
+                call.args.clear();
+            }
+            operands.for_each_arg(|a| {
+                if !family.contains(&a) || freed.contains(&a) {
                     return;
                 }
                 // A `new` may be read; a parameter only freed and passed on.

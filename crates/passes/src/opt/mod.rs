@@ -77,10 +77,7 @@ pub fn find_pass(name: &str) -> Option<FuncPass> {
 /// optimised again; then the late passes, and the fixed point again if
 /// they changed anything.
 pub fn optimize(module: &mut Module) {
-    // `unswitch` is off: a generated program (difftest seed 610,001,418,
-    // `[checkpoint]` recursion and a `[checkpoint(1)]` loop) aborts with a
-    // corrupted heap when it runs; kept for its filetest until that is found.
-    optimize_except(module, &["unswitch"]);
+    optimize_except(module, &[]);
 }
 
 /// `optimize` without the late or final passes named in `skip`: `adc tape`
