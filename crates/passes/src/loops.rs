@@ -59,6 +59,28 @@ pub(crate) fn natural_loop(
     body
 }
 
+/// Every loop of `func`: each header (in reverse post-order) with the
+/// union of the natural loops of its back edges (edges from blocks it
+/// dominates). `licm` and `unswitch` walk these.
+pub(crate) fn loop_bodies(
+    dom: &DomTree,
+    edges: &BTreeMap<Block, Vec<Edge>>,
+) -> Vec<(Block, BTreeSet<Block>)> {
+    let mut loops: Vec<(Block, BTreeSet<Block>)> = Vec::new();
+    for &h in &dom.rpo {
+        let mut body = BTreeSet::new();
+        for e in edges.get(&h).into_iter().flatten() {
+            if dom.dominates(h, e.from) {
+                body.extend(natural_loop(edges, h, e.from));
+            }
+        }
+        if !body.is_empty() {
+            loops.push((h, body));
+        }
+    }
+    loops
+}
+
 /// A loop of the same shape whose counter may enter with any value.
 pub(crate) struct SteppedLoop {
     pub header: Block,

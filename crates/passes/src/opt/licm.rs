@@ -14,7 +14,7 @@
 //! Guarantees: verified output, same behaviour; inner loops are handled
 //! before outer ones, so an invariant of a nest moves as far out as it can.
 
-use crate::loops::natural_loop;
+use crate::loops::loop_bodies;
 use crate::opt::bce::{counted_loops, in_bounds_at, Counted};
 use crate::util::{def_data, incoming_edges, is_safe_div};
 use adc_ir::dom::DomTree;
@@ -24,17 +24,7 @@ use std::collections::BTreeSet;
 pub fn run(func: &mut Function) -> bool {
     let dom = DomTree::new(func);
     let edges = incoming_edges(func);
-    let mut loops: Vec<(Block, BTreeSet<Block>)> = Vec::new();
-    for &h in &dom.rpo {
-        for e in edges.get(&h).into_iter().flatten() {
-            if dom.dominates(h, e.from) {
-                match loops.iter_mut().find(|(lh, _)| *lh == h) {
-                    Some((_, body)) => body.extend(natural_loop(&edges, h, e.from)),
-                    None => loops.push((h, natural_loop(&edges, h, e.from))),
-                }
-            }
-        }
-    }
+    let mut loops = loop_bodies(&dom, &edges);
     loops.sort_by_key(|(_, body)| body.len());
     let facts = counted_loops(func, &dom, &edges);
     let mut changed = false;

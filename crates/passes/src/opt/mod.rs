@@ -102,23 +102,16 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
         }
     }
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        let mut late = false;
-        for (name, pass) in LATE_PASSES {
-            if !skip.contains(name) {
-                late |= pass(func);
+        for passes in [LATE_PASSES, FINAL_PASSES] {
+            let mut changed = false;
+            for (name, pass) in passes {
+                if !skip.contains(name) {
+                    changed |= pass(func);
+                }
             }
-        }
-        if late {
-            optimize_function(func);
-        }
-        let mut last = false;
-        for (name, pass) in FINAL_PASSES {
-            if !skip.contains(name) {
-                last |= pass(func);
+            if changed {
+                optimize_function(func);
             }
-        }
-        if last {
-            optimize_function(func);
         }
     }
 }

@@ -26,7 +26,7 @@
 //! condition is known becomes a jump); `dce` removes the blocks no copy
 //! reaches any more.
 
-use crate::loops::natural_loop;
+use crate::loops::loop_bodies;
 use crate::util::{copy_inst, dominator_order, incoming_edges};
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, BlockCall, Function, Inst, InstData, Value, ValueDef};
@@ -72,26 +72,6 @@ fn inst_count(func: &Function, blocks: impl Iterator<Item = Block>) -> usize {
     blocks.map(|b| func.dfg.block(b).insts.len()).sum()
 }
 
-/// The loops of `func`: each header with the union of its back edges'
-/// natural loops, outermost (largest) first.
-fn loops(func: &Function, dom: &DomTree) -> Vec<(Block, BTreeSet<Block>)> {
-    let edges = incoming_edges(func);
-    let mut out: Vec<(Block, BTreeSet<Block>)> = Vec::new();
-    for &h in &func.layout {
-        let mut body = BTreeSet::new();
-        for e in edges.get(&h).into_iter().flatten() {
-            if dom.dominates(h, e.from) {
-                body.extend(natural_loop(&edges, h, e.from));
-            }
-        }
-        if !body.is_empty() {
-            out.push((h, body));
-        }
-    }
-    out.sort_by_key(|(_, body)| std::cmp::Reverse(body.len()));
-    out
-}
-
 fn defined_in(func: &Function, v: Value, inst_block: &BTreeMap<Inst, Block>) -> Option<Block> {
     match func.dfg.value_def(v) {
         ValueDef::Param(b, _) => Some(b),
@@ -111,7 +91,10 @@ fn find(func: &Function, limit: usize) -> Option<Plan> {
         }
     }
     let uses = uses_elsewhere(func, &inst_block);
-    for (header, body) in loops(func, &dom) {
+    // Outermost (largest) first.
+    let mut loops = loop_bodies(&dom, &edges);
+    loops.sort_by_key(|(_, body)| std::cmp::Reverse(body.len()));
+    for (header, body) in loops {
         let n = inst_count(func, body.iter().copied());
         if n > MAX_LOOP_INSTS || size + n > limit {
             continue;

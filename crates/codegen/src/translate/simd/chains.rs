@@ -93,10 +93,10 @@ pub(crate) fn chain_uses_allowed(
     escaping: &[bool],
 ) -> bool {
     let result = |k: usize| func.dfg.inst_results(copies[k][pos]).first().copied();
+    let in_copies: BTreeSet<Inst> = copies.iter().flatten().copied().collect();
     for k in 0..4 {
         let Some(r) = result(k) else { return false };
         let allowed: Option<Inst> = (k < 3).then(|| copies[k + 1][pos]);
-        let in_copies: BTreeSet<Inst> = copies.iter().flatten().copied().collect();
         for &x in insts {
             let mut uses = false;
             func.dfg.inst(x).for_each_arg(|a| uses |= a == r);
