@@ -13,7 +13,11 @@
 //!
 //! Also, anywhere: an access at a constant index `k` to an array of a
 //! constant length `n` (`new n`, or a view with constant bounds of such
-//! an array or any other) loses its check when `0 <= k < n`.
+//! an array or any other) loses its check when `0 <= k < n`; and one at a
+//! constant index `0 <= k <= m` into `x` in a block that a branch on
+//! `cmp lt m, len x` (alone or a term of a conjunction `select p, q,
+//! false`, as `version`'s guard is) enters on its true edge
+//! (`LongerThan`).
 //!
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
@@ -45,7 +49,8 @@ pub fn run(func: &mut Function) -> bool {
     let dom = DomTree::new(func);
     let edges = incoming_edges(func);
     let proven = counted_loops(func, &dom, &edges);
-    let mut changed = constant_indices(func);
+    let longer = longer_than(func, &dom, &edges);
+    let mut changed = constant_indices(func, &dom, &longer);
     for c in proven {
         for &b in &dom.rpo {
             if !dom.dominates(c.body, b) {
@@ -143,28 +148,164 @@ pub(crate) fn counted_loops(
     proven
 }
 
+/// `len(array) > k` in every block `from` dominates: `from` is the true
+/// target of a branch on `cmp lt k, len array` (or on a conjunction with
+/// that term), and every other edge into `from` comes from a block `from`
+/// dominates (a loop's back edge), so every path to those blocks took the
+/// true edge. `len` never changes, so the fact holds ever after.
+pub(crate) struct LongerThan {
+    from: Block,
+    array: Value,
+    k: i64,
+}
+
+/// Every `LongerThan` fact of `func`.
+pub(crate) fn longer_than(
+    func: &Function,
+    dom: &DomTree,
+    edges: &std::collections::BTreeMap<Block, Vec<crate::util::Edge>>,
+) -> Vec<LongerThan> {
+    let mut facts = Vec::new();
+    for &p in &dom.rpo {
+        let Some(term) = func.terminator(p) else {
+            continue;
+        };
+        let InstData::Branch {
+            cond,
+            then_dest,
+            else_dest,
+        } = func.dfg.inst(term)
+        else {
+            continue;
+        };
+        let from = then_dest.block;
+        let only_way_in = from != else_dest.block
+            && edges.get(&from).is_some_and(|es| {
+                es.iter()
+                    .all(|e| (e.from == p && p != from) || dom.dominates(from, e.from))
+            });
+        if !only_way_in {
+            continue;
+        }
+        // The terms of the conjunction, walked without recursion (a guard
+        // chains one term per access).
+        let mut stack = vec![*cond];
+        while let Some(c) = stack.pop() {
+            match def_data(func, c) {
+                Some(InstData::Select { cond, args }) if is_false(func, args[1]) => {
+                    stack.extend([*cond, args[0]]);
+                }
+                Some(InstData::Cmp {
+                    cond: CmpCond::Lt,
+                    args,
+                }) => {
+                    if let (Some(k), Some(InstData::ArrayLen { array })) =
+                        (int_const(func, args[0]), def_data(func, args[1]))
+                    {
+                        facts.push(LongerThan {
+                            from,
+                            array: *array,
+                            k,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    facts
+}
+
+fn is_false(func: &Function, v: Value) -> bool {
+    matches!(
+        def_data(func, v),
+        Some(InstData::Const {
+            value: adc_ir::Constant::Bool(false)
+        })
+    )
+}
+
+/// Whether `array[k]` (a constant index) is in bounds wherever block `at`
+/// runs: `array` has a constant length above `k`, or a `LongerThan` fact
+/// holds at `at`.
+fn constant_in_bounds(
+    func: &Function,
+    dom: &DomTree,
+    longer: &[LongerThan],
+    at: Block,
+    array: Value,
+    k: i64,
+) -> bool {
+    if k < 0 {
+        return false;
+    }
+    if let Some(n) = constant_len(func, array) {
+        return k < n;
+    }
+    longer
+        .iter()
+        .any(|f| f.array == array && k <= f.k && dom.dominates(f.from, at))
+}
+
+/// What `licm` knows of lengths: the counted loops and the `LongerThan`
+/// facts.
+pub(crate) struct Bounds {
+    counted: Vec<Counted>,
+    longer: Vec<LongerThan>,
+}
+
+pub(crate) fn bounds(
+    func: &Function,
+    dom: &DomTree,
+    edges: &std::collections::BTreeMap<Block, Vec<crate::util::Edge>>,
+) -> Bounds {
+    Bounds {
+        counted: counted_loops(func, dom, edges),
+        longer: longer_than(func, dom, edges),
+    }
+}
+
 /// Whether `array[index]` is in bounds wherever block `at` runs: a
-/// constant index into an array of constant length, or `i + d` inside a
-/// counted loop's body (one of `facts`) that bounds `i` tightly enough.
+/// constant index (`constant_in_bounds`), or `i + d` inside a counted
+/// loop's body that bounds `i` tightly enough.
 pub(crate) fn in_bounds_at(
     func: &Function,
     dom: &DomTree,
-    facts: &[Counted],
+    facts: &Bounds,
     at: Block,
     array: Value,
     index: Value,
 ) -> bool {
-    if let (Some(k), Some(n)) = (int_const(func, index), constant_len(func, array)) {
-        return 0 <= k && k < n;
+    if let Some(k) = int_const(func, index) {
+        return constant_in_bounds(func, dom, &facts.longer, at, array, k);
     }
     let (base, d) = offset_of(func, index);
-    facts.iter().any(|c| {
+    facts.counted.iter().any(|c| {
         base == c.i
             && -c.lo <= d
             && d <= c.k
             && has_length(func, array, c.len)
             && dom.dominates(c.body, at)
     })
+}
+
+/// Whether `view array, lo, hi` cannot fail wherever block `at` runs:
+/// constant bounds `0 <= lo <= hi` with `hi - 1` in bounds (or `hi = 0`).
+pub(crate) fn view_in_bounds_at(
+    func: &Function,
+    dom: &DomTree,
+    facts: &Bounds,
+    at: Block,
+    [array, lo, hi]: [Value; 3],
+) -> bool {
+    match (int_const(func, lo), int_const(func, hi)) {
+        (Some(lo), Some(hi)) => {
+            0 <= lo
+                && lo <= hi
+                && (hi == 0 || constant_in_bounds(func, dom, &facts.longer, at, array, hi - 1))
+        }
+        _ => false,
+    }
 }
 
 /// The length of `x` when it is a constant.
@@ -176,9 +317,8 @@ fn constant_len(func: &Function, x: Value) -> Option<i64> {
     }
 }
 
-/// Drops the checks of constant in-bounds indices into arrays of constant
-/// length.
-fn constant_indices(func: &mut Function) -> bool {
+/// Drops the checks of constant in-bounds indices (`constant_in_bounds`).
+fn constant_indices(func: &mut Function, dom: &DomTree, longer: &[LongerThan]) -> bool {
     let mut proven = Vec::new();
     for &b in &func.layout {
         for &inst in &func.dfg.block(b).insts {
@@ -196,10 +336,10 @@ fn constant_indices(func: &mut Function) -> bool {
                 } => (*array, *index),
                 _ => continue,
             };
-            if let (Some(k), Some(n)) = (int_const(func, index), constant_len(func, array)) {
-                if 0 <= k && k < n {
-                    proven.push(inst);
-                }
+            if int_const(func, index)
+                .is_some_and(|k| constant_in_bounds(func, dom, longer, b, array, k))
+            {
+                proven.push(inst);
             }
         }
     }

@@ -126,6 +126,10 @@ fn identity(func: &Function, inst: Inst) -> Option<Identity> {
         (BinaryOp::Add, Some(c), _) if is_negative_zero(c) => Some(Identity::Same(b)),
         (BinaryOp::Mul, _, Some(Constant::I64(1))) => Some(Identity::Same(a)),
         (BinaryOp::Mul, Some(Constant::I64(1)), _) => Some(Identity::Same(b)),
+        // Integer `x * 0` is 0 (wrapping arithmetic; `version`'s terms for
+        // an index that does not move).
+        (BinaryOp::Mul, _, Some(Constant::I64(0))) => Some(Identity::Same(b)),
+        (BinaryOp::Mul, Some(Constant::I64(0)), _) => Some(Identity::Same(a)),
         // The strong zero of `mulz x, c` / `divz x, c` changes nothing when
         // `c` is a finite constant: `x * c` is already a zero for a zero
         // `x` (of either sign: docs/derivatives.md leaves a zero

@@ -15,18 +15,18 @@
 //! before outer ones, so an invariant of a nest moves as far out as it can.
 
 use crate::loops::loop_bodies;
-use crate::opt::bce::{counted_loops, in_bounds_at, Counted};
-use crate::util::{def_data, incoming_edges, is_safe_div};
+use crate::opt::bce::{bounds, in_bounds_at, view_in_bounds_at, Bounds};
+use crate::util::{def_data, incoming_edges, is_safe_div, Edge};
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, Inst, InstData, Type, Value, ValueDef};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub fn run(func: &mut Function) -> bool {
     let dom = DomTree::new(func);
     let edges = incoming_edges(func);
     let mut loops = loop_bodies(&dom, &edges);
     loops.sort_by_key(|(_, body)| body.len());
-    let facts = counted_loops(func, &dom, &edges);
+    let facts = bounds(func, &dom, &edges);
     let mut changed = false;
     for (header, body) in loops {
         let outside: Vec<Block> = edges[&header]
@@ -51,7 +51,7 @@ pub fn run(func: &mut Function) -> bool {
         let loads = Loads {
             dom: &dom,
             facts: &facts,
-            written: written_roots(func, &body),
+            written: written_roots(func, &edges, &body),
         };
         changed |= hoist(func, *pre, &dom.rpo, &body, &loads);
     }
@@ -61,7 +61,7 @@ pub fn run(func: &mut Function) -> bool {
 /// What decides whether a load may leave a loop.
 struct Loads<'a> {
     dom: &'a DomTree,
-    facts: &'a [Counted],
+    facts: &'a Bounds,
     /// The roots of the arrays the loop may write (`None`: any array).
     written: Option<BTreeSet<Value>>,
 }
@@ -74,15 +74,26 @@ fn movable(func: &Function, inst: Inst, pre: Block, loads: &Loads) -> bool {
                 && loads.written.as_ref().is_some_and(|w| !w.contains(&root))
                 && in_bounds_at(func, loads.dom, loads.facts, pre, *array, *index)
         }
+        // A view of constant bounds known to fit cannot fail.
+        &InstData::ArrayView { array, lo, hi } => {
+            view_in_bounds_at(func, loads.dom, loads.facts, pre, [array, lo, hi])
+        }
         _ => func.dfg.inst(inst).is_pure() || is_safe_div(func, inst),
     }
 }
 
 /// The roots of the arrays the instructions of `body` may write, free or
 /// hand out references into; `None` when they may write one they do not
-/// name. Written roots that are not objects of their own (`Function::is_distinct_array_object`)
-/// make every array count as written.
-fn written_roots(func: &Function, body: &BTreeSet<Block>) -> Option<BTreeSet<Value>> {
+/// name. A written root that is a block parameter counts as the arrays
+/// the edges may pass it (`param_sources`: a local array a loop frees at
+/// the start of its next iteration); other written roots that are not
+/// objects of their own (`Function::is_distinct_array_object`) make every
+/// array count as written.
+fn written_roots(
+    func: &Function,
+    edges: &BTreeMap<Block, Vec<Edge>>,
+    body: &BTreeSet<Block>,
+) -> Option<BTreeSet<Value>> {
     let mut out = BTreeSet::new();
     for &b in body {
         for &i in &func.dfg.block(b).insts {
@@ -131,9 +142,52 @@ fn written_roots(func: &Function, body: &BTreeSet<Block>) -> Option<BTreeSet<Val
             }
         }
     }
-    out.iter()
-        .all(|r| func.is_distinct_array_object(*r))
-        .then_some(out)
+    let mut objects = BTreeSet::new();
+    for r in out {
+        if func.is_distinct_array_object(r) {
+            objects.insert(r);
+        } else {
+            objects.extend(param_sources(func, edges, r)?);
+        }
+    }
+    Some(objects)
+}
+
+/// The arrays the block parameter `param` may hold, through the edges
+/// into its block and the block parameters they pass on: `None` unless
+/// each is `null` or an object of its own.
+fn param_sources(
+    func: &Function,
+    edges: &BTreeMap<Block, Vec<Edge>>,
+    param: Value,
+) -> Option<BTreeSet<Value>> {
+    let mut seen = BTreeSet::from([param]);
+    let mut todo = vec![param];
+    let mut sources = BTreeSet::new();
+    while let Some(v) = todo.pop() {
+        let ValueDef::Param(b, k) = func.dfg.value_def(v) else {
+            return None;
+        };
+        if func.entry_block() == Some(b) {
+            return None;
+        }
+        for e in edges.get(&b)? {
+            let arg = func.array_root(e.args[k as usize]);
+            match func.dfg.value_def(arg) {
+                ValueDef::Param(..) if !func.is_distinct_array_object(arg) => {
+                    if seen.insert(arg) {
+                        todo.push(arg);
+                    }
+                }
+                _ if matches!(def_data(func, arg), Some(InstData::ArrayNull)) => {}
+                _ if func.is_distinct_array_object(arg) => {
+                    sources.insert(arg);
+                }
+                _ => return None,
+            }
+        }
+    }
+    Some(sources)
 }
 
 fn hoist(

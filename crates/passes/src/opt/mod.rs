@@ -1,5 +1,7 @@
-//! The optimisations: `PASSES` run to a fixed point, then the `LATE_PASSES`
-//! once (and the fixed point again if they changed anything).
+//! The optimisations: `PASSES` run to a fixed point, then the
+//! `LATE_PASSES`, the `LOOP_SHAPE_PASSES` and the `FINAL_PASSES` once
+//! each, in turn (each followed by the fixed point again if it changed
+//! anything).
 
 pub mod bce;
 pub mod block_params;
@@ -49,6 +51,14 @@ pub const LATE_PASSES: &[(&str, FuncPass)] = &[
     ("copy-loops", copy_loops::run),
     ("carry", carry::run),
     ("promote", promote::run),
+];
+
+/// Passes that copy and reshape loops for the machine code, run once after
+/// the fixed point that follows `LATE_PASSES`: `version` needs a loop
+/// `unroll` emptied of inner loops cleaned up to its two-block pattern
+/// first (ba's projection:
+/// the point loop once its three-element loops are unrolled).
+pub const LOOP_SHAPE_PASSES: &[(&str, FuncPass)] = &[
     ("version", version::run),
     ("rotate", rotate::run),
     ("zero-skip", zero_skip::run),
@@ -65,6 +75,7 @@ pub fn find_pass(name: &str) -> Option<FuncPass> {
     PASSES
         .iter()
         .chain(LATE_PASSES)
+        .chain(LOOP_SHAPE_PASSES)
         .chain(FINAL_PASSES)
         .find(|(n, _)| *n == name)
         .map(|(_, p)| *p)
@@ -74,8 +85,8 @@ pub fn find_pass(name: &str) -> Option<FuncPass> {
 /// then small callees are inlined (the rules of `ad::inline`: not
 /// recursive, at most 400 instructions, no `[checkpoint]` or custom
 /// derivative; tape-free generated forward derivatives too) and the caller
-/// optimised again; then the late passes, and the fixed point again if
-/// they changed anything.
+/// optimised again; then the late, loop-shape and final passes in turn,
+/// each followed by the fixed point again if it changed anything.
 pub fn optimize(module: &mut Module) {
     optimize_except(module, &[]);
 }
@@ -102,7 +113,7 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
         }
     }
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        for passes in [LATE_PASSES, FINAL_PASSES] {
+        for passes in [LATE_PASSES, LOOP_SHAPE_PASSES, FINAL_PASSES] {
             let mut changed = false;
             for (name, pass) in passes {
                 if !skip.contains(name) {

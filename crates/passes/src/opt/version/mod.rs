@@ -124,10 +124,14 @@ fn scaled(func: &Function, lp: &SteppedLoop, v: Value, i: Value) -> Option<Coef>
     Some(int_const(func, c).map_or(Coef::Value(c), Coef::Const))
 }
 
-/// `base + c * i` (or `c * i` alone).
+/// `base + c * i` (or `c * i` alone; or `base` alone, `c = 0`, for an
+/// index defined before the loop).
 fn affine(func: &Function, lp: &SteppedLoop, v: Value, i: Value) -> Option<(Option<Value>, Coef)> {
     if let Some(c) = scaled(func, lp, v, i) {
         return Some((None, c));
+    }
+    if outside(func, lp, v) {
+        return Some((Some(v), Coef::Const(0)));
     }
     let Some(InstData::Binary {
         op: BinaryOp::Add,
@@ -243,6 +247,10 @@ fn plan(func: &Function, lp: &SteppedLoop, loops: &[SteppedLoop]) -> Option<Plan
     let body = lp.latch;
     let mut accesses = Vec::new();
     for &inst in &func.dfg.block(body).insts {
+        if let Some(access) = view_access(func, lp, inst) {
+            accesses.push(access);
+            continue;
+        }
         let (array, index) = match func.dfg.inst(inst) {
             InstData::Load {
                 array,
@@ -291,6 +299,29 @@ fn plan(func: &Function, lp: &SteppedLoop, loops: &[SteppedLoop]) -> Option<Plan
         body,
         bound: args[1],
         accesses,
+    })
+}
+
+/// `view a, lo, hi` with `a` and `hi` defined before the loop and constant
+/// bounds `0 <= lo <= hi`, `hi >= 1`: it cannot fail when `hi - 1` is in bounds,
+/// the access `hi - 1` stands for. (The copy keeps the view; the guard's
+/// test is what lets `licm` take it out of the loop.)
+fn view_access(func: &Function, lp: &SteppedLoop, inst: Inst) -> Option<Access> {
+    let &InstData::ArrayView { array, lo, hi } = func.dfg.inst(inst) else {
+        return None;
+    };
+    let (l, h) = (int_const(func, lo)?, int_const(func, hi)?);
+    let before = outside(func, lp, array) && outside(func, lp, hi);
+    if !(0 <= l && l <= h && (1..1 << 31).contains(&h)) || !before {
+        return None;
+    }
+    Some(Access {
+        inst,
+        array,
+        base: Some(hi),
+        coef: Coef::Const(0),
+        minus: 1,
+        outer: None,
     })
 }
 
