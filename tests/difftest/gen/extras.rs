@@ -23,8 +23,8 @@ const CUSTOM: &[(&str, &str)] = &[
 /// on constants (no tangent flows into the call), a function with an
 /// `inout` scalar (checkpointed or not) called in a loop, `out` scalars
 /// and arrays, an `inout` argument that is a local array's element, a
-/// `static` function, and `inout` elements passed beside a view of their
-/// array (the aliasing rule's checks). Each statement
+/// `static` function, `inout` elements passed beside a view of their
+/// array (the aliasing rule's checks), and ba's projection loop. Each statement
 /// is one line of `f`'s body, before its return.
 pub(super) fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body: &mut Vec<Stmt>) {
     let mut r = Rng::new(seed ^ 0x00C0_FFEE_D00D);
@@ -261,6 +261,37 @@ pub(super) fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body:
              x = tanh(x + 0.1 * (m[0] + m[{last}]) + 0.05 * red(m, w, y)); y = tanh(y + 0.1 * m[{mid}]); }}",
             last = n - 1,
             mid = n / 2
+        )));
+    }
+    if r.chance(0.3) {
+        // ba's projection shape: a loop over points calls a helper on a
+        // constant view of the camera (`cam[0..3]`) and reads camera
+        // elements at indices that do not move (`cam[k]`, `cam[6]`), so
+        // `version` tests them with the point accesses and `licm` takes
+        // the view and the loads out of the checked-free copy; zero points
+        // leave the copy's guard false.
+        let points = [0, 1, 2, 5][r.below(4)];
+        let k = r.below(7);
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "static void rot3(double[] w, double[] p, out double[] q)".into(),
+            body: vec![line(
+                "double t = w[0] * p[1] - w[1] * p[0] + w[2];                  for (int i = 0; i < 3; i++) q[i] = p[i] * cos(t) + w[i] * sin(t);"
+                    .into(),
+            )],
+        });
+        funcs.push(Func {
+            attrs: String::new(),
+            sig: "double proj(double[] cam, double[] pts, int k)".into(),
+            body: vec![line(
+                "double e = 0.0;                  for (int i = 0; i < len(pts) / 3; i++) {                  double d[3]; for (int j = 0; j < 3; j++) d[j] = pts[3 * i + j] - cam[3 + j];                  double q[3]; rot3(cam[0..3], d, q);                  e += q[0] / (1.5 + q[2] * q[2]) * cam[k] + q[1] * cam[6]; }                  return e;"
+                    .into(),
+            )],
+        });
+        let t = target(&mut r);
+        body.push(line(format!(
+            "{{ double cam[7]; for (int i = 0; i < 7; i++) cam[i] = tanh(x * (0.3 + 0.1 * i) + 0.2 * y);              double pts[{len}]; for (int i = 0; i < {len}; i++) pts[i] = y * (0.5 - 0.07 * i) + 0.1 * x;              {t} = tanh({t} + 0.2 * proj(cam, pts, {k})); }}",
+            len = 3 * points
         )));
     }
 }
