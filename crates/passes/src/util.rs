@@ -1,7 +1,7 @@
 //! Helpers shared by passes: predecessor lists, use counts, value
 //! substitution, appending instructions.
 
-use adc_ir::{BinaryOp, Block, Constant, Function, InstData, Span, Tag, Type, Value, ValueDef};
+use adc_ir::{BinaryOp, Block, Constant, Function, Inst, InstData, Span, Tag, Type, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A control-flow edge into a block: the source block and the arguments
@@ -96,6 +96,33 @@ pub(crate) fn int_const(func: &Function, v: Value) -> Option<i64> {
             value: Constant::I64(c),
         }) => Some(*c),
         _ => None,
+    }
+}
+
+/// The array and index of a checked `load` or `store`.
+pub(crate) fn checked_access(func: &Function, inst: Inst) -> Option<(Value, Value)> {
+    match func.dfg.inst(inst) {
+        InstData::Load {
+            array,
+            index,
+            checked: true,
+        }
+        | InstData::Store {
+            array,
+            index,
+            checked: true,
+            ..
+        } => Some((*array, *index)),
+        _ => None,
+    }
+}
+
+/// Makes a `load` or `store` unchecked (its index proven in bounds).
+pub(crate) fn drop_check(func: &mut Function, inst: Inst) {
+    if let InstData::Load { checked, .. } | InstData::Store { checked, .. } =
+        func.dfg.inst_mut(inst)
+    {
+        *checked = false;
     }
 }
 

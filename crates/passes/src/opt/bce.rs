@@ -22,7 +22,7 @@
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
 
-use crate::util::{def_data, incoming_edges, int_const, offset_of};
+use crate::util::{checked_access, def_data, drop_check, incoming_edges, int_const, offset_of};
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, CmpCond, Function, InstData, Value, ValueDef};
 
@@ -57,28 +57,13 @@ pub fn run(func: &mut Function) -> bool {
                 continue;
             }
             for inst in func.dfg.block(b).insts.clone() {
-                let (array, index) = match func.dfg.inst(inst) {
-                    InstData::Load {
-                        array,
-                        index,
-                        checked: true,
-                    }
-                    | InstData::Store {
-                        array,
-                        index,
-                        checked: true,
-                        ..
-                    } => (*array, *index),
-                    _ => continue,
+                let Some((array, index)) = checked_access(func, inst) else {
+                    continue;
                 };
                 let (base, d) = offset_of(func, index);
                 if base == c.i && -c.lo <= d && d <= c.k && has_length(func, array, c.len) {
-                    if let InstData::Load { checked, .. } | InstData::Store { checked, .. } =
-                        func.dfg.inst_mut(inst)
-                    {
-                        *checked = false;
-                        changed = true;
-                    }
+                    drop_check(func, inst);
+                    changed = true;
                 }
             }
         }
@@ -322,19 +307,8 @@ fn constant_indices(func: &mut Function, dom: &DomTree, longer: &[LongerThan]) -
     let mut proven = Vec::new();
     for &b in &func.layout {
         for &inst in &func.dfg.block(b).insts {
-            let (array, index) = match func.dfg.inst(inst) {
-                InstData::Load {
-                    array,
-                    index,
-                    checked: true,
-                }
-                | InstData::Store {
-                    array,
-                    index,
-                    checked: true,
-                    ..
-                } => (*array, *index),
-                _ => continue,
+            let Some((array, index)) = checked_access(func, inst) else {
+                continue;
             };
             if int_const(func, index)
                 .is_some_and(|k| constant_in_bounds(func, dom, longer, b, array, k))
@@ -344,11 +318,7 @@ fn constant_indices(func: &mut Function, dom: &DomTree, longer: &[LongerThan]) -
         }
     }
     for &inst in &proven {
-        if let InstData::Load { checked, .. } | InstData::Store { checked, .. } =
-            func.dfg.inst_mut(inst)
-        {
-            *checked = false;
-        }
+        drop_check(func, inst);
     }
     !proven.is_empty()
 }

@@ -34,7 +34,7 @@
 //! cannot fail are dropped, and the copy runs the same instructions.
 
 use crate::loops::{stepped_loops, SteppedLoop};
-use crate::util::{def_data, int_const};
+use crate::util::{checked_access, def_data, drop_check, int_const};
 use adc_ir::{BinaryOp, Block, BlockCall, CmpCond, Function, Inst, InstData, Tag, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -251,19 +251,8 @@ fn plan(func: &Function, lp: &SteppedLoop, loops: &[SteppedLoop]) -> Option<Plan
             accesses.push(access);
             continue;
         }
-        let (array, index) = match func.dfg.inst(inst) {
-            InstData::Load {
-                array,
-                index,
-                checked: true,
-            }
-            | InstData::Store {
-                array,
-                index,
-                checked: true,
-                ..
-            } => (*array, *index),
-            _ => continue,
+        let Some((array, index)) = checked_access(func, inst) else {
+            continue;
         };
         if !outside(func, lp, array) {
             continue;
@@ -375,11 +364,7 @@ fn rewrite(func: &mut Function, lp: &SteppedLoop, p: &Plan) -> Block {
     let checked: BTreeSet<Inst> = p.accesses.iter().map(|a| a.inst).collect();
     for (old, new) in copied {
         if checked.contains(&old) {
-            if let InstData::Load { checked, .. } | InstData::Store { checked, .. } =
-                func.dfg.inst_mut(new)
-            {
-                *checked = false;
-            }
+            drop_check(func, new);
         }
     }
     // Branch targets of the copies: the copied header enters the copied body.
