@@ -17,7 +17,8 @@
 //! constant index `0 <= k <= m` into `x` in a block that a branch on
 //! `cmp lt m, len x` (alone or a term of a conjunction `select p, q,
 //! false`, as `version`'s guard is) enters on its true edge
-//! (`LongerThan`).
+//! (`LongerThan`); likewise an access `x[k]` there when the conjunction
+//! also tests `k >= c` for a constant `c >= 0`.
 //!
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
@@ -50,7 +51,7 @@ pub fn run(func: &mut Function) -> bool {
     let edges = incoming_edges(func);
     let proven = counted_loops(func, &dom, &edges);
     let longer = longer_than(func, &dom, &edges);
-    let mut changed = constant_indices(func, &dom, &longer);
+    let mut changed = guarded_indices(func, &dom, &longer);
     for c in proven {
         for &b in &dom.rpo {
             if !dom.dominates(c.body, b) {
@@ -137,11 +138,19 @@ pub(crate) fn counted_loops(
 /// target of a branch on `cmp lt k, len array` (or on a conjunction with
 /// that term), and every other edge into `from` comes from a block `from`
 /// dominates (a loop's back edge), so every path to those blocks took the
-/// true edge. `len` never changes, so the fact holds ever after.
+/// true edge. `len` never changes, so the fact holds ever after. `k` is a
+/// constant, or a value the conjunction also tests `k >= c` for a constant
+/// `c >= 0` (`version`'s guard for `cam[k]`): then `array[k]` fits.
 pub(crate) struct LongerThan {
     from: Block,
     array: Value,
-    k: i64,
+    k: Bound,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Bound {
+    Const(i64),
+    Index(Value),
 }
 
 /// Every `LongerThan` fact of `func`.
@@ -175,27 +184,35 @@ pub(crate) fn longer_than(
         // The terms of the conjunction, walked without recursion (a guard
         // chains one term per access).
         let mut stack = vec![*cond];
+        let mut below_len: Vec<(Value, Value)> = Vec::new();
+        let mut nonnegative: Vec<Value> = Vec::new();
         while let Some(c) = stack.pop() {
             match def_data(func, c) {
                 Some(InstData::Select { cond, args }) if is_false(func, args[1]) => {
                     stack.extend([*cond, args[0]]);
                 }
-                Some(InstData::Cmp {
+                Some(&InstData::Cmp {
                     cond: CmpCond::Lt,
-                    args,
+                    args: [k, n],
                 }) => {
-                    if let (Some(k), Some(InstData::ArrayLen { array })) =
-                        (int_const(func, args[0]), def_data(func, args[1]))
-                    {
-                        facts.push(LongerThan {
-                            from,
-                            array: *array,
-                            k,
-                        });
+                    if let Some(InstData::ArrayLen { array }) = def_data(func, n) {
+                        below_len.push((k, *array));
                     }
                 }
+                Some(&InstData::Cmp {
+                    cond: CmpCond::Ge,
+                    args: [k, c],
+                }) if int_const(func, c).is_some_and(|c| c >= 0) => nonnegative.push(k),
                 _ => {}
             }
+        }
+        for (k, array) in below_len {
+            let k = match int_const(func, k) {
+                Some(c) => Bound::Const(c),
+                None if nonnegative.contains(&k) => Bound::Index(k),
+                None => continue,
+            };
+            facts.push(LongerThan { from, array, k });
         }
     }
     facts
@@ -227,9 +244,30 @@ fn constant_in_bounds(
     if let Some(n) = constant_len(func, array) {
         return k < n;
     }
-    longer
-        .iter()
-        .any(|f| f.array == array && k <= f.k && dom.dominates(f.from, at))
+    longer.iter().any(|f| {
+        f.array == array
+            && matches!(f.k, Bound::Const(m) if k <= m)
+            && dom.dominates(f.from, at)
+    })
+}
+
+/// Whether `array[index]` is in bounds wherever block `at` runs by a
+/// `LongerThan` fact: `index` a constant (`constant_in_bounds`) or the
+/// fact's own index.
+fn guarded_in_bounds(
+    func: &Function,
+    dom: &DomTree,
+    longer: &[LongerThan],
+    at: Block,
+    array: Value,
+    index: Value,
+) -> bool {
+    match int_const(func, index) {
+        Some(k) => constant_in_bounds(func, dom, longer, at, array, k),
+        None => longer.iter().any(|f| {
+            f.array == array && f.k == Bound::Index(index) && dom.dominates(f.from, at)
+        }),
+    }
 }
 
 /// What `licm` knows of lengths: the counted loops and the `LongerThan`
@@ -261,8 +299,8 @@ pub(crate) fn in_bounds_at(
     array: Value,
     index: Value,
 ) -> bool {
-    if let Some(k) = int_const(func, index) {
-        return constant_in_bounds(func, dom, &facts.longer, at, array, k);
+    if guarded_in_bounds(func, dom, &facts.longer, at, array, index) {
+        return true;
     }
     let (base, d) = offset_of(func, index);
     facts.counted.iter().any(|c| {
@@ -302,17 +340,16 @@ fn constant_len(func: &Function, x: Value) -> Option<i64> {
     }
 }
 
-/// Drops the checks of constant in-bounds indices (`constant_in_bounds`).
-fn constant_indices(func: &mut Function, dom: &DomTree, longer: &[LongerThan]) -> bool {
+/// Drops the checks of indices `LongerThan` facts or constant lengths
+/// prove in bounds (`guarded_in_bounds`).
+fn guarded_indices(func: &mut Function, dom: &DomTree, longer: &[LongerThan]) -> bool {
     let mut proven = Vec::new();
     for &b in &func.layout {
         for &inst in &func.dfg.block(b).insts {
             let Some((array, index)) = checked_access(func, inst) else {
                 continue;
             };
-            if int_const(func, index)
-                .is_some_and(|k| constant_in_bounds(func, dom, longer, b, array, k))
-            {
+            if guarded_in_bounds(func, dom, longer, b, array, index) {
                 proven.push(inst);
             }
         }
