@@ -6,11 +6,14 @@
 //! (`latch -> header`, `header` dominating `latch`); its preheader is the
 //! only block outside the loop that branches to the header (with a `jump`,
 //! or a `br` whose other target skips the loop, as the guard of a rotated
-//! loop does). Only instructions that can neither trap nor observe memory
-//! move: pure ones (`InstData::is_pure`, which includes `len`) and
-//! divisions that cannot trap (`util::is_safe_div`: float ones, integer
-//! ones by a constant other than 0 and -1). Since they cannot fail, running them when the loop body
-//! would not have is harmless.
+//! loop does). Only instructions that cannot trap move: pure ones
+//! (`InstData::is_pure`, which includes `len`), divisions that cannot trap
+//! (`util::is_safe_div`: float ones, integer ones by a constant other than
+//! 0 and -1), views of constant bounds and loads that `bce`'s facts prove
+//! in bounds at the preheader (`bce::Bounds`: counted loops, and the tests
+//! of `version`'s guard), the loads only from arrays the loop cannot write
+//! (`written_roots`). Since they cannot fail, running them when the loop
+//! body would not have is harmless.
 //! Guarantees: verified output, same behaviour; inner loops are handled
 //! before outer ones, so an invariant of a nest moves as far out as it can.
 
