@@ -247,7 +247,7 @@ def main():
                 if per[s] and per[s][0][4]:
                     notes.append(f"{ev} {label}: {s} gives {per[s][0][4]} non-finite outputs")
                     flag = " ⚠"
-                if len(per[s]) > 1:
+                if len(per[s]) > 1 and min(x[0] for x in per[s]) > 0:  # (a call too short to time reads 0)
                     spreads.append(max(x[0] for x in per[s]) / min(x[0] for x in per[s]))
             if (ev, "A") in dumps and (ev, "B") in dumps:
                 same, why = compare(*(os.path.join(dumps[ev, s], label + ".bin") for s in SIDES), o.tol)
