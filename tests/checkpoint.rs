@@ -53,6 +53,13 @@ const SHAPES: &[(&str, &str)] = &[
             s = sin(u[1]) + 0.9 * s * x;
         }
         return s; }"),
+    // A constant view of a local array the loop writes, passed to a
+    // helper: `licm` must not make the view before the loop (the reverse
+    // sweep restores the array; difftest seed 650,002,105).
+    ("view_of_written_local", "double g(double[] b, double u) { return sin(b[0] * u) + b[0]; }
+        double f(double x, double[] a, int n) { double t[2]; t[0] = a[0]; t[1] = a[1]; double y = x;
+        @CK@ for (int i = 0; i < n; i++) { t[i % 2] = sin(y * a[i % len(a)]); y = tanh(g(t[1..2], y) + g(t[0..1], x)); }
+        return y + t[0]; }"),
     ("inout_array", "void step(inout double[] u, double x) { for (int i = 0; i < len(u); i++) u[i] = sin(u[i]) * x; }
         double f(double x, double[] a, int n) { double u[len(a)]; for (int i = 0; i < len(a); i++) u[i] = a[i];
         @CK@ for (int t = 0; t < n; t++) step(u, x);

@@ -146,3 +146,31 @@ fn huge_rows_and_offsets_do_not_wrap_into_bounds() {
         }
     }
 }
+
+/// An index that moves in neither loop (`x[k]`) is tested alone, not over
+/// the range of the outer counter: with that range's terms (`0 <= j0`), an
+/// outer loop starting at -1 failed the whole test, and `y[i]` lost its
+/// unchecked copy too (a finding of the review of 0695904).
+#[test]
+fn an_index_fixed_in_both_loops_does_not_test_the_outer_range() {
+    let src = "double f(double[] x, double[] y, int k, int m, int n) {
+        double s = 0.0;
+        for (int j = -1; j < m; j++) { for (int i = 0; i < n; i++) s += y[i] * x[k]; }
+        return s; }";
+    let mut module = adc::driver::frontend("f.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut module, adc::Stage::Opt).unwrap_or_else(|e| panic!("{e:?}"));
+    let text = module.to_string();
+    let unchecked = text.matches("load.unchecked v1").count();
+    assert!(unchecked >= 1, "y[i] is never unchecked:\n{text}");
+    let j = adc::compile_jit("f.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let mut args = vec![
+        ArgValue::Array(ArrayValue::F64(vec![1.0, 2.0, 3.0])),
+        ArgValue::Array(ArrayValue::F64(vec![0.5, 0.25])),
+        ArgValue::Scalar(Constant::I64(2)),
+        ArgValue::Scalar(Constant::I64(2)),
+        ArgValue::Scalar(Constant::I64(2)),
+    ];
+    let out = j.call("f", &mut args).unwrap_or_else(|e| panic!("{e:?}"));
+    // Three outer iterations of (0.5 + 0.25) * 3.
+    assert_eq!(f64s(&out), vec![6.75]);
+}

@@ -138,7 +138,8 @@ pub(crate) fn counted_loops(
 /// target of a branch on `cmp lt k, len array` (or on a conjunction with
 /// that term), and every other edge into `from` comes from a block `from`
 /// dominates (a loop's back edge), so every path to those blocks took the
-/// true edge. `len` never changes, so the fact holds ever after. `k` is a
+/// true edge (no edge enters the entry block: the verifier's rule). `len`
+/// never changes, so the fact holds ever after. `k` is a
 /// constant, or a value the conjunction also tests `k >= c` for a constant
 /// `c >= 0` (`version`'s guard for `cam[k]`): then `array[k]` fits.
 pub(crate) struct LongerThan {

@@ -77,9 +77,14 @@ fn movable(func: &Function, inst: Inst, pre: Block, loads: &Loads) -> bool {
                 && loads.written.as_ref().is_some_and(|w| !w.contains(&root))
                 && in_bounds_at(func, loads.dom, loads.facts, pre, *array, *index)
         }
-        // A view of constant bounds known to fit cannot fail.
+        // A view of constant bounds known to fit cannot fail. Not out of
+        // a `[checkpoint]` loop (`written` is `None` there): its reverse
+        // sweep restores the arrays the loop writes, and a view made before
+        // the loop would still show the ones it replaced (difftest seed
+        // 650,002,105: a wrong gradient).
         &InstData::ArrayView { array, lo, hi } => {
-            view_in_bounds_at(func, loads.dom, loads.facts, pre, [array, lo, hi])
+            loads.written.is_some()
+                && view_in_bounds_at(func, loads.dom, loads.facts, pre, [array, lo, hi])
         }
         _ => func.dfg.inst(inst).is_pure() || is_safe_div(func, inst),
     }

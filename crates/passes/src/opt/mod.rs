@@ -91,7 +91,7 @@ pub fn optimize(module: &mut Module) {
     optimize_except(module, &[]);
 }
 
-/// `optimize` without the late or final passes named in `skip`: `adc tape`
+/// `optimize` without the late, loop-shape or final passes named in `skip`: `adc tape`
 /// leaves out `unroll-inner`, whose four copies of a loop's body would
 /// report one iteration as four, and `unswitch`, whose two versions of a
 /// loop would report its pushes twice (the tape's contents are the same

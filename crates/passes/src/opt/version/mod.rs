@@ -9,7 +9,12 @@
 //! whose only predecessor is `h`. An access qualifies when it is a checked
 //! load or store in `B` of an array defined before the loop at an index
 //! `base + c * i` (`base` and `c` defined before the loop, or absent; `c` a
-//! constant or a value), or that minus a constant `k` (`y[i - 1]`).
+//! constant or a value), or that minus a constant `k` (`y[i - 1]`). An
+//! index defined before the loop counts with `c = 0` (`cam[3]`, `cam[k]`),
+//! and a view of constant bounds `0 <= lo <= hi` (`hi >= 1`) of an array
+//! defined before the loop as an access at `hi - 1`: it cannot fail when
+//! that index is in bounds (the copy keeps the view; `licm` takes it out
+//! once the test holds).
 //!
 //! Then a new preheader tests `0 <= i0 < N`, `N - 1 < 2^31` and, per
 //! access, `0 <= base < 2^62`, `0 <= c < 2^31` and
@@ -200,7 +205,10 @@ fn outer_range(
         }
         let j = func.dfg.block_params(l.header)[l.param];
         let (b, e) = affine(func, l, base, j)?;
-        if matches!(e, Coef::Const(k) if !(0..1 << 31).contains(&k)) {
+        // `e = 0`: `base` does not move in that loop either; its plain
+        // test is invariant there already, and the terms of `j`'s range
+        // would only fail the guard of a loop whose `j` starts below 0.
+        if matches!(e, Coef::Const(k) if !(1..1 << 31).contains(&k)) {
             return None;
         }
         Some(Outer {
