@@ -238,11 +238,17 @@ pub enum InstData {
     ArrayLen {
         array: Value,
     },
+    /// One element; `checked`: an index out of bounds is a runtime error.
+    /// An unchecked access is proven in bounds where it stands, and often
+    /// only there (below the test of a loop or of `version`'s guard): a
+    /// pass that moves one must prove it in bounds where it goes, as
+    /// `licm` does, not trust the flag.
     Load {
         array: Value,
         index: Value,
         checked: bool,
     },
+    /// Like `Load`, for writing.
     Store {
         array: Value,
         index: Value,
