@@ -17,6 +17,6 @@ pub mod opt;
 mod util;
 
 pub use opt::{
-    find_pass, optimize, optimize_except, optimize_function, FuncPass, LATE_PASSES, LOOP_SHAPE_PASSES,
-    PASSES,
+    find_pass, optimize, optimize_except, optimize_function, FuncPass, LATE_PASSES,
+    LOOP_SHAPE_PASSES, PASSES,
 };

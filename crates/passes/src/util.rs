@@ -1,7 +1,9 @@
 //! Helpers shared by passes: predecessor lists, use counts, value
 //! substitution, appending instructions.
 
-use adc_ir::{BinaryOp, Block, Constant, Function, Inst, InstData, Span, Tag, Type, Value, ValueDef};
+use adc_ir::{
+    BinaryOp, Block, Constant, Function, Inst, InstData, Span, Tag, Type, Value, ValueDef,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A control-flow edge into a block: the source block and the arguments

@@ -246,9 +246,7 @@ fn constant_in_bounds(
         return k < n;
     }
     longer.iter().any(|f| {
-        f.array == array
-            && matches!(f.k, Bound::Const(m) if k <= m)
-            && dom.dominates(f.from, at)
+        f.array == array && matches!(f.k, Bound::Const(m) if k <= m) && dom.dominates(f.from, at)
     })
 }
 
@@ -265,9 +263,9 @@ fn guarded_in_bounds(
 ) -> bool {
     match int_const(func, index) {
         Some(k) => constant_in_bounds(func, dom, longer, at, array, k),
-        None => longer.iter().any(|f| {
-            f.array == array && f.k == Bound::Index(index) && dom.dominates(f.from, at)
-        }),
+        None => longer
+            .iter()
+            .any(|f| f.array == array && f.k == Bound::Index(index) && dom.dominates(f.from, at)),
     }
 }
 
