@@ -2,7 +2,8 @@
 //! substitution, appending instructions.
 
 use adc_ir::{
-    BinaryOp, Block, Constant, Function, Inst, InstData, Span, Tag, Type, Value, ValueDef,
+    BinaryOp, Block, BlockCall, Constant, Function, Inst, InstData, Span, Tag, Type, Value,
+    ValueDef,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -97,6 +98,18 @@ pub(crate) fn int_const(func: &Function, v: Value) -> Option<i64> {
         Some(InstData::Const {
             value: Constant::I64(c),
         }) => Some(*c),
+        _ => None,
+    }
+}
+
+/// The condition and targets of the `br` that ends `block`.
+pub(crate) fn branch_at(func: &Function, block: Block) -> Option<(Value, &BlockCall, &BlockCall)> {
+    match func.dfg.inst(func.terminator(block)?) {
+        InstData::Branch {
+            cond,
+            then_dest,
+            else_dest,
+        } => Some((*cond, then_dest, else_dest)),
         _ => None,
     }
 }

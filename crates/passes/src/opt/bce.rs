@@ -23,7 +23,9 @@
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
 
-use crate::util::{checked_access, def_data, drop_check, incoming_edges, int_const, offset_of};
+use crate::util::{
+    branch_at, checked_access, def_data, drop_check, incoming_edges, int_const, offset_of,
+};
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, CmpCond, Function, InstData, Value, ValueDef};
 
@@ -162,15 +164,7 @@ pub(crate) fn longer_than(
 ) -> Vec<LongerThan> {
     let mut facts = Vec::new();
     for &p in &dom.rpo {
-        let Some(term) = func.terminator(p) else {
-            continue;
-        };
-        let InstData::Branch {
-            cond,
-            then_dest,
-            else_dest,
-        } = func.dfg.inst(term)
-        else {
+        let Some((cond, then_dest, else_dest)) = branch_at(func, p) else {
             continue;
         };
         let from = then_dest.block;
@@ -184,7 +178,7 @@ pub(crate) fn longer_than(
         }
         // The terms of the conjunction, walked without recursion (a guard
         // chains one term per access).
-        let mut stack = vec![*cond];
+        let mut stack = vec![cond];
         let mut below_len: Vec<(Value, Value)> = Vec::new();
         let mut nonnegative: Vec<Value> = Vec::new();
         while let Some(c) = stack.pop() {

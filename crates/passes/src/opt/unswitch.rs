@@ -106,21 +106,13 @@ fn find(func: &Function, limit: usize) -> Option<Plan> {
             .collect();
         let [entry] = from_outside[..] else { continue };
         let cond = body.iter().find_map(|&b| {
-            let term = func.terminator(b)?;
-            let InstData::Branch {
-                cond,
-                then_dest,
-                else_dest,
-            } = func.dfg.inst(term)
-            else {
-                return None;
-            };
-            let outside = defined_in(func, *cond, &inst_block).is_some_and(|d| !body.contains(&d));
+            let (cond, then_dest, else_dest) = crate::util::branch_at(func, b)?;
+            let outside = defined_in(func, cond, &inst_block).is_some_and(|d| !body.contains(&d));
             let constant = matches!(
-                crate::util::def_data(func, *cond),
+                crate::util::def_data(func, cond),
                 Some(InstData::Const { .. })
             );
-            (outside && !constant && then_dest.block != else_dest.block).then_some(*cond)
+            (outside && !constant && then_dest.block != else_dest.block).then_some(cond)
         });
         let Some(cond) = cond else { continue };
         // Every value the loop defines is used only in the loop.
