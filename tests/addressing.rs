@@ -1,5 +1,6 @@
 //! Element addresses of unchecked accesses in loops (codegen's
-//! `split_elem_addr`): `a[x + k]` with a constant `k` folds `k` into the
+//! `split_elem_addr`): `a[x + k]` with a constant `k` (through a chain of
+//! constant `add`s and `sub`s: `x[i + 3 - 1 - 4]`) folds `k` into the
 //! access, and `a[outer + inner]` in a one-block loop adds the invariant
 //! `outer` to the array's address once, outside the loop. Every shape,
 //! negative constants and views included, must read and write the same
@@ -42,6 +43,9 @@ double tail(double[] p) {
     return s;
 }
 double views(double[] a) { return tail(a[1..]) + 2.0 * tail(a[3..len(a) - 1]); }
+void chains(double[] x, out double[] z) {
+    for (int i = 2; i < len(x); i++) z[i - 1] = x[i + 3 - 1 - 4] * 2.0 + x[(i + 2) - 3] - x[i - 2 + 2];
+}
 ";
 
 fn arr(v: &[f64]) -> ArgValue {
@@ -112,6 +116,22 @@ fn split_addresses_read_and_write_the_same_elements() {
 
     let want = tail(&a[1..]) + 2.0 * tail(&a[3..a.len() - 1]);
     assert_eq!(call("views", &mut [arr(&a)]), want);
+
+    // Indices through chains of constant `add`s and `sub`s (codegen's
+    // `constant_offset`), on lengths with and without unrolled iterations.
+    for n in 0..14 {
+        let x = &a[..n];
+        let mut args = [arr(x), arr(&vec![0.0; n])];
+        j.call("chains", &mut args).expect("runs");
+        let ArgValue::Array(ArrayValue::F64(z)) = &args[1] else {
+            panic!("out array")
+        };
+        let mut want = vec![0.0; n];
+        for i in 2..n {
+            want[i - 1] = x[i - 2] * 2.0 + x[i - 1] - x[i];
+        }
+        assert_eq!(z, &want, "chains, n = {n}");
+    }
 }
 
 /// `unroll-inner`'s entry and exit tests (`i < N - 3`, `L + 3 < i`, with

@@ -496,9 +496,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(self.b.ins().iadd(arr[0], off))
     }
 
-    /// The address of element `a + b` of an unchecked access, without the
-    /// add: `ptr + a * size + k * size` when `b` is a constant `k` (the
-    /// constant folds into the access's displacement); else
+    /// The address of element `index` of an unchecked access, without its
+    /// arithmetic: `ptr + x * size + k * size` when `index` is `x + k` for
+    /// a constant `k` (through `constant_offset`'s chain of `add`s and
+    /// `sub`s; the constant folds into the access's displacement); else,
+    /// for `index = a + b`,
     /// `(ptr + a * size) + b * size` when `a` comes from outside the
     /// current block and `b` from inside it, or the other way round (in a
     /// loop the first sum is invariant, Cranelift hoists it, and the rest
@@ -510,8 +512,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         index: Value,
         size: i64,
     ) -> Option<clif::Value> {
-        let [a, b] = self.add_operands(index)?;
-        if let Some((x, k)) = self.plus_constant(index) {
+        if let Some((x, k)) = constant_offset(self.func, index) {
             let x = self.v(x);
             let off = self.b.ins().imul_imm_s(x, size);
             let addr = self.b.ins().iadd(ptr, off);
@@ -522,12 +523,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         if !self.cur_self_loop {
             return None;
         }
+        let [a, b] = self.add_operands(index)?;
         let (outer, inner) = match (self.defined_here(a), self.defined_here(b)) {
             (false, true) => (a, b),
             (true, false) => (b, a),
             _ => return None,
         };
-        let (x, k) = self.plus_constant(inner).unwrap_or((inner, 0));
+        let (x, k) = constant_offset(self.func, inner).unwrap_or((inner, 0));
         let disp = k.checked_mul(size)?;
         let (outer, x) = (self.v(outer), self.v(x));
         let outer_off = self.b.ins().imul_imm_s(outer, size);
@@ -538,11 +540,6 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             0 => addr,
             _ => self.b.ins().iadd_imm_s(addr, disp),
         })
-    }
-
-    /// `v` as `x + k` with `k` a constant, when it is such an `add`.
-    fn plus_constant(&self, v: Value) -> Option<(Value, i64)> {
-        plus_constant(self.func, v)
     }
 
     /// The operands of `v` when it is an integer `add`.
@@ -706,6 +703,29 @@ fn plus_constant(func: &adc_ir::Function, v: Value) -> Option<(Value, i64)> {
         (Some(k), None) => Some((*b, k)),
         (None, None) => None,
     }
+}
+
+/// `v` as `x + k` with `k` a constant, through a chain of `add`s and
+/// `sub`s of constants (`(i + 2) - 1` is `i + 1`), when there is one. The
+/// IR's integer arithmetic wraps, and so does an address's, so
+/// `ptr + x * size + k * size` is the element's address whatever the
+/// chain's intermediate values.
+fn constant_offset(func: &adc_ir::Function, v: Value) -> Option<(Value, i64)> {
+    // (A bound on the walk: index chains are a few steps long.)
+    const MAX_STEPS: usize = 16;
+    let (mut x, mut k) = (v, 0i64);
+    for _ in 0..MAX_STEPS {
+        let step = match def_data(func, x) {
+            Some(InstData::Binary {
+                op: adc_ir::BinaryOp::Sub,
+                args: [a, b],
+            }) => adc_ir_int_const(func, *b).and_then(|c| Some((*a, c.checked_neg()?))),
+            _ => plus_constant(func, x),
+        };
+        let Some((base, c)) = step else { break };
+        (x, k) = (base, k.checked_add(c)?);
+    }
+    (x != v).then_some((x, k))
 }
 
 fn adc_ir_int_const(func: &adc_ir::Function, v: Value) -> Option<i64> {
