@@ -22,7 +22,10 @@
 //! counter as `i + k` (or `i + -k`); it loops while four more remain, else
 //! goes to a new block `C`, `B`'s branch as the last copy would take it:
 //! into `B` for the remaining iterations (fewer than four) or out. `B`
-//! stays as it was, for the remainder.
+//! stays as it was, for the remainder. When the exit edge's arguments are
+//! values from outside `B` or values its back edge passes (the loop's
+//! state), `C` takes the state as parameters and tests it (`state_test`),
+//! and `P`'s edge into `B` goes through `C` too.
 //!
 //! Assumes: verified input. Guarantees: verified output; every path runs
 //! the same instructions in the same order (each copy in `U` runs exactly
@@ -97,6 +100,8 @@ struct Plan {
     /// `n = i + 1` (or `i - 1`), and its test against `bound`.
     increment: adc_ir::Inst,
     down: bool,
+    /// The test's condition.
+    test: CmpCond,
     bound: Value,
 }
 
@@ -190,6 +195,7 @@ fn plan(func: &Function, b: Block) -> Option<Plan> {
         counter,
         increment,
         down,
+        test: *test_cond,
         bound: *bound,
     })
 }
@@ -222,6 +228,11 @@ impl Emitter {
     fn int(&self, func: &mut Function, block: Block, c: i64) -> Value {
         let value = Constant::I64(c);
         self.value(func, block, InstData::Const { value }, Type::I64)
+    }
+
+    fn bool(&self, func: &mut Function, block: Block, b: bool) -> Value {
+        let value = Constant::Bool(b);
+        self.value(func, block, InstData::Const { value }, Type::BOOL)
     }
 
     fn binary(&self, func: &mut Function, block: Block, op: BinaryOp, args: [Value; 2]) -> Value {
@@ -287,8 +298,10 @@ fn unroll(func: &mut Function, p: &Plan, preds: &mut BTreeMap<Block, BTreeSet<Bl
         true => e.less(func, pre, [p.bound, limit]),
     };
     let room = e.room(func, pre, p.down, pre_params[p.counter], limit);
-    let no = Constant::Bool(false);
-    let no = e.value(func, pre, InstData::Const { value: no }, Type::BOOL);
+    let no = e.bool(func, pre, false);
+    // (For `C`'s `first`, when `state_test` takes `P`'s other edge; dead
+    // otherwise.)
+    let yes = e.bool(func, pre, true);
     let select = InstData::Select {
         cond: no_wrap,
         args: [room, no],
@@ -341,14 +354,24 @@ fn unroll(func: &mut Function, p: &Plan, preds: &mut BTreeMap<Block, BTreeSet<Bl
             .clone();
     }
     let again = e.room(func, unrolled, p.down, current[p.counter], limit);
+    let exit = exit_in_state(func, &last, b, unrolled, &current);
+    let exit_edge = match exit {
+        Some(_) => to(rest, [&current[..], &[no]].concat()),
+        None => to(rest, vec![]),
+    };
     let branch = InstData::Branch {
         cond: again,
         then_dest: to(unrolled, current),
-        else_dest: to(rest, vec![]),
+        else_dest: exit_edge,
     };
     e.inst(func, unrolled, branch, &[]);
-    // C: the last copy's branch, into `B` for the rest or out.
-    e.inst(func, rest, last, &[]);
+    match exit {
+        Some(exit) => state_test(func, &e, p, [pre, rest], yes, &types, &last, &exit),
+        // C: the last copy's branch, into `B` for the rest or out.
+        None => {
+            e.inst(func, rest, last, &[]);
+        }
+    }
     // Every edge into `B` from outside now enters `P`; `C` is a new
     // predecessor of the exit.
     let outside: Vec<Block> = preds
@@ -368,5 +391,120 @@ fn unroll(func: &mut Function, p: &Plan, preds: &mut BTreeMap<Block, BTreeSet<Bl
     for s in func.successors(rest) {
         preds.entry(s).or_default().insert(rest);
     }
-    preds.insert(b, [pre, rest, b].into_iter().collect());
+    let b_preds = func.successors(pre).contains(&b).then_some(pre);
+    preds.insert(b, b_preds.into_iter().chain([rest, b]).collect());
+}
+
+/// An argument of the loop's exit edge, in terms of the loop's state.
+#[derive(Clone, Copy)]
+enum ExitArg {
+    /// A value defined outside `U`.
+    Outside(Value),
+    /// The state's `j`th value: what `U`'s back edge passes as `B`'s `j`th
+    /// parameter.
+    State(usize),
+}
+
+/// The last copy's exit arguments as values defined outside `U` or
+/// values of the state `U` passes on (`current`), when each of them is one.
+fn exit_in_state(
+    func: &Function,
+    last: &InstData,
+    b: Block,
+    unrolled: Block,
+    current: &[Value],
+) -> Option<Vec<ExitArg>> {
+    let exit = last.successors().into_iter().find(|c| c.block != b)?;
+    let own: BTreeSet<adc_ir::Inst> = func.dfg.block(unrolled).insts.iter().copied().collect();
+    exit.args
+        .iter()
+        .map(|&a| match current.iter().position(|c| *c == a) {
+            Some(j) => Some(ExitArg::State(j)),
+            None => (!defined_in(func, a, unrolled, &own)).then_some(ExitArg::Outside(a)),
+        })
+        .collect()
+}
+
+/// `C` as a test of the state that `U` (four iterations done) or `P` (none
+/// done) hands it, so that the state is a parameter with two incoming
+/// values: Cranelift keeps it a phi, where a parameter with one incoming
+/// edge would be folded and the counter's `i + 4` recomputed in `C`,
+/// keeping `i` and `i + 4` both live across `U`'s branch (a move and a
+/// jump more on every back edge). `C`'s parameters are `B`'s and `first`:
+/// from `P`, its parameters and `true` (`B` runs at least once, as it did
+/// when `P` entered it directly); from `U`, the state and `false`. `C`
+/// enters `B` when `first` holds or `B`'s test of the state's counter
+/// says so, else leaves with the last copy's exit arguments.
+fn state_test(
+    func: &mut Function,
+    e: &Emitter,
+    p: &Plan,
+    [pre, rest]: [Block; 2],
+    yes: Value,
+    types: &[Type],
+    last: &InstData,
+    exit: &[ExitArg],
+) {
+    let state: Vec<Value> = types
+        .iter()
+        .map(|t| func.dfg.append_block_param(rest, *t))
+        .collect();
+    let first = func.dfg.append_block_param(rest, Type::BOOL);
+    let pre_term = func
+        .terminator(pre)
+        .expect("invariant: `unroll` gave `P` its branch");
+    if let InstData::Branch { else_dest, .. } = func.dfg.inst_mut(pre_term) {
+        else_dest.block = rest;
+        else_dest.args.push(yes);
+    }
+    let InstData::Branch {
+        then_dest,
+        else_dest,
+        ..
+    } = last
+    else {
+        unreachable!("invariant: plan() found the loop's branch");
+    };
+    let cmp = InstData::Cmp {
+        cond: p.test,
+        args: [state[p.counter], p.bound],
+    };
+    let t = e.value(func, rest, cmp, Type::BOOL);
+    // `first` decides for the edge into `B`.
+    let into_b_on_true = then_dest.block == p.body;
+    let forced = e.bool(func, rest, into_b_on_true);
+    let select = InstData::Select {
+        cond: first,
+        args: [forced, t],
+    };
+    let go = e.value(func, rest, select, Type::BOOL);
+    let exit_args: Vec<Value> = exit
+        .iter()
+        .map(|a| match a {
+            ExitArg::Outside(v) => *v,
+            ExitArg::State(j) => state[*j],
+        })
+        .collect();
+    let exit_block = match into_b_on_true {
+        true => else_dest.block,
+        false => then_dest.block,
+    };
+    let into_b = BlockCall {
+        block: p.body,
+        args: state,
+    };
+    let out = BlockCall {
+        block: exit_block,
+        args: exit_args,
+    };
+    let (then_dest, else_dest) = match into_b_on_true {
+        true => (into_b, out),
+        false => (out, into_b),
+    };
+    let branch = InstData::Branch {
+        cond: go,
+        then_dest,
+        else_dest,
+    };
+    e.inst(func, rest, branch, &[]);
 }
