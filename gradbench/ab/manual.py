@@ -13,7 +13,9 @@ whose HEAD those two directories are extracted into the build directory):
 the driver manual/EVAL.cpp includes GradBench's tools/manual/EVAL.cpp (its
 main renamed and unused; manual/json.hpp stands in for nlohmann's JSON
 library) and is compiled with the flags of GradBench's cpp/common.mk
-(`-std=c++17 -O3 -Wall -march=native`, single-threaded: no OpenMP). Both
+(`-std=c++17 -O3 -Wall -march=native`, single-threaded: no OpenMP;
+`--manual-flag` adds one, such as `-mprefer-vector-width=128` for vectors no
+wider than the 128-bit ones Cranelift's x86-64 backend emits). Both
 drivers build the same inputs (inputs.h) and time their functions the same
 way (bench.h). Each executable runs once untimed to compare adc's outputs
 with manual's, then in rounds, adc then manual for each eval in each round,
@@ -237,6 +239,9 @@ def main():
     ap.add_argument("--build-dir", default="/tmp/adc-manual")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler of the adc drivers")
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"), help="C++ compiler of manual (default g++)")
+    ap.add_argument("--manual-flag", action="append", default=[], metavar="FLAG",
+                    help="a flag added to GradBench's for manual (repeatable), e.g. "
+                         "--manual-flag=-mprefer-vector-width=128 for vectors as wide as adc's")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per driver run")
     o = ap.parse_intermixed_args()
     evals = o.evals or EVALS
@@ -256,6 +261,7 @@ def main():
     described = ab.describe(adc, copy)
     gb, gb_described = gradbench_tree(o.gradbench, o.build_dir)
     cxxflags, ldflags, problems = gradbench_flags(gb)
+    cxxflags += o.manual_flag
     problems = [f"GradBench's build files: {w}" for w in problems]
 
     exes = {}
