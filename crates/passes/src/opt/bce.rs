@@ -20,6 +20,13 @@
 //! (`LongerThan`); likewise an access `x[k]` there when the conjunction
 //! also tests `k >= c` for a constant `c >= 0`.
 //!
+//!
+//! And anywhere: a checked access `y[i]` that a checked access `x[i]` (the
+//! same index value) dominates, where `x` and `y` have one length: the same
+//! array value, or both `new L`, or `len x` is `L` and `y` is `new L`
+//! (`repeated_indices`). The earlier check passed, or the program stopped
+//! there.
+//!
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
 
@@ -54,6 +61,7 @@ pub fn run(func: &mut Function) -> bool {
     let proven = counted_loops(func, &dom, &edges);
     let longer = longer_than(func, &dom, &edges);
     let mut changed = guarded_indices(func, &dom, &longer);
+    changed |= repeated_indices(func, &dom);
     for c in proven {
         for &b in &dom.rpo {
             if !dom.dominates(c.body, b) {
@@ -351,4 +359,48 @@ fn guarded_indices(func: &mut Function, dom: &DomTree, longer: &[LongerThan]) ->
         drop_check(func, inst);
     }
     !proven.is_empty()
+}
+
+/// Drops the check of an access whose index a dominating checked access to
+/// an array of the same length has checked (see the module doc).
+fn repeated_indices(func: &mut Function, dom: &DomTree) -> bool {
+    // An array's length as a value: `L` for `new L` or where `len x` is
+    // `L`, else the array itself (two arrays share a key only when they
+    // have one length).
+    let mut len_of: std::collections::BTreeMap<Value, Value> = Default::default();
+    for &b in &dom.rpo {
+        for &i in &func.dfg.block(b).insts {
+            if let InstData::ArrayLen { array } = func.dfg.inst(i) {
+                len_of.entry(*array).or_insert(func.dfg.inst_results(i)[0]);
+            }
+        }
+    }
+    let length_key = |x: Value| match def_data(func, x) {
+        Some(InstData::ArrayNew { len }) => *len,
+        _ => len_of.get(&x).copied().unwrap_or(x),
+    };
+    // The checked accesses by (length key, index), in reverse postorder:
+    // the block and position of each.
+    let mut seen: std::collections::BTreeMap<(Value, Value), Vec<(Block, usize)>> =
+        Default::default();
+    let mut repeated = Vec::new();
+    for &b in &dom.rpo {
+        for (pos, &inst) in func.dfg.block(b).insts.iter().enumerate() {
+            let Some((array, index)) = checked_access(func, inst) else {
+                continue;
+            };
+            let at = seen.entry((length_key(array), index)).or_default();
+            let dominated = at
+                .iter()
+                .any(|&(wb, wpos)| (wb == b && wpos < pos) || (wb != b && dom.dominates(wb, b)));
+            match dominated {
+                true => repeated.push(inst),
+                false => at.push((b, pos)),
+            }
+        }
+    }
+    for &inst in &repeated {
+        drop_check(func, inst);
+    }
+    !repeated.is_empty()
 }
