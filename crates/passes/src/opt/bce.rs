@@ -21,11 +21,12 @@
 //! also tests `k >= c` for a constant `c >= 0`.
 //!
 //!
-//! And anywhere: a checked access `y[i]` that a checked access `x[i]` (the
-//! same index value) dominates, where `x` and `y` have one length: the same
+//! And anywhere: a checked access `y[i]` that an access `x[i]` (the same
+//! index value) dominates, where `x` and `y` have one length: the same
 //! array value, or both `new L`, or `len x` is `L` and `y` is `new L`
-//! (`repeated_indices`). The earlier check passed, or the program stopped
-//! there.
+//! (`repeated_indices`, `Witnesses`). The earlier check passed, or the
+//! program stopped there (an unchecked access is in bounds by the IR's
+//! rule).
 //!
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
@@ -35,6 +36,7 @@ use crate::util::{
 };
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, CmpCond, Function, InstData, Value, ValueDef};
+use std::collections::BTreeMap;
 
 fn is_increment_of(func: &Function, v: Value, i: Value) -> bool {
     offset_of(func, v) == (i, 1)
@@ -276,6 +278,7 @@ fn guarded_in_bounds(
 pub(crate) struct Bounds {
     counted: Vec<Counted>,
     longer: Vec<LongerThan>,
+    witnesses: Witnesses,
 }
 
 pub(crate) fn bounds(
@@ -286,12 +289,14 @@ pub(crate) fn bounds(
     Bounds {
         counted: counted_loops(func, dom, edges),
         longer: longer_than(func, dom, edges),
+        witnesses: Witnesses::new(func, dom),
     }
 }
 
-/// Whether `array[index]` is in bounds wherever block `at` runs: a
-/// constant index (`constant_in_bounds`), or `i + d` inside a counted
-/// loop's body that bounds `i` tightly enough.
+/// Whether `array[index]` is in bounds at the end of block `at`: a
+/// constant index (`constant_in_bounds`), `i + d` inside a counted loop's
+/// body that bounds `i` tightly enough, or an index an access before it
+/// has checked (`Witnesses`).
 pub(crate) fn in_bounds_at(
     func: &Function,
     dom: &DomTree,
@@ -300,7 +305,11 @@ pub(crate) fn in_bounds_at(
     array: Value,
     index: Value,
 ) -> bool {
-    if guarded_in_bounds(func, dom, &facts.longer, at, array, index) {
+    if guarded_in_bounds(func, dom, &facts.longer, at, array, index)
+        || facts
+            .witnesses
+            .covers(func, dom, (at, usize::MAX), array, index)
+    {
         return true;
     }
     let (base, d) = offset_of(func, index);
@@ -361,41 +370,96 @@ fn guarded_indices(func: &mut Function, dom: &DomTree, longer: &[LongerThan]) ->
     !proven.is_empty()
 }
 
-/// Drops the check of an access whose index a dominating checked access to
-/// an array of the same length has checked (see the module doc).
-fn repeated_indices(func: &mut Function, dom: &DomTree) -> bool {
-    // An array's length as a value: `L` for `new L` or where `len x` is
-    // `L`, else the array itself (two arrays share a key only when they
-    // have one length).
-    let mut len_of: std::collections::BTreeMap<Value, Value> = Default::default();
-    for &b in &dom.rpo {
-        for &i in &func.dfg.block(b).insts {
-            if let InstData::ArrayLen { array } = func.dfg.inst(i) {
-                len_of.entry(*array).or_insert(func.dfg.inst_results(i)[0]);
+/// Every `load` and `store` of the function by the length of its array
+/// and its index value: an access dominated by one of them is in bounds.
+/// (A checked access stops the program when it is not; an unchecked one is
+/// in bounds by the IR's rule for `checked`.)
+pub(crate) struct Witnesses {
+    /// An array's length as a value: `L` for `new L` or where `len x` is
+    /// `L`, else the array itself (two arrays share a key only when they
+    /// have one length).
+    len_of: BTreeMap<Value, Value>,
+    /// The block and position of each access, by (length key, index).
+    at: BTreeMap<(Value, Value), Vec<(Block, usize)>>,
+}
+
+impl Witnesses {
+    pub(crate) fn new(func: &Function, dom: &DomTree) -> Witnesses {
+        let mut w = Witnesses {
+            len_of: BTreeMap::new(),
+            at: BTreeMap::new(),
+        };
+        for &b in &dom.rpo {
+            for &i in &func.dfg.block(b).insts {
+                if let InstData::ArrayLen { array } = func.dfg.inst(i) {
+                    w.len_of
+                        .entry(*array)
+                        .or_insert(func.dfg.inst_results(i)[0]);
+                }
             }
         }
+        for &b in &dom.rpo {
+            for (pos, &i) in func.dfg.block(b).insts.iter().enumerate() {
+                if let Some((array, index)) = access(func, i) {
+                    let key = (w.length_key(func, array), index);
+                    w.at.entry(key).or_default().push((b, pos));
+                }
+            }
+        }
+        w
     }
-    let length_key = |x: Value| match def_data(func, x) {
-        Some(InstData::ArrayNew { len }) => *len,
-        _ => len_of.get(&x).copied().unwrap_or(x),
-    };
-    // The checked accesses by (length key, index), in reverse postorder:
-    // the block and position of each.
-    let mut seen: std::collections::BTreeMap<(Value, Value), Vec<(Block, usize)>> =
-        Default::default();
+
+    fn length_key(&self, func: &Function, x: Value) -> Value {
+        match def_data(func, x) {
+            Some(InstData::ArrayNew { len }) => *len,
+            _ => self.len_of.get(&x).copied().unwrap_or(x),
+        }
+    }
+
+    /// Whether an access to `array[index]` runs before position `pos` of
+    /// block `b` on every path (`pos = usize::MAX`: before `b`'s end).
+    pub(crate) fn covers(
+        &self,
+        func: &Function,
+        dom: &DomTree,
+        (b, pos): (Block, usize),
+        array: Value,
+        index: Value,
+    ) -> bool {
+        let key = (self.length_key(func, array), index);
+        self.at.get(&key).is_some_and(|at| {
+            at.iter().any(|&(wb, wpos)| {
+                if wb == b {
+                    wpos < pos
+                } else {
+                    dom.dominates(wb, b)
+                }
+            })
+        })
+    }
+}
+
+/// The array and index of a `load` or `store`, checked or not.
+fn access(func: &Function, inst: adc_ir::Inst) -> Option<(Value, Value)> {
+    match func.dfg.inst(inst) {
+        InstData::Load { array, index, .. } | InstData::Store { array, index, .. } => {
+            Some((*array, *index))
+        }
+        _ => None,
+    }
+}
+
+/// Drops the check of an access that another access to an array of the
+/// same length at the same index dominates (see the module doc).
+fn repeated_indices(func: &mut Function, dom: &DomTree) -> bool {
+    let witnesses = Witnesses::new(func, dom);
     let mut repeated = Vec::new();
     for &b in &dom.rpo {
         for (pos, &inst) in func.dfg.block(b).insts.iter().enumerate() {
-            let Some((array, index)) = checked_access(func, inst) else {
-                continue;
-            };
-            let at = seen.entry((length_key(array), index)).or_default();
-            let dominated = at
-                .iter()
-                .any(|&(wb, wpos)| (wb == b && wpos < pos) || (wb != b && dom.dominates(wb, b)));
-            match dominated {
-                true => repeated.push(inst),
-                false => at.push((b, pos)),
+            if let Some((array, index)) = checked_access(func, inst) {
+                if witnesses.covers(func, dom, (b, pos), array, index) {
+                    repeated.push(inst);
+                }
             }
         }
     }
