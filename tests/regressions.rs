@@ -784,3 +784,91 @@ double h(double[] a, double x) {
     };
     assert_eq!((da[0], dx[0]), (4.0, 0.0), "dh: a[0]^2");
 }
+
+/// `a[i]` and `a[i + 1]` are unchecked only because the stores to `t` (as
+/// long as `a`) check the same indices first (`bce::Witnesses`). `carry`
+/// once carried them anyway: it loads the first window in front of the
+/// loop and the entering element at the top of the body, before `t[i + 1]`
+/// is checked, and that load then counted as a witness for `t[i + 1]`,
+/// whose check went: with `n > len(a)`, `t[len a]` was written out of
+/// bounds and the error reported at the next line. Every trip count must
+/// give the loop's result or the error at `t[i + 1]`.
+#[test]
+fn checks_that_unchecked_loads_rest_on_stay_in_front_of_them() {
+    let src = "double f(double[] a, int n) {
+    double t[len(a)];
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+        t[i + 1] = 2.0;
+        t[i] = 2.0;
+        s += a[i] + a[i + 1];
+    }
+    return s;
+}";
+    let j = adc::compile_jit("witness.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    for len in 1..9usize {
+        let a: Vec<f64> = (0..len).map(|k| 1.0 + k as f64 * 0.5).collect();
+        for n in 0..len as i64 + 4 {
+            let mut args = [
+                ArgValue::Array(ArrayValue::F64(a.clone())),
+                ArgValue::Scalar(Constant::I64(n)),
+            ];
+            if n < len as i64 {
+                let want: f64 = (0..n as usize).map(|i| a[i] + a[i + 1]).sum();
+                assert_eq!(floats(&j, "f", &mut args), vec![want], "len {len}, n {n}");
+            } else {
+                match j.call("f", &mut args) {
+                    Err(adc::CallError::Runtime(m)) => assert!(
+                        m.starts_with("index out of bounds") && m.contains("witness.ad:5:"),
+                        "len {len}, n {n}: {m}"
+                    ),
+                    other => panic!("len {len}, n {n}: {other:?}"),
+                }
+            }
+        }
+    }
+}
+
+/// `carry` loads the first window of a loop's array in front of the loop,
+/// which is only sound when the loop's accesses are proven in bounds for
+/// every iteration where they stand, not by a check earlier in the body.
+/// Forward mode's tangent loads `dx[i]` are unchecked because the primal
+/// `x[i]` just before them is checked: started far out of bounds, the
+/// carried `dx[start]` was read before that check and the process died of
+/// a segmentation fault (found in review, older than `bce::Witnesses`). The
+/// primal with checked `t` in front of unchecked `a` is the same shape.
+#[test]
+fn loops_starting_far_out_of_bounds_stop_with_a_runtime_error() {
+    let src = "[autodiff_forward(df, Dual, Const, Const, Dual)]
+double f(double[] x, int start, int m) {
+    double s = 0.0;
+    for (int i = start; i < m; i++) s += x[i] * x[i + 1];
+    return s;
+}
+double g(double[] a, int start, int m) {
+    double t[len(a)];
+    double s = 0.0;
+    for (int i = start; i < m; i++) s += t[i] * a[i] + t[i + 1] * a[i + 1];
+    return s;
+}";
+    let j = adc::compile_jit("far.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let x = ArgValue::Array(ArrayValue::F64(vec![1.0, 2.0, 3.0, 4.0]));
+    for start in [4i64, 1 << 20, 1_000_000_000_000, i64::MAX - 1] {
+        let (s, m) = (
+            ArgValue::Scalar(Constant::I64(start)),
+            ArgValue::Scalar(Constant::I64(start + 1)),
+        );
+        for (name, mut args) in [
+            ("f", vec![x.clone(), s.clone(), m.clone()]),
+            ("df", vec![x.clone(), x.clone(), s.clone(), m.clone()]),
+            ("g", vec![x.clone(), s.clone(), m.clone()]),
+        ] {
+            match j.call(name, &mut args) {
+                Err(adc::CallError::Runtime(msg)) => {
+                    assert!(msg.starts_with("index out of bounds"), "{name}({start}): {msg}")
+                }
+                other => panic!("{name}({start}): {other:?}"),
+            }
+        }
+    }
+}

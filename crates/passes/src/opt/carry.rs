@@ -18,7 +18,10 @@
 //! `A` is a parameter or made by `new` or `copy` (parameters never alias,
 //! LANGUAGE.md §3), and every other array the loop touches is too and is
 //! not `A`. `b` may hold nothing else but pure instructions, divisions,
-//! and tape operations.
+//! and tape operations; every access to `A` comes before the first checked
+//! access in `b` (an unchecked flag may rest on a check before it in `b`,
+//! `bce::Witnesses` or forward mode's tangent loads, and the carried loads
+//! run before `b`'s checks).
 //!
 //! Guarantees (check with `adc ir --after opt`): `h` takes the `hi - lo`
 //! elements the next iteration shares with this one as new parameters;
@@ -159,6 +162,16 @@ fn plan(func: &Function, lp: &SteppedLoop) -> Option<Vec<Carried>> {
             store,
         });
     }
+    // The first window is loaded in front of the loop, the entering element
+    // at the top of `b`. An unchecked access may owe its flag to a check
+    // before it in `b` (`bce::Witnesses`: `t[i]` checked, then `a[i]` with
+    // `len a` the length of `t`; forward mode's `dx[i]` after `x[i]`), which
+    // those loads would skip: an array is carried only if every access to
+    // it comes before the first checked access of `b`.
+    let first_checked = accesses
+        .iter()
+        .position(|a| a.checked)
+        .unwrap_or(accesses.len());
     // Distinct roots cannot alias; anything else might alias anything.
     let arrays: BTreeSet<Value> = accesses.iter().map(|a| a.array).collect();
     let defined_outside = |v: Value| match func.dfg.value_def(v) {
@@ -175,7 +188,7 @@ fn plan(func: &Function, lp: &SteppedLoop) -> Option<Vec<Carried>> {
     let mut carried = Vec::new();
     for array in arrays {
         let of_array: Vec<&Access> = accesses.iter().filter(|a| a.array == array).collect();
-        if of_array.iter().any(|a| a.checked) {
+        if accesses[first_checked..].iter().any(|a| a.array == array) {
             continue;
         }
         let Some(offsets) = of_array
