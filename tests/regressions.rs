@@ -865,7 +865,10 @@ double g(double[] a, int start, int m) {
         ] {
             match j.call(name, &mut args) {
                 Err(adc::CallError::Runtime(msg)) => {
-                    assert!(msg.starts_with("index out of bounds"), "{name}({start}): {msg}")
+                    assert!(
+                        msg.starts_with("index out of bounds"),
+                        "{name}({start}): {msg}"
+                    )
                 }
                 other => panic!("{name}({start}): {other:?}"),
             }
