@@ -17,8 +17,11 @@
 //! `transpose`). `ADC_BOUNDS_PROGRAMS` (default 100) and
 //! `ADC_BOUNDS_SEED` (default 1) set the programs checked.
 
+mod support;
+
 use adc::{ArgValue, ArrayValue, CallError, Constant, Stage};
 use adc_ir::interp::{self, InterpArg, InterpError};
+use support::number as num;
 
 struct Rng(u64);
 
@@ -154,15 +157,6 @@ fn floats(n: usize, r: &mut Rng) -> Vec<f64> {
 
 /// The results and the arrays after the call, or the runtime error.
 type Run = Result<Vec<f64>, String>;
-
-fn num(c: &Constant) -> f64 {
-    match c {
-        Constant::F64(v) => *v,
-        Constant::F32(v) => *v as f64,
-        Constant::I64(v) => *v as f64,
-        Constant::Bool(b) => *b as i64 as f64,
-    }
-}
 
 fn jit_run(j: &adc::JitModule, name: &str, args: &[ArgValue]) -> Run {
     let mut args = args.to_vec();

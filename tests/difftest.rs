@@ -21,6 +21,7 @@ mod interp;
 mod oracle;
 #[path = "difftest/regressions.rs"]
 mod regressions;
+mod support;
 
 use oracle::Outcome;
 use std::collections::BTreeMap;

@@ -19,6 +19,7 @@
 //! else than the final one, shows up as a disagreement here.
 
 use super::oracle::{close, fail, Fail};
+use crate::support::number as num;
 use adc::{ArgValue, Constant, JitModule, Stage};
 use adc_ir::interp::{self, InterpArg, InterpError};
 use adc_ir::{MathFunc, Module};
@@ -56,14 +57,6 @@ fn f(v: f64) -> InterpArg {
 }
 fn arr(v: &[f64]) -> InterpArg {
     InterpArg::Array(v.iter().map(|x| Constant::F64(*x)).collect())
-}
-fn num(c: &Constant) -> f64 {
-    match c {
-        Constant::F64(v) => *v,
-        Constant::F32(v) => *v as f64,
-        Constant::I64(v) => *v as f64,
-        Constant::Bool(b) => *b as i64 as f64,
-    }
 }
 
 /// The C library's `erf`, `erfc` and `lgamma`, as compiled code calls them

@@ -36,6 +36,17 @@ pub fn assert_round_trips(text: &str) {
     assert_eq!(parsed.to_string(), text, "IR dump does not round-trip");
 }
 
+/// A constant as a double (a bool as 0 or 1), as the interpreter
+/// oracles compare results.
+pub fn number(c: &adc::Constant) -> f64 {
+    match c {
+        adc::Constant::F64(v) => *v,
+        adc::Constant::F32(v) => *v as f64,
+        adc::Constant::I64(v) => *v as f64,
+        adc::Constant::Bool(b) => *b as i64 as f64,
+    }
+}
+
 /// The doubles of a call's results; anything else is a test failure.
 pub fn f64s(cs: &[adc::Constant]) -> Vec<f64> {
     cs.iter()
