@@ -68,6 +68,12 @@ const MAX_GUARD: usize = 8;
 /// Most loops rewritten in one function (each rewrite recomputes the CFG's
 /// edges and dominators).
 const MAX_LOOPS: usize = 256;
+/// Most instructions in a loop this pass looks at. The loops it is for are
+/// small (a reverse sweep over centroids or a row), and `ZeroFacts::solve`
+/// takes rounds over the whole loop, as many as its parameters' facts take
+/// to settle: this bounds that work in loops around nests of generated
+/// code.
+const MAX_BODY_INSTS: usize = 2_000;
 
 pub fn run(func: &mut Function) -> bool {
     let has_mulz = func.layout.iter().any(|&b| {
@@ -185,6 +191,10 @@ fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<
         .filter(|e| !body.contains(&e.from))
         .collect();
     let [entry] = entries[..] else { return None };
+    let size: usize = body.iter().map(|b| func.dfg.block(*b).insts.len()).sum();
+    if size > MAX_BODY_INSTS {
+        return None;
+    }
     let mut exits = Vec::new();
     let mut has_mulz = false;
     let mut stores = Vec::new();
@@ -322,7 +332,7 @@ impl<'a> ZeroFacts<'a> {
         };
         // Parameters start optimistic (zero with no condition) and only
         // grow their sets or become unknown: a fixed point in at most
-        // (values before the loop + 1) rounds per parameter.
+        // `MAX_GUARD + 2` changes per parameter (`union`).
         for &b in body {
             for &p in func.dfg.block_params(b) {
                 z.facts.insert(p, Some(BTreeSet::new()));
@@ -348,7 +358,14 @@ impl<'a> ZeroFacts<'a> {
             let mut moved = false;
             for &b in &order {
                 for (k, &p) in func.dfg.block_params(b).iter().enumerate() {
-                    let mut fact = Some(BTreeSet::new());
+                    // Joined with what the parameter had: `Select`'s rule is
+                    // not monotone, and two parameters that swap values on
+                    // the back edge then traded sets forever (difftest seed
+                    // 700,000,134: `__adc_jvp___adc_seg1_gf` never left
+                    // this loop, once `bce` had dropped the checks that had
+                    // kept the pass off it). Growing only, each set settles
+                    // within `MAX_GUARD + 2` changes (`union`).
+                    let mut fact = z.facts.get(&p).cloned().unwrap_or(Some(BTreeSet::new()));
                     for e in &cfg.edges[&b] {
                         fact = union(fact, z.of(func, e.args[k]));
                     }
@@ -464,10 +481,14 @@ fn zero_compared(func: &Function, args: [Value; 2]) -> Option<Value> {
     }
 }
 
+/// The values whose being zero makes both zero; unknown (`None`) past
+/// `MAX_GUARD` values, which no guard could test anyway (and which bounds
+/// the rounds of `ZeroFacts::solve`: a parameter's set grows at most that
+/// often before it is unknown).
 fn union(a: Option<BTreeSet<Value>>, b: Option<BTreeSet<Value>>) -> Option<BTreeSet<Value>> {
     let (mut a, b) = (a?, b?);
     a.extend(b);
-    Some(a)
+    (a.len() <= MAX_GUARD).then_some(a)
 }
 
 fn rewrite(func: &mut Function, plan: &Plan) {
