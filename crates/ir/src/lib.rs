@@ -14,6 +14,7 @@ pub mod entity;
 pub mod function;
 pub mod inst;
 pub mod interp;
+pub mod offset;
 pub mod parse;
 pub mod print;
 pub mod types;

@@ -141,45 +141,7 @@ pub(crate) fn drop_check(func: &mut Function, inst: Inst) {
     }
 }
 
-/// `v` as `base + d` with `d` a constant (`base` itself is `d = 0`).
-pub(crate) fn offset_of(func: &Function, v: Value) -> (Value, i64) {
-    match def_data(func, v) {
-        Some(InstData::Binary {
-            op: BinaryOp::Add,
-            args,
-        }) => match (int_const(func, args[0]), int_const(func, args[1])) {
-            (_, Some(d)) => (args[0], d),
-            (Some(d), _) => (args[1], d),
-            _ => (v, 0),
-        },
-        Some(InstData::Binary {
-            op: BinaryOp::Sub,
-            args,
-        }) => match int_const(func, args[1]) {
-            Some(d) if d != i64::MIN => (args[0], -d),
-            _ => (v, 0),
-        },
-        _ => (v, 0),
-    }
-}
-
-/// `v` as `base + k` through chains of additions of constants (where
-/// `offset_of` looks through one).
-pub(crate) fn offset_through_chain(func: &Function, mut v: Value) -> (Value, i64) {
-    let mut total = 0i64;
-    for _ in 0..16 {
-        let (base, d) = offset_of(func, v);
-        if base == v {
-            break;
-        }
-        match total.checked_add(d) {
-            Some(t) => total = t,
-            None => break,
-        }
-        v = base;
-    }
-    (v, total)
-}
+pub(crate) use adc_ir::offset::{offset_of, offset_through_chain};
 
 /// Appends instructions to the end of one block, with one tag and span.
 pub(crate) struct Emitter {

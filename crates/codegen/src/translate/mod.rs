@@ -498,8 +498,8 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
 
     /// The address of element `index` of an unchecked access, without its
     /// arithmetic: `ptr + x * size + k * size` when `index` is `x + k` for
-    /// a constant `k` (through `constant_offset`'s chain of `add`s and
-    /// `sub`s; the constant folds into the access's displacement); else,
+    /// a constant `k` (through a chain of `add`s and `sub`s,
+    /// `adc_ir::offset`; the constant folds into the access's displacement); else,
     /// for `index = a + b`,
     /// `(ptr + a * size) + b * size` when `a` comes from outside the
     /// current block and `b` from inside it, or the other way round (in a
@@ -705,26 +705,10 @@ fn plus_constant(func: &adc_ir::Function, v: Value) -> Option<(Value, i64)> {
     }
 }
 
-/// `v` as `x + k` with `k` a constant, through a chain of `add`s and
-/// `sub`s of constants (`(i + 2) - 1` is `i + 1`), when there is one. The
-/// IR's integer arithmetic wraps, and so does an address's, so
-/// `ptr + x * size + k * size` is the element's address whatever the
-/// chain's intermediate values.
+/// `v` as `x + k` through a chain of constant `add`s and `sub`s, when it
+/// is one (`adc_ir::offset`).
 fn constant_offset(func: &adc_ir::Function, v: Value) -> Option<(Value, i64)> {
-    // (A bound on the walk: index chains are a few steps long.)
-    const MAX_STEPS: usize = 16;
-    let (mut x, mut k) = (v, 0i64);
-    for _ in 0..MAX_STEPS {
-        let step = match def_data(func, x) {
-            Some(InstData::Binary {
-                op: adc_ir::BinaryOp::Sub,
-                args: [a, b],
-            }) => adc_ir_int_const(func, *b).and_then(|c| Some((*a, c.checked_neg()?))),
-            _ => plus_constant(func, x),
-        };
-        let Some((base, c)) = step else { break };
-        (x, k) = (base, k.checked_add(c)?);
-    }
+    let (x, k) = adc_ir::offset::offset_through_chain(func, v);
     (x != v).then_some((x, k))
 }
 
