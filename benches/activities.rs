@@ -110,7 +110,7 @@ fn main() {
         // Centroids: the first k points, so every centroid owns a point.
         let c: Vec<f64> = p[..k * d].to_vec();
         let (mut a, mut b, mut r) = (vec![0.0; k * d], vec![0.0; k * d], vec![0.0; k * d]);
-        // SAFETY: the C ABI of §7 for these signatures; `jit` outlives
+        // SAFETY: the C ABI of docs/embedding.md#the-c-signature-of-a-function for these signatures; `jit` outlives
         // the calls and the slices are valid for them.
         type Dir = extern "C" fn(*const f64, i64, *const f64, i64, i64, *mut f64, i64);
         type Cost = extern "C" fn(*const f64, i64, *const f64, i64, i64) -> f64;

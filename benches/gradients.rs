@@ -2,7 +2,7 @@
 //! example kernels (the cheap-gradient bound asks for at most about 4x),
 //! and compile latency with the derivative generated.
 //!
-//! Both sides are called through their C-ABI entry points (LANGUAGE.md §7),
+//! Both sides are called through their C-ABI entry points (docs/embedding.md#the-c-signature-of-a-function),
 //! so the times are the compiled code's, without the checked-call layer's
 //! argument copies. The gradient is `--grad`'s: every float parameter
 //! `Active` or `Duplicated`, seed 1, shadows zeroed once (they accumulate
@@ -73,7 +73,7 @@ fn main() {
     println!("|---|---|---|---|---|");
 
     // SAFETY (every transmute below): the function types are the C ABI of
-    // §7 for the example's signature and for `--grad`'s activities.
+    // docs/embedding.md#the-c-signature-of-a-function for the example's signature and for `--grad`'s activities.
     {
         let (jit, ms) = compile("gmm.ad", "gmm_loglik");
         let mut x = vec_of(n, |i| (i as f64).sin() * 3.0);

@@ -94,7 +94,7 @@ fn gradbench_shapes() -> Vec<(&'static str, f64)> {
         .collect();
     let y0: Vec<f64> = (0..state).map(|i| 0.3 * (0.7 * i as f64).sin()).collect();
     let mut y = y0.clone();
-    // SAFETY (the transmutes): the §7 C types of the kernels' signatures.
+    // SAFETY (the transmutes): the docs/embedding.md#the-c-signature-of-a-function C types of the kernels' signatures.
     type MatMul = extern "C" fn(*const f64, i64, *const f64, i64, *mut f64, i64, i64) -> f64;
     type Reproj = extern "C" fn(*const f64, i64, *const f64, i64, *const f64, i64) -> f64;
     type Rk4 = extern "C" fn(*mut f64, i64, f64, i64) -> f64;
@@ -163,9 +163,8 @@ fn main() {
     ];
     let heat_init = vec_of(hn, &|i| (0.01 * i as f64).sin());
     let mut u = heat_init.clone();
-    // The JIT side is called through its C-ABI entry points (LANGUAGE.md
-    // §7), as C code would call an `adc compile`d object: no checked-call
-    // copies. SAFETY (the transmutes): these are the §7 types of the
+    // The JIT side is called through its C-ABI entry points (docs/embedding.md#the-c-signature-of-a-function), as C code would call an `adc compile`d object: no checked-call
+    // copies. SAFETY (the transmutes): these are the docs/embedding.md#the-c-signature-of-a-function types of the
     // examples' signatures (an array is a pointer and a length).
     type Gmm = extern "C" fn(*mut f64, i64, *mut f64, i64, *mut f64, i64, *mut f64, i64) -> f64;
     type Lstm = extern "C" fn(

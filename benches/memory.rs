@@ -1,6 +1,5 @@
 //! Benchmark (not a test): time and peak memory of reverse-mode gradients
-//! of long loops and deep recursion, taped and checkpointed (LANGUAGE.md
-//! §5.4), side by side with the primal.
+//! of long loops and deep recursion, taped and checkpointed (docs/derivatives.md#checkpointing), side by side with the primal.
 //!
 //! Each case runs in a child process of this binary (so that its peak
 //! resident set, `VmHWM`, is its own): the child compiles the program,

@@ -1,4 +1,4 @@
-//! Checkpointed loops (LANGUAGE.md §5.4): the reverse derivative of each
+//! Checkpointed loops (docs/derivatives.md#checkpointing): the reverse derivative of each
 //! program with `[checkpoint(K)]` / `[checkpoint]` on its loops equals,
 //! to rounding, that of the same program without the attributes (a taped
 //! loop), for several intervals and trip counts.

@@ -1,4 +1,4 @@
-//! Behaviour an independent reading of LANGUAGE.md expected and adc did not
+//! Behaviour an independent reading of the language (docs/) expected and adc did not
 //! give (a conformance run of 2026-11-26): NaN in `min`/`max`, `float`
 //! operands meeting double literals, derivatives of programs with externs
 //! whose result needs none, and checkpointed loops whose local arrays

@@ -1,4 +1,4 @@
-//! Generated signatures and semantics of §5: activities, shadows, custom
+//! Generated signatures and semantics of docs/derivatives.md: activities, shadows, custom
 //! derivatives, higher order, non-smooth points, runtime errors, threads.
 //! Expected values are worked out by hand in each test.
 
@@ -48,7 +48,7 @@ fn call(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Vec<f64> {
 }
 
 #[test]
-fn reverse_signature_of_the_contract_example() {
+fn reverse_signature_of_the_documented_example() {
     let j = jit("[autodiff_reverse(df, Active, Active)]\ndouble sq(double x) { return x * x; }");
     assert_eq!(call(&j, "df", &mut [d(3.0), d(0.5)]), vec![9.0, 3.0]);
 }
@@ -562,7 +562,7 @@ double f(double x, int n) {
 
 #[test]
 fn checkpointed_callee_is_run_again_not_inlined() {
-    // §5.4: `[checkpoint]` on a function makes reverse-mode callers keep
+    // docs/derivatives.md#checkpointing: `[checkpoint]` on a function makes reverse-mode callers keep
     // only its inputs and run it again in the reverse sweep; without it,
     // the callee is inlined and its values taped.
     let body = "double g(double x) { double s = 0.0; for (int i = 1; i <= 3; i++) s += sin(x * double(i)); return s; }

@@ -1,5 +1,5 @@
-//! Array views `a[lo..hi]` / `a[lo..]` (LANGUAGE.md §2) and the aliasing
-//! rule (§3).
+//! Array views `a[lo..hi]` / `a[lo..]` (docs/language.md#types) and the aliasing
+//! rule (docs/arrays.md#the-aliasing-rule).
 //!
 //! Each derivative case is a pair of programs: one passing views, its twin
 //! passing (array, offset) pairs to helpers written for them. Both define

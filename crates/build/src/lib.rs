@@ -19,7 +19,7 @@
 //! The objects go into a static library `lib<name>.a` in `OUT_DIR`, which
 //! cargo links. As for C callers, a runtime error inside the compiled code
 //! (an index out of bounds) prints its message and exits the process with
-//! status 3 (LANGUAGE.md §7).
+//! status 3 (docs/embedding.md#the-c-signature-of-a-function).
 
 use adc_ir::{Module, ParamMode, ScalarType, Type};
 use std::fmt::Write as _;
@@ -155,7 +155,7 @@ fn rust_scalar(s: ScalarType) -> &'static str {
 const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 
 /// Rust bindings for the exported functions of `module`: an `extern "C"`
-/// block with the symbols of LANGUAGE.md §7, and a safe wrapper each.
+/// block with the symbols of docs/embedding.md#the-c-signature-of-a-function, and a safe wrapper each.
 /// `Build::compile` writes them; `module` is the final module of
 /// `adc::driver::compile_object_module`.
 ///
@@ -257,7 +257,7 @@ fn bindings_via(module: &Module, ffi: &str) -> String {
         };
         let _ = writeln!(
             wrappers,
-            "/// `{}` of the `.ad` source, compiled by adc.\n#[allow(clippy::too_many_arguments)]\npub fn {ident}({}){rust_ret} {{\n    // SAFETY: the arguments are the C ABI of the function's signature (LANGUAGE.md §7): slices as pointer and length, valid for the call, writable ones exclusive.\n    {body}\n}}\n",
+            "/// `{}` of the `.ad` source, compiled by adc.\n#[allow(clippy::too_many_arguments)]\npub fn {ident}({}){rust_ret} {{\n    // SAFETY: the arguments are the C ABI of the function's signature (docs/embedding.md#the-c-signature-of-a-function): slices as pointer and length, valid for the call, writable ones exclusive.\n    {body}\n}}\n",
             f.name,
             rust_params.join(", ")
         );

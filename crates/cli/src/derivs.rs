@@ -1,4 +1,4 @@
-//! `adc run --grad` and `--tangent` (LANGUAGE.md §6): a derivative request
+//! `adc run --grad` and `--tangent` (docs/cli.md): a derivative request
 //! for the entry, added to the module before the pipeline runs, and the
 //! arguments and JSON around its call.
 
@@ -152,7 +152,7 @@ pub fn derivative_args(
     Ok((args, shadow_at))
 }
 
-/// The `gradient` array of §6: per parameter a number (returned gradient),
+/// The `gradient` array of docs/cli.md: per parameter a number (returned gradient),
 /// an array or number (shadow after the call), or `null`.
 pub fn gradient_json(
     src: &Function,

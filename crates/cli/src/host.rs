@@ -1,5 +1,5 @@
 //! Host functions: Rust functions that JIT-compiled `.ad` code calls
-//! through its `extern` declarations (LANGUAGE.md §6: externs resolve
+//! through its `extern` declarations (docs/cli.md: externs resolve
 //! "against the C math library and symbols the host registers").
 //!
 //! A host function is an `extern "C" fn` over scalars (`f64`, `f32`,
@@ -23,10 +23,10 @@
 //!
 //! A derivative through a host function needs its derivative: a
 //! `[reverse_derivative(..)]` / `[forward_derivative(..)]` attribute on the
-//! `extern` declaration (LANGUAGE.md §5.5) naming an `.ad` function, or a
+//! `extern` declaration (docs/derivatives.md#custom-derivatives) naming an `.ad` function, or a
 //! second host function declared as such.
 //!
-//! Arrays and `inout`/`out` scalars are passed as in C (LANGUAGE.md §7):
+//! Arrays and `inout`/`out` scalars are passed as in C (docs/embedding.md#the-c-signature-of-a-function):
 //! `double[] x` as `*const f64` and an `i64` length, `inout double[] x`
 //! (or `out`) as `*mut f64` and the length, `inout double x` as
 //! `*mut f64`. The check compares the Rust signature with that lowering of
@@ -36,7 +36,7 @@
 //!
 //! ```
 //! extern "C" fn total(x: *const f64, n: i64) -> f64 {
-//!     // The JIT passes an array's pointer and its length (LANGUAGE.md §7).
+//!     // The JIT passes an array's pointer and its length (docs/embedding.md#the-c-signature-of-a-function).
 //!     unsafe { std::slice::from_raw_parts(x, n as usize) }.iter().sum()
 //! }
 //! let source = "extern double total(double[] x);
@@ -338,7 +338,7 @@ impl HostFunctions {
     ///
     /// # Safety
     /// `address` must be a function with the C ABI of the declaration
-    /// (LANGUAGE.md §7) that stays valid while the JIT module lives.
+    /// (docs/embedding.md#the-c-signature-of-a-function) that stays valid while the JIT module lives.
     ///
     /// ```
     /// extern "C" fn answer() -> i64 {
@@ -439,7 +439,7 @@ impl HostFunctions {
     }
 }
 
-/// The C-ABI parameters of one declared parameter (LANGUAGE.md §7).
+/// The C-ABI parameters of one declared parameter (docs/embedding.md#the-c-signature-of-a-function).
 fn c_params(kind: ParamKind) -> Vec<CParam> {
     match kind {
         ParamKind::Scalar(s) => vec![CParam::Scalar(s)],

@@ -1,5 +1,5 @@
 //! JSON for `adc run`: reading `--args` by parameter type and printing the
-//! result object of LANGUAGE.md §6.
+//! result object of docs/cli.md.
 
 use adc_codegen::{ArgValue, ArrayValue};
 use adc_ir::{inst::fmt_f32, inst::fmt_f64, Constant, Param, ScalarType, Type};
@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 fn scalar_from_json(v: &Json, s: ScalarType) -> Option<Constant> {
     match s {
         ScalarType::Bool => v.as_bool().map(Constant::Bool),
-        // An integral number (`2` or `2.0`) within `int`'s range (§6).
+        // An integral number (`2` or `2.0`) within `int`'s range (docs/cli.md).
         ScalarType::I64 => v
             .as_i64()
             .or_else(|| {

@@ -267,8 +267,7 @@ pub use adc_frontend::Diagnostic;
 /// ```
 pub use adc_frontend::Severity;
 
-/// The activity of a parameter or result in a derivative (LANGUAGE.md
-/// §5.1, §5.2), as a [`Derivative`] request takes it; `name` and
+/// The activity of a parameter or result in a derivative (docs/derivatives.md#reverse-mode, docs/derivatives.md#forward-mode), as a [`Derivative`] request takes it; `name` and
 /// `from_name` spell it as attributes do.
 ///
 /// ```

@@ -1,4 +1,4 @@
-//! The `adc` command line (LANGUAGE.md §6). Exit codes: 0 success,
+//! The `adc` command line (docs/cli.md). Exit codes: 0 success,
 //! 1 compile error, 2 bad usage or bad `--args`, 3 runtime error.
 
 use adc::driver::{self, Stage};

@@ -53,7 +53,7 @@ pub struct Derivative {
     pub name: String,
     /// Forward or reverse mode.
     pub mode: AdMode,
-    /// `None`: the defaults of LANGUAGE.md §5.3 (floats `Active` or
+    /// `None`: the defaults of docs/derivatives.md#default-activities (floats `Active` or
     /// `Duplicated` in reverse mode, `Dual` in forward mode, others
     /// `Const`).
     pub params: Option<Vec<Activity>>,
@@ -131,7 +131,7 @@ impl Derivative {
 }
 
 /// Whether `a` is an activity a parameter of type `ty` may take in `mode`
-/// (the rules the attributes check, §5.3).
+/// (the rules the attributes check, docs/derivatives.md#default-activities).
 pub(crate) fn fits(a: Activity, ty: Type, mode: AdMode) -> bool {
     let by_ref = !matches!(ty, Type::Scalar(_));
     match (a, is_differentiable(ty), mode, by_ref) {

@@ -1,4 +1,4 @@
-//! `adc tape` (LANGUAGE.md §5.4): what each reverse derivative's tape
+//! `adc tape` (docs/derivatives.md#checkpointing): what each reverse derivative's tape
 //! stores, read off the IR after every pass but `unroll-inner` (its copies
 //! of a loop's body push what four iterations push; the tape is the same).
 //!

@@ -19,7 +19,7 @@
 //!   adc's own prefixes);
 //! - a derivative declaration (`= reverse @f(...)`) is refused unless its
 //!   activities fit `f`'s parameters and result as an attribute's must
-//!   (§5.3) and its signature is the one they generate.
+//!   (docs/derivatives.md#default-activities) and its signature is the one they generate.
 
 use adc_ir::{BinaryOp, Function, Inst, InstData, Module, Tag, Type, Value};
 

@@ -485,7 +485,7 @@ double f(double x) { return h(x, 3) + h(x * 0.5, 1); }",
     assert_eq!(printed, ["3", "2", "1", "0", "1", "0"], "{out}");
 }
 
-/// `--args @FILE` and `@-` (LANGUAGE.md §6): the JSON from a file or from
+/// `--args @FILE` and `@-` (docs/cli.md): the JSON from a file or from
 /// standard input; an unreadable file is a usage error.
 #[test]
 fn args_from_a_file_and_from_stdin() {
@@ -552,7 +552,7 @@ double f2(double[] x, int x_len, double d_x, double seed, double new) { return x
     );
 }
 
-/// `static` functions (LANGUAGE.md §2) stay inside the object: a C program
+/// `static` functions (docs/language.md#static-functions) stay inside the object: a C program
 /// may define a function of the same name, the header leaves them out,
 /// and what an attribute generates from one is `static` too; `adc run`
 /// still calls them.
@@ -633,7 +633,7 @@ fn warnings_and_json_diagnostics() {
 }
 
 /// An `extern` nothing provides is, under `adc run`, a compile error at
-/// its declaration with the source line (§6); `check` and `compile` leave
+/// its declaration with the source line (docs/cli.md); `check` and `compile` leave
 /// it to the linker.
 #[test]
 fn unresolved_extern_points_at_its_declaration() {

@@ -1,5 +1,5 @@
 //! What `adc run` reads and prints for values: `--args` numbers read
-//! exactly, a tuple's tangent with one entry per element (LANGUAGE.md 6).
+//! exactly, a tuple's tangent with one entry per element (docs/cli.md).
 
 mod common;
 

@@ -47,7 +47,7 @@ int main(void) {
     );
 }
 
-/// An `extern` returning a tuple is called with the C struct ABI (§7), as
+/// An `extern` returning a tuple is called with the C struct ABI (docs/embedding.md#the-c-signature-of-a-function), as
 /// the module's own functions return one: two floats packed in one SSE
 /// register, two bools in one integer register, a struct over 16 bytes
 /// through a hidden pointer (once read from the wrong registers, and the
@@ -239,7 +239,7 @@ int main(void) { printf("before\n"); f(0.30000000000000004, 2.5f, -17, true); pr
 }
 
 /// Headers compile warning-free as C99 and as C++ whatever the module's
-/// names are (LANGUAGE.md §7): parameters named like C or C++ keywords,
+/// names are (docs/embedding.md#the-c-signature-of-a-function): parameters named like C or C++ keywords,
 /// alternative tokens or macros, functions named like C++ keywords, a
 /// tuple result struct that would take a function's name, names reserved
 /// by their underscores (`_B`, `__x`, once an endless loop), names that

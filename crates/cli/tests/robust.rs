@@ -330,7 +330,7 @@ fn textual_ir_is_made_safe() {
         let (code, _, err) = exit_code(&["run"], &file);
         assert_eq!(code, want, "{name}: {err}");
         if want == 3 {
-            // The instruction's line and column in the .adir text (§6).
+            // The instruction's line and column in the .adir text (docs/cli.md).
             let line = text
                 .lines()
                 .position(|l| l.contains("load.unchecked") || l.contains("copyrange"));
@@ -451,7 +451,7 @@ double top(double[] xs) { return tree(xs); }
 }
 
 /// Under `adc run`, externs resolve against the math library and the host
-/// only (§6): `wmemset` from the rest of the C library, declared with
+/// only (docs/cli.md): `wmemset` from the rest of the C library, declared with
 /// another signature, once segfaulted; `.adir` externs of `free` or
 /// `memset` corrupted the heap.
 #[test]

@@ -1,6 +1,6 @@
 //! Exported entry points around the internal functions.
 //!
-//! - `NAME`: the C ABI of LANGUAGE.md §7. It runs `__adc_impl_NAME` with a
+//! - `NAME`: the C ABI of docs/embedding.md#the-c-signature-of-a-function. It runs `__adc_impl_NAME` with a
 //!   fresh runtime context; on a runtime error it writes the message to
 //!   stderr and exits with status 3. Tuples are returned as C structs
 //!   following the x86-64 System V rules (in registers up to 16 bytes,
@@ -283,7 +283,7 @@ pub(crate) fn define_entry<M: Module>(
         .map_err(CodegenError::from)
 }
 
-/// The signature an `extern` is called with: the C ABI (§7), tuples as C
+/// The signature an `extern` is called with: the C ABI (docs/embedding.md#the-c-signature-of-a-function), tuples as C
 /// structs (the same rules as the wrappers' `c_signature`).
 pub(crate) fn extern_signature<M: Module>(m: &M, func: &adc_ir::Function) -> clif::Signature {
     if func.returns.len() > 1 {

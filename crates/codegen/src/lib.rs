@@ -214,7 +214,7 @@ fn build<M: Module>(
         // In the JIT the wrapper is only reached through its pointer, and a
         // user function named like a C library function the runtime calls
         // (`free`, `calloc`, ...) must not capture those calls: it gets a
-        // local name. Object files export `NAME` (LANGUAGE.md 7), except for
+        // local name. Object files export `NAME` (docs/embedding.md#the-c-signature-of-a-function), except for
         // `static` functions, adc's own (`__adc_*`) and `main` (the C
         // program has its own), local symbols.
         let internal = f.linkage == adc_ir::Linkage::Static

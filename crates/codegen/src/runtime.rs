@@ -227,7 +227,7 @@ pub(crate) fn runtime_symbols() -> Vec<(&'static str, *const u8)> {
 }
 
 /// True when `f` declares one of the math library's functions that write
-/// through pointers with exactly its C signature (LANGUAGE.md §7: an
+/// through pointers with exactly its C signature (docs/embedding.md#the-c-signature-of-a-function: an
 /// `out`/`inout` scalar is a pointer): `double modf(double x, out double
 /// ip)`, `void sincos(double x, out double s, out double c)` and their
 /// `float` forms. Those resolve under `adc run` as the other math
@@ -250,7 +250,7 @@ pub(crate) fn pointer_math_declared_exactly(f: &adc_ir::Function) -> bool {
     f.params.iter().map(|p| p.ty).eq(params) && f.returns == returns
 }
 
-/// True when the C math library defines `name` (LANGUAGE.md §6: an
+/// True when the C math library defines `name` (docs/cli.md: an
 /// `extern` resolves under `adc run` against the math library and the
 /// host's symbols, not against the rest of the C library, whose `free` or
 /// `memset` declared with another signature would corrupt memory).
@@ -421,7 +421,7 @@ pub enum CallError {
         /// The function's result types.
         expected: String,
     },
-    /// A runtime error of LANGUAGE.md §4: `what at file:line:col`.
+    /// A runtime error of docs/arrays.md#runtime-errors: `what at file:line:col`.
     Runtime(String),
 }
 
@@ -570,7 +570,7 @@ impl JitModule {
         self.funcs.values()
     }
 
-    /// The C-ABI entry point of `name` (LANGUAGE.md §7). Transmute it to the
+    /// The C-ABI entry point of `name` (docs/embedding.md#the-c-signature-of-a-function). Transmute it to the
     /// matching `extern "C" fn` type; a runtime error inside it prints the
     /// message and exits the process with status 3.
     ///

@@ -1,4 +1,4 @@
-//! Lowering of `mulz`, the strong-zero product of LANGUAGE.md §5.5:
+//! Lowering of `mulz`, the strong-zero product of docs/derivatives.md#non-smooth-and-singular-points:
 //! `x * y`, except exactly zero when `x` (an adjoint or tangent) is zero,
 //! even if `y` (a local partial) is infinite or NaN.
 //!

@@ -1,4 +1,4 @@
-//! Array views and the aliasing check (LANGUAGE.md §2, §3).
+//! Array views and the aliasing check (docs/language.md#types, docs/arrays.md#the-aliasing-rule).
 //!
 //! An array is a (pointer, length) pair, so `view a, lo, hi` is pointer
 //! arithmetic after one bounds check, and `aliascheck a, b` compares the

@@ -1,13 +1,14 @@
 //! The vocabulary of derivatives shared by the frontend and the passes:
-//! activities (§5.1, §5.2 of the language contract), derivative requests,
+//! activities (docs/derivatives.md#reverse-mode, docs/derivatives.md#forward-mode), derivative requests,
 //! instruction tags, and the signatures generated functions get.
 
 use crate::function::{Function, Param, ParamMode};
 use crate::types::Type;
 use std::fmt;
 
-/// How a parameter or result takes part in a derivative (§5.1, §5.2 of
-/// the language contract), as an attribute names it.
+/// How a parameter or result takes part in a derivative
+/// (docs/derivatives.md#reverse-mode, docs/derivatives.md#forward-mode), as an
+/// attribute names it.
 ///
 /// ```
 /// # use adc_ir::Activity;
@@ -157,7 +158,7 @@ pub fn is_differentiable(ty: Type) -> bool {
     ty.elem().is_float()
 }
 
-/// The default activity of a parameter (§5.3).
+/// The default activity of a parameter (docs/derivatives.md#default-activities).
 pub fn default_activity(p: &Param, mode: AdMode) -> Activity {
     match (is_differentiable(p.ty), p.ty, mode) {
         (false, _, _) => Activity::Const,
@@ -240,7 +241,7 @@ pub fn forward_signature(
     (params, returns)
 }
 
-/// The reverse-mode signature of §5.1: shadows after `Duplicated`
+/// The reverse-mode signature of docs/derivatives.md#reverse-mode: shadows after `Duplicated`
 /// parameters, one seed per float result appended when the return is
 /// active; the primal results (unless `ActiveOnly`), then one gradient per
 /// `Active` parameter.

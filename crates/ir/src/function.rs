@@ -33,7 +33,7 @@ pub enum Linkage {
     Export,
     /// Declared here, resolved by the linker or the JIT host.
     Import,
-    /// Defined here and internal to the module (`static`, LANGUAGE.md §2):
+    /// Defined here and internal to the module (`static`, docs/language.md#static-functions):
     /// callable from `.ad`, `adc run` and the Rust API, but not exported
     /// from object files nor declared in headers.
     Static,
@@ -244,7 +244,7 @@ pub struct Function {
     pub custom_forward: Option<String>,
     /// `[reverse_derivative(G)]`.
     pub custom_reverse: Option<String>,
-    /// `[checkpoint]` (LANGUAGE.md §5.4): reverse-mode callers keep only the
+    /// `[checkpoint]` (docs/derivatives.md#checkpointing): reverse-mode callers keep only the
     /// inputs of a call and run it again in the reverse sweep (it is never
     /// inlined into derivative code).
     pub checkpoint: bool,
@@ -335,7 +335,7 @@ impl Function {
 
     /// Whether the array `root` (an `array_root`) is an object of its own:
     /// an array parameter (parameters a function writes never share
-    /// elements, LANGUAGE.md §3) or made here by `new` or `copy`. A block
+    /// elements, docs/arrays.md#the-aliasing-rule) or made here by `new` or `copy`. A block
     /// parameter other than the entry's may be any of them, so it is not.
     pub fn is_distinct_array_object(&self, root: Value) -> bool {
         match self.dfg.value_def(root) {

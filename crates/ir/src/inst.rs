@@ -301,7 +301,7 @@ pub enum InstData {
     },
     /// A runtime error ("arguments alias") when the two arrays share an
     /// element: a call may not pass overlapping arrays where one is
-    /// writable (LANGUAGE.md §3). Empty arrays share nothing.
+    /// writable (docs/arrays.md#the-aliasing-rule). Empty arrays share nothing.
     AliasCheck {
         args: [Value; 2],
     },

@@ -352,7 +352,7 @@ pub(crate) fn remove_insts(func: &mut Function, dead: &std::collections::BTreeSe
 }
 
 /// An array value that is its own object: a parameter (parameters never
-/// alias, LANGUAGE.md §3), or made here by `new` or `copy` (not one passed
+/// alias, docs/arrays.md#the-aliasing-rule), or made here by `new` or `copy` (not one passed
 /// along through a block parameter). Two different such values never share
 /// memory.
 pub(crate) fn is_fresh_array(func: &Function, a: Value) -> bool {

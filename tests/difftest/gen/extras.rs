@@ -154,7 +154,7 @@ pub(super) fn extras(seed: u64, helpers: &[Helper], funcs: &mut Vec<Func>, body:
     }
     if r.chance(0.3) {
         // One array, or overlapping views of it, passed to two read-only
-        // parameters (allowed, LANGUAGE.md §3) of a callee that stays a
+        // parameters (allowed, docs/arrays.md#the-aliasing-rule) of a callee that stays a
         // call when checkpointed: both shadows are one array (a wrong
         // gradient once, when the callee's reverse loop kept one in a
         // register across writes to the other).

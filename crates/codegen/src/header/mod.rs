@@ -1,5 +1,5 @@
 //! `--emit-header`: C declarations of an object file's exported functions
-//! that compile warning-free as C99 and as C++ (LANGUAGE.md §7), whatever
+//! that compile warning-free as C99 and as C++ (docs/embedding.md#the-c-signature-of-a-function), whatever
 //! the functions and parameters are called.
 //!
 //! - Parameter names only document the signature: a name that is a C or

@@ -370,7 +370,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             }
             (BinaryOp::Min, false) => self.b.ins().smin(x, y),
             (BinaryOp::Max, false) => self.b.ins().smax(x, y),
-            // C's `fmin`/`fmax` (LANGUAGE.md 4): a NaN operand is ignored,
+            // C's `fmin`/`fmax` (docs/language.md#built-in-functions): a NaN operand is ignored,
             // so `y` wins when `x` is NaN; otherwise ties give `x`.
             (BinaryOp::Min | BinaryOp::Max, true) => {
                 let cc = if op == BinaryOp::Min {

@@ -1,4 +1,4 @@
-//! The aliasing rule at calls (LANGUAGE.md §3, docs/arrays.md): the
+//! The aliasing rule at calls (docs/arrays.md#the-aliasing-rule, docs/arrays.md): the
 //! arguments of one call share no storage where one of them is written,
 //! so a callee (and its derivatives) may assume that writing one parameter
 //! changes no other.

@@ -1,4 +1,4 @@
-//! Function attributes (LANGUAGE.md §5) checked against the signature they
+//! Function attributes (docs/derivatives.md) checked against the signature they
 //! stand on.
 
 use super::items::Globals;
@@ -16,7 +16,7 @@ pub(crate) enum AttrRequest {
     Checkpoint,
 }
 
-/// Checks a function attribute (§5) against the signature it stands on.
+/// Checks a function attribute (docs/derivatives.md) against the signature it stands on.
 pub(crate) fn check_function_attr(
     f: &FuncDecl,
     a: &Attr,
@@ -166,7 +166,7 @@ pub(crate) fn check_function_attr(
     }
 }
 
-/// The attributes a function may carry (§5).
+/// The attributes a function may carry (docs/derivatives.md).
 const FUNCTION_ATTRIBUTES: &[&str] = &[
     "autodiff_reverse",
     "autodiff_forward",

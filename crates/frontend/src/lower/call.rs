@@ -1,5 +1,5 @@
 //! Calls: arity, built-ins, and user functions (with their derivative
-//! requests and the aliasing rule of LANGUAGE.md §3).
+//! requests and the aliasing rule of docs/arrays.md#the-aliasing-rule).
 
 use super::alias::RefArg;
 use super::expr::*;

@@ -1,4 +1,4 @@
-//! Expressions: typing with the conversion rules of LANGUAGE.md §2 (calls
+//! Expressions: typing with the conversion rules of docs/language.md#types (calls
 //! are in `call.rs`, places in `place.rs`, function attributes in
 //! `attrs.rs`).
 //!
@@ -54,7 +54,7 @@ pub(crate) fn float_literal(text: &str, span: Span) -> Result<Constant, Diagnost
 }
 
 impl FnLowerer<'_> {
-    /// Converts `v` from `from` to `to` where §2 allows it implicitly.
+    /// Converts `v` from `from` to `to` where docs/language.md#types allows it implicitly.
     pub(crate) fn coerce(
         &mut self,
         v: Value,

@@ -535,7 +535,7 @@ fn eval_const(
             return None;
         }
     };
-    // The implicit conversions of §2 (what `FnLowerer::coerce` allows).
+    // The implicit conversions of docs/language.md#types (what `FnLowerer::coerce` allows).
     let from = v.ty();
     let widening = from != ScalarType::Bool
         && ty != ScalarType::Bool

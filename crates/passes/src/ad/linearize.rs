@@ -209,7 +209,7 @@ impl Linearizer<'_> {
         }
     }
 
-    /// `t * partial`, exactly zero when `t` is zero (§5.5).
+    /// `t * partial`, exactly zero when `t` is zero (docs/derivatives.md#non-smooth-and-singular-points).
     fn scale(&mut self, t: Tan, partial: Value, ty: Type) -> Tan {
         match t {
             Tan::Val(x) => Tan::Val(self.bin(BinaryOp::MulZ, x, partial, ty, Tag::Diff)),
@@ -217,7 +217,7 @@ impl Linearizer<'_> {
         }
     }
 
-    /// `t / y` for a primal `y`, exactly zero when `t` is zero (§5.5).
+    /// `t / y` for a primal `y`, exactly zero when `t` is zero (docs/derivatives.md#non-smooth-and-singular-points).
     fn divide(&mut self, t: Tan, y: Value, ty: Type) -> Tan {
         match t {
             Tan::Val(x) => Tan::Val(self.bin(BinaryOp::DivZ, x, y, ty, Tag::Diff)),
@@ -706,7 +706,7 @@ impl Linearizer<'_> {
             BinaryOp::Mul => self.sum_scaled(&[(dx, y), (dy, x)], ty),
             BinaryOp::MulZ => {
                 // `mulz x, y` is zero wherever `x` is, whatever `y`: there
-                // `y`'s tangent contributes nothing (§5.5), but `x`'s still
+                // `y`'s tangent contributes nothing (docs/derivatives.md#non-smooth-and-singular-points), but `x`'s still
                 // does (`dx * y`). Dropping both when `x` is zero made a
                 // forward derivative of a reverse one wrong wherever an
                 // adjoint crosses zero (the Hessian of (x^2 - 1)^2 at 1).
@@ -752,7 +752,7 @@ impl Linearizer<'_> {
             BinaryOp::Min | BinaryOp::Max => {
                 // The tangent of the operand returned (C's `fmin`/`fmax`
                 // ignore a NaN operand, so compare with the result, not
-                // the operands with each other); ties split evenly (§5.5).
+                // the operands with each other); ties split evenly (docs/derivatives.md#non-smooth-and-singular-points).
                 let is_x = self.cmp(CmpCond::Eq, result, x);
                 let is_y = self.cmp(CmpCond::Eq, result, y);
                 let half = self.fconst(st, 0.5);

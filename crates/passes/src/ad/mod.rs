@@ -176,7 +176,7 @@ pub fn digamma_function(module: &mut Module) -> FuncId {
 /// A derivative the program asks for, of an `extern` or of a function with
 /// a custom derivative of its mode, differentiates `__adc_wrap_NAME`, a
 /// function that only calls `NAME`: the call goes through the custom
-/// derivative (§5.3: "use G instead of differentiating its body"), also
+/// derivative (docs/derivatives.md#custom-derivatives: "use G instead of differentiating its body"), also
 /// when `NAME` itself is the function differentiated, and an extern without
 /// one gets E0401 like any call to it.
 fn route_to_wrappers(module: &mut Module) {

@@ -1,4 +1,4 @@
-//! `outline`: checkpointed loops (LANGUAGE.md §5.4) become calls of
+//! `outline`: checkpointed loops (docs/derivatives.md#checkpointing) become calls of
 //! segment functions, in the copy of a function that a reverse derivative
 //! is generated from.
 //!

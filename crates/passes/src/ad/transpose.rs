@@ -1,5 +1,5 @@
 //! `transpose`: turns the differential part of an unzipped function
-//! around, giving the reverse-mode signature of §5.1.
+//! around, giving the reverse-mode signature of docs/derivatives.md#reverse-mode.
 //!
 //! Assumes: `unzip`'s output (its guarantees are this pass's input).
 //! Guarantees (check with `adc ir --after transpose`): the primal part is

@@ -16,7 +16,7 @@
 //! access to it in `b` is an unchecked load or store at `i + k` for
 //! constants `k` spanning `lo..=hi` with `1 <= hi - lo <= MAX_CARRIED`,
 //! `A` is a parameter or made by `new` or `copy` (parameters never alias,
-//! LANGUAGE.md §3), and every other array the loop touches is too and is
+//! docs/arrays.md#the-aliasing-rule), and every other array the loop touches is too and is
 //! not `A`. `b` may hold nothing else but pure instructions, divisions,
 //! and tape operations; every access to `A` comes before the first checked
 //! access in `b` (an unchecked flag may rest on a check before it in `b`,

@@ -19,7 +19,7 @@
 //! get its final value: `L` if the loop ran, its first value if not.
 //! The copy must mean what a `memmove` means:
 //! `src` and `dst` are different arrays (each a parameter, and parameters
-//! never alias, LANGUAGE.md §3, or made by `new` or `copy`), or one array read at or
+//! never alias, docs/arrays.md#the-aliasing-rule, or made by `new` or `copy`), or one array read at or
 //! ahead of where it is written (`d1 >= d2`).
 //! Guarantees (check with `adc ir --after opt`): `h` does
 //! `copyrange dst, i + d2, src, i + d1, L - i` and jumps to `exit`; the loop

@@ -122,7 +122,7 @@ fn written_roots(
                     // A stack slot of the frame is no array's element.
                     Some(InstData::Slot) => {}
                     // A by-reference parameter never shares storage with
-                    // an array parameter (LANGUAGE.md §3, checked at every
+                    // an array parameter (docs/arrays.md#the-aliasing-rule, checked at every
                     // call) nor with arrays made here after the call began.
                     _ if matches!(func.dfg.value_def(*ptr), ValueDef::Param(b, _) if b == func.layout[0]) =>
                         {}

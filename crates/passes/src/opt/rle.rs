@@ -11,7 +11,7 @@
 //! A store to `a[j]` keeps what is known of `a[i]` when `i` and `j` are
 //! the same value plus different constants (`i`, `i + 1`), and what is known
 //! of other arrays when both are objects of their own (array parameters
-//! never alias, LANGUAGE.md §3; arrays made by `new` or `copy` are fresh). Calls, reference stores and frees forget
+//! never alias, docs/arrays.md#the-aliasing-rule; arrays made by `new` or `copy` are fresh). Calls, reference stores and frees forget
 //! everything. A checked load may go: the earlier access checked the same
 //! index of the same array.
 //!

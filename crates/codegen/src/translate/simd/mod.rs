@@ -30,7 +30,7 @@
 //! Memory: every array copy 0 stores to is either the same array value, at
 //! the same index value, as each other access of copy 0 to it, or a
 //! different object (`Function::is_distinct_array_object`: an array parameter, which
-//! LANGUAGE.md §3 keeps apart from every other array parameter a function
+//! docs/arrays.md#the-aliasing-rule keeps apart from every other array parameter a function
 //! writes, or an array made by `new` or `copy`) than the other array.
 //!
 //! Then copies 0 and 1 run as one copy on `f64x2` values, and after them

@@ -154,7 +154,7 @@ impl Linearizer<'_> {
                 self.recip(d, ty)
             }
             Abs => {
-                // abs'(0) = 0 (§5.5).
+                // abs'(0) = 0 (docs/derivatives.md#non-smooth-and-singular-points).
                 let (zero, one, m1) = (
                     self.fconst(st, 0.0),
                     self.fconst(st, 1.0),

@@ -383,7 +383,7 @@ impl Transposer<'_> {
             })?;
         let mut vargs = Vec::new();
         let mut grad_targets = Vec::new();
-        // Read-only array parameters may share elements (LANGUAGE.md §3:
+        // Read-only array parameters may share elements (docs/arrays.md#the-aliasing-rule:
         // `k(x, x)`), and then so do their shadows; but the callee's
         // reverse derivative writes each shadow as an array of its own
         // (its optimisations keep elements in registers across writes to

@@ -283,7 +283,7 @@ pub(super) fn frozen_locals(
 
 /// Per entry parameter of `g`: whether a primal instruction may write its
 /// array (a store, an element reference, or a call that passes it as a
-/// writable parameter). Array parameters never alias (LANGUAGE.md §3), so
+/// writable parameter). Array parameters never alias (docs/arrays.md#the-aliasing-rule), so
 /// the others keep their contents. A write to an array that is neither a
 /// parameter nor made here with `new` counts as a write to every parameter.
 pub(super) fn written_params(module: &Module, g: &Function, split_half: bool) -> Vec<bool> {
