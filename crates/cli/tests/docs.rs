@@ -1,4 +1,5 @@
-//! The documentation in `docs/` is tested:
+//! The documentation in `docs/` (and the top-level README's example) is
+//! tested:
 //!
 //! - every ` ```ad ` block compiles as `adc check` compiles it, or, marked
 //!   `error=CODE`, is rejected with a diagnostic of that code;
@@ -14,6 +15,8 @@
 //!   produces its code, and `adc explain CODE` prints the entry;
 //! - ` ```rust ` blocks are doctests: a file holding one must be included
 //!   by `crates/cli/src/lib.rs`.
+//! - README.md stays one screen (at most 80 lines of at most 200
+//!   characters), and relative links of every page resolve.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -247,6 +250,48 @@ fn scratch(file: &str) -> PathBuf {
     dir
 }
 
+/// Checks one page's blocks (`file` names it in messages and in the
+/// scratch directory): compiles its `ad` blocks, runs its `console`
+/// blocks; returns how many of each.
+fn check_page(file: &str, text: &str) -> (usize, usize) {
+    let (mut ad_blocks, mut consoles) = (0, 0);
+    let bs = blocks(text);
+    let dir = scratch(file);
+    for b in &bs {
+        if let Some(name) = b.attr("file") {
+            std::fs::write(dir.join(name), &b.body).expect("write example file");
+        }
+    }
+    for b in &bs {
+        match b.lang.as_str() {
+            "ad" => {
+                check_ad_block(file, b);
+                ad_blocks += 1;
+            }
+            "console" => {
+                run_console(file, b, &dir);
+                consoles += 1;
+            }
+            "rust" => {
+                let lib =
+                    std::fs::read_to_string(root().join("crates/cli/src/lib.rs")).expect("lib.rs");
+                assert!(
+                    lib.contains(&format!("docs/{file}")),
+                    "{file}:{}: a rust block in a file lib.rs does not include as doctests",
+                    b.line
+                );
+            }
+            "" => panic!("{file}:{}: code block without a language", b.line),
+            _ => {}
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // The directory of all pages goes once it is empty (other tests may
+    // still be using it).
+    let _ = std::fs::remove_dir(dir.parent().expect("scratch has a parent"));
+    (ad_blocks, consoles)
+}
+
 #[test]
 fn docs_examples_compile_and_print_what_they_show() {
     let files = docs();
@@ -259,43 +304,31 @@ fn docs_examples_compile_and_print_what_they_show() {
             file == "errors.md" || lines <= 650,
             "{file}: {lines} lines; split it"
         );
-        let bs = blocks(text);
-        let dir = scratch(file);
-        for b in &bs {
-            if let Some(name) = b.attr("file") {
-                std::fs::write(dir.join(name), &b.body).expect("write example file");
-            }
-        }
-        for b in &bs {
-            match b.lang.as_str() {
-                "ad" => {
-                    check_ad_block(file, b);
-                    ad_blocks += 1;
-                }
-                "console" => {
-                    run_console(file, b, &dir);
-                    consoles += 1;
-                }
-                "rust" => {
-                    let lib = std::fs::read_to_string(root().join("crates/cli/src/lib.rs"))
-                        .expect("lib.rs");
-                    assert!(
-                        lib.contains(&format!("docs/{file}")),
-                        "{file}:{}: a rust block in a file lib.rs does not include as doctests",
-                        b.line
-                    );
-                }
-                "" => panic!("{file}:{}: code block without a language", b.line),
-                _ => {}
-            }
-        }
+        let (ads, cons) = check_page(file, text);
+        ad_blocks += ads;
+        consoles += cons;
     }
-    let _ = std::fs::remove_dir_all(
-        std::env::temp_dir().join(format!("adc-docs-{}", std::process::id())),
-    );
     assert!(files.len() >= 7, "docs/ has too few files");
     assert!(ad_blocks >= 70, "only {ad_blocks} ad blocks");
     assert!(consoles >= 30, "only {consoles} console blocks");
+}
+
+/// The README is one screen for users: short lines, its example run as
+/// the pages' are (its `console` blocks and `ad` blocks with `file=`).
+#[test]
+fn readme_is_short_and_its_example_runs() {
+    let text = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let lines = text.lines().count();
+    assert!(
+        lines <= 80,
+        "README.md: {lines} lines; move details into docs/"
+    );
+    for (n, l) in text.lines().enumerate() {
+        let chars = l.chars().count();
+        assert!(chars <= 200, "README.md:{}: {chars} characters", n + 1);
+    }
+    let (ad_blocks, consoles) = check_page("README.md", &text);
+    assert!(ad_blocks >= 1 && consoles >= 1, "README.md: no example");
 }
 
 /// Every `"EXXXX"` string literal in the compiler's sources.
@@ -475,13 +508,22 @@ fn anchors(text: &str) -> Vec<String> {
     out
 }
 
-/// Relative links between the pages (and to the rest of the repository)
-/// lead to files that exist and headings that exist.
+/// Relative links between the pages of `docs/` and the top-level pages
+/// (and to the rest of the repository) lead to files and headings that
+/// exist.
 #[test]
 fn links_resolve() {
     let docs_dir = root().join("docs");
+    let mut pages: Vec<(PathBuf, String, String)> = docs()
+        .into_iter()
+        .map(|(file, text)| (docs_dir.clone(), file, text))
+        .collect();
+    for file in ["README.md", "ARCHITECTURE.md", "CHANGELOG.md"] {
+        let text = std::fs::read_to_string(root().join(file)).expect("a top-level page");
+        pages.push((root(), file.to_string(), text));
+    }
     let mut n = 0;
-    for (file, text) in docs() {
+    for (base, file, text) in pages {
         for part in text.split("](").skip(1) {
             let Some(target) = part.split(')').next() else {
                 continue;
@@ -494,9 +536,9 @@ fn links_resolve() {
                 None => (target, None),
             };
             let page = if path.is_empty() {
-                docs_dir.join(&file)
+                base.join(&file)
             } else {
-                docs_dir.join(path)
+                base.join(path)
             };
             assert!(page.exists(), "{file}: link to `{target}`: no such file");
             if let Some(a) = anchor {
