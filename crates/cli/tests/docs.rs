@@ -553,3 +553,57 @@ fn links_resolve() {
     }
     assert!(n >= 20, "only {n} links");
 }
+
+/// Every path ARCHITECTURE.md names exists, so that renaming a file shows
+/// where the map must change: each backticked word (no blanks) holding a
+/// `/`, or a file name ending in `.rs`, `.md`, `.ad` or `.adir`, relative
+/// to the repository's root (directories too). Every directory of
+/// `tests/ir` (a pass's filetests) is named there as a pass, and lines
+/// stay short.
+#[test]
+fn architecture_names_files_that_exist() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut words: Vec<&str> = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        let chars = line.chars().count();
+        assert!(
+            chars <= 120,
+            "ARCHITECTURE.md: {chars} characters in `{line}`"
+        );
+        if !in_code {
+            // Odd pieces between backticks are inline code.
+            words.extend(line.split('`').skip(1).step_by(2));
+        }
+    }
+    let is_path = |w: &str| {
+        !w.contains(char::is_whitespace)
+            && (w.contains('/')
+                || [".rs", ".md", ".ad", ".adir"]
+                    .iter()
+                    .any(|e| w.ends_with(e) && w.len() > e.len()))
+    };
+    let mut n = 0;
+    for w in words.iter().filter(|w| is_path(w)) {
+        assert!(
+            root().join(w).exists(),
+            "ARCHITECTURE.md names `{w}`, which does not exist"
+        );
+        n += 1;
+    }
+    assert!(n >= 40, "only {n} paths in ARCHITECTURE.md");
+    for e in std::fs::read_dir(root().join("tests/ir")).expect("tests/ir") {
+        let name = e.expect("directory entry").file_name();
+        let name = name.to_str().expect("utf-8 name");
+        if name != "parser" && name != "verifier" {
+            assert!(
+                words.contains(&name),
+                "ARCHITECTURE.md does not name the pass `{name}` (tests/ir/{name})"
+            );
+        }
+    }
+}
