@@ -1,4 +1,4 @@
-//! Inputs the fuzzer (`fuzz/`, README) found crashing the compiler, kept so
+//! Inputs the fuzzer (`fuzz/`, docs/testing.md) found crashing the compiler, kept so
 //! they stay fixed: each must give diagnostics or run, never panic.
 
 mod support;

@@ -3,7 +3,7 @@
 //! `start`, `define` (compiles `gradbench/evals/MODULE.ad` with the JIT),
 //! `evaluate` (runs the module's function on the input at least
 //! `min_runs` times and for at least `min_seconds`, reporting one
-//! `evaluate` timing per run). See README.md, "GradBench".
+//! `evaluate` timing per run). See docs/performance.md, "GradBench evals against `manual`".
 
 mod evals;
 mod ht;

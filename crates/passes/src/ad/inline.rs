@@ -3,7 +3,7 @@
 //! Derivative code runs it on the function it differentiates, before
 //! `linearize`. A call that stays a call costs reverse mode a second run of
 //! the callee's primal (its reverse derivative recomputes it, the "joint"
-//! mode of README's choices); an inlined body is differentiated with the
+//! mode of docs/derivatives.md#memory-and-threads); an inlined body is differentiated with the
 //! caller, its values taped like the caller's own.
 //!
 //! Assumes: verified input. Guarantees: verified output with the same
