@@ -46,15 +46,9 @@ fn run_filetest(name: &str, text: &str) -> String {
     let mut module = adc_ir::parse_module(text).unwrap_or_else(|e| panic!("{name}: {e}"));
     adc_ir::verify(&module).unwrap_or_else(|e| panic!("{name}: input does not verify:\n{e}"));
     for pass in header.split_whitespace() {
-        if let Some(result) = adc_passes::ad::run_pass(pass, &mut module) {
-            result.unwrap_or_else(|e| panic!("{name}: `{pass}` failed: {e}"));
-        } else {
-            let run = adc_passes::find_pass(pass)
-                .unwrap_or_else(|| panic!("{name}: unknown pass `{pass}`"));
-            for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-                run(func);
-            }
-        }
+        adc_passes::run_pass(pass, &mut module)
+            .unwrap_or_else(|| panic!("{name}: unknown pass `{pass}`"))
+            .unwrap_or_else(|e| panic!("{name}: `{pass}` failed: {e}"));
         adc_ir::verify(&module)
             .unwrap_or_else(|e| panic!("{name}: output of `{pass}` does not verify:\n{e}"));
     }

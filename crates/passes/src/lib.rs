@@ -2,21 +2,25 @@
 //! folder), each with one entry point; every pass keeps a verified function
 //! verified, and tests check that with `adc_ir::verify` after each pass.
 //!
-//! - `ad`: the derivative passes (`inline` on the source, `linearize`,
-//!   `propagate`, `lower-pairs` in `pairs`, `unzip`, `transpose`). They work
-//!   on a whole module and are driven by `ad::differentiate`.
+//! - `ad`: the derivative passes (`linearize`, `propagate`, `lower-pairs`
+//!   in `pairs`, `unzip`, `transpose`). They work on a whole module and
+//!   are driven by `ad::differentiate`.
 //! - `opt`: the optimisations, each `pub fn run(func: &mut Function) ->
-//!   bool` (true when it changed something); `opt::optimize` is the `opt`
-//!   stage.
+//!   bool` (true when it changed something), but `inline` and `fast-path`,
+//!   which also read the module; `opt::optimize` is the `opt` stage.
 //!
-//! `loops` and `util` are shared by both families.
+//! Dependencies point one way: `ad` uses `opt` (`inline` on the source it
+//! differentiates, the fixed point after it), `opt` never uses `ad` (a
+//! test in `registry` checks). `registry` names every pass of both, for
+//! the filetests; `loops` and `util` are shared by both families.
 
 pub mod ad;
 mod loops;
 pub mod opt;
+pub mod registry;
 mod util;
 
 pub use opt::{
-    find_pass, optimize, optimize_except, optimize_function, FuncPass, LATE_PASSES,
-    LOOP_SHAPE_PASSES, PASSES,
+    optimize, optimize_except, optimize_function, FuncPass, LATE_PASSES, LOOP_SHAPE_PASSES, PASSES,
 };
+pub use registry::{find_pass, run_pass, Pass};

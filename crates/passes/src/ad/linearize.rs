@@ -87,7 +87,7 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
             span,
         ));
     }
-    crate::ad::inline::run(&mut src, module);
+    crate::opt::inline::run(&mut src, module);
     if spec.mode == AdMode::Reverse {
         crate::ad::copies::run(&mut src);
     }

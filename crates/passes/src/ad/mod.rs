@@ -1,10 +1,10 @@
-//! The derivative passes (one module each, in pipeline order: `inline` on
-//! the source, `linearize`, `propagate`, `pairs` (`lower-pairs`), `unzip`,
-//! `transpose`) and what they share: their error type, the internal
-//! derivatives of callees, and the driver that runs them in rounds.
+//! The derivative passes (one module each, in pipeline order: `linearize`
+//! (which runs `opt::inline` on its source first), `propagate`, `pairs`
+//! (`lower-pairs`), `unzip`, `transpose`) and what they share: their error
+//! type, the internal derivatives of callees, and the driver that runs
+//! them in rounds. They may use `opt`; `opt` never uses them.
 
 pub mod copies;
-pub mod inline;
 pub mod linearize;
 pub mod outline;
 pub mod pairs;
@@ -450,65 +450,4 @@ pub fn existing_derivative(module: &Module, callee: FuncId) -> Option<FuncId> {
         Some(g) => module.find(g),
         None => module.find(&internal_name(&c.name, AdMode::Reverse)),
     }
-}
-
-/// Runs one derivative pass over a whole module by name (for `.adir`
-/// filetests): `linearize` generates what is ready; the others apply to
-/// every generated function at their stage; `inline` (which derivative
-/// code runs on its source) to every function.
-pub fn run_pass(name: &str, module: &mut Module) -> Option<Result<(), AdError>> {
-    let with_body = |m: &Module, reverse_only: bool| -> Vec<FuncId> {
-        m.func_ids()
-            .filter(|id| {
-                let f = m.func(*id);
-                !f.layout.is_empty()
-                    && f.deriv
-                        .as_ref()
-                        .is_some_and(|d| !reverse_only || d.mode == AdMode::Reverse)
-            })
-            .collect()
-    };
-    Some(match name {
-        "linearize" => crate::ad::linearize::run(module).map(|_| ()),
-        "propagate" => with_body(module, false)
-            .into_iter()
-            .try_for_each(|id| crate::ad::propagate::run(module, id)),
-        "lower-pairs" => module.funcs.iter_mut().try_for_each(crate::ad::pairs::run),
-        "unzip" => with_body(module, true)
-            .into_iter()
-            .try_for_each(|id| crate::ad::unzip::run(module, id, false)),
-        "transpose" => with_body(module, true)
-            .into_iter()
-            .try_for_each(|id| crate::ad::transpose::run(module, id, false)),
-        // Every function with a body: its checkpointed loops become
-        // segment functions, added to the module.
-        "outline" => {
-            let ids: Vec<FuncId> = module
-                .func_ids()
-                .filter(|id| !module.func(*id).layout.is_empty())
-                .collect();
-            ids.into_iter().try_for_each(|id| {
-                let mut f = module.func(id).clone();
-                crate::ad::outline::run(module, &mut f)?;
-                *module.func_mut(id) = f;
-                Ok(())
-            })
-        }
-        // Every function with a body, against the module as it was.
-        "inline" => {
-            let before = module.clone();
-            for f in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-                crate::ad::inline::run(f, &before);
-            }
-            Ok(())
-        }
-        "fast-path" => {
-            let before = module.clone();
-            for f in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-                crate::opt::fast_path::run(f, &before);
-            }
-            Ok(())
-        }
-        _ => return None,
-    })
 }

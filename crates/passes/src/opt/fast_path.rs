@@ -21,7 +21,7 @@
 //! (a failing check in a copy fails with the callee's message, as the
 //! call would have).
 
-use crate::ad::inline::{has_tape_insts, split_at_call};
+use super::inline::{has_tape_insts, split_at_call};
 use crate::util::result_types;
 use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
 use std::collections::BTreeMap;

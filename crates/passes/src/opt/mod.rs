@@ -1,7 +1,9 @@
 //! The optimisations: `PASSES` run to a fixed point, then the
 //! `LATE_PASSES`, the `LOOP_SHAPE_PASSES` and the `FINAL_PASSES` once
 //! each, in turn (each followed by the fixed point again if it changed
-//! anything).
+//! anything). Between the fixed point and the late passes, `inline` and
+//! `fast-path` (which read the module's callees) run on every function.
+//! The derivative passes (`ad`) use these; nothing here uses them.
 
 pub mod bce;
 pub mod block_params;
@@ -11,6 +13,7 @@ pub mod copy_loops;
 pub mod cse;
 pub mod dce;
 pub mod fast_path;
+pub mod inline;
 pub mod licm;
 pub mod mem2reg;
 pub mod promote;
@@ -71,18 +74,8 @@ pub const LOOP_SHAPE_PASSES: &[(&str, FuncPass)] = &[
 /// anything.
 pub const FINAL_PASSES: &[(&str, FuncPass)] = &[("unswitch", unswitch::run)];
 
-pub fn find_pass(name: &str) -> Option<FuncPass> {
-    PASSES
-        .iter()
-        .chain(LATE_PASSES)
-        .chain(LOOP_SHAPE_PASSES)
-        .chain(FINAL_PASSES)
-        .find(|(n, _)| *n == name)
-        .map(|(_, p)| *p)
-}
-
 /// The `opt` stage: every pass, repeated until nothing changes (bounded);
-/// then small callees are inlined (the rules of `ad::inline`: not
+/// then small callees are inlined (the rules of `inline`: not
 /// recursive, at most 400 instructions, no `[checkpoint]` or custom
 /// derivative; tape-free generated forward derivatives too) and the caller
 /// optimised again; then the late, loop-shape and final passes in turn,
@@ -100,11 +93,11 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
         optimize_function(func);
     }
-    // Small callees are inlined (`ad::inline`'s rules), from their
+    // Small callees are inlined (`inline`'s rules), from their
     // optimised bodies; the caller is optimised again.
     let callees = module.clone();
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        let inlined = crate::ad::inline::run(func, &callees);
+        let inlined = inline::run(func, &callees);
         // Calls that stay calls: a callee's early return is computed in
         // the caller (`fast-path`).
         let fast = !skip.contains(&"fast-path") && fast_path::run(func, &callees);

@@ -90,7 +90,7 @@ pub(super) fn build_split(module: &mut Module, seg: FuncId, nstate: usize, span:
     r.append_inst(leaf, InstData::Return { args: rets }, &[], span);
     // The leaf's iterations are taped by this function's own derivative:
     // a call of the (checkpointed) segment would run them once more.
-    crate::ad::inline::inline_call(&mut r, module, leaf, call);
+    crate::opt::inline::inline_call(&mut r, module, leaf, call);
     // Otherwise: pieces of ceil(len / PIECES) iterations.
     let pieces = int(&mut r, split, PIECES, span);
     let minus_one = int(&mut r, split, PIECES - 1, span);

@@ -1,10 +1,12 @@
 //! `inline`: replaces calls of small functions by copies of their bodies.
 //!
-//! Derivative code runs it on the function it differentiates, before
-//! `linearize`. A call that stays a call costs reverse mode a second run of
-//! the callee's primal (its reverse derivative recomputes it, the "joint"
-//! mode of docs/derivatives.md#memory-and-threads); an inlined body is differentiated with the
-//! caller, its values taped like the caller's own.
+//! The `opt` stage runs it on every function after the fixed point, from
+//! the callees' optimised bodies; derivative code (`ad::linearize`) runs it
+//! on the function it differentiates first. A call that stays a call costs
+//! reverse mode a second run of the callee's primal (its reverse derivative
+//! recomputes it, the "joint" mode of docs/derivatives.md#memory-and-threads);
+//! an inlined body is differentiated with the caller, its values taped like
+//! the caller's own.
 //!
 //! Assumes: verified input. Guarantees: verified output with the same
 //! behaviour (array arguments are references, so the copied body reads and
