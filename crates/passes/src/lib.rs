@@ -12,13 +12,19 @@
 //! Dependencies point one way: `ad` uses `opt` (`inline` on the source it
 //! differentiates, the fixed point after it), `opt` never uses `ad` (a
 //! test in `registry` checks). `registry` names every pass of both, for
-//! the filetests; `loops` and `util` are shared by both families.
+//! the filetests. Shared by both families: `loops` (natural, counted and
+//! stepped loops), `cfg` (edges, orders, cycles), `defs` (what defines a
+//! value), `predicates` (what may move or go) and `rewrite` (substituting,
+//! removing, appending and copying instructions).
 
 pub mod ad;
+mod cfg;
+mod defs;
 mod loops;
 pub mod opt;
+mod predicates;
 pub mod registry;
-mod util;
+mod rewrite;
 
 pub use opt::{
     optimize, optimize_except, optimize_function, FuncPass, LATE_PASSES, LOOP_SHAPE_PASSES, PASSES,

@@ -14,8 +14,10 @@
 //! it every iteration). Its only exit is `h`'s
 //! branch, to a block outside the loop.
 
-use crate::util::{incoming_edges, int_const, offset_of, Edge};
+use crate::cfg::{incoming_edges, Edge};
+use crate::defs::int_const;
 use adc_ir::dom::DomTree;
+use adc_ir::offset::offset_of;
 use adc_ir::{Block, Function, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -11,7 +11,7 @@
 
 use adc_ir::{BinaryOp, BlockCall, CmpCond, Constant, Function, InstData, Span, Tag, Type};
 
-use crate::util::Emitter;
+use crate::rewrite::Emitter;
 
 /// Expands every `copy` of `func`; whether there was one.
 pub fn run(func: &mut Function) -> bool {

@@ -366,7 +366,7 @@ impl Linearizer<'_> {
             }
         }
         // Dominators first, so definitions come before their uses.
-        let order = crate::util::dominator_order(src);
+        let order = crate::cfg::dominator_order(src);
         for b in order {
             self.cur = self.bmap[&b];
             for &(_, p, pair) in pair_params.iter().filter(|(pb, ..)| *pb == b) {
@@ -395,7 +395,7 @@ impl Linearizer<'_> {
     fn copy(&mut self, inst: adc_ir::Inst) -> Vec<Value> {
         let mut data = self.src.dfg.inst(inst).clone();
         data.map_args(|a| self.vmap[a.index()].expect("invariant: defined before use"));
-        let types = crate::util::result_types(self.src, inst);
+        let types = crate::defs::result_types(self.src, inst);
         let out = self.emit(data, &types, Tag::Primal);
         for (r, v) in self.src.dfg.inst_results(inst).iter().zip(&out) {
             self.vmap[r.index()] = Some(*v);

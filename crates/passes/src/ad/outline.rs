@@ -32,7 +32,7 @@
 //! stays a plain loop, unmarked: same derivative, unbounded tape.
 
 use crate::ad::AdError;
-use crate::util::incoming_edges;
+use crate::cfg::incoming_edges;
 use adc_ir::dom::DomTree;
 use adc_ir::{
     Block, BlockCall, Constant, Function, Inst, InstData, Linkage, Module, Param, ParamMode, Span,
@@ -92,7 +92,7 @@ fn free_at_back_edges(func: &mut Function, header: Block, body: &BTreeSet<Block>
         return true;
     }
     let is_null =
-        |f: &Function, v: Value| matches!(crate::util::def_data(f, v), Some(InstData::ArrayNull));
+        |f: &Function, v: Value| matches!(crate::defs::def_data(f, v), Some(InstData::ArrayNull));
     let outside_null =
         func.layout.iter().all(|&b| {
             body.contains(&b)

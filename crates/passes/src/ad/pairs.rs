@@ -17,7 +17,7 @@
 //! expects before it starts.
 
 use crate::ad::AdError;
-use crate::util::{remove_insts, substitute};
+use crate::rewrite::{remove_insts, substitute};
 use adc_ir::{Function, Inst, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -54,8 +54,8 @@ mod hoist;
 mod insts;
 
 use crate::ad::{diff_values, AdError};
+use crate::cfg::incoming_edges;
 use crate::loops::{counted_loops, CountedLoop};
-use crate::util::incoming_edges;
 use adc_ir::ad::{forward_param_layout, linearized_activities, reverse_signature};
 use adc_ir::{
     Activity, AdMode, BinaryOp, Block, BlockCall, CmpCond, Constant, FuncId, Function, Inst,
@@ -675,7 +675,7 @@ impl Transposer<'_> {
             {
                 let mut d = u.dfg.inst(i).clone();
                 d.map_args(|a| self.p(a));
-                let types = crate::util::result_types(u, i);
+                let types = crate::defs::result_types(u, i);
                 let vals = self.emit(d, &types);
                 if let Some(&last) = self.out.dfg.block(self.cur).insts.last() {
                     self.replayed.push(last);

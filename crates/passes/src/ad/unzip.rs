@@ -48,8 +48,8 @@ mod shape;
 use shape::{every_block_returns, shift_tapes, single_exit, split_exit};
 
 use crate::ad::{diff_values, AdError};
+use crate::cfg::incoming_edges;
 use crate::loops::{counted_loops, CountedLoop, LoopInit};
-use crate::util::incoming_edges;
 use adc_ir::dom::DomTree;
 use adc_ir::{
     Block, BlockCall, Constant, FuncId, Function, Inst, InstData, Module, Tag, Type, Value,
@@ -157,7 +157,7 @@ impl<'a> Unzipper<'a> {
             .layout
             .last()
             .expect("invariant: single_exit added a block");
-        let cyclic = crate::util::blocks_on_cycles(g);
+        let cyclic = crate::cfg::blocks_on_cycles(g);
         let once: BTreeMap<Block, bool> = g
             .layout
             .iter()
@@ -275,7 +275,7 @@ impl<'a> Unzipper<'a> {
             }
         }
         // Dominators first, so definitions come before their uses.
-        for b in crate::util::dominator_order(g) {
+        for b in crate::cfg::dominator_order(g) {
             self.block(b, edge_index.get(&b).copied(), &edge_no)?;
         }
         // A deferred free of an array the differential part does not read
@@ -346,7 +346,7 @@ impl<'a> Unzipper<'a> {
                         }
                     }
                     d.map_args(|a| self.p(a));
-                    let types = crate::util::result_types(g, inst);
+                    let types = crate::defs::result_types(g, inst);
                     let vals = self.emit(pb, d, &types, Tag::Primal, span);
                     if deferred {
                         let last = self.out.dfg.block(pb).insts.last().copied();
@@ -543,7 +543,7 @@ impl<'a> Unzipper<'a> {
         let g = self.g;
         let span = g.span(inst);
         let mut data = g.dfg.inst(inst).clone();
-        let types = crate::util::result_types(g, inst);
+        let types = crate::defs::result_types(g, inst);
         let tag = g.tag(inst);
         let mut free_after = Vec::new();
         if let (InstData::Call { args, .. }, false) = (&mut data, snaps.is_empty()) {

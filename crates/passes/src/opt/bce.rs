@@ -31,10 +31,11 @@
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
 
-use crate::util::{
-    branch_at, checked_access, def_data, drop_check, incoming_edges, int_const, offset_of,
-};
+use crate::cfg::{branch_at, incoming_edges};
+use crate::defs::{checked_access, def_data, int_const};
+use crate::rewrite::drop_check;
 use adc_ir::dom::DomTree;
+use adc_ir::offset::offset_of;
 use adc_ir::{Block, CmpCond, Function, InstData, Value, ValueDef};
 use std::collections::BTreeMap;
 
@@ -88,7 +89,7 @@ pub fn run(func: &mut Function) -> bool {
 pub(crate) fn counted_loops(
     func: &Function,
     dom: &DomTree,
-    edges: &std::collections::BTreeMap<Block, Vec<crate::util::Edge>>,
+    edges: &std::collections::BTreeMap<Block, Vec<crate::cfg::Edge>>,
 ) -> Vec<Counted> {
     let mut proven: Vec<Counted> = Vec::new();
     for &h in &dom.rpo {
@@ -170,7 +171,7 @@ enum Bound {
 pub(crate) fn longer_than(
     func: &Function,
     dom: &DomTree,
-    edges: &std::collections::BTreeMap<Block, Vec<crate::util::Edge>>,
+    edges: &std::collections::BTreeMap<Block, Vec<crate::cfg::Edge>>,
 ) -> Vec<LongerThan> {
     let mut facts = Vec::new();
     for &p in &dom.rpo {
@@ -284,7 +285,7 @@ pub(crate) struct Bounds {
 pub(crate) fn bounds(
     func: &Function,
     dom: &DomTree,
-    edges: &std::collections::BTreeMap<Block, Vec<crate::util::Edge>>,
+    edges: &std::collections::BTreeMap<Block, Vec<crate::cfg::Edge>>,
 ) -> Bounds {
     Bounds {
         counted: counted_loops(func, dom, edges),

@@ -7,7 +7,8 @@
 //! Assumes: verified input. Guarantees: verified output; the entry block's
 //! parameters are untouched.
 
-use crate::util::{incoming_edges, substitute, Edge};
+use crate::cfg::{incoming_edges, Edge};
+use crate::rewrite::substitute;
 use adc_ir::{Block, Function, Value};
 use std::collections::BTreeMap;
 

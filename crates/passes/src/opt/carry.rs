@@ -34,7 +34,9 @@
 //! so the new accesses are in bounds.
 
 use crate::loops::{stepped_loops, SteppedLoop};
-use crate::util::{is_fresh_array, offset_through_chain, substitute, Emitter};
+use crate::predicates::is_fresh_array;
+use crate::rewrite::{substitute, Emitter};
+use adc_ir::offset::offset_through_chain;
 use adc_ir::{
     Block, BlockCall, CmpCond, Constant, Function, Inst, InstData, Span, Type, Value, ValueDef,
 };

@@ -85,7 +85,7 @@ enum Identity {
 fn identity(func: &Function, inst: Inst) -> Option<Identity> {
     if let InstData::ArrayLen { array } = func.dfg.inst(inst) {
         // `new n` succeeded, so `n >= 0` is its length.
-        return match crate::util::def_data(func, *array) {
+        return match crate::defs::def_data(func, *array) {
             Some(InstData::ArrayNew { len }) => Some(Identity::Same(*len)),
             _ => None,
         };
@@ -251,6 +251,6 @@ pub fn run(func: &mut Function) -> bool {
     }
     // The identities' results are now unused; `dce` removes them.
     changed |= !same.is_empty();
-    crate::util::substitute(func, &same);
+    crate::rewrite::substitute(func, &same);
     changed
 }

@@ -28,7 +28,9 @@
 //! derivative passes do not know `copyrange`.
 
 use crate::loops::counted_loops;
-use crate::util::{is_fresh_array, offset_of, Emitter};
+use crate::predicates::is_fresh_array;
+use crate::rewrite::Emitter;
+use adc_ir::offset::offset_of;
 use adc_ir::{
     BinaryOp, Block, BlockCall, CmpCond, Function, InstData, Span, Tag, Type, Value, ValueDef,
 };

@@ -9,7 +9,7 @@
 //!
 //! Assumes: verified input. Guarantees: verified output.
 
-use crate::util::substitute;
+use crate::rewrite::substitute;
 use adc_ir::dom::dominators;
 use adc_ir::{Block, Function, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -45,7 +45,7 @@ pub fn run(func: &mut Function) -> bool {
         }
         for &inst in &func.dfg.block(b).insts {
             let mut data = func.dfg.inst(inst).clone();
-            if !data.is_pure() && !crate::util::is_float_div(func, inst) {
+            if !data.is_pure() && !crate::predicates::is_float_div(func, inst) {
                 continue;
             }
             data.map_args(|v| *map.get(&v).unwrap_or(&v));

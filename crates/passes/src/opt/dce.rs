@@ -12,7 +12,8 @@
 //! Assumes: verified input. Guarantees: verified output; the entry
 //! block's parameters are untouched.
 
-use crate::util::{incoming_edges, use_counts};
+use crate::cfg::incoming_edges;
+use crate::defs::use_counts;
 use adc_ir::dom::dominators;
 use adc_ir::{Function, InstData, ValueDef};
 
@@ -34,7 +35,7 @@ pub fn run(func: &mut Function) -> bool {
                 .iter()
                 .copied()
                 .filter(|&inst| {
-                    !crate::util::is_removable(func, inst)
+                    !crate::predicates::is_removable(func, inst)
                         || func
                             .dfg
                             .inst_results(inst)
@@ -76,7 +77,7 @@ fn dead_params(func: &mut Function) -> bool {
             match func.dfg.inst(inst) {
                 InstData::Jump { .. } => {}
                 InstData::Branch { cond, .. } => mark(*cond, &mut live, &mut work),
-                data if data.is_terminator() || !crate::util::is_removable(func, inst) => {
+                data if data.is_terminator() || !crate::predicates::is_removable(func, inst) => {
                     data.for_each_arg(|a| mark(a, &mut live, &mut work))
                 }
                 _ => {}

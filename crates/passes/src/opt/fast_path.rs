@@ -21,8 +21,9 @@
 //! (a failing check in a copy fails with the callee's message, as the
 //! call would have).
 
-use super::inline::{has_tape_insts, split_at_call};
-use crate::util::result_types;
+use crate::defs::result_types;
+use crate::predicates::has_tape_insts;
+use crate::rewrite::split_at_call;
 use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
 use std::collections::BTreeMap;
 

@@ -22,6 +22,8 @@
 //! callees that call nothing (`tiny_leaf`) are inlined outside these
 //! bounds.
 
+use crate::predicates::has_tape_insts;
+use crate::rewrite::split_at_call;
 use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
 
 const MAX_CALLEE_INSTS: usize = 400;
@@ -130,7 +132,7 @@ fn inline_straight_tiny_leaves(
                     }
                     continue;
                 }
-                let types = crate::util::result_types(callee, ci);
+                let types = crate::defs::result_types(callee, ci);
                 let ni = func.dfg.make_inst(data, &types);
                 func.set_span(ni, callee.span(ci));
                 func.set_tag(ni, callee.tag(ci));
@@ -205,24 +207,6 @@ fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
         && !has_tape_insts(callee)
 }
 
-/// Whether `f` uses a tape or the deferred-free list: generated
-/// derivatives keep their own tape and frame.
-pub(crate) fn has_tape_insts(f: &Function) -> bool {
-    f.layout
-        .iter()
-        .flat_map(|b| f.dfg.block(*b).insts.iter())
-        .any(|i| {
-            matches!(
-                f.dfg.inst(*i),
-                InstData::TapePush { .. }
-                    | InstData::TapePop { .. }
-                    | InstData::TapeRead { .. }
-                    | InstData::DeferFree { .. }
-                    | InstData::LenCheck { .. }
-            )
-        })
-}
-
 /// Whether `id` can call itself, directly or through other functions.
 fn recursive(module: &Module, id: FuncId) -> bool {
     let callees = |f: FuncId| -> Vec<FuncId> {
@@ -247,35 +231,6 @@ fn recursive(module: &Module, id: FuncId) -> bool {
         }
     }
     false
-}
-
-/// Splits `b` at `call`: the instructions after the call move to a new
-/// block `cont`, whose parameters stand for the call's results; the call
-/// itself leaves `b`. Returns `cont`, the results and `cont`'s parameters
-/// (the caller substitutes the parameters for the results once `cont` is
-/// reached from wherever the results are now computed).
-pub(crate) fn split_at_call(
-    func: &mut Function,
-    b: Block,
-    call: Inst,
-) -> (Block, Vec<Value>, Vec<Value>) {
-    let cont = func.dfg.make_block();
-    let results = func.dfg.inst_results(call).to_vec();
-    let cont_params: Vec<Value> = results
-        .iter()
-        .map(|r| {
-            let ty = func.dfg.value_type(*r);
-            func.dfg.append_block_param(cont, ty)
-        })
-        .collect();
-    let insts = func.dfg.block(b).insts.clone();
-    let at = insts
-        .iter()
-        .position(|&i| i == call)
-        .expect("invariant: the call is in its block");
-    func.dfg.block_mut(b).insts.truncate(at);
-    func.dfg.block_mut(cont).insts = insts[at + 1..].to_vec();
-    (cont, results, cont_params)
 }
 
 /// Replaces `call` (in block `b`) by a copy of the callee's body.
@@ -312,7 +267,7 @@ pub(crate) fn inline_call(func: &mut Function, module: &Module, b: Block, call: 
     let mut copied: Vec<Inst> = Vec::new();
     for &cb in &callee.layout {
         for &ci in &callee.dfg.block(cb).insts {
-            let types = crate::util::result_types(callee, ci);
+            let types = crate::defs::result_types(callee, ci);
             let data = callee.dfg.inst(ci).clone();
             let ni = func.append_inst(bmap[&cb], data, &types, callee.span(ci));
             func.set_tag(ni, callee.tag(ci));
@@ -364,5 +319,5 @@ pub(crate) fn inline_call(func: &mut Function, module: &Module, b: Block, call: 
     func.layout.splice(pos + 1..pos + 1, new_blocks);
     let map: std::collections::BTreeMap<Value, Value> =
         results.into_iter().zip(cont_params).collect();
-    crate::util::substitute(func, &map);
+    crate::rewrite::substitute(func, &map);
 }

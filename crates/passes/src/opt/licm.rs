@@ -8,7 +8,7 @@
 //! or a `br` whose other target skips the loop, as the guard of a rotated
 //! loop does). Only instructions that cannot trap move: pure ones
 //! (`InstData::is_pure`, which includes `len`), divisions that cannot trap
-//! (`util::is_safe_div`: float ones, integer ones by a constant other than
+//! (`predicates::is_safe_div`: float ones, integer ones by a constant other than
 //! 0 and -1), views of constant bounds and loads that `bce`'s facts prove
 //! in bounds at the preheader (`bce::Bounds`: counted loops, and the tests
 //! of `version`'s guard), the loads only from arrays the loop cannot write
@@ -17,9 +17,11 @@
 //! Guarantees: verified output, same behaviour; inner loops are handled
 //! before outer ones, so an invariant of a nest moves as far out as it can.
 
+use crate::cfg::{incoming_edges, Edge};
+use crate::defs::def_data;
 use crate::loops::loop_bodies;
 use crate::opt::bce::{bounds, in_bounds_at, view_in_bounds_at, Bounds};
-use crate::util::{def_data, incoming_edges, is_safe_div, Edge};
+use crate::predicates::is_safe_div;
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, Inst, InstData, Type, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};

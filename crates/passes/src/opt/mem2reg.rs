@@ -11,7 +11,7 @@
 //! derivative passes keep adjoints that cross blocks in slots, so this is
 //! what turns them into registers.
 
-use crate::util::substitute;
+use crate::rewrite::substitute;
 use adc_ir::dom::dominators;
 use adc_ir::{Block, Constant, Function, Inst, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,7 +49,7 @@ pub fn run(func: &mut Function) -> bool {
     }
     let entry = rpo[0];
     // Dominance frontiers.
-    let preds = crate::util::incoming_edges(func);
+    let preds = crate::cfg::incoming_edges(func);
     let mut frontier: BTreeMap<Block, BTreeSet<Block>> = BTreeMap::new();
     for &b in &rpo {
         let ps: Vec<Block> = preds[&b]

@@ -8,7 +8,7 @@
 //! dominates the latch (so both run every iteration), the load first, with
 //! `arr` and `idx` defined outside the loop. Nothing else in the loop may
 //! touch memory `arr` could share: no other access to `arr` or to an array
-//! that may alias it (only distinct fresh arrays, `util::is_fresh_array`
+//! that may alias it (only distinct fresh arrays, `predicates::is_fresh_array`
 //! after `Function::array_root`, are known not to), no call, element
 //! reference, reference load or store, `copyrange` or `free`. The element
 //! must be accessed before the loop, by a load or store in a block that
@@ -23,8 +23,10 @@
 //! Assumes: verified input. Guarantees: verified output; memory holds the
 //! same values as before wherever code outside the loop can read it.
 
+use crate::cfg::incoming_edges;
 use crate::loops::{stepped_loops, SteppedLoop};
-use crate::util::{incoming_edges, is_fresh_array, substitute};
+use crate::predicates::is_fresh_array;
+use crate::rewrite::substitute;
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, Inst, InstData, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};

@@ -17,7 +17,9 @@
 //!
 //! Assumes: verified input. Guarantees: verified output.
 
-use crate::util::{is_fresh_array, offset_of, substitute};
+use crate::predicates::is_fresh_array;
+use crate::rewrite::substitute;
+use adc_ir::offset::offset_of;
 use adc_ir::{Function, InstData, Value};
 use std::collections::BTreeMap;
 
@@ -73,7 +75,7 @@ pub fn run(func: &mut Function) -> bool {
     if map.is_empty() && dead.is_empty() {
         return false;
     }
-    crate::util::remove_insts(func, &dead);
+    crate::rewrite::remove_insts(func, &dead);
     substitute(func, &map);
     true
 }

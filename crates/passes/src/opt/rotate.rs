@@ -24,7 +24,7 @@
 //! value of `h` used past it arrives as a parameter from whichever of `h`
 //! or `L` branched.
 
-use crate::util::incoming_edges;
+use crate::cfg::incoming_edges;
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, Function, Inst, InstData, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -104,7 +104,7 @@ fn note_uses(func: &Function, b: Block, uses: &mut Uses) {
 
 fn find(
     func: &Function,
-    edges: &BTreeMap<Block, Vec<crate::util::Edge>>,
+    edges: &BTreeMap<Block, Vec<crate::cfg::Edge>>,
     dom: &DomTree,
     uses: &Uses,
     h: Block,
@@ -235,7 +235,7 @@ fn rotate(func: &mut Function, dom: &DomTree, uses: &mut Uses, p: &Plan) {
     func.dfg.block_mut(p.latch).insts.pop();
     let test: Vec<Inst> = func.dfg.block(p.header).insts.clone();
     for &i in &test {
-        crate::util::copy_inst(func, i, p.latch, &mut map);
+        crate::rewrite::copy_inst(func, i, p.latch, &mut map);
     }
     // `test` ended with the header's branch: its copy, now the latch's
     // terminator, branches on the copied test with mapped arguments. The

@@ -11,7 +11,8 @@
 //!
 //! Assumes: verified input. Guarantees: verified output.
 
-use crate::util::{incoming_edges, substitute};
+use crate::cfg::incoming_edges;
+use crate::rewrite::substitute;
 use adc_ir::{Function, InstData, Value};
 use std::collections::BTreeMap;
 

@@ -52,7 +52,7 @@ pub fn run(func: &mut Function) -> bool {
     if dead.is_empty() {
         return false;
     }
-    crate::util::remove_insts(func, &dead);
-    crate::util::substitute(func, &same);
+    crate::rewrite::remove_insts(func, &dead);
+    crate::rewrite::substitute(func, &same);
     true
 }

@@ -21,8 +21,8 @@
 //! Assumes: verified input. Guarantees: verified output, the same
 //! instructions run in the same order.
 
+use crate::defs::int_const;
 use crate::loops::{counted_loops, CountedLoop, LoopInit};
-use crate::util::int_const;
 use adc_ir::{Block, BlockCall, CmpCond, Constant, Function, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,7 +58,7 @@ pub fn run(func: &mut Function) -> bool {
         }
         // The exits and what they dominate may use the headers' parameters
         // directly (a header dominates its exit): they take the final values.
-        crate::util::substitute(func, &finals);
+        crate::rewrite::substitute(func, &finals);
         changed = true;
     }
     changed
@@ -172,7 +172,7 @@ fn unroll(func: &mut Function, lp: &CountedLoop, p: &Plan) -> BTreeMap<Value, Va
             .zip(current.iter().copied())
             .collect();
         for &i in copied {
-            crate::util::copy_inst(func, i, u, &mut map);
+            crate::rewrite::copy_inst(func, i, u, &mut map);
         }
         let InstData::Jump { dest } = func.dfg.inst(*last) else {
             unreachable!("invariant: plan() checked that the body jumps back")

@@ -32,7 +32,8 @@
 //! when the original iteration would: the test at the top of `U` covers
 //! the three tests it skips).
 
-use crate::util::{copy_inst, int_const};
+use crate::defs::int_const;
+use crate::rewrite::copy_inst;
 use adc_ir::{
     BinaryOp, Block, BlockCall, CmpCond, Constant, Function, InstData, Type, Value, ValueDef,
 };

@@ -26,8 +26,9 @@
 //! condition is known becomes a jump); `dce` removes the blocks no copy
 //! reaches any more.
 
+use crate::cfg::{dominator_order, incoming_edges};
 use crate::loops::loop_bodies;
-use crate::util::{copy_inst, dominator_order, incoming_edges};
+use crate::rewrite::copy_inst;
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, BlockCall, Function, Inst, InstData, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
@@ -106,10 +107,10 @@ fn find(func: &Function, limit: usize) -> Option<Plan> {
             .collect();
         let [entry] = from_outside[..] else { continue };
         let cond = body.iter().find_map(|&b| {
-            let (cond, then_dest, else_dest) = crate::util::branch_at(func, b)?;
+            let (cond, then_dest, else_dest) = crate::cfg::branch_at(func, b)?;
             let outside = defined_in(func, cond, &inst_block).is_some_and(|d| !body.contains(&d));
             let constant = matches!(
-                crate::util::def_data(func, cond),
+                crate::defs::def_data(func, cond),
                 Some(InstData::Const { .. })
             );
             (outside && !constant && then_dest.block != else_dest.block).then_some(cond)

@@ -54,8 +54,8 @@
 //! Assumes: verified input. Guarantees: verified output; `adc ir --after
 //! opt` shows the guard block before each skipped loop.
 
+use crate::cfg::{incoming_edges, Edge};
 use crate::loops::natural_loop;
-use crate::util::{incoming_edges, Edge};
 use adc_ir::dom::DomTree;
 use adc_ir::{
     BinaryOp, Block, BlockCall, CmpCond, Constant, Function, Inst, InstData, ScalarType, Tag, Type,
@@ -129,7 +129,7 @@ pub fn run(func: &mut Function) -> bool {
 struct Cfg {
     edges: BTreeMap<Block, Vec<Edge>>,
     dom: DomTree,
-    /// Blocks in dominator order (`util::dominator_order`).
+    /// Blocks in dominator order (`cfg::dominator_order`).
     order: Vec<Block>,
     /// The block of every instruction.
     block_of: BTreeMap<Inst, Block>,
@@ -146,7 +146,7 @@ impl Cfg {
         Cfg {
             edges: incoming_edges(func),
             dom: DomTree::new(func),
-            order: crate::util::dominator_order(func),
+            order: crate::cfg::dominator_order(func),
             block_of,
         }
     }
@@ -210,7 +210,7 @@ fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<
                 InstData::Binary { op, .. } => {
                     has_mulz |= matches!(op, BinaryOp::MulZ | BinaryOp::DivZ);
                     if matches!(op, BinaryOp::Div | BinaryOp::Rem)
-                        && !crate::util::is_float_div(func, i)
+                        && !crate::predicates::is_float_div(func, i)
                     {
                         return None;
                     }
@@ -287,11 +287,11 @@ fn accumulated(
         let in_loop = cfg.defined_in(func, body, v);
         in_loop
             && matches!(
-                crate::util::def_data(func, v),
+                crate::defs::def_data(func, v),
                 Some(InstData::Load { array: a, index: i, .. }) if *a == array && *i == index
             )
     };
-    match crate::util::def_data(func, value)? {
+    match crate::defs::def_data(func, value)? {
         InstData::Binary {
             op: BinaryOp::Add,
             args: [l, x],
@@ -408,7 +408,7 @@ impl<'a> ZeroFacts<'a> {
                 // code's strong zero: an adjoint times a partial that may be
                 // infinite).
                 union(self.of(func, *a), self.of(func, *b)).or_else(|| {
-                    let (x, taken) = match crate::util::def_data(func, *cond) {
+                    let (x, taken) = match crate::defs::def_data(func, *cond) {
                         Some(InstData::Cmp {
                             cond: CmpCond::Eq,
                             args,
@@ -451,7 +451,7 @@ impl<'a> ZeroFacts<'a> {
         ) {
             return None;
         }
-        match crate::util::def_data(func, v) {
+        match crate::defs::def_data(func, v) {
             Some(InstData::Const {
                 value: Constant::F64(c),
             }) => (*c == 0.0).then(BTreeSet::new),
@@ -467,10 +467,10 @@ impl<'a> ZeroFacts<'a> {
 fn zero_compared(func: &Function, args: [Value; 2]) -> Option<Value> {
     let is_zero = |v: Value| {
         matches!(
-            crate::util::def_data(func, v),
+            crate::defs::def_data(func, v),
             Some(InstData::Const { value: Constant::F64(c) }) if *c == 0.0
         ) || matches!(
-            crate::util::def_data(func, v),
+            crate::defs::def_data(func, v),
             Some(InstData::Const { value: Constant::F32(c) }) if *c == 0.0
         )
     };
@@ -505,7 +505,7 @@ fn rewrite(func: &mut Function, plan: &Plan) {
             call.block = guard_block;
         }
     }
-    let at = crate::util::Emitter {
+    let at = crate::rewrite::Emitter {
         block: guard_block,
         tag: Tag::Primal,
         span,
@@ -584,5 +584,5 @@ fn rewrite(func: &mut Function, plan: &Plan) {
 /// Whether `v` is a finite float constant (and, unless `zero_too`, not
 /// zero).
 fn finite_constant(func: &Function, v: Value, zero_too: bool) -> bool {
-    crate::util::float_const(func, v).is_some_and(|x| x.is_finite() && (zero_too || x != 0.0))
+    crate::defs::float_const(func, v).is_some_and(|x| x.is_finite() && (zero_too || x != 0.0))
 }

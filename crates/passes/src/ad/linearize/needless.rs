@@ -78,7 +78,7 @@ pub(super) fn needless(module: &Module, src: &Function) -> BTreeSet<Inst> {
             }
         }
     }
-    let edges = crate::util::incoming_edges(src);
+    let edges = crate::cfg::incoming_edges(src);
     while let Some(v) = work.pop() {
         match src.dfg.value_def(v) {
             ValueDef::Param(b, k) => {

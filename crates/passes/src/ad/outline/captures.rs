@@ -30,13 +30,13 @@ pub(super) fn remade_captures(g: &Function, captures: Vec<Value>) -> (Vec<Value>
 
 /// True when `v` is a `const`.
 fn constant_inst(g: &Function, v: Value) -> bool {
-    matches!(crate::util::def_data(g, v), Some(InstData::Const { .. }))
+    matches!(crate::defs::def_data(g, v), Some(InstData::Const { .. }))
 }
 
 /// Whether `v` is pure scalar arithmetic (at most 8 deep) whose leaves are
 /// constants and non-float scalars.
 fn remakeable(g: &Function, v: Value, depth: usize) -> bool {
-    let Some(data) = crate::util::def_data(g, v) else {
+    let Some(data) = crate::defs::def_data(g, v) else {
         return false;
     };
     // Pure operations and divisions (which would have trapped before the
@@ -60,7 +60,7 @@ fn remake(g: &Function, v: Value, passed: &mut Vec<Value>, remade: &mut Vec<Valu
     if remade.contains(&v) {
         return;
     }
-    let data = crate::util::def_data(g, v)
+    let data = crate::defs::def_data(g, v)
         .expect("invariant: remakeable values have a defining instruction");
     data.for_each_arg(|a| {
         let float = matches!(g.dfg.value_type(a), Type::Scalar(t) if t.is_float());

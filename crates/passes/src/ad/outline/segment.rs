@@ -117,7 +117,7 @@ impl SegmentBuilder<'_> {
             entry_state.into_iter().chain([zero]).collect(),
             span,
         );
-        let order: Vec<Block> = crate::util::dominator_order(g)
+        let order: Vec<Block> = crate::cfg::dominator_order(g)
             .into_iter()
             .filter(|b| self.body.contains(b))
             .collect();
@@ -442,5 +442,5 @@ pub(super) fn rewrite_caller(g: &mut Function, site: RewriteSite<'_>) {
         .enumerate()
         .map(|(k, v)| (*v, results[site.live_slot + k]))
         .collect();
-    crate::util::substitute(g, &substitution);
+    crate::rewrite::substitute(g, &substitution);
 }

@@ -177,7 +177,7 @@ fn copy_blocks(
     stop: Option<Block>,
 ) {
     let inside: BTreeSet<Block> = blocks.iter().copied().collect();
-    for b in crate::util::dominator_order(v)
+    for b in crate::cfg::dominator_order(v)
         .into_iter()
         .filter(|b| inside.contains(b))
     {

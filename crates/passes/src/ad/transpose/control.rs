@@ -3,8 +3,8 @@
 //! way back and its start computed again.
 
 use super::Transposer;
+use crate::cfg::Edge;
 use crate::loops::LoopInit;
-use crate::util::Edge;
 use adc_ir::{
     BinaryOp, Block, BlockCall, CmpCond, Constant, Inst, InstData, Tag, Type, UnaryOp, Value,
     ValueDef,
@@ -19,7 +19,7 @@ impl Transposer<'_> {
         // First the primal values recomputed in reverse blocks that the
         // reverse sweep does not use (they may be all that reads a pop).
         loop {
-            let uses = crate::util::use_counts(&self.out);
+            let uses = crate::defs::use_counts(&self.out);
             let out = &self.out;
             let dead: BTreeSet<Inst> = self
                 .replayed
@@ -29,17 +29,17 @@ impl Transposer<'_> {
                     let results = out.dfg.inst_results(i);
                     !results.is_empty()
                         && results.iter().all(|r| uses[r.index()] == 0)
-                        && crate::util::is_removable(out, i)
+                        && crate::predicates::is_removable(out, i)
                 })
                 .collect();
             if dead.is_empty() {
                 break;
             }
             self.replayed.retain(|i| !dead.contains(i));
-            crate::util::remove_insts(&mut self.out, &dead);
+            crate::rewrite::remove_insts(&mut self.out, &dead);
         }
         self.drop_unused_hoists();
-        let uses = crate::util::use_counts(&self.out);
+        let uses = crate::defs::use_counts(&self.out);
         let unused: BTreeSet<Inst> = self
             .tape_pairs
             .iter()
@@ -52,7 +52,7 @@ impl Transposer<'_> {
                 pop.into_iter().chain([*push])
             })
             .collect();
-        crate::util::remove_insts(&mut self.out, &unused);
+        crate::rewrite::remove_insts(&mut self.out, &unused);
     }
 
     /// The reverse-block value of the first tape read of differential block
@@ -103,7 +103,7 @@ impl Transposer<'_> {
         let ValueDef::Result(i, _) = u.dfg.value_def(v) else {
             return false;
         };
-        let cheap = crate::util::is_cheap_arith(u, i);
+        let cheap = crate::predicates::is_cheap_arith(u, i);
         let mut ok = cheap && depth < 8 && u.tag(i) == Tag::Primal;
         u.dfg.inst(i).for_each_arg(|a| {
             ok = ok && self.remakeable_start(k, a, depth + 1);
@@ -236,14 +236,14 @@ impl Transposer<'_> {
         else {
             return None;
         };
-        let (cond, stays_if) = match crate::util::def_data(u, *cond) {
+        let (cond, stays_if) = match crate::defs::def_data(u, *cond) {
             Some(InstData::Unary {
                 op: UnaryOp::Not,
                 arg,
             }) => (*arg, then_dest.block == exit),
             _ => (*cond, then_dest.block != exit),
         };
-        let Some(InstData::Cmp { cond: op, args }) = crate::util::def_data(u, cond) else {
+        let Some(InstData::Cmp { cond: op, args }) = crate::defs::def_data(u, cond) else {
             return None;
         };
         // `counter OP bound` holds while the loop goes on.
@@ -260,7 +260,7 @@ impl Transposer<'_> {
         if u.dfg.value_type(bound) != Type::I64 {
             return None;
         }
-        let bound = match crate::util::int_const(u, bound) {
+        let bound = match crate::defs::int_const(u, bound) {
             Some(c) => self.emit1(
                 InstData::Const {
                     value: Constant::I64(c),

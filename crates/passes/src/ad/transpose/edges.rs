@@ -9,7 +9,7 @@
 //! of `P`'s reverse block, zero for a value the edge does not carry.
 
 use super::Transposer;
-use crate::util::Edge;
+use crate::cfg::Edge;
 use adc_ir::{Block, BlockCall, InstData, Value};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -121,7 +121,7 @@ impl Transposer<'_> {
                 moved.insert(push);
             }
         }
-        crate::util::remove_insts(&mut self.out, &moved);
+        crate::rewrite::remove_insts(&mut self.out, &moved);
         for h in 0..self.hoists.len() {
             let (exit, value, span) = {
                 let x = &self.hoists[h];
@@ -184,7 +184,7 @@ impl Transposer<'_> {
     /// Takes out the hoisted values no reverse block uses (their loads are
     /// all dead): loads, pop, slot store and push.
     pub(super) fn drop_unused_hoists(&mut self) {
-        let uses = crate::util::use_counts(&self.out);
+        let uses = crate::defs::use_counts(&self.out);
         let mut dead = BTreeSet::new();
         for h in &self.hoists {
             let out = &self.out;
@@ -198,7 +198,7 @@ impl Transposer<'_> {
                 dead.extend(h.push);
             }
         }
-        crate::util::remove_insts(&mut self.out, &dead);
+        crate::rewrite::remove_insts(&mut self.out, &dead);
     }
 }
 

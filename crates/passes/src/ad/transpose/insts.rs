@@ -3,7 +3,7 @@
 
 use super::{ShadowCell, Transposer};
 use crate::ad::{jvp_source, AdError};
-use crate::util::is_fresh_array;
+use crate::predicates::is_fresh_array;
 use adc_ir::{
     BinaryOp, CmpCond, Constant, FuncId, Inst, InstData, ParamMode, Type, UnaryOp, Value,
 };
@@ -240,7 +240,7 @@ impl Transposer<'_> {
 
     /// Whether nothing the current block has emitted after `zero_store` may
     /// read or write `cell`: arithmetic, and array accesses of other arrays
-    /// that are objects of their own (`util::is_fresh_array`: parameters,
+    /// that are objects of their own (`predicates::is_fresh_array`: parameters,
     /// `new`, `copy`), and of an array cell, adjoint slots.
     fn untouched_since(&self, zero_store: Inst, cell: ShadowCell) -> bool {
         let out = &self.out;
@@ -262,7 +262,7 @@ impl Transposer<'_> {
             InstData::Load { array, .. } | InstData::Store { array, .. } => distinct(*array),
             // Adjoint slots are stack memory of their own.
             InstData::RefLoad { ptr } | InstData::RefStore { ptr, .. } => {
-                cell.1.is_some() && matches!(crate::util::def_data(out, *ptr), Some(InstData::Slot))
+                cell.1.is_some() && matches!(crate::defs::def_data(out, *ptr), Some(InstData::Slot))
             }
             _ => false,
         })

@@ -88,7 +88,7 @@ impl Unzipper<'_> {
         if matches!(data, InstData::Const { .. }) {
             return true;
         }
-        let cheap = crate::util::is_cheap_arith(&self.out, i)
+        let cheap = crate::predicates::is_cheap_arith(&self.out, i)
             || match data {
                 InstData::ArrayLen { .. } | InstData::ArrayView { .. } => true,
                 InstData::Load { array, .. } => {
@@ -252,7 +252,7 @@ pub(super) fn frozen_locals(
             _ => None,
         })
         .collect();
-    let preds = crate::util::incoming_edges(g);
+    let preds = crate::cfg::incoming_edges(g);
     for &b in g.layout.iter().filter(|b| once.get(b) == Some(&true)) {
         for &i in &g.dfg.block(b).insts {
             if !matches!(g.dfg.inst(i), InstData::ArrayNew { .. }) || g.tag(i) == Tag::Diff {

@@ -3,7 +3,7 @@
 //! loop; and the check that every block reaches a `return`.
 
 use crate::ad::AdError;
-use crate::util::incoming_edges;
+use crate::cfg::incoming_edges;
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, BlockCall, Function, InstData, Tag, Value};
 use std::collections::BTreeSet;

@@ -38,8 +38,9 @@
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! cannot fail are dropped, and the copy runs the same instructions.
 
+use crate::defs::{checked_access, def_data, int_const};
 use crate::loops::{stepped_loops, SteppedLoop};
-use crate::util::{checked_access, def_data, drop_check, int_const};
+use crate::rewrite::drop_check;
 use adc_ir::{BinaryOp, Block, BlockCall, CmpCond, Function, Inst, InstData, Tag, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -346,7 +347,7 @@ fn copy_block(
 ) -> Vec<(Inst, Inst)> {
     let mut pairs = Vec::new();
     for i in func.dfg.block(b).insts.clone() {
-        let new = crate::util::copy_inst(func, i, to, map);
+        let new = crate::rewrite::copy_inst(func, i, to, map);
         pairs.push((i, new));
     }
     pairs

@@ -1,0 +1,150 @@
+//! The control-flow graph as the passes read it: the incoming edges of
+//! each block, the `br` ending a block, the blocks on cycles, and an order
+//! that meets every definition before its uses. Reads only.
+
+use adc_ir::{Block, BlockCall, Function, InstData, Value};
+use std::collections::BTreeMap;
+
+/// A control-flow edge into a block: the source block and the arguments
+/// it passes to the target's parameters.
+pub(crate) struct Edge {
+    pub from: Block,
+    pub args: Vec<Value>,
+}
+
+/// The incoming edges of every block in the layout (one per branch target,
+/// so a block branching twice to the same target gives two edges).
+pub(crate) fn incoming_edges(func: &Function) -> BTreeMap<Block, Vec<Edge>> {
+    let mut edges: BTreeMap<Block, Vec<Edge>> =
+        func.layout.iter().map(|b| (*b, Vec::new())).collect();
+    for &b in &func.layout {
+        let Some(term) = func.terminator(b) else {
+            continue;
+        };
+        for call in func.dfg.inst(term).successors() {
+            edges.entry(call.block).or_default().push(Edge {
+                from: b,
+                args: call.args.clone(),
+            });
+        }
+    }
+    edges
+}
+
+/// The condition and targets of the `br` that ends `block`.
+pub(crate) fn branch_at(func: &Function, block: Block) -> Option<(Value, &BlockCall, &BlockCall)> {
+    match func.dfg.inst(func.terminator(block)?) {
+        InstData::Branch {
+            cond,
+            then_dest,
+            else_dest,
+        } => Some((*cond, then_dest, else_dest)),
+        _ => None,
+    }
+}
+
+/// The blocks that lie on a cycle of the CFG: those of a strongly connected
+/// component with several blocks or a self-edge (Kosaraju, linear time).
+pub(crate) fn blocks_on_cycles(func: &Function) -> std::collections::BTreeSet<Block> {
+    let n = func.dfg.num_blocks();
+    let mut in_layout = vec![false; n];
+    for b in &func.layout {
+        in_layout[b.index()] = true;
+    }
+    let succs: Vec<Vec<Block>> = (0..n)
+        .map(|i| {
+            let b = Block::new(i);
+            if in_layout[i] {
+                func.successors(b)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let mut preds: Vec<Vec<Block>> = vec![Vec::new(); n];
+    for (i, ss) in succs.iter().enumerate() {
+        for s in ss {
+            preds[s.index()].push(Block::new(i));
+        }
+    }
+    // Post-order of the forward graph, iteratively.
+    let mut order = Vec::new();
+    let mut seen = vec![false; n];
+    for &root in &func.layout {
+        if std::mem::replace(&mut seen[root.index()], true) {
+            continue;
+        }
+        let mut stack = vec![(root, 0usize)];
+        while let Some((b, k)) = stack.pop() {
+            match succs[b.index()].get(k) {
+                Some(&s) => {
+                    stack.push((b, k + 1));
+                    if !std::mem::replace(&mut seen[s.index()], true) {
+                        stack.push((s, 0));
+                    }
+                }
+                None => order.push(b),
+            }
+        }
+    }
+    // Components of the reversed graph, in reverse post-order.
+    let mut comp = vec![usize::MAX; n];
+    let mut on_cycle = std::collections::BTreeSet::new();
+    for (c, &root) in order.iter().rev().enumerate() {
+        if comp[root.index()] != usize::MAX {
+            continue;
+        }
+        let mut members = vec![root];
+        comp[root.index()] = c;
+        let mut k = 0;
+        while k < members.len() {
+            for &p in &preds[members[k].index()] {
+                if comp[p.index()] == usize::MAX {
+                    comp[p.index()] = c;
+                    members.push(p);
+                }
+            }
+            k += 1;
+        }
+        let self_edge = succs[root.index()].contains(&root);
+        if members.len() > 1 || self_edge {
+            on_cycle.extend(members);
+        }
+    }
+    on_cycle
+}
+
+/// The reachable blocks in layout order, except that each comes after its
+/// immediate dominator, so a walk in this order meets every definition
+/// before its uses (layout order alone need not: a loop's step block may
+/// come before the block that defines what it uses). Then the unreachable
+/// blocks, in layout order.
+pub(crate) fn dominator_order(func: &Function) -> Vec<Block> {
+    use std::cmp::Reverse;
+    let (rpo, idom) = adc_ir::dom::dominators(func);
+    let mut position = vec![usize::MAX; func.dfg.num_blocks()];
+    for (k, b) in func.layout.iter().enumerate() {
+        position[b.index()] = k;
+    }
+    let mut children: BTreeMap<Block, Vec<Block>> = BTreeMap::new();
+    for &b in rpo.iter().skip(1) {
+        if let Some(d) = idom[b.index()] {
+            children.entry(d).or_default().push(b);
+        }
+    }
+    // Kahn's algorithm on the dominator tree, the earliest in layout first.
+    let mut ready = std::collections::BinaryHeap::new();
+    if let Some(&entry) = rpo.first() {
+        ready.push(Reverse((position[entry.index()], entry)));
+    }
+    let mut order = Vec::with_capacity(func.layout.len());
+    while let Some(Reverse((_, b))) = ready.pop() {
+        order.push(b);
+        for &c in children.get(&b).into_iter().flatten() {
+            ready.push(Reverse((position[c.index()], c)));
+        }
+    }
+    let reached: std::collections::BTreeSet<Block> = order.iter().copied().collect();
+    order.extend(func.layout.iter().filter(|b| !reached.contains(b)));
+    order
+}
