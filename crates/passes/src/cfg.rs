@@ -1,8 +1,9 @@
 //! The control-flow graph as the passes read it: the incoming edges of
-//! each block, the `br` ending a block, the blocks on cycles, and an order
+//! each block, the `br` ending a block (and the `cmp` it tests), the
+//! blocks on cycles, and an order
 //! that meets every definition before its uses. Reads only.
 
-use adc_ir::{Block, BlockCall, Function, InstData, Value};
+use adc_ir::{Block, BlockCall, CmpCond, Function, Inst, InstData, Value, ValueDef};
 use std::collections::BTreeMap;
 
 /// A control-flow edge into a block: the source block and the arguments
@@ -41,6 +42,35 @@ pub(crate) fn branch_at(func: &Function, block: Block) -> Option<(Value, &BlockC
         } => Some((*cond, then_dest, else_dest)),
         _ => None,
     }
+}
+
+/// A block's closing test: `br c, then, else` where `c` is the result of
+/// `cmp cond args[0], args[1]` (defined anywhere before).
+pub(crate) struct BranchTest<'a> {
+    pub cmp: Inst,
+    pub cond: CmpCond,
+    pub args: [Value; 2],
+    pub then_dest: &'a BlockCall,
+    pub else_dest: &'a BlockCall,
+}
+
+/// The `cmp` and targets of the `br` that ends `block`, if it branches on
+/// a comparison.
+pub(crate) fn branch_test(func: &Function, block: Block) -> Option<BranchTest<'_>> {
+    let (c, then_dest, else_dest) = branch_at(func, block)?;
+    let ValueDef::Result(cmp, 0) = func.dfg.value_def(c) else {
+        return None;
+    };
+    let &InstData::Cmp { cond, args } = func.dfg.inst(cmp) else {
+        return None;
+    };
+    Some(BranchTest {
+        cmp,
+        cond,
+        args,
+        then_dest,
+        else_dest,
+    })
 }
 
 /// The blocks that lie on a cycle of the CFG: those of a strongly connected

@@ -1,5 +1,8 @@
-//! Counted loops, as `unzip` and `transpose` use them to replay and reverse
-//! a loop without taping its counter or the edge taken at its header.
+//! Loops: natural loops and loop bodies (`licm`, `unswitch`), stepped loops
+//! (`carry`, `promote`, `version`), a header's test of its counter
+//! (`counted_header`), and counted loops, as `unzip` and `transpose` use
+//! them to replay and reverse a loop without taping its counter or the
+//! edge taken at its header.
 //!
 //! A counted loop has a header `h` with exactly two incoming edges: an
 //! entry edge (from a block `h` does not dominate) passing a value `i0` to
@@ -14,11 +17,11 @@
 //! it every iteration). Its only exit is `h`'s
 //! branch, to a block outside the loop.
 
-use crate::cfg::{incoming_edges, Edge};
+use crate::cfg::{branch_test, incoming_edges, Edge};
 use crate::defs::int_const;
 use adc_ir::dom::DomTree;
 use adc_ir::offset::offset_of;
-use adc_ir::{Block, Function, InstData, Type, Value};
+use adc_ir::{Block, BlockCall, CmpCond, Function, Inst, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) struct CountedLoop {
@@ -119,6 +122,40 @@ pub(crate) fn counted_loops(func: &Function, among: &BTreeSet<Block>) -> Vec<Cou
             }
         })
         .collect()
+}
+
+/// A loop header's test of its counter against a bound: `br c, then,
+/// else` with `c = cmp lt iv, bound` (`branch_test`), `iv` the counter.
+/// The loop passes (`unroll`, `copy-loops`, `version`) check which edge
+/// stays in the loop, where the `cmp` is and what the bound is.
+pub(crate) struct CountedHeader<'a> {
+    pub bound: Value,
+    /// The `cmp lt iv, bound`.
+    pub cmp: Inst,
+    /// The `cmp`'s result, the branch's condition.
+    pub test: Value,
+    pub then_dest: &'a BlockCall,
+    pub else_dest: &'a BlockCall,
+}
+
+/// `header`'s closing test when it is `iv < bound` for the counter `iv`.
+pub(crate) fn counted_header(
+    func: &Function,
+    header: Block,
+    iv: Value,
+) -> Option<CountedHeader<'_>> {
+    let t = branch_test(func, header)?;
+    let [lhs, bound] = t.args;
+    if t.cond != CmpCond::Lt || lhs != iv {
+        return None;
+    }
+    Some(CountedHeader {
+        bound,
+        cmp: t.cmp,
+        test: func.dfg.inst_results(t.cmp)[0],
+        then_dest: t.then_dest,
+        else_dest: t.else_dest,
+    })
 }
 
 /// The largest step of a counted loop's counter. With it, a counter that

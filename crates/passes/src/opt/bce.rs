@@ -31,7 +31,7 @@
 //! Assumes: verified input. Guarantees: verified output; only checks that
 //! can never fail are removed.
 
-use crate::cfg::{branch_at, incoming_edges};
+use crate::cfg::{branch_at, branch_test, incoming_edges, BranchTest};
 use crate::defs::{checked_access, def_data, int_const};
 use crate::rewrite::drop_check;
 use adc_ir::dom::DomTree;
@@ -93,24 +93,16 @@ pub(crate) fn counted_loops(
 ) -> Vec<Counted> {
     let mut proven: Vec<Counted> = Vec::new();
     for &h in &dom.rpo {
-        let Some(term) = func.terminator(h) else {
-            continue;
-        };
-        let InstData::Branch {
-            cond, then_dest, ..
-        } = func.dfg.inst(term)
+        let Some(BranchTest {
+            cond: CmpCond::Lt,
+            args: [i, bound],
+            then_dest,
+            ..
+        }) = branch_test(func, h)
         else {
             continue;
         };
         let body = then_dest.block;
-        let Some(InstData::Cmp {
-            cond: CmpCond::Lt,
-            args,
-        }) = def_data(func, *cond)
-        else {
-            continue;
-        };
-        let (i, bound) = (args[0], args[1]);
         let (len, minus_k) = offset_of(func, bound);
         let k = -minus_k;
         let ValueDef::Param(pb, n) = func.dfg.value_def(i) else {

@@ -27,7 +27,7 @@
 //! the fixed point that derivative code runs on its source, because the
 //! derivative passes do not know `copyrange`.
 
-use crate::loops::counted_loops;
+use crate::loops::{counted_header, counted_loops, CountedHeader};
 use crate::predicates::is_fresh_array;
 use crate::rewrite::Emitter;
 use adc_ir::offset::offset_of;
@@ -77,29 +77,22 @@ fn match_copy(func: &Function, header: Block, latch: Block, exit: Block) -> Opti
     // The header: `cmp lt i, L`, `br c, latch(), exit(..)`, and pure
     // instructions that do not use the counter (they still run, once).
     let term = func.terminator(header)?;
-    let InstData::Branch {
-        cond,
+    let CountedHeader {
+        bound,
+        cmp,
+        test: cond,
         then_dest,
         else_dest,
-    } = func.dfg.inst(term)
-    else {
+        ..
+    } = counted_header(func, header, counter)?;
+    if !func.dfg.block(header).insts.contains(&cmp) {
         return None;
-    };
-    let (cmp, bound) = match func.dfg.value_def(*cond) {
-        ValueDef::Result(i, 0) => match func.dfg.inst(i) {
-            InstData::Cmp {
-                cond: CmpCond::Lt,
-                args: [c, bound],
-            } if *c == counter && func.dfg.block(header).insts.contains(&i) => (i, *bound),
-            _ => return None,
-        },
-        _ => return None,
-    };
+    }
     // What the rewrite changes the meaning of: the comparison and everything
     // the body defines. (The counter keeps its first value in the header,
     // where only the comparison uses it; uses after the loop are given its
     // final value.)
-    let changed = |v: Value| v == *cond || in_latch(v);
+    let changed = |v: Value| v == cond || in_latch(v);
     let header_ok = func.dfg.block(header).insts.iter().all(|&i| {
         let data = func.dfg.inst(i);
         i == term || i == cmp || (!data.has_side_effects() && !data.args().contains(&counter))

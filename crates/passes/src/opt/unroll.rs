@@ -22,8 +22,8 @@
 //! instructions run in the same order.
 
 use crate::defs::int_const;
-use crate::loops::{counted_loops, CountedLoop, LoopInit};
-use adc_ir::{Block, BlockCall, CmpCond, Constant, Function, InstData, Type, Value};
+use crate::loops::{counted_header, counted_loops, CountedLoop, LoopInit};
+use adc_ir::{Block, BlockCall, Constant, Function, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 const MAX_TRIPS: i64 = 8;
@@ -77,37 +77,16 @@ fn plan(func: &Function, lp: &CountedLoop) -> Option<Plan> {
         return None;
     }
     let h = lp.header;
-    let insts = &func.dfg.block(h).insts;
-    let [cmp, br] = insts.as_slice() else {
-        return None;
-    };
-    let InstData::Branch {
-        cond,
-        then_dest,
-        else_dest,
-    } = func.dfg.inst(*br)
-    else {
-        return None;
-    };
     let counter = func.dfg.block_params(h)[lp.param];
-    let (
-        &InstData::Cmp {
-            cond: CmpCond::Lt,
-            args,
-        },
-        [c],
-    ) = (func.dfg.inst(*cmp), func.dfg.inst_results(*cmp))
-    else {
+    let head = counted_header(func, h, counter)?;
+    // The header holds the `cmp` and the `br`, nothing else.
+    let [cmp, _br] = func.dfg.block(h).insts.as_slice() else {
         return None;
     };
-    if *c != *cond
-        || args[0] != counter
-        || then_dest.block != lp.latch
-        || else_dest.block != lp.exit
-    {
+    if *cmp != head.cmp || head.then_dest.block != lp.latch || head.else_dest.block != lp.exit {
         return None;
     }
-    let bound = int_const(func, args[1])?;
+    let bound = int_const(func, head.bound)?;
     // In i128: `bound - c0` may not fit an i64.
     let trips = if bound > c0 {
         let t =
@@ -132,7 +111,7 @@ fn plan(func: &Function, lp: &CountedLoop) -> Option<Plan> {
         && trips * n <= MAX_INSTS
         && !marker
         && back_to_header
-        && then_dest.args.is_empty())
+        && head.then_dest.args.is_empty())
     .then_some(Plan { body, trips })
 }
 

@@ -32,6 +32,7 @@
 //! when the original iteration would: the test at the top of `U` covers
 //! the three tests it skips).
 
+use crate::cfg::{branch_test, BranchTest};
 use crate::defs::int_const;
 use crate::rewrite::copy_inst;
 use adc_ir::{
@@ -136,30 +137,19 @@ fn defined_in(func: &Function, v: Value, b: Block, insts: &BTreeSet<adc_ir::Inst
 
 fn plan(func: &Function, b: Block) -> Option<Plan> {
     let insts = &func.dfg.block(b).insts;
-    let (&term, body) = insts.split_last()?;
+    let (_, body) = insts.split_last()?;
     if body.len() > MAX_INSTS || !body.iter().all(|i| is_plain(func.dfg.inst(*i))) {
         return None;
     }
-    let InstData::Branch {
-        cond,
-        then_dest,
-        else_dest,
-    } = func.dfg.inst(term)
-    else {
-        return None;
-    };
-    let own: BTreeSet<adc_ir::Inst> = body.iter().copied().collect();
-    let ValueDef::Result(test, _) = func.dfg.value_def(*cond) else {
-        return None;
-    };
-    let InstData::Cmp {
+    let BranchTest {
+        cmp: test,
         cond: test_cond,
         args: [next, bound],
-    } = func.dfg.inst(test)
-    else {
-        return None;
-    };
-    let ValueDef::Result(increment, _) = func.dfg.value_def(*next) else {
+        then_dest,
+        else_dest,
+    } = branch_test(func, b)?;
+    let own: BTreeSet<adc_ir::Inst> = body.iter().copied().collect();
+    let ValueDef::Result(increment, _) = func.dfg.value_def(next) else {
         return None;
     };
     let InstData::Binary { op, args: [i, one] } = func.dfg.inst(increment) else {
@@ -177,7 +167,7 @@ fn plan(func: &Function, b: Block) -> Option<Plan> {
     if back.block != b
         || !own.contains(&test)
         || !own.contains(&increment)
-        || defined_in(func, *bound, b, &own)
+        || defined_in(func, bound, b, &own)
         || int_const(func, *one) != Some(1)
     {
         return None;
@@ -186,7 +176,7 @@ fn plan(func: &Function, b: Block) -> Option<Plan> {
         return None;
     };
     let counter = counter as usize;
-    if pb != b || back.args.get(counter) != Some(next) {
+    if pb != b || back.args.get(counter) != Some(&next) {
         return None;
     }
     // (No value of the loop is used past it but through its exit edge:
@@ -196,8 +186,8 @@ fn plan(func: &Function, b: Block) -> Option<Plan> {
         counter,
         increment,
         down,
-        test: *test_cond,
-        bound: *bound,
+        test: test_cond,
+        bound,
     })
 }
 

@@ -39,9 +39,9 @@
 //! cannot fail are dropped, and the copy runs the same instructions.
 
 use crate::defs::{checked_access, def_data, int_const};
-use crate::loops::{stepped_loops, SteppedLoop};
+use crate::loops::{counted_header, stepped_loops, SteppedLoop};
 use crate::rewrite::drop_check;
-use adc_ir::{BinaryOp, Block, BlockCall, CmpCond, Function, Inst, InstData, Tag, Value, ValueDef};
+use adc_ir::{BinaryOp, Block, BlockCall, Function, Inst, InstData, Tag, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod guard;
@@ -160,27 +160,10 @@ fn affine(func: &Function, lp: &SteppedLoop, v: Value, i: Value) -> Option<(Opti
 /// `j` stepping up (`M` defined before the loop): every block of the body
 /// then runs with `j0 <= j < M`.
 fn counter_bound(func: &Function, l: &SteppedLoop) -> Option<Value> {
-    let t = func.terminator(l.header)?;
-    let InstData::Branch {
-        cond,
-        then_dest,
-        else_dest,
-    } = func.dfg.inst(t)
-    else {
-        return None;
-    };
-    if else_dest.block != l.exit || !l.body.contains(&then_dest.block) || l.step < 1 {
-        return None;
-    }
-    let Some(&InstData::Cmp {
-        cond: CmpCond::Lt,
-        args,
-    }) = def_data(func, *cond)
-    else {
-        return None;
-    };
     let j = func.dfg.block_params(l.header)[l.param];
-    (args[0] == j && outside(func, l, args[1])).then_some(args[1])
+    let head = counted_header(func, l.header, j)?;
+    let stays = head.else_dest.block == l.exit && l.body.contains(&head.then_dest.block);
+    (stays && l.step >= 1 && outside(func, l, head.bound)).then_some(head.bound)
 }
 
 /// `base` over the innermost enclosing loop of `lp` whose counter it is
@@ -226,30 +209,18 @@ fn plan(func: &Function, lp: &SteppedLoop, loops: &[SteppedLoop]) -> Option<Plan
     if lp.step != 1 || lp.body.len() != 2 || lp.latch == h {
         return None;
     }
-    let [cmp, br] = func.dfg.block(h).insts.as_slice() else {
-        return None;
-    };
-    let InstData::Branch {
-        cond,
-        then_dest,
-        else_dest,
-    } = func.dfg.inst(*br)
-    else {
-        return None;
-    };
     let i = func.dfg.block_params(h)[lp.param];
-    let &InstData::Cmp {
-        cond: CmpCond::Lt,
-        args,
-    } = func.dfg.inst(*cmp)
-    else {
+    let head = counted_header(func, h, i)?;
+    // The header holds the `cmp` and the `br`, nothing else.
+    let [cmp, _br] = func.dfg.block(h).insts.as_slice() else {
         return None;
     };
-    let test = func.dfg.inst_results(*cmp)[0];
-    if test != *cond || args[0] != i || then_dest.block != lp.latch || else_dest.block != lp.exit {
+    if *cmp != head.cmp || head.then_dest.block != lp.latch || head.else_dest.block != lp.exit {
         return None;
     }
-    if !then_dest.args.is_empty() || !outside(func, lp, args[1]) || predecessors(func, lp.exit) != 1
+    if !head.then_dest.args.is_empty()
+        || !outside(func, lp, head.bound)
+        || predecessors(func, lp.exit) != 1
     {
         return None;
     }
@@ -282,7 +253,7 @@ fn plan(func: &Function, lp: &SteppedLoop, loops: &[SteppedLoop]) -> Option<Plan
             }
             let outer = base
                 .filter(|_| minus == 0)
-                .and_then(|b| outer_range(func, lp, loops, b, coef, args[1]));
+                .and_then(|b| outer_range(func, lp, loops, b, coef, head.bound));
             accesses.push(Access {
                 inst,
                 array,
@@ -295,7 +266,7 @@ fn plan(func: &Function, lp: &SteppedLoop, loops: &[SteppedLoop]) -> Option<Plan
     }
     (!accesses.is_empty()).then_some(Plan {
         body,
-        bound: args[1],
+        bound: head.bound,
         accesses,
     })
 }
