@@ -155,7 +155,7 @@ fn checkpointed_tape_grows_with_the_segments() {
         let src = format!("{}\n[autodiff_reverse(df, Active, Duplicated, Const, Active)]\ndouble entry(double x, double[] a, int n) {{ return f(x, a, n); }}", shape.replace("@CK@", ck));
         adc::driver::tape_reports("ck.ad", &src, false).unwrap_or_else(|f| panic!("{f}"))
     };
-    let per_iteration = |reports: &[adc::tape::Report], name: &str| -> u64 {
+    let per_iteration = |reports: &[adc::tape_report::Report], name: &str| -> u64 {
         let r = reports
             .iter()
             .find(|r| r.function == name)

@@ -267,7 +267,10 @@ fn example_tape_reports() {
             continue;
         }
         let reports = driver::tape_reports(&name, &source, false).unwrap_or_else(|f| panic!("{f}"));
-        insta::assert_snapshot!(format!("tape__{name}"), adc::tape::render_text(&reports));
+        insta::assert_snapshot!(
+            format!("tape__{name}"),
+            adc::tape_report::render_text(&reports)
+        );
     }
 }
 

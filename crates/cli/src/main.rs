@@ -449,11 +449,11 @@ fn main() -> ExitCode {
             };
             match driver::tape_reports(&file, &source, color) {
                 Ok(reports) if json => {
-                    println!("{}", adc::tape::render_json(&reports));
+                    println!("{}", adc::tape_report::render_json(&reports));
                     ExitCode::SUCCESS
                 }
                 Ok(reports) => {
-                    print!("{}", adc::tape::render_text(&reports));
+                    print!("{}", adc::tape_report::render_text(&reports));
                     ExitCode::SUCCESS
                 }
                 Err(f) => {

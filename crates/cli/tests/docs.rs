@@ -14,7 +14,7 @@
 //!   compiler's source defines and none other, each with an example that
 //!   produces its code, and `adc explain CODE` prints the entry;
 //! - ` ```rust ` blocks are doctests: a file holding one must be included
-//!   by `crates/cli/src/lib.rs`.
+//!   by `crates/adc/src/lib.rs`.
 //! - README.md stays one screen (at most 80 lines of at most 200
 //!   characters), and relative links of every page resolve.
 
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> PathBuf {
-    // CARGO_MANIFEST_DIR is crates/cli.
+    // CARGO_MANIFEST_DIR is crates/cli (the package of the `adc` binary).
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -274,7 +274,7 @@ fn check_page(file: &str, text: &str) -> (usize, usize) {
             }
             "rust" => {
                 let lib =
-                    std::fs::read_to_string(root().join("crates/cli/src/lib.rs")).expect("lib.rs");
+                    std::fs::read_to_string(root().join("crates/adc/src/lib.rs")).expect("lib.rs");
                 assert!(
                     lib.contains(&format!("docs/{file}")),
                     "{file}:{}: a rust block in a file lib.rs does not include as doctests",

@@ -31,7 +31,7 @@
 //!     return p;
 //! }";
 //! let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
-//! let text = adc::tape::render_text(&reports);
+//! let text = adc::tape_report::render_text(&reports);
 //! assert!(text.starts_with("dprod: 1 entries, 0 bytes per call outside loops\n"));
 //! assert!(text.contains("loop at line 4: 8 bytes per iteration"));
 //! ```
@@ -393,7 +393,7 @@ fn report(
 /// let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
 /// let reports = adc::driver::tape_reports("sq.ad", src, false).expect("compiles");
 /// assert_eq!(
-///     adc::tape::render_text(&reports),
+///     adc::tape_report::render_text(&reports),
 ///     "dsq: 0 entries, 0 bytes per call outside loops\n"
 /// );
 /// ```
@@ -454,7 +454,7 @@ pub fn render_text(reports: &[Report]) -> String {
 /// ```
 /// let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
 /// let reports = adc::driver::tape_reports("sq.ad", src, false).expect("compiles");
-/// let json = adc::tape::render_json(&reports);
+/// let json = adc::tape_report::render_json(&reports);
 /// assert_eq!(json["derivatives"][0]["function"], "dsq");
 /// assert_eq!(json["derivatives"][0]["entries"].as_array().map(Vec::len), Some(0));
 /// ```

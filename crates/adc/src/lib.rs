@@ -1,9 +1,9 @@
-//! `adc`: the compiler driver (this library) and the `adc` binary.
+//! `adc`: the compiler as a library. The `adc` binary (package `adc-cli`,
+//! in `crates/cli`) is a command line over it.
 //!
 //! The pipeline as plain functions: `frontend` (source to verified IR),
 //! `run_stages` (IR passes up to a stage), `jit`, `object`. The binary and
-//! the tests call the same functions. This is the only crate that does file
-//! IO or prints.
+//! the tests call the same functions.
 //!
 //! ```
 //! let source = "double norm2(double[] xs) { double s = 0.0; for (int i = 0; i < len(xs); i++) s += xs[i] * xs[i]; return s; }";
@@ -33,10 +33,10 @@
 //!   `parse_ir` for textual IR), `warnings`, `run_stages` (or
 //!   `run_stages_for`) up to a [`Stage`], `compile_object` (as
 //!   `adc compile`), `compile_object_module` (what `adc-build` uses),
-//!   `tape_reports` (as `adc tape`, with the reports of [`tape`]).
+//!   `tape_reports` (as `adc tape`, with the reports of [`tape_report`]).
 //!
 //! The modules `derivs`, `json` and `user_ir`, and the few items of
-//! `driver` and `tape` hidden from this documentation, serve the `adc`
+//! `driver` and `tape_report` hidden from this documentation, serve the `adc`
 //! binary and the project's tests: they are public for them, not part of
 //! the library API.
 
@@ -50,7 +50,7 @@ pub mod host;
 #[doc(hidden)]
 pub mod json;
 pub mod request;
-pub mod tape;
+pub mod tape_report;
 // Not part of the library API: it serves `driver::parse_ir` (the `.adir`
 // input of the `adc` binary).
 #[doc(hidden)]

@@ -543,7 +543,7 @@ pub fn load(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
 }
 
 /// `adc tape`: the tape reports of a file's reverse derivatives (after
-/// every stage, as `compile` would build them); see [`crate::tape`].
+/// every stage, as `compile` would build them); see [`crate::tape_report`].
 ///
 /// ```
 /// let src = "[autodiff_reverse(dprod, Duplicated, Active)]
@@ -562,7 +562,7 @@ pub fn tape_reports(
     path: &str,
     source: &str,
     color: bool,
-) -> Result<Vec<crate::tape::Report>, Failure> {
+) -> Result<Vec<crate::tape_report::Report>, Failure> {
     let mut module = load(path, source, color)?;
     let requested: Vec<String> = module
         .funcs
@@ -586,7 +586,7 @@ pub fn tape_reports(
         span.is_defined()
             .then(|| lines.line_col(span.start).0 as u32)
     };
-    Ok(crate::tape::reports(
+    Ok(crate::tape_report::reports(
         &module,
         &requested,
         &locator(path, source),
