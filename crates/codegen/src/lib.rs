@@ -18,7 +18,7 @@ mod object_tape;
 mod runtime;
 mod stack_arrays;
 mod strong_zero;
-mod tape;
+mod tape_lowering;
 mod translate;
 mod typed;
 mod views;
@@ -80,7 +80,7 @@ pub(crate) struct Symbols {
     /// What grows and frees derivative tapes: `realloc`/`free` in object
     /// files, the runtime's per-thread cache in the JIT.
     pub tape_alloc: (&'static str, &'static str),
-    /// `__adc_tape_grow` (`tape.rs`), when some function has a tape.
+    /// `__adc_tape_grow` (`tape_lowering.rs`), when some function has a tape.
     pub tape_grow: Option<FuncId>,
     /// `__adc_copy` (`copy.rs`), when some function has a `copyrange`.
     pub copy: Option<FuncId>,
@@ -168,11 +168,11 @@ fn build<M: Module>(
     if !with_entries && ir.funcs.iter().any(prints) {
         object_print::define(m)?;
     }
-    if ir.funcs.iter().any(tape::uses_tape) {
+    if ir.funcs.iter().any(tape_lowering::uses_tape) {
         if !with_entries {
             object_tape::define(m)?;
         }
-        syms.tape_grow = Some(tape::define_tape_grow(m, syms.tape_alloc.0)?);
+        syms.tape_grow = Some(tape_lowering::define_tape_grow(m, syms.tape_alloc.0)?);
     }
     let mut built = Built {
         wrappers: Vec::new(),

@@ -2,8 +2,8 @@
 //! folder), each with one entry point; every pass keeps a verified function
 //! verified, and tests check that with `adc_ir::verify` after each pass.
 //!
-//! - `ad`: the derivative passes (`linearize`, `propagate`, `lower-pairs`
-//!   in `pairs`, `unzip`, `transpose`). They work on a whole module and
+//! - `ad`: the derivative passes (`linearize`, `propagate`, `lower-pairs`,
+//!   `unzip`, `transpose`). They work on a whole module and
 //!   are driven by `ad::differentiate`.
 //! - `opt`: the optimisations, each `pub fn run(func: &mut Function) ->
 //!   bool` (true when it changed something), but `inline` and `fast-path`,

@@ -34,7 +34,7 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
             .try_for_each(|id| ad::propagate::run(m, id))
     }),
     ("lower-pairs", |m| {
-        m.funcs.iter_mut().try_for_each(ad::pairs::run)
+        m.funcs.iter_mut().try_for_each(ad::lower_pairs::run)
     }),
     ("unzip", |m| {
         generated(m, true)

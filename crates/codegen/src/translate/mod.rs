@@ -103,8 +103,8 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     error_exit: Option<clif::Block>,
     error_sites: BTreeMap<String, clif::Block>,
     ret_area: Option<clif::Value>,
-    /// The tape and deferred-free list of this call (`crate::tape`).
-    pub(crate) tape_state: Option<crate::tape::TapeState>,
+    /// The tape and deferred-free list of this call (`crate::tape_lowering`).
+    pub(crate) tape_state: Option<crate::tape_lowering::TapeState>,
     /// Per value, whether it is on a loop-carried recurrence
     /// (`crate::strong_zero`).
     recurrent: Vec<bool>,
@@ -199,9 +199,9 @@ pub(crate) fn translate<M: Module>(
     let (rpo, _) = adc_ir::dom::dominators(func);
     t.homes.plan = crate::homes::homes(func, &rpo);
     (t.stack_arrays, t.quiet_frees) = crate::stack_arrays::stack_arrays(func);
-    if crate::tape::uses_tape(func) {
+    if crate::tape_lowering::uses_tape(func) {
         t.b.switch_to_block(entry);
-        t.tape_state = Some(crate::tape::init_state(&mut t.b, func));
+        t.tape_state = Some(crate::tape_lowering::init_state(&mut t.b, func));
     }
     t.stack_guard(entry)?;
     let entry_params: Vec<clif::Value> = t.b.block_params(entry)[n_hidden..].to_vec();
@@ -257,7 +257,8 @@ pub(crate) fn translate<M: Module>(
                     .take_while(|i| {
                         let d = func.dfg.inst(**i);
                         std::mem::discriminant(d) == std::mem::discriminant(first)
-                            && crate::tape::tape_of(d) == crate::tape::tape_of(first)
+                            && crate::tape_lowering::tape_of(d)
+                                == crate::tape_lowering::tape_of(first)
                     })
                     .count()
             } else {

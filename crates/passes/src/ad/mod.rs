@@ -1,13 +1,13 @@
 //! The derivative passes (one module each, in pipeline order: `linearize`
-//! (which runs `opt::inline` on its source first), `propagate`, `pairs`
-//! (`lower-pairs`), `unzip`, `transpose`) and what they share: their error
-//! type, the internal derivatives of callees, and the driver that runs
-//! them in rounds. They may use `opt`; `opt` never uses them.
+//! (which runs `opt::inline` on its source first), `propagate`,
+//! `lower_pairs` (`lower-pairs`), `unzip`, `transpose`; `split` is split
+//! mode) and what they share: their error type, the internal derivatives of
+//! callees, and the driver that runs them in rounds. They may use `opt`; `opt` never uses them.
 
 pub mod copies;
 pub mod linearize;
+pub mod lower_pairs;
 pub mod outline;
-pub mod pairs;
 pub mod propagate;
 pub mod split;
 pub mod transpose;
@@ -340,7 +340,7 @@ pub fn differentiate_observed(
             return Ok(());
         }
         for &id in &generated {
-            crate::ad::pairs::run(module.func_mut(id))?;
+            crate::ad::lower_pairs::run(module.func_mut(id))?;
         }
         if reached(AdStage::LowerPairs, module) {
             return Ok(());

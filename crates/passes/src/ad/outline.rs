@@ -22,8 +22,9 @@
 //! holds one segment's inputs per `K` iterations, and the segment's own
 //! derivative tapes at most `K` iterations at a time. `checkpoint.loop auto`
 //! (`[checkpoint]`) runs segments of 256, 256·32, 256·32², ... iterations,
-//! each through the recursive driver of `split`, so that the tape grows with
-//! the logarithm of the trip count.
+//! each through the recursive driver (`outline/recursive.rs`: recursive
+//! checkpointing), so that the tape grows with the logarithm of the trip
+//! count.
 //!
 //! Returns leave the loop first (a `return` block's trailing `free`s and the
 //! `return` move to a block of their own after the loop). A loop where a
@@ -484,7 +485,7 @@ fn outline_loop(
     let every = interval(every, g, header);
     let seg_id = match every {
         Interval::Fixed(_) => seg_id,
-        Interval::Growing { .. } => split::build_split(module, seg_id, state.len(), span),
+        Interval::Growing { .. } => recursive::build_recursive(module, seg_id, state.len(), span),
     };
     rewrite_caller(
         g,
@@ -518,8 +519,8 @@ fn fresh_name(module: &Module, of: &str) -> String {
 fn interval(every: u32, _g: &Function, _header: Block) -> Interval {
     match every {
         0 => Interval::Growing {
-            first: split::LEAF,
-            factor: split::PIECES,
+            first: recursive::LEAF,
+            factor: recursive::PIECES,
         },
         k => Interval::Fixed(i64::from(k)),
     }
@@ -601,6 +602,6 @@ struct RewriteSite<'a> {
 }
 
 mod captures;
+mod recursive;
 mod segment;
-mod split;
 use segment::rewrite_caller;

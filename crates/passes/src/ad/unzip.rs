@@ -60,7 +60,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// (`ad::split`); their split functions are declared here if new.
 pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> {
     let mut g = module.func(id).clone();
-    if crate::ad::pairs::has_pairs(&g) {
+    if crate::ad::lower_pairs::has_pairs(&g) {
         let span = g.deriv_span;
         return Err(AdError::new(
             "internal error: unzip needs its input's pairs lowered (`lower-pairs`)",

@@ -1,5 +1,7 @@
-//! `[checkpoint]` without an interval: the recursive driver that keeps a
-//! long segment's tape logarithmic.
+//! Recursive checkpointing, for `[checkpoint]` without an interval: the
+//! recursive driver that keeps a long segment's tape logarithmic. (Not
+//! split mode, which is `ad/split.rs`; the driver's name ends in `_split`
+//! because it splits a segment's iterations into pieces.)
 //!
 //! `__adc_segN_f_split(state.., captures.., len)` has the segment
 //! function's signature and meaning (run at most `len` iterations, same
@@ -31,7 +33,12 @@ pub(super) const PIECES: i64 = 64;
 /// Adds the split driver of segment function `seg` to `module`.
 /// `nstate` is the number of loop-carried values (the segment's first
 /// parameters and the results after its status).
-pub(super) fn build_split(module: &mut Module, seg: FuncId, nstate: usize, span: Span) -> FuncId {
+pub(super) fn build_recursive(
+    module: &mut Module,
+    seg: FuncId,
+    nstate: usize,
+    span: Span,
+) -> FuncId {
     let s = module.func(seg);
     let mut r = Function::new(
         format!("{}_split", s.name),

@@ -1,4 +1,6 @@
-//! The per-call tape of derivative code, and its deferred-free list.
+//! The lowering of the tape instructions (`tape.push`, `tape.pop`,
+//! `free.defer`, `tape.lend`, ...) to the per-call tape of derivative code
+//! and its deferred-free list, and the module-local `__adc_tape_grow`.
 //!
 //! Both are growable byte stacks on the C heap (`realloc`). The tape's
 //! state (pointer, length and capacity in bytes, read position) lives in
