@@ -9,29 +9,25 @@
 //!
 //! This is the only crate with `unsafe`: calling JIT-compiled code.
 
-mod abi;
-mod copy;
 mod header;
-mod homes;
 mod object_print;
 mod object_tape;
 mod runtime;
-mod stack_arrays;
-mod strong_zero;
-mod tape_lowering;
 mod translate;
 mod typed;
-mod views;
+mod wrappers;
 
-pub use abi::tuple_layout;
+use translate::Symbols;
+
 pub use header::c_header;
 pub use runtime::{ArgValue, ArrayValue, CallError, JitFunction, JitModule};
+pub use translate::c_abi::tuple_layout;
 pub use typed::{kind_of, Arg, Args, ParamKind, Ret, Rets, TypedFunc};
 
 use adc_ir::Span;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
-use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module};
+use cranelift_module::{FuncId, Linkage, Module};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -72,38 +68,6 @@ impl From<cranelift_module::ModuleError> for CodegenError {
     }
 }
 
-/// Module-wide symbols: the Cranelift id of each IR function (internal
-/// implementation, or the import for an `extern`) and interned messages.
-pub(crate) struct Symbols {
-    pub func_ids: Vec<FuncId>,
-    messages: BTreeMap<String, DataId>,
-    /// What grows and frees derivative tapes: `realloc`/`free` in object
-    /// files, the runtime's per-thread cache in the JIT.
-    pub tape_alloc: (&'static str, &'static str),
-    /// `__adc_tape_grow` (`tape_lowering.rs`), when some function has a tape.
-    pub tape_grow: Option<FuncId>,
-    /// `__adc_copy` (`copy.rs`), when some function has a `copyrange`.
-    pub copy: Option<FuncId>,
-}
-
-impl Symbols {
-    pub(crate) fn message<M: Module>(
-        &mut self,
-        m: &mut M,
-        text: &str,
-    ) -> Result<DataId, CodegenError> {
-        if let Some(id) = self.messages.get(text) {
-            return Ok(*id);
-        }
-        let id = m.declare_anonymous_data(false, false)?;
-        let mut desc = DataDescription::new();
-        desc.define(text.as_bytes().to_vec().into_boxed_slice());
-        m.define_data(id, &desc)?;
-        self.messages.insert(text.to_string(), id);
-        Ok(id)
-    }
-}
-
 pub(crate) fn impl_name(name: &str) -> String {
     format!("__adc_impl_{name}")
 }
@@ -134,7 +98,7 @@ fn build<M: Module>(
     let mut func_ids = Vec::new();
     for f in &ir.funcs {
         let id = if f.is_import() || f.layout.is_empty() {
-            let sig = abi::extern_signature(m, f);
+            let sig = translate::c_abi::extern_signature(m, f);
             m.declare_function(&f.name, Linkage::Import, &sig)?
         } else {
             let sig = translate::impl_signature(m, f, true);
@@ -142,19 +106,14 @@ fn build<M: Module>(
         };
         func_ids.push(id);
     }
-    let mut syms = Symbols {
-        func_ids,
-        messages: BTreeMap::new(),
-        tape_alloc: if with_entries {
-            ("adc_rt_tape_realloc", "adc_rt_tape_free")
-        } else {
-            (object_tape::REALLOC, object_tape::FREE)
-        },
-        tape_grow: None,
-        copy: None,
+    let tape_alloc = if with_entries {
+        ("adc_rt_tape_realloc", "adc_rt_tape_free")
+    } else {
+        (object_tape::REALLOC, object_tape::FREE)
     };
-    if ir.funcs.iter().any(copy::uses_copy) {
-        syms.copy = Some(copy::declare_copy(m)?);
+    let mut syms = Symbols::new(func_ids, tape_alloc);
+    if ir.funcs.iter().any(translate::copy::uses_copy) {
+        syms.copy = Some(translate::copy::declare_copy(m)?);
     }
     let prints = |f: &adc_ir::Function| {
         f.layout.iter().any(|b| {
@@ -168,11 +127,14 @@ fn build<M: Module>(
     if !with_entries && ir.funcs.iter().any(prints) {
         object_print::define(m)?;
     }
-    if ir.funcs.iter().any(tape_lowering::uses_tape) {
+    if ir.funcs.iter().any(translate::tape_lowering::uses_tape) {
         if !with_entries {
             object_tape::define(m)?;
         }
-        syms.tape_grow = Some(tape_lowering::define_tape_grow(m, syms.tape_alloc.0)?);
+        syms.tape_grow = Some(translate::tape_lowering::define_tape_grow(
+            m,
+            syms.tape_alloc.0,
+        )?);
     }
     let mut built = Built {
         wrappers: Vec::new(),
@@ -210,7 +172,7 @@ fn build<M: Module>(
         if let Some(bound) = guard.bound {
             guards.push((bound, i, guard.callees));
         }
-        let csig = abi::c_signature(m, f);
+        let csig = translate::c_abi::c_signature(m, f);
         // In the JIT the wrapper is only reached through its pointer, and a
         // user function named like a C library function the runtime calls
         // (`free`, `calloc`, ...) must not capture those calls: it gets a
@@ -227,13 +189,13 @@ fn build<M: Module>(
         } else {
             m.declare_function(&f.name, Linkage::Export, &csig)?
         };
-        abi::define_c_wrapper(m, &syms, i, f, wrapper)?;
+        wrappers::define_c_wrapper(m, &syms, i, f, wrapper)?;
         built.wrappers.push(Some(wrapper));
         if with_entries {
             let mut esig = m.make_signature();
             esig.params = vec![cranelift_codegen::ir::AbiParam::new(translate::PTR); 3];
             let entry = m.declare_function(&entry_name(&f.name), Linkage::Local, &esig)?;
-            abi::define_entry(m, &mut syms, i, f, entry, frames[i], locate)?;
+            wrappers::define_entry(m, &mut syms, i, f, entry, frames[i], locate)?;
             built.entries.push(Some(entry));
         } else {
             built.entries.push(None);
@@ -246,7 +208,7 @@ fn build<M: Module>(
         m.define_data(bound, &desc)?;
     }
     if let Some(id) = syms.copy {
-        copy::define_copy(m, id)?;
+        translate::copy::define_copy(m, id)?;
     }
     Ok(built)
 }
@@ -260,61 +222,13 @@ fn compiled_frame(ctx: &cranelift_codegen::Context) -> Option<i64> {
     Some(layout.frame_to_fp_offset as i64 + 16 + 1024)
 }
 
-/// Functions with more Cranelift blocks than this are compiled with
-/// Cranelift's single-pass register allocator: the default one takes time
-/// and memory that grow faster than linearly with the number of blocks
-/// (20,000 nested `if`s took 9 s and 2.5 GB, 150,000 ran out of memory).
-/// The single-pass one gives most values a stack slot of their own, so its
-/// code is slower and its frames large (megabytes at this size: deep
-/// recursion through such a function meets the stack guard sooner).
-const LARGE_FUNCTION_BLOCKS: usize = 30_000;
-
-/// At most this many bytes of frame (16 per Cranelift value, the bound
-/// the stack guard then uses) for the single-pass allocator: a function
-/// whose frame would be larger keeps the default one, so that it still
-/// runs on a thread's usual stack.
-const SINGLE_PASS_MAX_FRAME: usize = 2 << 20;
-
-/// Functions whose calls times values exceed this are compiled with the
-/// single-pass register allocator too: the default one's memory grows with
-/// their product (every call splits the live ranges that cross it). The
-/// reverse derivative of 2,000 calls of a small helper in a row needed
-/// 612 MB, of 8,000 over 2.9 GB (an abort).
-const LARGE_CALLS_TIMES_VALUES: usize = 20_000_000;
-
-/// The frame allowed for the single-pass allocator when calls times values
-/// is over `LARGE_CALLS_TIMES_VALUES`: the default allocator's memory would
-/// grow past any machine's (16,000 calls of a 20-instruction helper in a
-/// row: over 24 GB), so a large frame is the better failure; where the
-/// stack left is too small for it, the stack guard makes it a runtime
-/// error.
-const SINGLE_PASS_MAX_FRAME_WITH_CALLS: usize = 256 << 20;
-
-/// Whether `func` is compiled with the single-pass register allocator.
-pub(crate) fn single_pass(func: &cranelift_codegen::ir::Function) -> bool {
-    let values = func.dfg.num_values();
-    if 16 * values > SINGLE_PASS_MAX_FRAME_WITH_CALLS {
-        return false;
-    }
-    if func.dfg.num_blocks() > LARGE_FUNCTION_BLOCKS && 16 * values <= SINGLE_PASS_MAX_FRAME {
-        return true;
-    }
-    let calls = func
-        .layout
-        .blocks()
-        .flat_map(|b| func.layout.block_insts(b))
-        .filter(|i| func.dfg.insts[*i].opcode().is_call())
-        .count();
-    calls.saturating_mul(values) > LARGE_CALLS_TIMES_VALUES
-}
-
 /// Compiles `ctx`'s function and defines it as `id` in `m`.
 fn define_body<M: Module>(
     m: &mut M,
     id: cranelift_module::FuncId,
     ctx: &mut cranelift_codegen::Context,
 ) -> Result<(), String> {
-    if !single_pass(&ctx.func) {
+    if !translate::single_pass(&ctx.func) {
         return m.define_function(id, ctx).map_err(|e| format!("{e:?}"));
     }
     let isa = isa_with(m.isa().flags().is_pic(), "single_pass").map_err(|e| e.to_string())?;
@@ -475,4 +389,39 @@ fn adopts_a_tape(f: &adc_ir::Function) -> bool {
             .iter()
             .any(|&i| matches!(f.dfg.inst(i), adc_ir::InstData::TapeAdopt { .. }))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// Nothing under `src/translate` names a module of the crate outside
+    /// it: only `crate::translate` and `crate::CodegenError`.
+    #[test]
+    fn translate_uses_nothing_outside_it() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/translate");
+        let mut stack = vec![dir];
+        let mut files = 0;
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("src/translate is readable") {
+                let path = entry.expect("a directory entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                files += 1;
+                let text = std::fs::read_to_string(&path).expect("a readable source file");
+                for (n, line) in text.lines().enumerate() {
+                    for (at, _) in line.match_indices("crate::") {
+                        let rest = &line[at + "crate::".len()..];
+                        let ok = ["translate", "CodegenError"].iter().any(|m| {
+                            rest.strip_prefix(m).is_some_and(|r| {
+                                !r.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                            })
+                        });
+                        assert!(ok, "{}:{}: {line}", path.display(), n + 1);
+                    }
+                }
+            }
+        }
+        assert!(files > 10, "found only {files} files under src/translate");
+    }
 }

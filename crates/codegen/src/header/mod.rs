@@ -26,7 +26,7 @@
 //! - `main` is not exported at all (a C program has its own); `static`
 //!   functions and adc's internal ones are not part of the interface.
 
-use crate::abi::c_type;
+use crate::translate::c_abi::c_type;
 use adc_ir::{Module, Type};
 use std::collections::BTreeSet;
 

@@ -101,7 +101,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 let fid = self.syms.func_ids[func.index()];
                 let fref = self.m.declare_func_in_func(fid, self.b.func);
                 let mut results = if callee.is_import() {
-                    crate::abi::call_extern(&mut self.b, fref, callee, cargs)
+                    super::c_abi::call_extern(&mut self.b, fref, callee, cargs)
                 } else {
                     let call = self.b.ins().call(fref, &cargs);
                     self.b.inst_results(call).to_vec()
@@ -335,9 +335,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             (BinaryOp::Mul | BinaryOp::MulZ, false) => self.b.ins().imul(x, y),
             (BinaryOp::MulZ | BinaryOp::DivZ, true) => {
                 let result = self.func.dfg.inst_results(inst)[0];
-                let on_recurrence = crate::strong_zero::is_recurrent(&self.recurrent, result);
+                let on_recurrence =
+                    crate::translate::strong_zero::is_recurrent(&self.recurrent, result);
                 let divide = op == BinaryOp::DivZ;
-                crate::strong_zero::lower(&mut self.b, x, y, divide, on_recurrence)
+                crate::translate::strong_zero::lower(&mut self.b, x, y, divide, on_recurrence)
             }
             (BinaryOp::Div, true) => self.b.ins().fdiv(x, y),
             // The verifier rejects float `rem` (the language has `fmod`);

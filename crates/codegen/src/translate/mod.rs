@@ -6,8 +6,19 @@
 //! check stores its message there and returns zeros, and every caller checks
 //! `ctx.message` after each call and propagates. So runtime errors never
 //! unwind through foreign frames and need no global state.
+//!
+//! The translator's parts: `inst` (one instruction), `address` (element
+//! addresses), `frame` (frame bound and stack guard), `c_abi` (calls of
+//! externs, C layouts), `tape_lowering` (the tape instructions),
+//! `strong_zero` (`mulz`, `divz`), `sincos`, `simd` (vector pairs of
+//! `unroll-inner`'s copies), `homes` (loop-entry copies), `stack_arrays`
+//! (small arrays in the frame), `views`, `copy` (`copyrange`),
+//! `preserve_all` (the module's cold-path helpers) and `symbols` (what the
+//! module has declared). Dependencies point one way: the rest of the crate
+//! (`lib.rs`, `wrappers.rs`, the JIT and object-file parts) uses the
+//! translator; nothing here uses them (a test in `lib.rs` checks).
 
-use crate::{CodegenError, Symbols};
+use crate::CodegenError;
 use adc_ir::{
     BinaryOp, CmpCond, Constant, InstData, MathFunc, ScalarType, Span, Type, UnaryOp, Value,
 };
@@ -19,9 +30,23 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{DataId, Linkage, Module};
 use std::collections::BTreeMap;
 
+mod address;
+pub(crate) mod c_abi;
+pub(crate) mod copy;
+mod frame;
+mod homes;
 mod inst;
+mod preserve_all;
 mod simd;
 mod sincos;
+mod stack_arrays;
+mod strong_zero;
+mod symbols;
+pub(crate) mod tape_lowering;
+mod views;
+
+pub(crate) use frame::{single_pass, zeroed_ctx, zeroed_slot16, FrameGuard, CTX_STACK_FLOOR};
+pub(crate) use symbols::Symbols;
 
 pub(crate) const PTR: clif::Type = types::I64;
 
@@ -103,17 +128,17 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     error_exit: Option<clif::Block>,
     error_sites: BTreeMap<String, clif::Block>,
     ret_area: Option<clif::Value>,
-    /// The tape and deferred-free list of this call (`crate::tape_lowering`).
-    pub(crate) tape_state: Option<crate::tape_lowering::TapeState>,
+    /// The tape and deferred-free list of this call (`crate::translate::tape_lowering`).
+    pub(crate) tape_state: Option<crate::translate::tape_lowering::TapeState>,
     /// Per value, whether it is on a loop-carried recurrence
-    /// (`crate::strong_zero`).
+    /// (`crate::translate::strong_zero`).
     recurrent: Vec<bool>,
     /// Local arrays that live in the frame, with their lengths, and the
-    /// values whose `free` does nothing (`crate::stack_arrays`).
+    /// values whose `free` does nothing (`crate::translate::stack_arrays`).
     stack_arrays: BTreeMap<adc_ir::Value, i64>,
     quiet_frees: std::collections::BTreeSet<adc_ir::Value>,
-    /// Loop-entry copies of values loops use (`crate::homes`).
-    pub(crate) homes: crate::homes::HomeState,
+    /// Loop-entry copies of values loops use (`crate::translate::homes`).
+    pub(crate) homes: crate::translate::homes::HomeState,
     /// The data object holding the stack guard's `-frame` and this
     /// function's estimated frame (`FrameGuard`).
     frame_bound: Option<DataId>,
@@ -126,23 +151,6 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     inst_block: Vec<Option<adc_ir::Block>>,
     /// `sin` and `cos` pairs computed by one `sincos` call.
     sincos: sincos::SinCos,
-}
-
-/// What `lib.rs` needs to finish a function's stack guard once every
-/// function of the module is translated: a function entered with less stack
-/// than its frame would write its spills past the guard page before its own
-/// check runs (a 640 KB single-pass frame on a 256 KiB thread), so the
-/// guard of a caller, and the JIT's entry, check for the callee's frame too.
-pub(crate) struct FrameGuard {
-    /// An upper estimate of the frame the function allocates, in bytes,
-    /// for when Cranelift does not report the frame it laid out.
-    pub estimate: i64,
-    /// The data object its stack guard reads `-frame` from, if it has a
-    /// guard: `lib.rs` defines it as minus the function's own frame plus
-    /// its largest callee's, once all are compiled.
-    pub bound: Option<DataId>,
-    /// The module's functions it calls (by index), defined ones only.
-    pub callees: Vec<usize>,
 }
 
 pub(crate) fn translate<M: Module>(
@@ -183,7 +191,7 @@ pub(crate) fn translate<M: Module>(
         error_sites: BTreeMap::new(),
         ret_area,
         tape_state: None,
-        recurrent: crate::strong_zero::recurrent_values_if_needed(func),
+        recurrent: crate::translate::strong_zero::recurrent_values_if_needed(func),
         stack_arrays: BTreeMap::new(),
         quiet_frees: Default::default(),
         homes: Default::default(),
@@ -197,11 +205,11 @@ pub(crate) fn translate<M: Module>(
     // Reverse post-order visits a value's definition before its uses
     // (dominators first), whatever the layout order.
     let (rpo, _) = adc_ir::dom::dominators(func);
-    t.homes.plan = crate::homes::homes(func, &rpo);
-    (t.stack_arrays, t.quiet_frees) = crate::stack_arrays::stack_arrays(func);
-    if crate::tape_lowering::uses_tape(func) {
+    t.homes.plan = crate::translate::homes::homes(func, &rpo);
+    (t.stack_arrays, t.quiet_frees) = crate::translate::stack_arrays::stack_arrays(func);
+    if crate::translate::tape_lowering::uses_tape(func) {
         t.b.switch_to_block(entry);
-        t.tape_state = Some(crate::tape_lowering::init_state(&mut t.b, func));
+        t.tape_state = Some(crate::translate::tape_lowering::init_state(&mut t.b, func));
     }
     t.stack_guard(entry)?;
     let entry_params: Vec<clif::Value> = t.b.block_params(entry)[n_hidden..].to_vec();
@@ -257,8 +265,8 @@ pub(crate) fn translate<M: Module>(
                     .take_while(|i| {
                         let d = func.dfg.inst(**i);
                         std::mem::discriminant(d) == std::mem::discriminant(first)
-                            && crate::tape_lowering::tape_of(d)
-                                == crate::tape_lowering::tape_of(first)
+                            && crate::translate::tape_lowering::tape_of(d)
+                                == crate::translate::tape_lowering::tape_of(first)
                     })
                     .count()
             } else {
@@ -294,7 +302,7 @@ pub(crate) fn translate<M: Module>(
     callees.dedup();
     let guard = FrameGuard {
         // The single-pass allocator may give every Cranelift value a slot.
-        estimate: if crate::single_pass(t.b.func) {
+        estimate: if frame::single_pass(t.b.func) {
             16 * t.b.func.dfg.num_values() as i64 + t.own_frame
         } else {
             t.own_frame
@@ -376,87 +384,6 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(())
     }
 
-    /// Recursion must end in a runtime error, not a crash, when the stack
-    /// runs out: a function that calls another (a defined function, or an
-    /// `extern`, which may be a host function calling back into the
-    /// module) compares the stack pointer with the floor in `ctx`, which
-    /// the JIT host sets from the thread's stack (`runtime.rs`). A zero
-    /// floor (the C entry points, whose callers' stacks are unknown)
-    /// never fails.
-    fn stack_guard(&mut self, entry: clif::Block) -> Result<(), CodegenError> {
-        let first_call = self.func.layout.iter().find_map(|b| {
-            self.func
-                .dfg
-                .block(*b)
-                .insts
-                .iter()
-                .copied()
-                .find(|&i| matches!(self.func.dfg.inst(i), InstData::Call { .. }))
-        });
-        // A bound on the frame this function allocates below the stack
-        // pointer: every value spilled once, slots, stack arrays (at most
-        // `MAX_FRAME_ARRAYS`), saved registers. The guard compares the
-        // frame's end with the floor, so a frame larger than the host's
-        // margin cannot jump past the guard page: a leaf with a large
-        // frame is guarded too (Cranelift emits no stack probes).
-        let frame = 8 * self.func.dfg.num_values() as i64
-            + self.homes.frame_bytes(self.func)
-            + crate::stack_arrays::MAX_FRAME_BYTES
-            + 1024;
-        self.own_frame = frame;
-        let (at, what) = match first_call {
-            Some(call) => (call, "stack overflow (recursion too deep)"),
-            None if frame > LEAF_GUARD_BYTES => match self
-                .func
-                .layout
-                .first()
-                .and_then(|b| self.func.dfg.block(*b).insts.first().copied())
-            {
-                Some(first) => (
-                    first,
-                    "stack overflow (a function's frame is too large for the stack left)",
-                ),
-                None => return Ok(()),
-            },
-            None => return Ok(()),
-        };
-        if self.b.current_block() != Some(entry) {
-            self.b.switch_to_block(entry);
-        }
-        let floor = self
-            .b
-            .ins()
-            .load(types::I64, TRUSTED, self.ctx_ptr, CTX_STACK_FLOOR);
-        let sp = self.b.ins().get_stack_pointer(types::I64);
-        // The bound is read from a data object that `lib.rs` fills once
-        // every function is compiled, with the frames Cranelift allocated:
-        // counting IR values overestimated frames by up to 100x (2,000
-        // nested `if`s under `--grad` were refused on an 8 MiB stack).
-        let bound = self.m.declare_data(
-            &format!("__adc_frame_bound_{}", self.func.name),
-            Linkage::Local,
-            false,
-            false,
-        )?;
-        self.frame_bound = Some(bound);
-        let gv = self.m.declare_data_in_func(bound, self.b.func);
-        let addr = self.b.ins().symbol_value(PTR, gv);
-        let minus_frame = self.b.ins().load(types::I64, TRUSTED, addr, 0);
-        let frame_end = self.b.ins().iadd(sp, minus_frame);
-        // `sp < frame` (a wrapped frame end) cannot happen below a floor
-        // that is not zero; a zero floor never fails.
-        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, frame_end, floor);
-        self.check(below, at, what)?;
-        // The IR entry block's instructions go after the guard (nothing
-        // branches back to an entry block).
-        let after_guard = self
-            .b
-            .current_block()
-            .expect("check leaves a block current");
-        self.blocks.insert(self.func.layout[0], after_guard);
-        Ok(())
-    }
-
     /// Branches to the error site when `fail` is true, else continues.
     pub(crate) fn check(
         &mut self,
@@ -469,98 +396,6 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.b.ins().brif(fail, err, &[], ok, &[]);
         self.b.switch_to_block(ok);
         Ok(())
-    }
-
-    pub(crate) fn elem_addr(
-        &mut self,
-        inst: adc_ir::Inst,
-        array: Value,
-        index: Value,
-        checked: bool,
-    ) -> Result<clif::Value, CodegenError> {
-        let arr = self.vs(array);
-        let idx = self.v(index);
-        if checked {
-            let oob = self
-                .b
-                .ins()
-                .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, arr[1]);
-            self.check(oob, inst, "index out of bounds")?;
-        }
-        let size = self.func.dfg.value_type(array).elem().size() as i64;
-        if !checked {
-            if let Some(addr) = self.split_elem_addr(arr[0], index, size) {
-                return Ok(addr);
-            }
-        }
-        let off = self.b.ins().imul_imm_s(idx, size);
-        Ok(self.b.ins().iadd(arr[0], off))
-    }
-
-    /// The address of element `index` of an unchecked access, without its
-    /// arithmetic: `ptr + x * size + k * size` when `index` is `x + k` for
-    /// a constant `k` (through a chain of `add`s and `sub`s,
-    /// `adc_ir::offset`; the constant folds into the access's displacement); else,
-    /// for `index = a + b`,
-    /// `(ptr + a * size) + b * size` when `a` comes from outside the
-    /// current block and `b` from inside it, or the other way round (in a
-    /// loop the first sum is invariant, Cranelift hoists it, and the rest
-    /// folds into the access's addressing mode), with `b = x + k` split
-    /// the same way, when the current block is a loop of its own.
-    fn split_elem_addr(
-        &mut self,
-        ptr: clif::Value,
-        index: Value,
-        size: i64,
-    ) -> Option<clif::Value> {
-        if let Some((x, k)) = constant_offset(self.func, index) {
-            let x = self.v(x);
-            let off = self.b.ins().imul_imm_s(x, size);
-            let addr = self.b.ins().iadd(ptr, off);
-            return Some(self.b.ins().iadd_imm_s(addr, k.checked_mul(size)?));
-        }
-        // Only in a one-block loop: elsewhere the sum is rarely hoisted, and
-        // a base per access only adds to the register pressure.
-        if !self.cur_self_loop {
-            return None;
-        }
-        let [a, b] = self.add_operands(index)?;
-        let (outer, inner) = match (self.defined_here(a), self.defined_here(b)) {
-            (false, true) => (a, b),
-            (true, false) => (b, a),
-            _ => return None,
-        };
-        let (x, k) = constant_offset(self.func, inner).unwrap_or((inner, 0));
-        let disp = k.checked_mul(size)?;
-        let (outer, x) = (self.v(outer), self.v(x));
-        let outer_off = self.b.ins().imul_imm_s(outer, size);
-        let base = self.b.ins().iadd(ptr, outer_off);
-        let inner_off = self.b.ins().imul_imm_s(x, size);
-        let addr = self.b.ins().iadd(base, inner_off);
-        Some(match disp {
-            0 => addr,
-            _ => self.b.ins().iadd_imm_s(addr, disp),
-        })
-    }
-
-    /// The operands of `v` when it is an integer `add`.
-    fn add_operands(&self, v: Value) -> Option<[Value; 2]> {
-        match crate::translate::def_data(self.func, v)? {
-            InstData::Binary {
-                op: adc_ir::BinaryOp::Add,
-                args,
-            } => Some(*args),
-            _ => None,
-        }
-    }
-
-    /// Whether `v` is a parameter or result of the block being translated.
-    fn defined_here(&self, v: Value) -> bool {
-        match self.func.dfg.value_def(v) {
-            adc_ir::ValueDef::Param(b, _) => b == self.cur_block,
-            adc_ir::ValueDef::Result(i, _) => self.inst_block[i.index()] == Some(self.cur_block),
-            adc_ir::ValueDef::Unused => false,
-        }
     }
 
     pub(crate) fn call_symbol(
@@ -641,37 +476,6 @@ pub(crate) fn declare_import<M: Module>(
     Ok(m.declare_func_in_func(id, b.func))
 }
 
-/// A function without calls gets a stack guard only when its frame may
-/// be larger than this (the host's margin below the floor is at least
-/// 16 KiB: a quarter of a 64 KiB stack).
-const LEAF_GUARD_BYTES: i64 = 8 * 1024;
-
-/// Byte offset in the per-call context `ctx` of the lowest stack address
-/// compiled code may reach (after the message pointer and length).
-pub(crate) const CTX_STACK_FLOOR: i32 = 16;
-
-/// A fresh per-call context: no message, and no stack floor.
-pub(crate) fn zeroed_ctx(b: &mut FunctionBuilder) -> clif::Value {
-    zeroed_slot(b, CTX_STACK_FLOOR as u32 + 8)
-}
-
-/// The address of a fresh 16-byte stack slot, zero-filled.
-pub(crate) fn zeroed_slot16(b: &mut FunctionBuilder) -> clif::Value {
-    zeroed_slot(b, 16)
-}
-
-/// The address of a fresh stack slot of `bytes` (a multiple of 8),
-/// zero-filled.
-fn zeroed_slot(b: &mut FunctionBuilder, bytes: u32) -> clif::Value {
-    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 3));
-    let addr = b.ins().stack_addr(PTR, slot, 0);
-    let z = b.ins().iconst(types::I64, 0);
-    for offset in (0..bytes).step_by(8) {
-        b.ins().store(TRUSTED, z, addr, offset as i32);
-    }
-    addr
-}
-
 /// Each instruction's block in `func`'s layout.
 fn inst_blocks(func: &adc_ir::Function) -> Vec<Option<adc_ir::Block>> {
     let mut out = vec![None; func.dfg.num_insts()];
@@ -704,13 +508,6 @@ fn plus_constant(func: &adc_ir::Function, v: Value) -> Option<(Value, i64)> {
         (Some(k), None) => Some((*b, k)),
         (None, None) => None,
     }
-}
-
-/// `v` as `x + k` through a chain of constant `add`s and `sub`s, when it
-/// is one (`adc_ir::offset`).
-fn constant_offset(func: &adc_ir::Function, v: Value) -> Option<(Value, i64)> {
-    let (x, k) = adc_ir::offset::offset_through_chain(func, v);
-    (x != v).then_some((x, k))
 }
 
 fn adc_ir_int_const(func: &adc_ir::Function, v: Value) -> Option<i64> {

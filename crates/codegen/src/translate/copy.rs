@@ -5,7 +5,7 @@
 //! (the derivative tape's pointer and length, loop-invariant floats) on the
 //! stack; through `preserve_all` the copy clobbers nothing.
 
-use crate::tape_lowering::{define_helper, preserve_all_signature};
+use super::preserve_all::{define_helper, preserve_all_signature};
 use crate::translate::{FuncTranslator, PTR};
 use crate::CodegenError;
 use adc_ir::InstData;
