@@ -1,5 +1,5 @@
 //! Each function's frame and the stack guard: a bound on the frame the
-//! translator estimates (`FrameGuard`, which `lib.rs` finishes once the
+//! translator estimates (`FrameGuard`, which `compile.rs` finishes once the
 //! module's frames are known), the check against the stack floor of the
 //! per-call context, a fresh context for entry points, and which functions
 //! Cranelift's single-pass register allocator compiles.
@@ -12,7 +12,7 @@ use cranelift_codegen::ir::{self as clif, types, InstBuilder, StackSlotData, Sta
 use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{DataId, Linkage, Module};
 
-/// What `lib.rs` needs to finish a function's stack guard once every
+/// What `compile.rs` needs to finish a function's stack guard once every
 /// function of the module is translated: a function entered with less stack
 /// than its frame would write its spills past the guard page before its own
 /// check runs (a 640 KB single-pass frame on a 256 KiB thread), so the
@@ -22,7 +22,7 @@ pub(crate) struct FrameGuard {
     /// for when Cranelift does not report the frame it laid out.
     pub estimate: i64,
     /// The data object its stack guard reads `-frame` from, if it has a
-    /// guard: `lib.rs` defines it as minus the function's own frame plus
+    /// guard: `compile.rs` defines it as minus the function's own frame plus
     /// its largest callee's, once all are compiled.
     pub bound: Option<DataId>,
     /// The module's functions it calls (by index), defined ones only.
@@ -34,7 +34,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     /// runs out: a function that calls another (a defined function, or an
     /// `extern`, which may be a host function calling back into the
     /// module) compares the stack pointer with the floor in `ctx`, which
-    /// the JIT host sets from the thread's stack (`runtime.rs`). A zero
+    /// the JIT host sets from the thread's stack (`jit/host.rs`). A zero
     /// floor (the C entry points, whose callers' stacks are unknown)
     /// never fails.
     pub(super) fn stack_guard(&mut self, entry: clif::Block) -> Result<(), CodegenError> {
@@ -82,7 +82,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .ins()
             .load(types::I64, TRUSTED, self.ctx_ptr, CTX_STACK_FLOOR);
         let sp = self.b.ins().get_stack_pointer(types::I64);
-        // The bound is read from a data object that `lib.rs` fills once
+        // The bound is read from a data object that `compile.rs` fills once
         // every function is compiled, with the frames Cranelift allocated:
         // counting IR values overestimated frames by up to 100x (2,000
         // nested `if`s under `--grad` were refused on an 8 MiB stack).

@@ -15,7 +15,7 @@
 //! (small arrays in the frame), `views`, `copy` (`copyrange`),
 //! `preserve_all` (the module's cold-path helpers) and `symbols` (what the
 //! module has declared). Dependencies point one way: the rest of the crate
-//! (`lib.rs`, `wrappers.rs`, the JIT and object-file parts) uses the
+//! (`compile.rs`, `wrappers.rs`, the JIT and object-file parts) uses the
 //! translator; nothing here uses them (a test in `lib.rs` checks).
 
 use crate::CodegenError;

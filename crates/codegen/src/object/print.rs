@@ -1,5 +1,5 @@
 //! `print` in object files: local definitions of the print hooks that the
-//! JIT's host provides (`runtime.rs`), so an object that prints links with
+//! JIT's host provides (`jit/host.rs`), so an object that prints links with
 //! a plain C compiler and needs no host code.
 //!
 //! They write to file descriptor 1 with `write`, after `fflush(NULL)` so
@@ -14,7 +14,7 @@
 //! and `.0` when it has no `.` (`10.0`, `0.0001`, `-0.0`; `nan`, `inf`).
 //! Integers are converted digit by digit.
 
-use crate::object_tape::{call, define_fn};
+use super::tape_spare::{call, define_fn};
 use crate::CodegenError;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self as clif, types, InstBuilder, StackSlotData, StackSlotKind};

@@ -4,7 +4,7 @@
 //! repeatedly from C, that mapped, faulted in and unmapped a large tape on
 //! every call (glibc maps blocks over 32 MB afresh each time: half of a
 //! large GMM gradient's time). The JIT keeps a spare tape per thread in
-//! `runtime.rs`; an object file carries its own two helpers instead, with
+//! `jit/host.rs`; an object file carries its own two helpers instead, with
 //! one module-local spare taken and given back by atomic exchange (so
 //! threads never share a buffer; a thread that finds no spare allocates):
 //!
@@ -28,7 +28,7 @@ use cranelift_module::{DataDescription, DataId, Linkage, Module};
 pub(crate) const REALLOC: &str = "__adc_tape_realloc";
 pub(crate) const FREE: &str = "__adc_tape_free";
 /// 64 MiB of capacity (tapes grow by doubling), plus slack for malloc's
-/// page rounding of the usable size, as in the JIT's `runtime.rs`.
+/// page rounding of the usable size, as in the JIT's `jit/host.rs`.
 const MAX_SPARE: i64 = (64 << 20) + (64 << 10);
 const PTR: clif::Type = types::I64;
 

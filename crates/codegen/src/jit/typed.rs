@@ -4,7 +4,7 @@
 //! `&mut` scalars for `inout`/`out` parameters, and results as Rust values
 //! or tuples.
 
-use crate::runtime::{invoke, CallError, JitFunction, JitModule};
+use super::module::{invoke, CallError, JitFunction, JitModule};
 use adc_ir::{ParamMode, ScalarType, Type};
 use std::marker::PhantomData;
 
