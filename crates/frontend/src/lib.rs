@@ -9,6 +9,7 @@ pub mod depth;
 pub mod diag;
 pub mod lexer;
 pub mod parse;
+mod repair;
 pub mod suggest;
 
 pub use depth::{with_deep_stack, MAX_DEPTH};

@@ -4,6 +4,7 @@
 use crate::ast::{Attr, Expr, Item, Stmt};
 use crate::diag::Diagnostic;
 use crate::lexer::{self, LexError, LexErrorKind, Tok};
+use crate::repair;
 use adc_ir::Span;
 use lalrpop_util::{lalrpop_mod, ParseError};
 
@@ -50,16 +51,17 @@ fn wrap_attrs(attrs: Vec<Attr>, stmt: Stmt) -> Stmt {
 }
 
 /// The spelling of a token for messages: "`;`", "identifier `x`".
-fn describe(tok: &Tok) -> String {
+pub(crate) fn describe(tok: &Tok) -> String {
     match tok {
         Tok::Int(i) => format!("integer `{i}`"),
         Tok::Float(f) => format!("number `{f}`"),
         Tok::Ident(s) => format!("identifier `{s}`"),
+        other if is_keyword(other) => format!("keyword `{}`", spelling(other)),
         other => format!("`{}`", spelling(other)),
     }
 }
 
-fn spelling(tok: &Tok) -> &'static str {
+pub(crate) fn spelling(tok: &Tok) -> &'static str {
     match tok {
         Tok::Int(_) => "integer",
         Tok::Float(_) => "number",
@@ -187,64 +189,47 @@ fn to_diagnostic(err: &ParseError<usize, Tok, LexError>, source_len: usize) -> D
 
 /// Parses a whole program, reporting every syntax error it can recover from.
 ///
-/// A keyword where a name belongs (`double f(double for)`) is reported
-/// once and read as that name on a second parse, so it causes no
-/// follow-on errors; an error that a closing delimiter would fix points at
-/// the opening one too.
+/// A syntax error with a plain fix (a keyword where a name belongs, a
+/// missing `;`, a prefix `++`) is reported once and fixed in the tokens
+/// before a second parse, so it causes no follow-on errors (`repair`); an
+/// error that a closing delimiter would fix points at the opening one too.
 pub fn parse_program(source: &str) -> (Vec<Item>, Vec<Diagnostic>) {
     let mut toks: Vec<lexer::Spanned> = lexer::tokens(source).collect();
-    let mut keyword_diags = Vec::new();
-    // Each round renames one keyword; a program has few such mistakes.
+    let mut diags = Vec::new();
+    let (mut items, mut errors) = parse_tokens(&toks);
+    // Each round fixes one mistake; a program has few of them.
     for _ in 0..16 {
-        let (items, errors) = parse_tokens(&toks);
-        let first = errors
-            .iter()
-            .min_by_key(|e| error_start(e).unwrap_or(usize::MAX));
-        if let Some(ParseError::UnrecognizedToken {
-            token: (l, tok, r),
-            expected,
-        }) = first
-        {
-            if is_keyword(tok) && expected.iter().any(|e| e.trim_matches('"') == "identifier") {
-                let word = spelling(tok);
-                keyword_diags.push(
-                    Diagnostic::error(
-                        "E0005",
-                        format!("expected a name, found keyword `{word}`"),
-                        Span::new(*l, *r),
-                    )
-                    .with_note(format!(
-                        "`{word}` is a keyword and cannot name a variable, parameter or function; rename it (`{word}_`)"
-                    )),
-                );
-                let at = toks
-                    .iter()
-                    .position(|t| matches!(t, Ok((tl, _, _)) if tl == l));
-                if let Some(at) = at {
-                    toks[at] = Ok((*l, Tok::Ident(word.to_string()), *r));
-                    continue;
-                }
+        let Some(fix) = repair::repair(&toks, &errors, source) else {
+            break;
+        };
+        let (fixed_items, fixed_errors) = parse_tokens(&fix.toks);
+        if let Some((from, to)) = fix.must_pass {
+            let stuck = fixed_errors
+                .iter()
+                .any(|e| repair::error_start(e).is_some_and(|s| (from..=to).contains(&s)));
+            if stuck {
+                break;
             }
         }
-        let mut diags = keyword_diags;
-        // Errors in source order; an opening delimiter blamed once was
-        // dropped by recovery there, so later errors look past it.
-        let mut errors = errors;
-        errors.sort_by_key(|e| error_start(e).unwrap_or(usize::MAX));
-        let mut blamed = Vec::new();
-        for e in &errors {
-            diags.push(with_delimiter_label(
-                to_diagnostic(e, source.len()),
-                e,
-                &toks,
-                &mut blamed,
-            ));
-        }
-        // One bad token can be reported by recovery and again at the end.
-        diags.dedup_by(|a, b| a.message == b.message && a.span == b.span);
-        return (items, diags);
+        diags.push(fix.diag);
+        (toks, items, errors) = (fix.toks, fixed_items, fixed_errors);
     }
-    (Vec::new(), keyword_diags)
+    // Errors in source order; an opening delimiter blamed once was
+    // dropped by recovery there, so later errors look past it.
+    errors.sort_by_key(|e| repair::error_start(e).unwrap_or(usize::MAX));
+    let mut blamed = Vec::new();
+    for e in &errors {
+        diags.push(with_delimiter_label(
+            to_diagnostic(e, source.len()),
+            e,
+            &toks,
+            &mut blamed,
+        ));
+    }
+    diags.sort_by_key(|d| (d.span.start, d.span.end));
+    // One bad token can be reported by recovery and again at the end.
+    diags.dedup_by(|a, b| a.message == b.message && a.span == b.span);
+    (items, diags)
 }
 
 /// One parse of `toks`: the items and every error, recovered or final.
@@ -261,19 +246,7 @@ fn parse_tokens(toks: &[lexer::Spanned]) -> (Vec<Item>, Vec<ParseError<usize, To
     }
 }
 
-fn error_start(e: &ParseError<usize, Tok, LexError>) -> Option<usize> {
-    match e {
-        ParseError::InvalidToken { location } | ParseError::UnrecognizedEof { location, .. } => {
-            Some(*location)
-        }
-        ParseError::UnrecognizedToken { token, .. } | ParseError::ExtraToken { token } => {
-            Some(token.0)
-        }
-        ParseError::User { error } => Some(error.start),
-    }
-}
-
-fn is_keyword(tok: &Tok) -> bool {
+pub(crate) fn is_keyword(tok: &Tok) -> bool {
     !matches!(
         tok,
         Tok::Int(_) | Tok::Float(_) | Tok::Ident(_) | Tok::BlockComment

@@ -3,7 +3,8 @@
 
 use super::alias::RefArg;
 use super::expr::*;
-use super::items::{is_float_literal, RetTy};
+use super::items::is_float_literal;
+use super::signature::{RetTy, Signature};
 use super::{type_name, FnLowerer, VarId};
 use crate::ast::*;
 use crate::diag::Diagnostic;
@@ -19,19 +20,39 @@ impl FnLowerer<'_> {
 
     pub(super) fn arity(&mut self, f: &Ident, args: &[Expr], n: usize, span: Span) -> bool {
         if args.len() != n {
-            self.error(Diagnostic::error(
-                "E0124",
-                format!(
-                    "`{}` takes {n} argument{}, but {} were given",
-                    f.name,
-                    if n == 1 { "" } else { "s" },
-                    args.len()
-                ),
-                span,
-            ));
+            let message = arity_message(&format!("`{}`", f.name), n, args.len());
+            self.error(Diagnostic::error("E0124", message, span));
             return false;
         }
         true
+    }
+
+    /// The arity check of a call of a function of the program: the error
+    /// shows the signature, and where the function is declared or which
+    /// attribute generates it.
+    fn user_arity(&mut self, f: &Ident, sig: &Signature, args: &[Expr], span: Span) -> bool {
+        let n = sig.params.len();
+        if args.len() == n {
+            return true;
+        }
+        let message = arity_message(&sig.describe(&f.name), n, args.len());
+        let mut d = Diagnostic::error("E0124", message, span);
+        d = match &sig.generated {
+            Some(_) => d
+                .with_label(sig.decl, format!("`{}` is generated here", f.name))
+                .with_note(format!("the generated signature is `{}`", sig.text)),
+            None => d
+                .with_label(sig.decl, format!("`{}` is defined here", f.name))
+                .with_note(format!("the signature is `{}`", sig.text)),
+        };
+        let seed = sig.params.last().map(|p| p.name.name.as_str()) == Some("seed");
+        if sig.generated.is_some() && seed && args.len() + 1 == n {
+            d = d.with_note(
+                "the last argument, `seed`, multiplies the derivatives: pass `1.0` for the gradient",
+            );
+        }
+        self.error(d);
+        false
     }
 
     pub(super) fn builtin(&mut self, f: &Ident, args: &[Expr], span: Span) -> ExprVal {
@@ -170,11 +191,11 @@ impl FnLowerer<'_> {
     pub(super) fn user_call(
         &mut self,
         f: &Ident,
-        sig: &super::items::Signature,
+        sig: &Signature,
         args: &[Expr],
         span: Span,
     ) -> ExprVal {
-        if !self.arity(f, args, sig.params.len(), span) {
+        if !self.user_arity(f, sig, args, span) {
             return ExprVal::Error;
         }
         let mut vals = Vec::new();
@@ -300,4 +321,13 @@ impl FnLowerer<'_> {
             RetTy::Tuple(ts) => ExprVal::Tuple(results, ts.clone()),
         }
     }
+}
+
+/// "`f` takes 2 arguments, but 1 was given".
+fn arity_message(callee: &str, want: usize, got: usize) -> String {
+    format!(
+        "{callee} takes {want} argument{}, but {got} {} given",
+        if want == 1 { "" } else { "s" },
+        if got == 1 { "was" } else { "were" }
+    )
 }

@@ -1,44 +1,18 @@
-//! Items: signatures, global constants, attributes, and the per-function
+//! Items: global constants, attributes, and the per-function
 //! driver of the lowering walk.
 
 use super::attrs::AttrRequest;
 use super::names::{math_extern_signature, reserved_name};
+use super::signature::{fmt_signature, param_ir, ret_ty, RetTy, Signature};
 use super::{scalar_of, type_name, Binding, FnLowerer};
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::interp;
 use adc_ir::{
-    Activity, AdMode, BinaryOp, Constant, FuncId, Function, InstData, Linkage, Module, Param,
-    ParamMode, ScalarType, Span, Type,
+    Activity, AdMode, BinaryOp, Constant, FuncId, Function, InstData, Linkage, Module, ScalarType,
+    Span, Type,
 };
 use std::collections::BTreeMap;
-
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum RetTy {
-    Void,
-    Scalar(ScalarType),
-    Tuple(Vec<ScalarType>),
-}
-
-impl RetTy {
-    pub(crate) fn types(&self) -> Vec<Type> {
-        match self {
-            RetTy::Void => vec![],
-            RetTy::Scalar(t) => vec![Type::Scalar(*t)],
-            RetTy::Tuple(ts) => ts.iter().map(|t| Type::Scalar(*t)).collect(),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct Signature {
-    pub id: FuncId,
-    pub params: Vec<ParamDecl>,
-    pub ret: RetTy,
-    /// For a generated derivative, the (array, shadow or tangent)
-    /// parameter positions whose lengths a call checks.
-    pub shadow_pairs: Vec<(usize, usize)>,
-}
 
 pub(crate) struct Globals {
     pub consts: BTreeMap<String, Constant>,
@@ -46,31 +20,6 @@ pub(crate) struct Globals {
     /// Names of functions an attribute would have generated but was
     /// rejected: calls of them report nothing more.
     pub failed: std::collections::BTreeSet<String>,
-}
-
-fn ret_ty(r: &ReturnType) -> RetTy {
-    match r {
-        ReturnType::Void => RetTy::Void,
-        ReturnType::Base(b) => RetTy::Scalar(scalar_of(*b)),
-        ReturnType::Tuple(ts) => RetTy::Tuple(ts.iter().map(|b| scalar_of(*b)).collect()),
-    }
-}
-
-fn param_ir(p: &ParamDecl) -> Param {
-    let elem = scalar_of(p.ty);
-    let (ty, mode) = match (p.is_array, p.mode) {
-        (true, Mode::Value) => (Type::Array(elem), ParamMode::In),
-        (true, Mode::Inout) => (Type::Array(elem), ParamMode::Inout),
-        (true, Mode::Out) => (Type::Array(elem), ParamMode::Out),
-        (false, Mode::Value) => (Type::Scalar(elem), ParamMode::In),
-        (false, Mode::Inout) => (Type::Ref(elem), ParamMode::Inout),
-        (false, Mode::Out) => (Type::Ref(elem), ParamMode::Out),
-    };
-    Param {
-        name: p.name.name.clone(),
-        ty,
-        mode,
-    }
 }
 
 /// Lowers a parsed program. Returns the module only when there is no error.
@@ -145,15 +94,8 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                     linkage,
                 );
                 let id = module.push(func);
-                globals.funcs.insert(
-                    f.name.name.clone(),
-                    Signature {
-                        id,
-                        params: f.params.clone(),
-                        ret,
-                        shadow_pairs: Vec::new(),
-                    },
-                );
+                let sig = Signature::declared(id, f, module.func(id));
+                globals.funcs.insert(f.name.name.clone(), sig);
             }
             Item::Error => (),
         }
@@ -199,7 +141,13 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                     let pairs = adc_ir::ad::shadow_pairs(src, &spec);
                     func.deriv = Some(spec);
                     let gid = module.push(func);
-                    let mut sig = signature_of(module.func(gid), gid, name.span);
+                    let mut sig = Signature::generated(
+                        module.func(gid),
+                        gid,
+                        a.span,
+                        &a.name.name,
+                        &f.name.name,
+                    );
                     sig.shadow_pairs = pairs;
                     globals.funcs.insert(name.name.clone(), sig);
                 }
@@ -240,75 +188,6 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
     } else {
         Some(module)
     }
-}
-
-/// The source-level signature of an IR function (for generated ones).
-fn signature_of(func: &Function, id: FuncId, span: Span) -> Signature {
-    let base = |s: ScalarType| match s {
-        ScalarType::F64 => BaseType::Double,
-        ScalarType::F32 => BaseType::Float,
-        ScalarType::I64 => BaseType::Int,
-        ScalarType::Bool => BaseType::Bool,
-    };
-    let params = func
-        .params
-        .iter()
-        .map(|p| ParamDecl {
-            mode: match p.mode {
-                ParamMode::In => Mode::Value,
-                ParamMode::Inout => Mode::Inout,
-                ParamMode::Out => Mode::Out,
-            },
-            ty: base(p.ty.elem()),
-            is_array: matches!(p.ty, Type::Array(_)),
-            name: Ident {
-                name: p.name.clone(),
-                span,
-            },
-            span,
-        })
-        .collect();
-    let ret = match func.returns.as_slice() {
-        [] => RetTy::Void,
-        [t] => RetTy::Scalar(t.elem()),
-        ts => RetTy::Tuple(ts.iter().map(|t| t.elem()).collect()),
-    };
-    Signature {
-        id,
-        params,
-        ret,
-        shadow_pairs: Vec::new(),
-    }
-}
-
-fn fmt_signature(name: &str, params: &[Param], returns: &[Type]) -> String {
-    let ps: Vec<String> = params
-        .iter()
-        .map(|p| {
-            let mode = match p.mode {
-                ParamMode::In => "",
-                ParamMode::Inout => "inout ",
-                ParamMode::Out => "out ",
-            };
-            let t = type_name(p.ty.elem());
-            match p.ty {
-                Type::Array(_) => format!("{mode}{t}[] {}", p.name),
-                _ => format!("{mode}{t} {}", p.name),
-            }
-        })
-        .collect();
-    let ret = match returns {
-        [] => "void".to_string(),
-        [t] => type_name(t.elem()).to_string(),
-        ts => format!(
-            "({})",
-            ts.iter()
-                .map(|t| type_name(t.elem()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    format!("{ret} {name}({})", ps.join(", "))
 }
 
 /// `[reverse_derivative(G)]` / `[forward_derivative(H)]`: `G` must have the
@@ -498,7 +377,7 @@ fn lower_function(
     for scope in std::mem::take(&mut cx.scopes).into_iter().rev() {
         cx.warn_unread(scope);
     }
-    let has_value = cx.ret != super::items::RetTy::Void;
+    let has_value = cx.ret != RetTy::Void;
     let mut func = cx.func;
     let reachable = adc_ir::dom::dominators(&func).0;
     if has_value && reaches_on_taken_edges(&func, end_block) {

@@ -16,14 +16,16 @@ mod expr;
 mod items;
 mod names;
 mod place;
+mod signature;
 mod stmt;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{Block, BlockCall, Constant, Function, InstData, ScalarType, Span, Type, Value};
 pub use items::lower_program;
-use items::{Globals, RetTy};
+use items::Globals;
 pub use names::{function_name_error, reserved_function_name, C_RUNTIME};
+use signature::RetTy;
 
 type VarId = usize;
 
@@ -390,10 +392,32 @@ pub(crate) fn type_name(t: ScalarType) -> &'static str {
     }
 }
 
-/// The called function's name, if `e` is a call.
-fn call_name(e: &Expr) -> String {
-    match &e.kind {
-        ExprKind::Call(callee, _) => callee.name.clone(),
-        _ => String::new(),
+/// What the callee of an expression that should make a tuple tells about
+/// its result, before the call is lowered.
+enum TupleSource {
+    /// A function of the program that returns a tuple of these types: the
+    /// call's own errors (its arguments) are reported where it is lowered,
+    /// so its result has these types even then.
+    Tuple(Vec<ScalarType>),
+    /// A function that does not exist (or whose generating attribute was
+    /// rejected): the call reports it.
+    Unknown,
+    /// Anything else: a function returning no tuple, a built-in, no call.
+    NotTuple,
+}
+
+impl FnLowerer<'_> {
+    fn tuple_source(&self, e: &Expr) -> TupleSource {
+        let ExprKind::Call(callee, _) = &e.kind else {
+            return TupleSource::NotTuple;
+        };
+        match self.globals.funcs.get(&callee.name) {
+            Some(sig) => match &sig.ret {
+                RetTy::Tuple(ts) => TupleSource::Tuple(ts.clone()),
+                _ => TupleSource::NotTuple,
+            },
+            None if names::is_builtin(&callee.name) => TupleSource::NotTuple,
+            None => TupleSource::Unknown,
+        }
     }
 }

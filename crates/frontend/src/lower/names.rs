@@ -192,3 +192,10 @@ pub(crate) fn reserved_name(name: &Ident, has_body: bool) -> Option<Diagnostic> 
     }
     None
 }
+
+/// Whether `name` is a built-in function: `len`, `print`, `no_diff`,
+/// `min`, `max` or a math function.
+pub(crate) fn is_builtin(name: &str) -> bool {
+    matches!(name, "len" | "print" | "no_diff" | "min" | "max")
+        || adc_ir::MathFunc::from_name(name).is_some()
+}

@@ -1,11 +1,11 @@
 //! Statements: declarations, assignments, `if`, loops (with their
 //! attributes), `return` and blocks.
 
+use super::signature::RetTy;
 use super::*;
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{BlockCall, Constant, InstData, ScalarType, Span, Type, Value};
-use items::RetTy;
 
 impl FnLowerer<'_> {
     pub(super) fn block(&mut self, stmts: &[Stmt]) {
@@ -351,10 +351,19 @@ impl FnLowerer<'_> {
                 .map(|(item, t)| self.expr_as(item, *t))
                 .collect(),
             _ => {
-                if let Some((vals, types)) = self.tuple_call(e) {
-                    if types == ts {
-                        return vals;
-                    }
+                let source = self.tuple_source(e);
+                let silent = match self.tuple_call(e) {
+                    Some((vals, types)) if types == ts => return vals,
+                    Some(_) => false,
+                    // The call's own error was reported.
+                    None => match source {
+                        TupleSource::Tuple(types) => types == ts,
+                        TupleSource::Unknown => true,
+                        TupleSource::NotTuple => false,
+                    },
+                };
+                if silent {
+                    return ts.iter().map(|t| self.zero(*t)).collect();
                 }
                 let want = ts
                     .iter()
@@ -468,39 +477,56 @@ impl FnLowerer<'_> {
 
     pub(super) fn destructure(&mut self, names: &[Ident], value: &Expr, span: Span) {
         self.span = span;
-        // A call of an unknown function, or of what a rejected attribute
-        // would have generated, was reported already (or is now).
-        let reported = matches!(&value.kind, ExprKind::Call(callee, _)
-            if !self.globals.funcs.contains_key(&callee.name));
-        let call = if reported && self.globals.failed.contains(&call_name(value)) {
-            None
-        } else {
-            self.tuple_call(value)
+        let source = self.tuple_source(value);
+        let call = match (&source, &value.kind) {
+            // `failed`: what a rejected attribute would have generated.
+            (TupleSource::Unknown, ExprKind::Call(callee, _))
+                if self.globals.failed.contains(&callee.name) =>
+            {
+                None
+            }
+            _ => self.tuple_call(value),
         };
-        let Some((vals, types)) = call else {
-            if !reported {
+        let (vals, types) = match (call, source) {
+            (Some((vals, types)), _) => (Some(vals), types),
+            (None, TupleSource::Tuple(types)) => (None, types),
+            (None, TupleSource::Unknown) => {
+                self.bind_placeholders(names, &[]);
+                return;
+            }
+            (None, TupleSource::NotTuple) => {
                 self.error(Diagnostic::error(
                     "E0106",
                     "`auto [..]` needs a call of a function that returns a tuple",
                     value.span,
                 ));
+                self.bind_placeholders(names, &[]);
+                return;
             }
-            self.bind_placeholders(names);
-            return;
         };
-        if vals.len() != names.len() {
-            self.error(Diagnostic::error(
+        if types.len() != names.len() {
+            let mut d = Diagnostic::error(
                 "E0106",
                 format!(
                     "the call returns {} values but {} names are bound",
-                    vals.len(),
+                    types.len(),
                     names.len()
                 ),
                 span,
-            ));
-            self.bind_placeholders(names);
+            );
+            if let ExprKind::Call(callee, _) = &value.kind {
+                if let Some(sig) = self.globals.funcs.get(&callee.name) {
+                    d = d.with_note(format!("{} is `{}`", sig.describe(&callee.name), sig.text));
+                }
+            }
+            self.error(d);
+            self.bind_placeholders(names, &[]);
             return;
         }
+        let Some(vals) = vals else {
+            self.bind_placeholders(names, &types);
+            return;
+        };
         for ((name, v), t) in names.iter().zip(vals).zip(types) {
             let var = self.new_var(Type::Scalar(t), v);
             self.bind(
@@ -515,15 +541,17 @@ impl FnLowerer<'_> {
         }
     }
 
-    /// Binds `names` to `double` zeros after an error in their
-    /// declaration, so their uses report nothing more.
-    pub(super) fn bind_placeholders(&mut self, names: &[Ident]) {
-        for name in names {
-            let zero = self.zero(ScalarType::F64);
-            let var = self.new_var(Type::Scalar(ScalarType::F64), zero);
+    /// Binds `names` to zeros after an error in their declaration, so
+    /// their uses report nothing more: of `types` where known, else
+    /// `double`.
+    pub(super) fn bind_placeholders(&mut self, names: &[Ident], types: &[ScalarType]) {
+        for (i, name) in names.iter().enumerate() {
+            let ty = types.get(i).copied().unwrap_or(ScalarType::F64);
+            let zero = self.zero(ty);
+            let var = self.new_var(Type::Scalar(ty), zero);
             let binding = Binding::Local {
                 var,
-                ty: ScalarType::F64,
+                ty,
                 is_const: false,
             };
             self.bind(&name.name, binding, None);
