@@ -76,7 +76,7 @@ fn scalar(c: Constant) -> f64 {
 fn case_args(example: &str, func: &str, json: &str) -> Vec<ArgValue> {
     let m = driver::frontend(example, &source(example), false).expect("example compiles");
     let f = m.func(m.find(func).expect("function exists"));
-    adc::json::args_from_json(json, &f.params).expect("test arguments fit")
+    adc::json::args_from_json(func, json, &f.params).expect("test arguments fit")
 }
 
 /// The reverse-mode gradient, flattened over float inputs in order.

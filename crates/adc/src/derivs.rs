@@ -21,9 +21,15 @@ pub enum Request {
 
 /// Adds the request for `entry` to `module`; the error is a usage error.
 pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<String, String> {
-    let id = module
-        .find(entry)
-        .ok_or_else(|| format!("no function `{entry}` to run"))?;
+    let id = module.find(entry).ok_or_else(|| {
+        let names: Vec<&str> = module
+            .funcs
+            .iter()
+            .filter(|f| !f.is_import())
+            .map(|f| f.name.as_str())
+            .collect();
+        no_entry(entry, &names)
+    })?;
     let src = module.func(id);
     let float_ret = matches!(src.returns.as_slice(), [t] if t.elem().is_float());
     let (name, spec) = match req {
@@ -50,11 +56,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
         }
         Request::Tangent(ts) => {
             if ts.len() != src.params.len() {
-                return Err(format!(
-                    "`--tangent` has {} values, but `{entry}` takes {}",
-                    ts.len(),
-                    src.params.len()
-                ));
+                return Err(tangent_count(entry, src, ts.len()));
             }
             let mut params = Vec::new();
             for (p, t) in src.params.iter().zip(ts) {
@@ -122,11 +124,8 @@ pub fn derivative_args(
             },
             Request::Tangent(ts) if ts[k].is_null() => None,
             Request::Tangent(ts) => {
-                let text = ts[k].to_string();
-                let parsed =
-                    crate::json::args_from_json(&format!("[{text}]"), std::slice::from_ref(p))
-                        .map_err(|e| format!("`--tangent`: {e}"))?;
-                let t = parsed.into_iter().next().expect("one value parsed");
+                let t = crate::json::arg_from_json(p, &ts[k])
+                    .map_err(|e| format!("`--tangent`: {e}"))?;
                 if let (ArgValue::Array(x), ArgValue::Array(y)) = (a, &t) {
                     if x.len() != y.len() {
                         return Err(format!(
@@ -152,26 +151,98 @@ pub fn derivative_args(
     Ok((args, shadow_at))
 }
 
-/// The `gradient` array of docs/cli.md: per parameter a number (returned gradient),
-/// an array or number (shadow after the call), or `null`.
-pub fn gradient_json(
+/// Per parameter of the entry, its derivative as JSON text: a number
+/// (returned gradient), an array or number (shadow after the call), or
+/// `None` for a parameter without one.
+pub fn gradient_items(
     src: &Function,
     args: &[ArgValue],
     shadow_at: &[Option<usize>],
     grads: &[Constant],
-) -> String {
+) -> Vec<Option<String>> {
     let mut next_grad = grads.iter();
-    let items: Vec<String> = src
-        .params
+    src.params
         .iter()
         .zip(shadow_at)
         .map(|(p, at)| match (p.ty, at) {
-            (Type::Scalar(s), _) if s.is_float() => next_grad
-                .next()
-                .map_or("null".into(), |g| crate::json::scalar_json(*g)),
-            (_, Some(i)) => crate::json::arg_json(&args[*i]),
-            _ => "null".into(),
+            (Type::Scalar(s), _) if s.is_float() => {
+                next_grad.next().map(|g| crate::json::scalar_json(*g))
+            }
+            (_, Some(i)) => Some(crate::json::arg_json(&args[*i])),
+            _ => None,
         })
+        .collect()
+}
+
+/// The `gradient` array of docs/cli.md: `null` for a parameter without a
+/// derivative.
+pub fn gradient_json(items: &[Option<String>]) -> String {
+    let items: Vec<&str> = items
+        .iter()
+        .map(|i| i.as_deref().unwrap_or("null"))
         .collect();
     format!("[{}]", items.join(", "))
+}
+
+/// The gradient for people: one line per parameter, `d/dx = 2.0`, or
+/// `d/dn: none (int n has no derivative)`.
+pub fn gradient_text(src: &Function, items: &[Option<String>]) -> String {
+    let mut out = String::new();
+    for (p, item) in src.params.iter().zip(items) {
+        let line = match item {
+            Some(v) => format!("d/d{} = {v}\n", p.name),
+            None => format!(
+                "d/d{}: none (`{}` has no derivative)\n",
+                p.name,
+                crate::json::param_text(p)
+            ),
+        };
+        out.push_str(&line);
+    }
+    out
+}
+
+/// The usage error for an `--entry` the module does not define: the
+/// functions it does define (not the compiler's own), and the closest.
+pub fn no_entry(entry: &str, names: &[&str]) -> String {
+    let mut names: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !n.starts_with("__adc"))
+        .collect();
+    names.sort_unstable();
+    if names.is_empty() {
+        return format!("no function `{entry}` to run: the file defines no functions");
+    }
+    let hint = adc_frontend::suggest::closest(entry, names.iter().copied())
+        .map(|c| format!("; did you mean `--entry {c}`?"))
+        .unwrap_or_default();
+    const SHOWN: usize = 12;
+    let mut list: Vec<String> = names.iter().take(SHOWN).map(|n| format!("`{n}`")).collect();
+    if names.len() > SHOWN {
+        list.push(format!("and {} more", names.len() - SHOWN));
+    }
+    format!(
+        "no function `{entry}` to run{hint}\n  the file defines {}; choose one with `--entry NAME`",
+        list.join(", ")
+    )
+}
+
+/// The usage error for a `--tangent` with the wrong number of values.
+fn tangent_count(entry: &str, src: &Function, got: usize) -> String {
+    let without: Vec<String> = src
+        .params
+        .iter()
+        .filter(|p| !adc_ir::ad::is_differentiable(p.ty))
+        .map(|p| format!("`{}`", p.name))
+        .collect();
+    let nulls = match without.as_slice() {
+        [] => String::new(),
+        names => format!(", `null` for {} (no derivative)", names.join(", ")),
+    };
+    format!(
+        "`--tangent` has {}, but {}\n  give one tangent per parameter{nulls}",
+        crate::json::plural(got, "value"),
+        crate::json::takes(entry, &src.params)
+    )
 }

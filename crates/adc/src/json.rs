@@ -2,7 +2,7 @@
 //! result object of docs/cli.md.
 
 use adc_codegen::{ArgValue, ArrayValue};
-use adc_ir::{inst::fmt_f32, inst::fmt_f64, Constant, Param, ScalarType, Type};
+use adc_ir::{inst::fmt_f32, inst::fmt_f64, Constant, Param, ParamMode, ScalarType, Type};
 use serde_json::Value as Json;
 
 fn scalar_from_json(v: &Json, s: ScalarType) -> Option<Constant> {
@@ -34,66 +34,156 @@ fn float_from_json(v: &Json) -> Option<f64> {
     }
 }
 
-/// Reads `--args` against the parameters; the error says which argument.
-pub fn args_from_json(text: &str, params: &[Param]) -> Result<Vec<ArgValue>, String> {
+/// The JSON array given to the option `what` (`--args`, `--tangent`):
+/// invalid JSON says what is wrong and where (line and column).
+///
+/// ```
+/// let err = adc::json::json_list("--tangent", "[1,").unwrap_err();
+/// assert_eq!(err, "`--tangent` is not valid JSON: EOF while parsing a value at line 1 column 3");
+/// assert!(adc::json::json_list("--args", "{}").unwrap_err().contains("must be a JSON array"));
+/// ```
+pub fn json_list(what: &str, text: &str) -> Result<Vec<Json>, String> {
     let v: Json =
-        serde_json::from_str(text).map_err(|e| format!("`--args` is not valid JSON: {e}"))?;
-    let items = v.as_array().ok_or("`--args` must be a JSON array")?;
+        serde_json::from_str(text).map_err(|e| format!("`{what}` is not valid JSON: {e}"))?;
+    match v {
+        Json::Array(items) => Ok(items),
+        other => Err(format!(
+            "`{what}` must be a JSON array with one value per parameter, found `{other}`"
+        )),
+    }
+}
+
+/// A parameter in `.ad` syntax: `inout double[] xs`.
+pub fn param_text(p: &Param) -> String {
+    let mode = match p.mode {
+        ParamMode::In => "",
+        ParamMode::Inout => "inout ",
+        ParamMode::Out => "out ",
+    };
+    let brackets = if matches!(p.ty, Type::Array(_)) {
+        "[]"
+    } else {
+        ""
+    };
+    format!("{mode}{}{brackets} {}", type_name(p.ty.elem()), p.name)
+}
+
+fn type_name(s: ScalarType) -> &'static str {
+    match s {
+        ScalarType::Bool => "bool",
+        ScalarType::I64 => "int",
+        ScalarType::F32 => "float",
+        ScalarType::F64 => "double",
+    }
+}
+
+/// "`f` takes 2 parameters: `double x, double[] ys`", "`g` takes no
+/// parameters".
+pub fn takes(entry: &str, params: &[Param]) -> String {
+    if params.is_empty() {
+        return format!("`{entry}` takes no parameters");
+    }
+    let list: Vec<String> = params.iter().map(param_text).collect();
+    format!(
+        "`{entry}` takes {}: `{}`",
+        plural(params.len(), "parameter"),
+        list.join(", ")
+    )
+}
+
+/// "1 value", "2 values".
+pub fn plural(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// An example of `--args` for `params`: `[1.0, [1.0, 2.0], 1, true]`.
+pub fn example_args(params: &[Param]) -> String {
+    let one = |s: ScalarType| match s {
+        ScalarType::Bool => "true",
+        ScalarType::I64 => "1",
+        ScalarType::F32 | ScalarType::F64 => "1.0",
+    };
+    let items: Vec<String> = params
+        .iter()
+        .map(|p| match p.ty {
+            Type::Array(s) => format!("[{}, {}]", one(s), one(s)),
+            t => one(t.elem()).to_string(),
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// Reads `--args` against the parameters of `entry`; the error says which
+/// argument, or lists the parameters when the count is wrong.
+///
+/// ```
+/// let params = [adc_ir::Param { name: "x".into(), ty: adc::Type::Scalar(adc::ScalarType::F64), mode: adc_ir::ParamMode::In }];
+/// let err = adc::json::args_from_json("f", "[1, 2]", &params).unwrap_err();
+/// assert_eq!(err, "`--args` has 2 values, but `f` takes 1 parameter: `double x`");
+/// ```
+pub fn args_from_json(entry: &str, text: &str, params: &[Param]) -> Result<Vec<ArgValue>, String> {
+    let items = json_list("--args", text)?;
     if items.len() != params.len() {
         return Err(format!(
-            "`--args` has {} values, but the function takes {}",
-            items.len(),
-            params.len()
+            "`--args` has {}, but {}",
+            plural(items.len(), "value"),
+            takes(entry, params)
         ));
     }
     params
         .iter()
-        .zip(items)
-        .map(|(p, item)| {
-            let bad = || {
-                format!(
-                    "argument `{}`: expected {}, found `{item}`",
-                    p.name,
-                    describe(p.ty)
-                )
-            };
-            match p.ty {
-                Type::Scalar(s) | Type::Ref(s) => scalar_from_json(item, s)
-                    .map(ArgValue::Scalar)
-                    .ok_or_else(bad),
-                // Never a parameter of verified IR; no JSON value fits it.
-                Type::Pair(_) => Err(bad()),
-                Type::Array(s) => {
-                    let xs = item.as_array().ok_or_else(bad)?;
-                    let cs: Option<Vec<Constant>> =
-                        xs.iter().map(|x| scalar_from_json(x, s)).collect();
-                    let cs = cs.ok_or_else(bad)?;
-                    Ok(ArgValue::Array(match s {
-                        ScalarType::Bool => ArrayValue::Bool(
-                            cs.iter()
-                                .map(|c| matches!(c, Constant::Bool(true)))
-                                .collect(),
-                        ),
-                        ScalarType::I64 => ArrayValue::I64(
-                            cs.iter()
-                                .map(|c| if let Constant::I64(i) = c { *i } else { 0 })
-                                .collect(),
-                        ),
-                        ScalarType::F32 => ArrayValue::F32(
-                            cs.iter()
-                                .map(|c| if let Constant::F32(x) = c { *x } else { 0.0 })
-                                .collect(),
-                        ),
-                        ScalarType::F64 => ArrayValue::F64(
-                            cs.iter()
-                                .map(|c| if let Constant::F64(x) = c { *x } else { 0.0 })
-                                .collect(),
-                        ),
-                    }))
-                }
-            }
-        })
+        .zip(&items)
+        .map(|(p, item)| arg_from_json(p, item))
         .collect()
+}
+
+/// One argument for parameter `p`; the error names the parameter.
+pub fn arg_from_json(p: &Param, item: &Json) -> Result<ArgValue, String> {
+    let bad = || {
+        format!(
+            "argument `{}`: expected {}, found `{item}`",
+            p.name,
+            describe(p.ty)
+        )
+    };
+    match p.ty {
+        Type::Scalar(s) | Type::Ref(s) => scalar_from_json(item, s)
+            .map(ArgValue::Scalar)
+            .ok_or_else(bad),
+        // Never a parameter of verified IR; no JSON value fits it.
+        Type::Pair(_) => Err(bad()),
+        Type::Array(s) => {
+            let xs = item.as_array().ok_or_else(bad)?;
+            let cs: Option<Vec<Constant>> = xs.iter().map(|x| scalar_from_json(x, s)).collect();
+            let cs = cs.ok_or_else(bad)?;
+            Ok(ArgValue::Array(array_value(s, &cs)))
+        }
+    }
+}
+
+fn array_value(s: ScalarType, cs: &[Constant]) -> ArrayValue {
+    match s {
+        ScalarType::Bool => ArrayValue::Bool(
+            cs.iter()
+                .map(|c| matches!(c, Constant::Bool(true)))
+                .collect(),
+        ),
+        ScalarType::I64 => ArrayValue::I64(
+            cs.iter()
+                .map(|c| if let Constant::I64(i) = c { *i } else { 0 })
+                .collect(),
+        ),
+        ScalarType::F32 => ArrayValue::F32(
+            cs.iter()
+                .map(|c| if let Constant::F32(x) = c { *x } else { 0.0 })
+                .collect(),
+        ),
+        ScalarType::F64 => ArrayValue::F64(
+            cs.iter()
+                .map(|c| if let Constant::F64(x) = c { *x } else { 0.0 })
+                .collect(),
+        ),
+    }
 }
 
 fn describe(t: Type) -> String {
@@ -102,12 +192,9 @@ fn describe(t: Type) -> String {
         Type::Scalar(ScalarType::I64) | Type::Ref(ScalarType::I64) => "an integer".into(),
         Type::Scalar(_) | Type::Ref(_) => "a number".into(),
         Type::Pair(_) => "nothing (a dpair is no parameter type)".into(),
-        Type::Array(s) => format!(
-            "an array of {}",
-            describe(Type::Scalar(s))
-                .trim_start_matches("an ")
-                .trim_start_matches("a ")
-        ),
+        Type::Array(ScalarType::Bool) => "an array of `true`/`false` values".into(),
+        Type::Array(ScalarType::I64) => "an array of integers".into(),
+        Type::Array(_) => "an array of numbers".into(),
     }
 }
 

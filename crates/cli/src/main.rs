@@ -75,20 +75,30 @@ fn report_warnings(format: ErrorFormat, file: &str, source: &str, color: bool) {
 enum Command {
     /// Run every stage of `compile` (derivatives, code generation) without
     /// writing files; print diagnostics only.
-    Check { file: String },
+    Check {
+        /// The `.ad` source file.
+        file: String,
+    },
     /// Compile with the JIT and call a function.
     Run {
+        /// The `.ad` source file (or textual IR, `.adir`).
         file: String,
-        #[arg(long, default_value = "main")]
+        /// The function to call.
+        #[arg(long, value_name = "NAME", default_value = "main")]
         entry: String,
-        /// JSON array with one value per parameter.
-        #[arg(long)]
+        /// The arguments: a JSON array with one value per parameter
+        /// (`'[1.5, [1, 2, 3]]'`); `@FILE` reads it from a file, `@-` from
+        /// standard input.
+        #[arg(long, value_name = "JSON")]
         args: Option<String>,
-        /// Reverse mode of the entry's result (seed 1, default activities).
+        /// Also compute the gradient of the entry's result (reverse mode,
+        /// seed 1, default activities).
         #[arg(long, conflicts_with = "tangent")]
         grad: bool,
-        /// Forward mode with these tangents (JSON array, `null` for non-differentiable parameters).
-        #[arg(long)]
+        /// Forward mode: a JSON array with one tangent per parameter (`null`
+        /// for parameters without a derivative); `@FILE` and `@-` as for
+        /// `--args`.
+        #[arg(long, value_name = "JSON")]
         tangent: Option<String>,
         /// Print one JSON object as the last line of stdout.
         #[arg(long)]
@@ -96,14 +106,18 @@ enum Command {
     },
     /// Write an object file (and optionally a C header).
     Compile {
+        /// The `.ad` source file (or textual IR, `.adir`).
         file: String,
-        #[arg(short = 'o')]
+        /// The object file to write (default: the file's stem with `.o`).
+        #[arg(short = 'o', value_name = "OUT.o")]
         output: Option<String>,
-        #[arg(long = "emit-header")]
+        /// Also write a C header declaring the exported functions.
+        #[arg(long = "emit-header", value_name = "OUT.h")]
         emit_header: Option<String>,
     },
     /// What each reverse derivative's tape stores (docs/cli.md).
     Tape {
+        /// The `.ad` source file.
         file: String,
         /// Print one JSON object.
         #[arg(long)]
@@ -111,12 +125,18 @@ enum Command {
     },
     /// Print the IR after a pipeline stage (`.ad` or `.adir` input).
     Ir {
+        /// The `.ad` source file (or textual IR, `.adir`).
         file: String,
-        #[arg(long, default_value = "final")]
+        /// The stage after which to print: lower, linearize, propagate,
+        /// lower-pairs, unzip, transpose, opt or final.
+        #[arg(long, value_name = "STAGE", default_value = "final")]
         after: String,
     },
     /// Explain a diagnostic code, as in `adc explain E0116` (docs/errors.md).
-    Explain { code: String },
+    Explain {
+        /// The code, as in `E0116` or `W0001`.
+        code: String,
+    },
 }
 
 fn usage_error(msg: &str) -> ExitCode {
@@ -128,34 +148,45 @@ fn read(file: &str) -> Result<String, ExitCode> {
     std::fs::read_to_string(file).map_err(|e| usage_error(&format!("cannot read `{file}`: {e}")))
 }
 
+/// The text of a JSON option (`--args`, `--tangent`): as given, or read
+/// from a file by `@FILE`, from standard input by `@-`.
+fn option_text(what: &str, text: Option<&str>) -> Result<Option<String>, ExitCode> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let Some(path) = text.strip_prefix('@') else {
+        return Ok(Some(text.to_string()));
+    };
+    let read = if path == "-" {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map(|_| t)
+    } else {
+        std::fs::read_to_string(path)
+    };
+    read.map(Some)
+        .map_err(|e| usage_error(&format!("cannot read `{what}` from `{path}`: {e}")))
+}
+
 /// `--args` read against the entry's parameters (none needed for none).
 fn read_args(
     entry: &str,
     args: Option<&str>,
     params: &[adc_ir::Param],
 ) -> Result<Vec<adc::ArgValue>, ExitCode> {
-    // `@FILE` reads the JSON from a file, `@-` from standard input.
-    let loaded;
-    let args = match args.and_then(|a| a.strip_prefix('@')) {
-        Some(path) => {
-            let text = if path == "-" {
-                let mut t = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map(|_| t)
-            } else {
-                std::fs::read_to_string(path)
-            };
-            loaded =
-                text.map_err(|e| usage_error(&format!("cannot read `--args` from `{path}`: {e}")))?;
-            Some(loaded.as_str())
+    match (option_text("--args", args)?, params.is_empty()) {
+        (Some(text), _) => {
+            json::args_from_json(entry, &text, params).map_err(|msg| usage_error(&msg))
         }
-        None => args,
-    };
-    match (args, params.is_empty()) {
-        (Some(text), _) => json::args_from_json(text, params).map_err(|msg| usage_error(&msg)),
         (None, true) => Ok(Vec::new()),
         (None, false) => Err(usage_error(&format!(
-            "`{entry}` takes {} arguments: pass them with `--args`",
-            params.len()
+            "{}\n  pass {} with `--args`, as in `--args '{}'`",
+            json::takes(entry, params),
+            if params.len() == 1 {
+                "its value"
+            } else {
+                "their values"
+            },
+            json::example_args(params)
         ))),
     }
 }
@@ -173,13 +204,14 @@ fn run_derivative(
     json: bool,
     cli_format: ErrorFormat,
 ) -> ExitCode {
-    use adc::derivs::{derivative_args, gradient_json, Request};
-    let req = match tangent {
-        Some(text) if !grad => match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::Array(ts)) => Request::Tangent(ts),
-            _ => return usage_error("`--tangent` must be a JSON array"),
+    use adc::derivs::{derivative_args, gradient_items, gradient_json, gradient_text, Request};
+    let req = match option_text("--tangent", tangent) {
+        Ok(Some(text)) if !grad => match json::json_list("--tangent", &text) {
+            Ok(ts) => Request::Tangent(ts),
+            Err(msg) => return usage_error(&msg),
         },
-        _ => Request::Grad,
+        Ok(_) => Request::Grad,
+        Err(code) => return code,
     };
     let (jit, src, name) = match driver::compile_jit_request(file, source, color, entry, &req) {
         Ok(x) => x,
@@ -214,10 +246,11 @@ fn run_derivative(
         .filter(|(i, _)| !shadow_at.contains(&Some(*i)) && *i < dargs.len() - usize::from(grad))
         .map(|(_, a)| json::arg_json(a))
         .collect();
-    let deriv = if grad {
-        format!(
-            "\"gradient\": {}",
-            gradient_json(&src, &dargs, &shadow_at, extra)
+    let (deriv_json, deriv_text) = if grad {
+        let items = gradient_items(&src, &dargs, &shadow_at, extra);
+        (
+            format!("\"gradient\": {}", gradient_json(&items)),
+            gradient_text(&src, &items),
         )
     } else {
         // A tuple's tangent is an array with one entry per element: the
@@ -238,16 +271,19 @@ fn run_derivative(
         } else {
             json::result_json(extra)
         };
-        format!("\"tangent\": {tangent}")
+        (
+            format!("\"tangent\": {tangent}"),
+            format!("tangent: {tangent}\n"),
+        )
     };
     if json {
         println!(
-            "{{\"result\": {result_text}, \"args\": [{}], {deriv}}}",
+            "{{\"result\": {result_text}, \"args\": [{}], {deriv_json}}}",
             arg_texts.join(", ")
         );
     } else {
-        println!("{result_text}");
-        println!("{deriv}");
+        println!("result: {result_text}");
+        print!("{deriv_text}");
     }
     ExitCode::SUCCESS
 }
@@ -374,7 +410,8 @@ fn main() -> ExitCode {
                 }
             };
             let Some(func) = jit.function(&entry) else {
-                return usage_error(&format!("no function `{entry}` to run"));
+                let names: Vec<&str> = jit.functions().map(|f| f.name.as_str()).collect();
+                return usage_error(&adc::derivs::no_entry(&entry, &names));
             };
             let mut values = match read_args(&entry, args.as_deref(), &func.params) {
                 Ok(v) => v,
