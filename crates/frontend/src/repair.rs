@@ -177,14 +177,29 @@ fn prefix_step(
     } else {
         ("--", "decrement", "-=")
     };
+    // A statement (or a `for` step) starts after these; elsewhere the
+    // `++` stands in an expression, where `.ad` has no `++` at all.
+    let statement = matches!(
+        toks.get(at.wrapping_sub(1)),
+        None | Some(Ok((
+            _,
+            Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::RParen,
+            _
+        )))
+    );
+    let note = if statement {
+        format!(
+            "write `{operand}{op}` (or `{operand} {compound} 1`): `{op}` goes after the variable"
+        )
+    } else {
+        format!("`{op}` is a statement of its own, not an expression: write `{operand}{op};` (or `{operand} {compound} 1;`) before this statement")
+    };
     let diag = Diagnostic::error(
         "E0005",
         format!("`.ad` has no prefix {word} operator"),
         Span::new(l, r),
     )
-    .with_note(format!(
-        "write `{operand}{op}` (or `{operand} {compound} 1`): `{op}` goes after the variable"
-    ));
+    .with_note(note);
     let mut toks = toks.to_vec();
     let _dropped = toks.remove(at);
     Some(Repair {
