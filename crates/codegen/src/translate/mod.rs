@@ -235,56 +235,7 @@ pub(crate) fn translate<M: Module>(
         Vec::new()
     };
     for &blk in &rpo {
-        let cb = t.blocks[&blk];
-        if t.b.current_block() != Some(cb) {
-            t.b.switch_to_block(cb);
-        }
-        t.enter_block_homes(blk);
-        t.cur_block = blk;
-        t.cur_self_loop = func.successors(blk).contains(&blk);
-        let insts = &func.dfg.block(blk).insts;
-        let mut k = 0;
-        if t.cur_self_loop {
-            if let Some(pairs) = simd::plan(func, blk, &escaping) {
-                k = t.vector_pairs(&pairs)?;
-            }
-        }
-        while k < insts.len() {
-            if k + 1 == insts.len() {
-                // The terminator: a preheader loads its loop's copies first.
-                t.load_copies(blk);
-            }
-            // A run of pushes (or pops) on one tape shares one capacity
-            // check (or one length update).
-            let first = func.dfg.inst(insts[k]);
-            // Only tape instructions form runs: measuring a run of any
-            // other kind made a block of n adds cost O(n^2).
-            let run = if matches!(first, InstData::TapePush { .. } | InstData::TapePop { .. }) {
-                insts[k..]
-                    .iter()
-                    .take_while(|i| {
-                        let d = func.dfg.inst(**i);
-                        std::mem::discriminant(d) == std::mem::discriminant(first)
-                            && crate::translate::tape_lowering::tape_of(d)
-                                == crate::translate::tape_lowering::tape_of(first)
-                    })
-                    .count()
-            } else {
-                1
-            };
-            match *first {
-                InstData::TapePush { tape, .. } if run > 1 => {
-                    t.tape_push_run(&insts[k..k + run], tape)?
-                }
-                InstData::TapePop { tape } if run > 1 => t.tape_pop_run(&insts[k..k + run], tape),
-                _ => {
-                    t.inst(insts[k])?;
-                    k += 1;
-                    continue;
-                }
-            }
-            k += run;
-        }
+        t.block(blk, &escaping)?;
     }
     t.finish()?;
     let mut callees: Vec<usize> = func
@@ -317,6 +268,63 @@ pub(crate) fn translate<M: Module>(
 }
 
 impl<M: Module> FuncTranslator<'_, '_, M> {
+    /// Translates IR block `blk` (`escaping`: the values `simd` may not
+    /// keep in lanes).
+    fn block(&mut self, blk: adc_ir::Block, escaping: &[bool]) -> Result<(), CodegenError> {
+        let cb = self.blocks[&blk];
+        if self.b.current_block() != Some(cb) {
+            self.b.switch_to_block(cb);
+        }
+        self.enter_block_homes(blk);
+        self.cur_block = blk;
+        self.cur_self_loop = self.func.successors(blk).contains(&blk);
+        let insts = &self.func.dfg.block(blk).insts;
+        let mut k = 0;
+        if self.cur_self_loop {
+            if let Some(pairs) = simd::plan(self.func, blk, escaping) {
+                k = self.vector_pairs(&pairs)?;
+            }
+        }
+        while k < insts.len() {
+            if k + 1 == insts.len() {
+                // The terminator: a preheader loads its loop's copies first.
+                self.load_copies(blk);
+            }
+            // A run of pushes (or pops) on one tape shares one capacity
+            // check (or one length update).
+            let first = self.func.dfg.inst(insts[k]);
+            // Only tape instructions form runs: measuring a run of any
+            // other kind made a block of n adds cost O(n^2).
+            let run = if matches!(first, InstData::TapePush { .. } | InstData::TapePop { .. }) {
+                insts[k..]
+                    .iter()
+                    .take_while(|i| {
+                        let d = self.func.dfg.inst(**i);
+                        std::mem::discriminant(d) == std::mem::discriminant(first)
+                            && crate::translate::tape_lowering::tape_of(d)
+                                == crate::translate::tape_lowering::tape_of(first)
+                    })
+                    .count()
+            } else {
+                1
+            };
+            match *first {
+                InstData::TapePush { tape, .. } if run > 1 => {
+                    self.tape_push_run(&insts[k..k + run], tape)?
+                }
+                InstData::TapePop { tape } if run > 1 => {
+                    self.tape_pop_run(&insts[k..k + run], tape)
+                }
+                _ => {
+                    self.inst(insts[k])?;
+                    k += 1;
+                    continue;
+                }
+            }
+            k += run;
+        }
+        Ok(())
+    }
     pub(crate) fn v(&self, v: Value) -> clif::Value {
         self.values[v.index()][0]
     }

@@ -7,9 +7,10 @@
 //! block parameter. A load before any store reads zero (slots are only
 //! read after a store in IR the frontend and the derivative passes build;
 //! zero is what the derivative passes store first anyway).
-//! Guarantees: verified output; fewer `slot`/`rload`/`rstore`. The
-//! derivative passes keep adjoints that cross blocks in slots, so this is
-//! what turns them into registers.
+//!
+//! Assumes: verified input. Guarantees: verified output; fewer
+//! `slot`/`rload`/`rstore`. The derivative passes keep adjoints that cross
+//! blocks in slots, so this is what turns them into registers.
 
 use crate::rewrite::substitute;
 use adc_ir::dom::dominators;
