@@ -1,17 +1,17 @@
 //! Random valid programs from the differential tester's generator
-//! (`tests/difftest/gen.rs`), seeded by the fuzzer's input, through every
+//! (`tests/it/difftest/gen.rs`), seeded by the fuzzer's input, through every
 //! derivative and optimisation stage, the JIT, and the tester's oracles
 //! (reverse against forward, forward against central differences, the four
 //! second-order compositions, the IR interpreter after every stage). A failing oracle, a compile error or a panic
 //! is a crash.
 #![no_main]
 
-#[path = "../../tests/difftest/gen.rs"]
+#[path = "../../tests/it/difftest/gen.rs"]
 #[allow(dead_code)]
 mod gen;
-#[path = "../../tests/difftest/interp.rs"]
+#[path = "../../tests/it/difftest/interp.rs"]
 mod interp;
-#[path = "../../tests/difftest/oracle.rs"]
+#[path = "../../tests/it/difftest/oracle.rs"]
 #[allow(dead_code)]
 mod oracle;
 

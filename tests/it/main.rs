@@ -1,0 +1,30 @@
+//! The workspace's integration tests, one test binary (`cargo test --test
+//! it`): each module was a binary of its own, and each linked the whole
+//! compiler. `cargo test --test it MODULE::` runs one module.
+
+mod support;
+
+mod addressing;
+mod bounds;
+mod carry;
+mod checkpoint;
+mod contract_findings;
+mod derivatives;
+mod diagnostics;
+mod difftest;
+mod editors;
+mod examples;
+mod fast_path;
+mod fuzz_regressions;
+mod gradients;
+mod ir_filetests;
+mod loop_bounds;
+mod nested;
+mod promote;
+mod regressions;
+mod simd;
+mod sincos;
+mod split;
+mod stack_arrays;
+mod version;
+mod views;

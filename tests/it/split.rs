@@ -1,0 +1,163 @@
+//! Split-mode calls (issue 11): a call that stays a call in a reverse
+//! derivative runs the callee's augmented forward half, which keeps its
+//! tape, and later its reverse half. Each program's gradient must equal
+//! the joint-mode gradient of the same program with `[checkpoint]` on its
+//! callees (they re-run their primal in the reverse sweep). (That a
+//! callee's `print` runs once per primal call is in `crates/cli/tests`.)
+
+use crate::support;
+
+use adc::{ArgValue, ArrayValue, Constant};
+
+/// Programs with `@CK@` where a callee's attribute goes; entry
+/// `f(double x, double[] a)`.
+const SHAPES: &[(&str, &str)] = &[
+    ("recursion", "@CK@ double p(double x, double[] a, int n) { if (n == 0) return x;
+            return sin(p(x, a, n - 1)) * a[n % len(a)] + x; }
+        double f(double x, double[] a) { return p(x, a, 40); }"),
+    ("mutual_recursion", "@CK@ double ev(double x, int n) { if (n == 0) return x; return od(x * 1.1, n - 1) + sin(x); }
+        @CK@ double od(double x, int n) { if (n == 0) return x * x; return ev(x * 0.9, n - 1) * cos(x); }
+        double f(double x, double[] a) { double s = 0.0; for (int i = 0; i < 4; i++) s += ev(x + a[i], i + 3); return s; }"),
+    ("inout_divide_and_conquer", "@CK@ void dc(inout double[] u, int lo, int hi, double x) {
+            if (hi - lo <= 1) { u[lo] = sin(u[lo] * x) + x; return; }
+            int mid = (lo + hi) / 2;
+            dc(u, lo, mid, x); dc(u, mid, hi, x);
+            u[lo] = u[lo] + 0.5 * u[mid]; }
+        double f(double x, double[] a) { int n = len(a); double u[n];
+            for (int i = 0; i < n; i++) u[i] = a[i];
+            dc(u, 0, n, x);
+            double s = 0.0; for (int i = 0; i < n; i++) s += u[i] * u[i]; return s; }"),
+    ("data_dependent_loop", "@CK@ double g(double x, double[] a) { double s = 0.0; int k = 0;
+            while (s < 3.0 && k < 100) { s += abs(a[k % len(a)]) * x; k++; }
+            double t[len(a)]; for (int i = 0; i < len(a); i++) t[i] = a[i] * s;
+            double r = 0.0; for (int i = 0; i < len(a); i++) r += t[i] * t[i]; return r + s; }
+        double f(double x, double[] a) { double s = 0.0;
+            for (int i = 0; i < 3; i++) s += g(x * double(i + 1), a) * a[i]; return s; }"),
+    ("reads_an_array_the_caller_changes", "@CK@ double dot(double[] u, double[] v) { double s = 0.0;
+            for (int i = 0; i < len(u); i++) s += u[i] * v[i]; return s; }
+        double f(double x, double[] a) { int n = len(a); double u[n];
+            for (int i = 0; i < n; i++) u[i] = a[i] * x;
+            double s = 0.0;
+            for (int k = 0; k < 3; k++) { s += dot(u, a) * s + dot(u, u); for (int i = 0; i < n; i++) u[i] = sin(u[i]) * x; }
+            return s; }"),
+    ("entry_values_used_in_reverse", "@CK@ double g(double x, double[] a, int n) { double c = exp(x); double s = 0.0;
+            for (int i = 0; i < len(a); i++) s += a[i] * c * s + sin(c * x);
+            if (n > 0) return g(s * 0.1, a, n - 1) * c;
+            return s; }
+        double f(double x, double[] a) { return g(x, a, 3); }"),
+    ("writes_inout_scalar", "@CK@ void acc(inout double s, double x, int n) { for (int i = 0; i < n; i++) s = s * x + 1.0; }
+        double f(double x, double[] a) { double s = a[0];
+            for (int k = 0; k < 3; k++) acc(s, x * a[k], k + 2);
+            return s; }"),
+    // grad6 F1: `g`'s reverse half used the `elemref` of `w[0]` (passed
+    // to `sc`'s `inout` scalar) from its forward half: E0999 "reference
+    // crosses the turn". It is now made again from `w` and the index.
+    ("elemref_across_the_turn", "@CK@ double k(double[] p, double[] q) { double s = 0.0;
+            for (int i = 0; i + 1 < min(len(p), len(q)); i++) s += p[i] * q[i + 1]; return s; }
+        @CK@ void sc(inout double s, double[] p) { s = s * p[0]; }
+        @CK@ void g(inout double[] w) { int n = len(w); sc(w[0], w[1..]);
+            double z = k(w[0..n - 1], w[0..n - 2]); w[n - 1] += 0.1 * z; }
+        @CK@ void h(inout double[] w) { int n = len(w); g(w[0..n - 1]); g(w[1..]);
+            double c = k(w[0..2], w[1..3]); g(w[0..n - 1]); w[0] += c; }
+        double f(double x, double[] a) { int n = len(a); double t[n + 2];
+            for (int i = 0; i < n; i++) t[i] = a[i] * x;
+            h(t); h(t[1..]);
+            double r = 0.0; for (int i = 0; i < n + 2; i++) r += t[i]; return r; }"),
+];
+
+fn gradient(src: &str, x: f64, a: &[f64]) -> Vec<f64> {
+    let full = format!("{src}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}");
+    let mut args = [
+        ArgValue::Scalar(Constant::F64(x)),
+        ArgValue::Array(ArrayValue::F64(a.to_vec())),
+        ArgValue::Array(ArrayValue::F64(vec![0.0; a.len()])),
+        ArgValue::Scalar(Constant::F64(1.0)),
+    ];
+    support::gradient_with_shadow(&full, &mut args, 2)
+}
+
+#[test]
+fn split_calls_give_the_joint_gradient() {
+    let a = [0.3, -0.7, 1.1, 0.25, -0.4, 0.8, 0.6];
+    let mut failures = Vec::new();
+    for (name, shape) in SHAPES {
+        let split = gradient(&shape.replace("@CK@", ""), 0.8, &a);
+        let joint = gradient(&shape.replace("@CK@", "[checkpoint]"), 0.8, &a);
+        let close = split.len() == joint.len()
+            && split
+                .iter()
+                .zip(&joint)
+                .all(|(s, j)| (s - j).abs() <= 1e-12 * j.abs().max(1.0));
+        if !close {
+            failures.push(format!("{name}: split {split:?}, joint {joint:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The reverse derivative calls the callee's halves, not its joint
+/// derivative.
+#[test]
+fn calls_use_the_two_halves() {
+    let src = format!("{}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}", SHAPES[0].1.replace("@CK@", ""));
+    let mut m = adc::driver::frontend("split.ad", &src, false).unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
+    let text = m.to_string();
+    let df = &text[text.find("func @df").expect("df")..];
+    let df = &df[..df.find("\n}").expect("end")];
+    assert!(
+        df.contains("call @__adc_aug_p") && df.contains("call @__adc_rev_p"),
+        "{df}"
+    );
+    assert!(!df.contains("__adc_vjp_p"), "{df}");
+}
+
+/// Between `unzip` and `transpose` a reverse request is still forward mode
+/// and calls the split functions' placeholders (a forward to the callee,
+/// or to its tangent function), so IR dumped there runs as the final IR:
+/// the interpreter gives the primal and the tangent `grad . v`. (The
+/// placeholders once returned zeros; the difftest's interpreter oracle
+/// found it.) Not for callees that write arrays: the tangent placeholder
+/// runs after the whole primal part, on the arrays as they are then (see
+/// `ad/split.rs`).
+#[test]
+fn ir_after_unzip_computes_the_tangent() {
+    use adc_ir::interp::{self, InterpArg};
+    let a = [0.3, -0.7, 1.1, 0.25, -0.4, 0.8, 0.6];
+    let v: Vec<f64> = (0..a.len()).map(|i| 0.1 * i as f64 - 0.2).collect();
+    let arr = |xs: &[f64]| InterpArg::Array(xs.iter().map(|x| Constant::F64(*x)).collect());
+    let mut failures = Vec::new();
+    let mut split_calls = 0;
+    for (name, shape) in SHAPES.iter().filter(|(_, s)| !s.contains("inout")) {
+        let shape = shape.replace("@CK@", "");
+        let grad = gradient(&shape, 0.8, &a);
+        // (primal, d/dx, d/da..).
+        let want: f64 = grad[1] + grad[2..].iter().zip(&v).map(|(g, v)| g * v).sum::<f64>();
+        let src = format!("{shape}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}");
+        let mut m =
+            adc::driver::frontend("split.ad", &src, false).unwrap_or_else(|f| panic!("{f}"));
+        adc::driver::run_stages(&mut m, adc::Stage::Unzip).expect("stages run");
+        split_calls += m.to_string().contains("call @__adc_aug_") as usize;
+        let mut args = [
+            InterpArg::Scalar(Constant::F64(0.8)),
+            InterpArg::Scalar(Constant::F64(1.0)),
+            arr(&a),
+            arr(&v),
+        ];
+        let got = interp::call(&m, "df", &mut args, 1 << 26).expect("interpreter runs");
+        let (Constant::F64(primal), Constant::F64(tangent)) = (got[0], got[1]) else {
+            panic!("{name}: {got:?}")
+        };
+        if (primal - grad[0]).abs() > 1e-12 * grad[0].abs().max(1.0) {
+            failures.push(format!("{name}: primal {primal}, want {}", grad[0]));
+        }
+        if (tangent - want).abs() > 1e-10 * want.abs().max(1.0) {
+            failures.push(format!("{name}: tangent {tangent}, gradient . v {want}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        split_calls >= 3,
+        "only {split_calls} shapes keep a split call"
+    );
+}
