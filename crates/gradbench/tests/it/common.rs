@@ -1,6 +1,5 @@
 //! What the GradBench tool's tests share: running the tool on a recorded
 //! protocol session, and comparing numbers.
-#![allow(dead_code)] // each test crate uses its own part
 
 use serde_json::{json, Value as Json};
 use std::io::Write;

@@ -5,10 +5,8 @@
 //! against `manual`'s), and through the JIT on an instance whose cameras,
 //! points, weights and features all differ.
 
-mod common;
-
+use crate::common::{close, eval};
 use adc::{ArgValue, ArrayValue};
-use common::{close, eval};
 use serde_json::{json, Value as Json};
 
 /// A bundle adjustment problem: n cameras (11 parameters each), m points,
@@ -273,7 +271,7 @@ fn ba_on_distinct_cameras_points_and_weights() {
     };
     let jit = adc::compile_jit(
         "ba.ad",
-        include_str!("../../../gradbench/evals/ba.ad"),
+        include_str!("../../../../gradbench/evals/ba.ad"),
         false,
     )
     .unwrap_or_else(|f| panic!("{f}"));

@@ -3,9 +3,7 @@
 //! and central differences of a direct implementation), and GradBench's
 //! rules for timings, unknown modules and functions.
 
-mod common;
-
-use common::{close, eval, session, vec_of};
+use crate::common::{close, eval, session, vec_of};
 use serde_json::{json, Value as Json};
 
 #[test]

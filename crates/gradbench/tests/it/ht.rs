@@ -6,9 +6,9 @@
 //! triangles, with us), with the exact output shape GradBench's validation
 //! compares against `manual`'s.
 
-mod common;
+use crate::common;
 
-use common::{close, eval};
+use crate::common::{close, eval};
 use serde_json::{json, Value as Json};
 
 type M4 = [[f64; 4]; 4];
