@@ -3,7 +3,7 @@
 //! arguments and JSON around its call.
 
 use adc_codegen::{ArgValue, ArrayValue};
-use adc_ir::ad::{default_activity, spec_signature};
+use adc_ir::ad::default_activity;
 use adc_ir::{Activity, AdMode, Constant, DerivSpec, Function, Linkage, Module, Type};
 use serde_json::Value as Json;
 
@@ -89,10 +89,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
             )
         }
     };
-    let (params, returns) = spec_signature(src, &spec);
-    let mut f = Function::new(name, params, returns, Linkage::Export);
-    f.deriv = Some(spec);
-    module.push(f);
+    crate::request::declare(module, id, name, spec, Linkage::Export);
     Ok(name.to_string())
 }
 

@@ -352,9 +352,9 @@ pub use adc_ir::Span;
 /// ```
 pub use adc_ir::Type;
 
-pub use driver::{compile_jit, Failure, Stage};
+pub use driver::{compile_jit, compile_jit_with, compile_jit_with_host, Failure, Stage};
 pub use host::{CParam, HostFn, HostFunctions, HostParam, HostResult, HostScalar};
-pub use request::{compile_jit_with, compile_jit_with_host, Derivative};
+pub use request::Derivative;
 
 /// The Rust examples of `docs/embedding.md`, run as doctests (the other
 /// blocks' `file=NAME` info strings are for `tests/docs.rs`).

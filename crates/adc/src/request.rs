@@ -23,11 +23,8 @@
 //! assert_eq!(tf.call((3.0, 1.0, &[2.0][..])), Ok(12.0));
 //! ```
 
-use crate::driver::{load, run_stages_for, Failure, Stage};
-use crate::host::HostFunctions;
-use adc_frontend::Diagnostic;
-use adc_ir::ad::{default_activity, is_differentiable, spec_signature};
-use adc_ir::{Activity, AdMode, DerivSpec, Function, Linkage, Module, Span, Type};
+use adc_ir::ad::{default_activity, spec_signature, ActivitySlot};
+use adc_ir::{Activity, AdMode, DerivSpec, FuncId, Function, Linkage, Module};
 
 /// A derivative to generate: of function `of`, named `name`, in `mode`,
 /// with one activity per parameter and one for the result (`Const` for a
@@ -130,33 +127,9 @@ impl Derivative {
     }
 }
 
-/// Whether `a` is an activity a parameter of type `ty` may take in `mode`
-/// (the rules the attributes check, docs/derivatives.md#default-activities).
-pub(crate) fn fits(a: Activity, ty: Type, mode: AdMode) -> bool {
-    let by_ref = !matches!(ty, Type::Scalar(_));
-    match (a, is_differentiable(ty), mode, by_ref) {
-        (Activity::Const, ..) => true,
-        (_, false, ..) => false,
-        (Activity::Active, _, AdMode::Reverse, false) => true,
-        (Activity::Duplicated | Activity::DuplicatedOnly, _, AdMode::Reverse, true) => true,
-        (Activity::Dual | Activity::DualOnly, _, AdMode::Forward, _) => true,
-        _ => false,
-    }
-}
-
-pub(crate) fn result_fits(a: Activity, returns: &[Type], mode: AdMode) -> bool {
-    let float = matches!(returns, [t] if t.elem().is_float());
-    match (a, float, mode) {
-        (Activity::Const, ..) => true,
-        (Activity::Active | Activity::ActiveOnly, true, AdMode::Reverse) => true,
-        (Activity::Dual | Activity::DualOnly, true, AdMode::Forward) => true,
-        _ => false,
-    }
-}
-
 /// Adds `d` to `module` as its attribute would; the error says what is
 /// wrong with the request.
-fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
+pub(crate) fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
     // The name becomes a function of the module, under the rules of
     // source names (a `free` would take the C library's place).
     if let Some(why) = adc_frontend::lower::function_name_error(&d.name) {
@@ -189,7 +162,7 @@ fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
         ));
     }
     for (a, p) in params.iter().zip(&src.params) {
-        if !fits(*a, p.ty, d.mode) {
+        if !ActivitySlot::param(p.ty).fits(*a, d.mode) {
             return Err(format!(
                 "activity `{}` does not fit parameter `{}`",
                 a.name(),
@@ -197,107 +170,40 @@ fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
             ));
         }
     }
-    if !result_fits(d.ret, &src.returns, d.mode) {
+    if !ActivitySlot::result(&src.returns).fits(d.ret, d.mode) {
         return Err(format!(
             "activity `{}` does not fit the result of `{}`",
             d.ret.name(),
             d.of
         ));
     }
+    let linkage = if src.linkage == Linkage::Static {
+        Linkage::Static
+    } else {
+        Linkage::Export
+    };
     let spec = DerivSpec {
         mode: d.mode,
         of: d.of.clone(),
         params,
         ret: d.ret,
     };
-    let (params, returns) = spec_signature(src, &spec);
-    let linkage = if src.linkage == Linkage::Static {
-        Linkage::Static
-    } else {
-        Linkage::Export
-    };
-    let mut f = Function::new(d.name.clone(), params, returns, linkage);
-    f.deriv = Some(spec);
-    module.push(f);
+    declare(module, id, &d.name, spec, linkage);
     Ok(())
 }
 
-/// Compiles `source` with the JIT after adding `derivatives`, as if each
-/// were an attribute on its function. A bad request is a diagnostic
-/// (E0303) of the returned failure, like a bad attribute.
-///
-/// ```
-/// use adc::Derivative;
-///
-/// let src = "double f(double x) { return x * x; }";
-/// let jit = adc::compile_jit_with("f.ad", src, &[Derivative::gradient("f", "df")])
-///     .expect("compiles");
-/// let df: adc::TypedFunc<(f64, f64), (f64, f64)> = jit.typed("df").expect("signature");
-/// assert_eq!(df.call((3.0, 1.0)), Ok((9.0, 6.0)));
-///
-/// let err = adc::compile_jit_with("f.ad", src, &[Derivative::gradient("g", "dg")])
-///     .err()
-///     .expect("no function `g`");
-/// assert_eq!(err.diagnostics[0].code, "E0303");
-/// ```
-pub fn compile_jit_with(
-    path: &str,
-    source: &str,
-    derivatives: &[Derivative],
-) -> Result<adc_codegen::JitModule, Failure> {
-    compile_jit_with_host(path, source, derivatives, &HostFunctions::new())
-}
-
-/// `compile_jit_with`, with `host` resolving `extern` declarations (see
-/// `crate::host`). A host function whose signature differs from its
-/// declaration is a diagnostic (E0500).
-///
-/// ```
-/// extern "C" fn scale(x: f64, k: i64) -> f64 {
-///     x * k as f64
-/// }
-///
-/// let src = "extern double scale(double x, int k); double f(double x) { return scale(x, 3); }";
-/// let mut host = adc::HostFunctions::new();
-/// host.func("scale", scale as extern "C" fn(f64, i64) -> f64);
-/// let jit = adc::compile_jit_with_host("f.ad", src, &[], &host).expect("compiles");
-/// let f: adc::TypedFunc<(f64,), f64> = jit.typed("f").expect("signature");
-/// assert_eq!(f.call((1.5,)), Ok(4.5));
-///
-/// // The registered signature must be the declaration's.
-/// let mut wrong = adc::HostFunctions::new();
-/// wrong.func("scale", scale as extern "C" fn(f64, i64) -> f64);
-/// let src = "extern double scale(double x, double k); double f(double x) { return scale(x, 3.0); }";
-/// let err = adc::compile_jit_with_host("f.ad", src, &[], &wrong).err().expect("a mismatch");
-/// assert_eq!(err.diagnostics[0].code, "E0500");
-/// ```
-pub fn compile_jit_with_host(
-    path: &str,
-    source: &str,
-    derivatives: &[Derivative],
-    host: &HostFunctions,
-) -> Result<adc_codegen::JitModule, Failure> {
-    let mut module = load(path, source, false)?;
-    for d in derivatives {
-        add(&mut module, d)
-            .map_err(|m| plain_failure("E0303", format!("derivative request `{}`: {m}", d.name)))?;
-    }
-    host.check(&module).map_err(|m| plain_failure("E0500", m))?;
-    run_stages_for(&mut module, Stage::Final, path, source, false)?;
-    // Addresses cross to the compiler's thread as integers.
-    let symbols: Vec<(String, usize)> = host
-        .symbols(&module)
-        .into_iter()
-        .map(|(name, p)| (name, p as usize))
-        .collect();
-    crate::driver::jit_on_deep_stack(&mut module, path, source, &symbols)
-        .map_err(|e| crate::driver::codegen_failure(e, path, source, false))
-}
-
-/// A failure about the request rather than a place in the source.
-fn plain_failure(code: &'static str, message: String) -> Failure {
-    Failure {
-        rendered: format!("error[{code}]: {message}\n"),
-        diagnostics: vec![Diagnostic::error(code, message, Span::UNDEFINED)],
-    }
+/// Adds the bodiless function `name` that `spec` asks the derivative
+/// passes to generate from `of` (the function `spec.of` names), with the
+/// signature `spec` gives it, as the frontend declares an attribute's.
+pub(crate) fn declare(
+    module: &mut Module,
+    of: FuncId,
+    name: &str,
+    spec: DerivSpec,
+    linkage: Linkage,
+) {
+    let (params, returns) = spec_signature(module.func(of), &spec);
+    let mut f = Function::new(name.to_string(), params, returns, linkage);
+    f.deriv = Some(spec);
+    module.push(f);
 }

@@ -21,6 +21,7 @@
 //!   activities fit `f`'s parameters and result as an attribute's must
 //!   (docs/derivatives.md#default-activities) and its signature is the one they generate.
 
+use adc_ir::ad::ActivitySlot;
 use adc_ir::{BinaryOp, Function, Inst, InstData, Module, Tag, Type, Value};
 
 mod frees;
@@ -207,7 +208,7 @@ fn check_request(module: &Module, func: &Function) -> Result<(), String> {
         ));
     }
     for (a, p) in spec.params.iter().zip(&src.params) {
-        if !crate::request::fits(*a, p.ty, spec.mode) {
+        if !ActivitySlot::param(p.ty).fits(*a, spec.mode) {
             return bad(format!(
                 "activity `{}` does not fit parameter `{}`",
                 a.name(),
@@ -215,7 +216,7 @@ fn check_request(module: &Module, func: &Function) -> Result<(), String> {
             ));
         }
     }
-    if !crate::request::result_fits(spec.ret, &src.returns, spec.mode) {
+    if !ActivitySlot::result(&src.returns).fits(spec.ret, spec.mode) {
         return bad(format!(
             "activity `{}` does not fit the result",
             spec.ret.name()

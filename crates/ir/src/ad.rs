@@ -158,6 +158,80 @@ pub fn is_differentiable(ty: Type) -> bool {
     ty.elem().is_float()
 }
 
+/// What an activity stands on, as far as the rules of activities go
+/// (docs/derivatives.md#default-activities): a parameter passed by value,
+/// one passed by reference (an array, an `inout`/`out` scalar), or the
+/// result; `float` when derivatives flow through it (a float value, or an
+/// array or reference of floats; one float result). The attributes of
+/// source, the derivatives asked for from Rust and the derivative
+/// declarations of textual IR all check activities by these rules.
+///
+/// ```
+/// # use adc_ir::ad::ActivitySlot;
+/// # use adc_ir::{Activity, AdMode, ScalarType, Type};
+/// let xs = ActivitySlot::param(Type::Array(ScalarType::F64));
+/// assert_eq!(xs, ActivitySlot::Reference { float: true });
+/// assert!(xs.fits(Activity::Duplicated, AdMode::Reverse));
+/// assert!(!xs.fits(Activity::Active, AdMode::Reverse));
+/// assert_eq!(
+///     ActivitySlot::result(&[Type::F64]).allowed(AdMode::Forward),
+///     [Activity::Const, Activity::Dual, Activity::DualOnly]
+/// );
+/// assert_eq!(ActivitySlot::param(Type::I64).allowed(AdMode::Reverse), [Activity::Const]);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ActivitySlot {
+    /// A parameter passed by value.
+    Value { float: bool },
+    /// An array parameter, or an `inout`/`out` scalar.
+    Reference { float: bool },
+    /// The result (`float`: one float scalar; a tuple or `void` is not).
+    Result { float: bool },
+}
+
+impl ActivitySlot {
+    /// The slot of a parameter of IR type `ty`.
+    pub fn param(ty: Type) -> ActivitySlot {
+        let float = is_differentiable(ty);
+        match ty {
+            Type::Scalar(_) => ActivitySlot::Value { float },
+            _ => ActivitySlot::Reference { float },
+        }
+    }
+
+    /// The slot of a function's result, of IR types `returns`.
+    pub fn result(returns: &[Type]) -> ActivitySlot {
+        ActivitySlot::Result {
+            float: matches!(returns, [t] if t.elem().is_float()),
+        }
+    }
+
+    /// The activities that fit the slot in `mode`, `Const` first (the
+    /// order diagnostics list them in).
+    pub fn allowed(self, mode: AdMode) -> &'static [Activity] {
+        use Activity::*;
+        match (self, mode) {
+            (
+                ActivitySlot::Value { float: false }
+                | ActivitySlot::Reference { float: false }
+                | ActivitySlot::Result { float: false },
+                _,
+            ) => &[Const],
+            (_, AdMode::Forward) => &[Const, Dual, DualOnly],
+            (ActivitySlot::Value { .. }, AdMode::Reverse) => &[Const, Active],
+            (ActivitySlot::Reference { .. }, AdMode::Reverse) => {
+                &[Const, Duplicated, DuplicatedOnly]
+            }
+            (ActivitySlot::Result { .. }, AdMode::Reverse) => &[Const, Active, ActiveOnly],
+        }
+    }
+
+    /// Whether `a` fits the slot in `mode`.
+    pub fn fits(self, a: Activity, mode: AdMode) -> bool {
+        self.allowed(mode).contains(&a)
+    }
+}
+
 /// The default activity of a parameter (docs/derivatives.md#default-activities).
 pub fn default_activity(p: &Param, mode: AdMode) -> Activity {
     match (is_differentiable(p.ty), p.ty, mode) {

@@ -4,6 +4,7 @@
 use super::items::Globals;
 use crate::ast::*;
 use crate::diag::Diagnostic;
+use adc_ir::ad::ActivitySlot;
 use adc_ir::{Activity, AdMode, DerivSpec};
 
 /// What a well-formed function attribute asks for.
@@ -28,7 +29,11 @@ pub(crate) fn check_function_attr(
     let args = a.args.clone().unwrap_or_default();
     match name {
         "autodiff_reverse" | "autodiff_forward" => {
-            let reverse = name == "autodiff_reverse";
+            let mode = if name == "autodiff_reverse" {
+                AdMode::Reverse
+            } else {
+                AdMode::Forward
+            };
             let Some(AttrArg::Ident(gen)) = args.first() else {
                 diags.push(Diagnostic::error(
                     "E0301",
@@ -55,29 +60,26 @@ pub(crate) fn check_function_attr(
                     ok = false;
                     continue;
                 };
-                let allowed: &[&str] = if i < f.params.len() {
+                let slot = if i < f.params.len() {
                     let p = &f.params[i];
                     let float = matches!(p.ty, BaseType::Double | BaseType::Float);
-                    let by_ref = p.is_array || p.mode != Mode::Value;
-                    match (reverse, float, by_ref) {
-                        (_, false, _) => &["Const"],
-                        (true, true, false) => &["Const", "Active"],
-                        (true, true, true) => &["Const", "Duplicated", "DuplicatedOnly"],
-                        (false, true, _) => &["Const", "Dual", "DualOnly"],
+                    if p.is_array || p.mode != Mode::Value {
+                        ActivitySlot::Reference { float }
+                    } else {
+                        ActivitySlot::Value { float }
                     }
                 } else {
-                    match (&f.ret, reverse) {
-                        (ReturnType::Base(BaseType::Double | BaseType::Float), true) => {
-                            &["Const", "Active", "ActiveOnly"]
-                        }
-                        (ReturnType::Base(BaseType::Double | BaseType::Float), false) => {
-                            &["Const", "Dual", "DualOnly"]
-                        }
-                        _ => &["Const"],
+                    ActivitySlot::Result {
+                        float: matches!(
+                            f.ret,
+                            ReturnType::Base(BaseType::Double | BaseType::Float)
+                        ),
                     }
                 };
-                activities.push(Activity::from_name(&act.name).unwrap_or(Activity::Const));
-                if !allowed.contains(&act.name.as_str()) {
+                let allowed: Vec<&str> = slot.allowed(mode).iter().map(|a| a.name()).collect();
+                let activity = Activity::from_name(&act.name);
+                activities.push(activity.unwrap_or(Activity::Const));
+                if !activity.is_some_and(|a| slot.fits(a, mode)) {
                     let what = if i < f.params.len() {
                         format!("parameter `{}`", f.params[i].name.name)
                     } else {
@@ -103,11 +105,7 @@ pub(crate) fn check_function_attr(
                 return Some(AttrRequest::Generate(
                     gen.clone(),
                     DerivSpec {
-                        mode: if reverse {
-                            AdMode::Reverse
-                        } else {
-                            AdMode::Forward
-                        },
+                        mode,
                         of: f.name.name.clone(),
                         params: activities,
                         ret: ret.unwrap_or(Activity::Const),

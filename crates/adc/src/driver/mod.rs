@@ -22,6 +22,14 @@
 use adc_frontend::{render, Diagnostic, RenderConfig};
 use adc_ir::{Module, Span};
 
+mod compile;
+pub use compile::{
+    compile_jit, compile_jit_with, compile_jit_with_host, compile_object, compile_object_module,
+    tape_reports,
+};
+#[doc(hidden)]
+pub use compile::{compile_jit_request, locator, RequestFailure};
+
 /// The stages `adc ir --after` can stop at, in pipeline order: the
 /// frontend's output (`Lower`), the derivative passes (`Linearize` to
 /// `Transpose`), the optimisations (`Opt`), and the whole pipeline
@@ -353,177 +361,6 @@ pub fn run_stages_for(
     })
 }
 
-/// `file:line:col` of a span, for runtime error messages.
-// Not part of the library API: the compile functions give it to codegen.
-#[doc(hidden)]
-pub fn locator<'a>(path: &'a str, source: &'a str) -> impl Fn(Span) -> String + 'a {
-    let lines = adc_frontend::diag::LineIndex::new(source);
-    move |span: Span| {
-        if !span.is_defined() {
-            return format!("{path}:?");
-        }
-        let (line, col) = lines.line_col(span.start);
-        format!("{path}:{line}:{col}")
-    }
-}
-
-pub(crate) fn codegen_failure(
-    e: adc_codegen::CodegenError,
-    path: &str,
-    source: &str,
-    color: bool,
-) -> Failure {
-    // An unresolved extern points at its declaration (source text only:
-    // `.adir` has no spans for declarations).
-    let span = match &e {
-        adc_codegen::CodegenError::Unresolved(name) if !path.ends_with(".adir") => {
-            adc_frontend::parse::parse_program(source)
-                .0
-                .iter()
-                .find_map(|item| match item {
-                    adc_frontend::ast::Item::Func(f)
-                        if f.body.is_none() && f.name.name == *name =>
-                    {
-                        Some(f.name.span)
-                    }
-                    _ => None,
-                })
-                .unwrap_or(Span::UNDEFINED)
-        }
-        _ => Span::UNDEFINED,
-    };
-    failure(
-        vec![Diagnostic::error("E0500", e.to_string(), span)],
-        path,
-        source,
-        color,
-    )
-}
-
-/// Source text (or textual IR when `path` ends in `.adir`) to JIT code.
-/// `path` names the source in diagnostics and runtime errors; `color`
-/// renders diagnostics with ANSI colours.
-///
-/// ```
-/// let jit = adc::compile_jit("sq.ad", "double sq(double x) { return x * x; }", false)
-///     .expect("compiles");
-/// let sq: adc::TypedFunc<(f64,), f64> = jit.typed("sq").expect("signature");
-/// assert_eq!(sq.call((3.0,)), Ok(9.0));
-/// ```
-pub fn compile_jit(
-    path: &str,
-    source: &str,
-    color: bool,
-) -> Result<adc_codegen::JitModule, Failure> {
-    let mut module = load(path, source, color)?;
-    run_stages_for(&mut module, Stage::Final, path, source, color)?;
-    jit_on_deep_stack(&mut module, path, source, &[])
-        .map_err(|e| codegen_failure(e, path, source, color))
-}
-
-/// `adc_codegen::jit` on the compiler's deep-stack thread
-/// (`adc_frontend::with_deep_stack`), as the frontend and the passes run:
-/// Cranelift's own recursion needs more stack than a small host thread
-/// has (a 64 KiB thread aborted compiling `return x;`).
-pub(crate) fn jit_on_deep_stack(
-    module: &mut Module,
-    path: &str,
-    source: &str,
-    symbols: &[(String, usize)],
-) -> Result<adc_codegen::JitModule, adc_codegen::CodegenError> {
-    adc_frontend::with_deep_stack(move || {
-        let symbols: Vec<(String, *const u8)> = symbols
-            .iter()
-            .map(|(n, p)| (n.clone(), *p as *const u8))
-            .collect();
-        adc_codegen::jit(&*module, &locator(path, source), &symbols)
-    })
-}
-
-/// Why `adc run --grad/--tangent` stopped before calling anything.
-// Not part of the library API: for the `adc` binary (with `derivs`).
-#[doc(hidden)]
-#[derive(Debug)]
-pub enum RequestFailure {
-    Compile(Failure),
-    Usage(String),
-}
-
-/// Like `compile_jit`, after adding the derivative `req` of `entry`.
-/// Returns the module, the entry's IR signature and the generated name.
-// Not part of the library API: for the `adc` binary (with `derivs`).
-#[doc(hidden)]
-pub fn compile_jit_request(
-    path: &str,
-    source: &str,
-    color: bool,
-    entry: &str,
-    req: &crate::derivs::Request,
-) -> Result<(adc_codegen::JitModule, adc_ir::Function, String), RequestFailure> {
-    let mut module = load(path, source, color).map_err(RequestFailure::Compile)?;
-    let name =
-        crate::derivs::add_request(&mut module, entry, req).map_err(RequestFailure::Usage)?;
-    let src = module
-        .func(module.find(entry).expect("add_request found it"))
-        .clone();
-    run_stages_for(&mut module, Stage::Final, path, source, color)
-        .map_err(RequestFailure::Compile)?;
-    let jit = jit_on_deep_stack(&mut module, path, source, &[])
-        .map_err(|e| RequestFailure::Compile(codegen_failure(e, path, source, color)))?;
-    Ok((jit, src, name))
-}
-
-/// Source text to an object file and its C header, as `adc compile`
-/// writes them: `guard` is the header's include guard (see
-/// `docs/embedding.md` for the symbols and their C signatures).
-///
-/// ```
-/// let src = "double twice(double x) { return 2.0 * x; } static double helper(double x) { return x; }";
-/// let (object, header) = adc::driver::compile_object("twice.ad", src, "TWICE_H", false)
-///     .expect("compiles");
-/// assert!(object.starts_with(b"\x7fELF"));
-/// assert!(header.contains("#ifndef TWICE_H"));
-/// assert!(header.contains("double twice(double x);"));
-/// assert!(!header.contains("helper"), "static functions are not exported");
-/// ```
-pub fn compile_object(
-    path: &str,
-    source: &str,
-    guard: &str,
-    color: bool,
-) -> Result<(Vec<u8>, String), Failure> {
-    let (obj, module) = compile_object_module(path, source, color)?;
-    Ok((obj, adc_codegen::c_header(&module, guard)))
-}
-
-/// Source text to an object file and the final module it was made from
-/// (whose exported functions are its symbols; `adc-build` writes Rust
-/// bindings from them).
-///
-/// ```
-/// let src = "double twice(double x) { return 2.0 * x; }";
-/// let (object, module) = adc::driver::compile_object_module("twice.ad", src, false)
-///     .expect("compiles");
-/// assert!(!object.is_empty());
-/// let twice = module.func(module.find("twice").expect("defined"));
-/// assert_eq!(twice.params[0].ty, adc::Type::F64);
-/// assert_eq!(twice.returns, [adc::Type::F64]);
-/// ```
-pub fn compile_object_module(
-    path: &str,
-    source: &str,
-    color: bool,
-) -> Result<(Vec<u8>, Module), Failure> {
-    let mut module = load(path, source, color)?;
-    run_stages_for(&mut module, Stage::Final, path, source, color)?;
-    let obj = {
-        let module = &mut module;
-        adc_frontend::with_deep_stack(move || adc_codegen::object(&*module, &locator(path, source)))
-    }
-    .map_err(|e| codegen_failure(e, path, source, color))?;
-    Ok((obj, module))
-}
-
 /// Loads `.ad` source or `.adir` text (by `path`'s extension) as a
 /// verified module: [`frontend`] or [`parse_ir`].
 ///
@@ -540,56 +377,4 @@ pub fn load(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
     } else {
         frontend(path, source, color)
     }
-}
-
-/// `adc tape`: the tape reports of a file's reverse derivatives (after
-/// every stage, as `compile` would build them); see [`crate::tape_report`].
-///
-/// ```
-/// let src = "[autodiff_reverse(dprod, Duplicated, Active)]
-/// double prod(double[] x) {
-///     double p = 1.0;
-///     for (int i = 0; i < len(x); i++) p *= x[i];
-///     return p;
-/// }";
-/// let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
-/// assert_eq!(reports[0].function, "dprod");
-/// // One f64 per iteration: the product before each multiplication.
-/// assert_eq!(reports[0].loops[0].line, 4);
-/// assert_eq!(reports[0].loops[0].bytes_per_iteration, 8);
-/// ```
-pub fn tape_reports(
-    path: &str,
-    source: &str,
-    color: bool,
-) -> Result<Vec<crate::tape_report::Report>, Failure> {
-    let mut module = load(path, source, color)?;
-    let requested: Vec<String> = module
-        .funcs
-        .iter()
-        .filter(|f| {
-            f.deriv
-                .as_ref()
-                .is_some_and(|d| d.mode == adc_ir::AdMode::Reverse)
-        })
-        .map(|f| f.name.clone())
-        .collect();
-    // Every stage but `unroll-inner`, whose copies of a loop's body would
-    // count four iterations as one, and `unswitch`, whose versions of a
-    // loop would list its pushes twice (what is taped is the same).
-    run_stages_for(&mut module, Stage::Transpose, path, source, color)?;
-    adc_frontend::with_deep_stack(|| {
-        adc_passes::optimize_except(&mut module, &["unroll-inner", "unswitch"])
-    });
-    let lines = adc_frontend::diag::LineIndex::new(source);
-    let line_of = |span: Span| {
-        span.is_defined()
-            .then(|| lines.line_col(span.start).0 as u32)
-    };
-    Ok(crate::tape_report::reports(
-        &module,
-        &requested,
-        &locator(path, source),
-        &line_of,
-    ))
 }
