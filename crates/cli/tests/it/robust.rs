@@ -3,9 +3,7 @@
 //! `compile`, and untrusted textual IR. Each case gives a diagnostic (exit 1)
 //! or runs; none ends in a signal.
 
-mod common;
-
-use common::{adc, scratch};
+use crate::common::{adc, scratch};
 use std::path::PathBuf;
 
 fn text(bytes: &[u8]) -> String {

@@ -1,9 +1,7 @@
 //! What `adc run` reads and prints for values: `--args` numbers read
 //! exactly, a tuple's tangent with one entry per element (docs/cli.md).
 
-mod common;
-
-use common::{adc, scratch, stderr, stdout};
+use crate::common::{adc, scratch, stderr, stdout};
 
 /// `--args` numbers are read to the nearest double, as literals are: the
 /// JSON reader's default (fast, not correctly rounded) parse gave the

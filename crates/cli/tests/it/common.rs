@@ -1,5 +1,4 @@
 //! Helpers shared by the `adc` binary's tests.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -3,9 +3,7 @@
 //! gradient without `--json`, `adc explain`, and the help of every
 //! subcommand.
 
-mod common;
-
-use common::{adc, scratch, stderr, stdout};
+use crate::common::{adc, scratch, stderr, stdout};
 
 const ENERGY: &str = "
 double energy(double[] x, double k, int n) {

@@ -1,9 +1,7 @@
 //! The `adc` binary: exit codes, `--json` output, diagnostics on stderr,
 //! `adc compile` linked with a C compiler.
 
-mod common;
-
-use common::{adc, compile_and_link, have_cc, scratch, stderr, stdout};
+use crate::common::{adc, compile_and_link, have_cc, scratch, stderr, stdout};
 use std::process::Command;
 
 const PROG: &str = "

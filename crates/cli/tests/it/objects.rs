@@ -1,9 +1,7 @@
 //! `adc compile` objects linked with a C compiler: the C ABI, runtime
 //! errors, the tape spare kept between calls, `print` without host code.
 
-mod common;
-
-use common::{adc, compile_and_link, have_cc, scratch, stderr, stdout};
+use crate::common::{adc, compile_and_link, have_cc, scratch, stderr, stdout};
 
 #[test]
 fn compiled_object_links_with_c() {

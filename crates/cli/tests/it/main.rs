@@ -1,0 +1,14 @@
+//! The `adc` binary's tests, one test binary: commands, exit codes and
+//! `--json` (`cli`), values on the command line (`cli_values`), object
+//! files linked with `cc` (`objects`), bad or extreme input (`robust`),
+//! the whole text of usage errors and help (`usage_messages`), and the
+//! documentation's examples (`docs`).
+
+mod common;
+
+mod cli;
+mod cli_values;
+mod docs;
+mod objects;
+mod robust;
+mod usage_messages;
