@@ -57,8 +57,13 @@ fn report_failure(f: &driver::Failure, format: ErrorFormat, file: &str, source: 
 /// Prints the warnings of a source that compiled.
 /// At most `MAX_REPORTED_ERRORS` of them, as for errors: each shows its
 /// source line, and 8,000 unused variables on one line ran out of memory.
-fn report_warnings(format: ErrorFormat, file: &str, source: &str, color: bool) {
-    let mut warnings = driver::warnings(file, source);
+fn report_warnings(
+    mut warnings: Vec<adc_frontend::Diagnostic>,
+    format: ErrorFormat,
+    file: &str,
+    source: &str,
+    color: bool,
+) {
     driver::cap_reported(&mut warnings, "warnings");
     if !warnings.is_empty() {
         let rendered = adc_frontend::render(
@@ -367,8 +372,8 @@ fn main() -> ExitCode {
             // Everything `adc compile` does but writing files, so check
             // succeeds exactly when compile does (derivatives included).
             match driver::compile_object(&file, &source, "ADC_CHECK_H", color) {
-                Ok(_) => {
-                    report_warnings(cli_format, &file, &source, color);
+                Ok(out) => {
+                    report_warnings(out.warnings, cli_format, &file, &source, color);
                     ExitCode::SUCCESS
                 }
                 Err(f) => {
@@ -460,14 +465,14 @@ fn main() -> ExitCode {
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                 .collect();
             match driver::compile_object(&file, &source, &guard, color) {
-                Ok((obj, header)) => {
-                    report_warnings(cli_format, &file, &source, color);
+                Ok(compiled) => {
+                    report_warnings(compiled.warnings, cli_format, &file, &source, color);
                     let out = output.unwrap_or_else(|| format!("{stem}.o"));
-                    if let Err(e) = std::fs::write(&out, obj) {
+                    if let Err(e) = std::fs::write(&out, compiled.object) {
                         return usage_error(&format!("cannot write `{out}`: {e}"));
                     }
                     if let Some(h) = emit_header {
-                        if let Err(e) = std::fs::write(&h, header) {
+                        if let Err(e) = std::fs::write(&h, compiled.header) {
                             return usage_error(&format!("cannot write `{h}`: {e}"));
                         }
                     }

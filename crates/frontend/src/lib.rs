@@ -16,15 +16,24 @@ pub use depth::{with_deep_stack, MAX_DEPTH};
 pub use diag::{render, Diagnostic, RenderConfig, Severity};
 pub mod lower;
 
-/// Parses and lowers a source text. Returns the module only when there is
-/// no error; diagnostics are sorted by position. Runs on a thread of its
-/// own with a deep stack (`with_deep_stack`); nesting deeper than
-/// `MAX_DEPTH` is the error E0006.
-pub fn compile_to_ir(source: &str) -> (Option<adc_ir::Module>, Vec<Diagnostic>) {
+/// A source that compiled: its module and its warnings (W0001, sorted by
+/// position).
+#[derive(Debug)]
+pub struct Compiled {
+    pub module: adc_ir::Module,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Parses and lowers a source text: the module and its warnings, or the
+/// errors (sorted by position; warnings about a program with errors are
+/// left out, being mostly about the errors). Runs on a thread of its own
+/// with a deep stack (`with_deep_stack`); nesting deeper than `MAX_DEPTH`
+/// is the error E0006.
+pub fn compile_to_ir(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     with_deep_stack(|| compile_here(source))
 }
 
-fn compile_here(source: &str) -> (Option<adc_ir::Module>, Vec<Diagnostic>) {
+fn compile_here(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     let (items, mut diags) = parse::parse_program(source);
     if let Some(d) = depth::check(&items) {
         // Dropping the tree recurses too, and `with_deep_stack` sized the
@@ -32,19 +41,25 @@ fn compile_here(source: &str) -> (Option<adc_ir::Module>, Vec<Diagnostic>) {
         std::mem::forget(items);
         diags.push(d);
         diags.sort_by_key(|d| (d.span.start, d.span.end));
-        return (None, diags);
+        return Err(diags);
     }
     // Semantic checks on a tree repaired by error recovery mostly report
     // follow-on errors, so syntax errors stop here.
     if !diags.is_empty() {
-        return (None, diags);
+        return Err(diags);
     }
     let module = lower::lower_program(&items, &mut diags);
     diags.sort_by_key(|d| (d.span.start, d.span.end));
-    let has_errors = diags.iter().any(|d| d.is_error());
-    // Warnings about a program with errors are mostly about the errors.
-    if has_errors {
-        diags.retain(|d| d.is_error());
+    match module {
+        Some(module) if !diags.iter().any(|d| d.is_error()) => Ok(Compiled {
+            module,
+            warnings: diags,
+        }),
+        _ => {
+            if diags.iter().any(|d| d.is_error()) {
+                diags.retain(|d| d.is_error());
+            }
+            Err(diags)
+        }
     }
-    (if has_errors { None } else { module }, diags)
 }

@@ -240,6 +240,10 @@ pub struct Function {
     pub deriv: Option<DerivSpec>,
     /// Where the request was written (for diagnostics; not printed).
     pub deriv_span: Span,
+    /// Where the function is declared: its name in the source (for
+    /// diagnostics, such as an `extern` nothing defines; not printed,
+    /// undefined in textual IR).
+    pub decl_span: Span,
     /// `[forward_derivative(H)]`: callers' derivatives call `H` instead.
     pub custom_forward: Option<String>,
     /// `[reverse_derivative(G)]`.
@@ -268,6 +272,7 @@ impl Function {
             tags: Vec::new(),
             deriv: None,
             deriv_span: Span::UNDEFINED,
+            decl_span: Span::UNDEFINED,
             custom_forward: None,
             custom_reverse: None,
             checkpoint: false,

@@ -3,7 +3,7 @@
 //! [`compile_jit_with_host`]) or an object file ([`compile_object`]), and
 //! `adc tape`'s reports ([`tape_reports`]).
 
-use super::{failure, load, run_stages_for, Failure, Stage};
+use super::{failure, load, load_with_warnings, run_stages_for, Failure, Stage};
 use crate::host::HostFunctions;
 use crate::request::Derivative;
 use adc_frontend::Diagnostic;
@@ -23,24 +23,20 @@ pub fn locator<'a>(path: &'a str, source: &'a str) -> impl Fn(Span) -> String + 
     }
 }
 
-fn codegen_failure(e: adc_codegen::CodegenError, path: &str, source: &str, color: bool) -> Failure {
-    // An unresolved extern points at its declaration (source text only:
-    // `.adir` has no spans for declarations).
+/// A code generation error of `module` as a diagnostic (E0500): an
+/// unresolved extern points at its declaration (`decl_span`; none in
+/// `.adir`).
+fn codegen_failure(
+    e: adc_codegen::CodegenError,
+    module: &Module,
+    path: &str,
+    source: &str,
+    color: bool,
+) -> Failure {
     let span = match &e {
-        adc_codegen::CodegenError::Unresolved(name) if !path.ends_with(".adir") => {
-            adc_frontend::parse::parse_program(source)
-                .0
-                .iter()
-                .find_map(|item| match item {
-                    adc_frontend::ast::Item::Func(f)
-                        if f.body.is_none() && f.name.name == *name =>
-                    {
-                        Some(f.name.span)
-                    }
-                    _ => None,
-                })
-                .unwrap_or(Span::UNDEFINED)
-        }
+        adc_codegen::CodegenError::Unresolved(name) => module
+            .find(name)
+            .map_or(Span::UNDEFINED, |id| module.func(id).decl_span),
         _ => Span::UNDEFINED,
     };
     failure(
@@ -69,7 +65,7 @@ pub fn compile_jit(
     let mut module = load(path, source, color)?;
     run_stages_for(&mut module, Stage::Final, path, source, color)?;
     jit_on_deep_stack(&mut module, path, source, &[])
-        .map_err(|e| codegen_failure(e, path, source, color))
+        .map_err(|e| codegen_failure(e, &module, path, source, color))
 }
 
 /// Compiles `source` with the JIT after adding `derivatives`, as if each
@@ -141,7 +137,7 @@ pub fn compile_jit_with_host(
         .map(|(name, p)| (name, p as usize))
         .collect();
     jit_on_deep_stack(&mut module, path, source, &symbols)
-        .map_err(|e| codegen_failure(e, path, source, false))
+        .map_err(|e| codegen_failure(e, &module, path, source, false))
 }
 
 /// A failure about the request rather than a place in the source.
@@ -200,8 +196,21 @@ pub fn compile_jit_request(
     run_stages_for(&mut module, Stage::Final, path, source, color)
         .map_err(RequestFailure::Compile)?;
     let jit = jit_on_deep_stack(&mut module, path, source, &[])
-        .map_err(|e| RequestFailure::Compile(codegen_failure(e, path, source, color)))?;
+        .map_err(|e| RequestFailure::Compile(codegen_failure(e, &module, path, source, color)))?;
     Ok((jit, src, name))
+}
+
+/// What [`compile_object`] makes: an object file, its C header, and the
+/// warnings of the source.
+#[derive(Debug)]
+pub struct ObjectFile {
+    /// The ELF object (docs/embedding.md for its symbols).
+    pub object: Vec<u8>,
+    /// Its C header.
+    pub header: String,
+    /// The source's warnings (none for textual IR), as `adc compile`
+    /// prints them.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Source text to an object file and its C header, as `adc compile`
@@ -210,21 +219,26 @@ pub fn compile_jit_request(
 ///
 /// ```
 /// let src = "double twice(double x) { return 2.0 * x; } static double helper(double x) { return x; }";
-/// let (object, header) = adc::driver::compile_object("twice.ad", src, "TWICE_H", false)
-///     .expect("compiles");
-/// assert!(object.starts_with(b"\x7fELF"));
-/// assert!(header.contains("#ifndef TWICE_H"));
-/// assert!(header.contains("double twice(double x);"));
-/// assert!(!header.contains("helper"), "static functions are not exported");
+/// let out = adc::driver::compile_object("twice.ad", src, "TWICE_H", false).expect("compiles");
+/// assert!(out.object.starts_with(b"\x7fELF"));
+/// assert!(out.header.contains("#ifndef TWICE_H"));
+/// assert!(out.header.contains("double twice(double x);"));
+/// assert!(!out.header.contains("helper"), "static functions are not exported");
+/// assert!(out.warnings.is_empty());
 /// ```
 pub fn compile_object(
     path: &str,
     source: &str,
     guard: &str,
     color: bool,
-) -> Result<(Vec<u8>, String), Failure> {
-    let (obj, module) = compile_object_module(path, source, color)?;
-    Ok((obj, adc_codegen::c_header(&module, guard)))
+) -> Result<ObjectFile, Failure> {
+    let (mut module, warnings) = load_with_warnings(path, source, color)?;
+    let object = object_of(&mut module, path, source, color)?;
+    Ok(ObjectFile {
+        object,
+        header: adc_codegen::c_header(&module, guard),
+        warnings,
+    })
 }
 
 /// Source text to an object file and the final module it was made from
@@ -246,13 +260,23 @@ pub fn compile_object_module(
     color: bool,
 ) -> Result<(Vec<u8>, Module), Failure> {
     let mut module = load(path, source, color)?;
-    run_stages_for(&mut module, Stage::Final, path, source, color)?;
-    let obj = {
-        let module = &mut module;
+    let object = object_of(&mut module, path, source, color)?;
+    Ok((object, module))
+}
+
+/// Every stage on a loaded module, then its object file.
+fn object_of(
+    module: &mut Module,
+    path: &str,
+    source: &str,
+    color: bool,
+) -> Result<Vec<u8>, Failure> {
+    run_stages_for(module, Stage::Final, path, source, color)?;
+    let object = {
+        let module = &mut *module;
         adc_frontend::with_deep_stack(move || adc_codegen::object(&*module, &locator(path, source)))
-    }
-    .map_err(|e| codegen_failure(e, path, source, color))?;
-    Ok((obj, module))
+    };
+    object.map_err(|e| codegen_failure(e, module, path, source, color))
 }
 
 /// `adc tape`: the tape reports of a file's reverse derivatives (after

@@ -14,18 +14,19 @@
 //! driver::run_stages(&mut module, Stage::Final).expect("differentiates");
 //! assert!(module.to_string().contains("func @dsq(x: f64, "));
 //!
-//! let (object, header) = driver::compile_object("sq.ad", src, "SQ_H", false).expect("compiles");
-//! assert!(!object.is_empty());
-//! assert!(header.contains("dsq_result dsq(double x, double seed);"));
+//! let out = driver::compile_object("sq.ad", src, "SQ_H", false).expect("compiles");
+//! assert!(!out.object.is_empty());
+//! assert!(out.header.contains("dsq_result dsq(double x, double seed);"));
 //! ```
 
 use adc_frontend::{render, Diagnostic, RenderConfig};
 use adc_ir::{Module, Span};
+use adc_passes::ad::AdErrorKind;
 
 mod compile;
 pub use compile::{
     compile_jit, compile_jit_with, compile_jit_with_host, compile_object, compile_object_module,
-    tape_reports,
+    tape_reports, ObjectFile,
 };
 #[doc(hidden)]
 pub use compile::{compile_jit_request, locator, RequestFailure};
@@ -175,40 +176,53 @@ fn failure(mut diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) ->
 /// assert!(err.rendered.contains("g.ad:1:"));
 /// ```
 pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
-    let (module, diags) = adc_frontend::compile_to_ir(source);
-    match module {
-        Some(m) => {
-            if let Err(e) = adc_ir::verify(&m) {
-                let d = Diagnostic::error(
-                    "E0999",
-                    format!("internal compiler error: lowered IR does not verify:\n{e}"),
-                    Span::UNDEFINED,
-                );
-                return Err(failure(vec![d], path, source, color));
-            }
-            Ok(m)
-        }
-        None => Err(failure(diags, path, source, color)),
-    }
+    frontend_with_warnings(path, source, color).map(|(module, _)| module)
 }
 
-/// The warnings of a source that compiles (none for textual IR): unused
-/// variables and parameters. `check` and `compile` print them; `run`,
+/// [`frontend`], with the warnings of the source (unused variables and
+/// parameters) from the same run: `check` and `compile` print them; `run`,
 /// `ir` and `tape` do not, so their output stays the program's.
 ///
 /// ```
 /// let src = "double f(double x, double unused) { return x; }";
-/// let warnings = adc::driver::warnings("f.ad", src);
+/// let (module, warnings) = adc::driver::frontend_with_warnings("f.ad", src, false).expect("compiles");
+/// assert!(module.find("f").is_some());
 /// assert_eq!(warnings.len(), 1);
 /// assert_eq!(warnings[0].code, "W0001");
 /// assert!(warnings[0].message.contains("`unused`"));
 /// ```
-pub fn warnings(path: &str, source: &str) -> Vec<Diagnostic> {
-    if path.ends_with(".adir") {
-        return Vec::new();
+pub fn frontend_with_warnings(
+    path: &str,
+    source: &str,
+    color: bool,
+) -> Result<(Module, Vec<Diagnostic>), Failure> {
+    let compiled =
+        adc_frontend::compile_to_ir(source).map_err(|diags| failure(diags, path, source, color))?;
+    if let Err(e) = adc_ir::verify(&compiled.module) {
+        let d = Diagnostic::error(
+            "E0999",
+            format!("internal compiler error: lowered IR does not verify:\n{e}"),
+            Span::UNDEFINED,
+        );
+        return Err(failure(vec![d], path, source, color));
     }
-    let (_, diags) = adc_frontend::compile_to_ir(source);
-    diags.into_iter().filter(|d| !d.is_error()).collect()
+    Ok((compiled.module, compiled.warnings))
+}
+
+/// The warnings of a source that compiles (none for textual IR or a
+/// source with errors), as [`frontend_with_warnings`] gives them.
+///
+/// ```
+/// let src = "double f(double x, double unused) { return x; }";
+/// let warnings = adc::driver::warnings("f.ad", src);
+/// assert_eq!(warnings[0].code, "W0001");
+/// assert!(adc::driver::warnings("f.adir", src).is_empty());
+/// ```
+pub fn warnings(path: &str, source: &str) -> Vec<Diagnostic> {
+    match load_with_warnings(path, source, false) {
+        Ok((_, warnings)) => warnings,
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Textual IR (the form `adc ir` prints, read from `.adir` files) to a
@@ -317,7 +331,7 @@ pub fn stage_snapshots(module: Module) -> Result<Vec<(Stage, Module)>, adc_passe
 fn verify_in_debug(module: &Module, stage: Stage) -> Result<(), adc_passes::ad::AdError> {
     if cfg!(debug_assertions) {
         if let Err(e) = adc_ir::verify(module) {
-            return Err(adc_passes::ad::AdError::new(
+            return Err(adc_passes::ad::AdError::internal(
                 format!(
                     "internal compiler error: IR after `{stage:?}` does not verify:\n{e}\n{module}"
                 ),
@@ -347,10 +361,9 @@ pub fn run_stages_for(
     color: bool,
 ) -> Result<(), Failure> {
     run_stages(module, stage).map_err(|e| {
-        let code = if e.message.starts_with("internal") {
-            "E0999"
-        } else {
-            "E0401"
+        let code = match e.kind {
+            AdErrorKind::Unsupported => "E0401",
+            AdErrorKind::Internal => "E0999",
         };
         failure(
             vec![Diagnostic::error(code, e.message, e.span)],
@@ -372,9 +385,19 @@ pub fn run_stages_for(
 /// assert_eq!(from_ir.to_string(), ir);
 /// ```
 pub fn load(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
+    load_with_warnings(path, source, color).map(|(module, _)| module)
+}
+
+/// [`load`], with the warnings of `.ad` source ([`frontend_with_warnings`];
+/// textual IR has none).
+pub fn load_with_warnings(
+    path: &str,
+    source: &str,
+    color: bool,
+) -> Result<(Module, Vec<Diagnostic>), Failure> {
     if path.ends_with(".adir") {
-        parse_ir(path, source)
+        parse_ir(path, source).map(|module| (module, Vec::new()))
     } else {
-        frontend(path, source, color)
+        frontend_with_warnings(path, source, color)
     }
 }

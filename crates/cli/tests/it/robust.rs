@@ -230,9 +230,9 @@ fn library_compiles_on_a_64_kib_thread() {
                 r,
                 Ok(vec![adc::Constant::F64(9.0), adc::Constant::F64(6.0)])
             );
-            let (object, _) = adc::driver::compile_object("small.ad", src, "SMALL_H", false)
+            let out = adc::driver::compile_object("small.ad", src, "SMALL_H", false)
                 .expect("compiles to an object");
-            assert!(object.starts_with(b"\x7fELF"));
+            assert!(out.object.starts_with(b"\x7fELF"));
         })
         .expect("spawn");
     handle.join().expect("no panic on a 64 KiB stack");

@@ -87,12 +87,13 @@ pub fn lower_program(items: &[Item], diags: &mut Vec<Diagnostic>) -> Option<Modu
                     (true, true) => Linkage::Static,
                     (true, false) => Linkage::Export,
                 };
-                let func = Function::new(
+                let mut func = Function::new(
                     f.name.name.clone(),
                     f.params.iter().map(param_ir).collect(),
                     ret.types(),
                     linkage,
                 );
+                func.decl_span = f.name.span;
                 let id = module.push(func);
                 let sig = Signature::declared(id, f, module.func(id));
                 globals.funcs.insert(f.name.name.clone(), sig);

@@ -407,7 +407,7 @@ impl Linearizer<'_> {
         match self.tan_of(v) {
             Tan::Val(s) => Ok(Some(s)),
             Tan::None => Ok(None),
-            Tan::Zero => Err(AdError::new(
+            Tan::Zero => Err(AdError::internal(
                 "internal error: a shadow was needed but not allocated",
                 self.span,
             )),

@@ -56,7 +56,7 @@ pub fn run(func: &mut Function) -> Result<(), AdError> {
     for &inst in &insts {
         let is_pair = |v: &Value| matches!(func.dfg.value_type(*v), Type::Pair(_));
         let unknown = || {
-            AdError::new(
+            AdError::internal(
                 "internal error: a dpair that is neither made nor a block parameter",
                 func.span(inst),
             )
@@ -88,7 +88,7 @@ pub fn run(func: &mut Function) -> Result<(), AdError> {
                 *func.dfg.inst_mut(inst) = data;
             }
             data if data.args().iter().any(is_pair) => {
-                return Err(AdError::new(
+                return Err(AdError::internal(
                     "internal error: a dpair used other than by `dpair.primal`, `dpair.diff` or a branch",
                     func.span(inst),
                 ))

@@ -17,16 +17,37 @@ use adc_ir::ad::{default_spec, spec_signature};
 use adc_ir::{Activity, AdMode, FuncId, Function, Linkage, Module, Span};
 use std::fmt;
 
-/// A derivative that cannot be generated, with the source span to blame.
+/// Why a derivative was not generated, with the source span to blame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdError {
+    pub kind: AdErrorKind,
     pub message: String,
     pub span: Span,
 }
 
+/// What an [`AdError`] is: the user's program asks for a derivative adc
+/// cannot generate (E0401), or a pass found its input broken (a compiler
+/// bug, E0999).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdErrorKind {
+    Unsupported,
+    Internal,
+}
+
 impl AdError {
+    /// A derivative adc cannot generate for this program.
     pub fn new(message: impl Into<String>, span: Span) -> AdError {
         AdError {
+            kind: AdErrorKind::Unsupported,
+            message: message.into(),
+            span,
+        }
+    }
+
+    /// A compiler bug: what a pass assumes of its input does not hold.
+    pub fn internal(message: impl Into<String>, span: Span) -> AdError {
+        AdError {
+            kind: AdErrorKind::Internal,
             message: message.into(),
             span,
         }

@@ -35,7 +35,7 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
                 (_, InstData::Jump { .. } | InstData::Branch { .. } | InstData::Return { .. }) => {
                     if let InstData::Branch { cond, .. } = data {
                         if kinds[cond.index()] {
-                            return Err(AdError::new(
+                            return Err(AdError::internal(
                                 "internal error: a branch on a differential value",
                                 span,
                             ));
@@ -60,11 +60,11 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
                 }
                 (Tag::Diff, d) => {
                     check_linear(d, &diff_operands)
-                        .map_err(|m| AdError::new(format!("internal error: {m}"), span))?;
+                        .map_err(|m| AdError::internal(format!("internal error: {m}"), span))?;
                     Tag::Diff
                 }
                 (_, _) if any => {
-                    return Err(AdError::new(
+                    return Err(AdError::internal(
                         format!(
                             "internal error: primal instruction `{}` uses a differential value",
                             adc_ir::print::fmt_inst_data(Some(module), data)

@@ -275,7 +275,7 @@ fn def_inst(v: &Function, x: Value) -> Option<Inst> {
 
 /// The error for a derivative that split mode cannot cut in two.
 fn cannot(what: &str, span: Span) -> AdError {
-    AdError::new(format!("internal error: split mode: {what}"), span)
+    AdError::internal(format!("internal error: split mode: {what}"), span)
 }
 
 /// `BTreeMap` lookup that leaves unmapped values alone.

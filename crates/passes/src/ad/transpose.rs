@@ -74,10 +74,9 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
         .and_then(|g| module.find(g))
         .filter(|g| split && crate::ad::split::qualifies(module, *g));
     let kinds = diff_values(module, &u);
-    let spec = u
-        .deriv
-        .clone()
-        .ok_or_else(|| AdError::new("internal error: transpose without a request", u.deriv_span))?;
+    let spec = u.deriv.clone().ok_or_else(|| {
+        AdError::internal("internal error: transpose without a request", u.deriv_span)
+    })?;
     let src = module
         .find(&spec.of)
         .ok_or_else(|| AdError::new(format!("cannot find `{}`", spec.of), u.deriv_span))?;
@@ -291,7 +290,7 @@ impl Transposer<'_> {
                 }
             })
             .ok_or_else(|| {
-                AdError::new(
+                AdError::internal(
                     "internal error: transpose needs unzip's output",
                     u.deriv_span,
                 )
@@ -403,7 +402,7 @@ impl Transposer<'_> {
                 )
             })
             .ok_or_else(|| {
-                AdError::new(
+                AdError::internal(
                     "internal error: no return in the differential part",
                     u.deriv_span,
                 )
@@ -464,7 +463,7 @@ impl Transposer<'_> {
                         let value = match self.remade_start(k, v) {
                             Some(value) => value,
                             None => self.nth_tape_value(b, 1).ok_or_else(|| {
-                                AdError::new(
+                                AdError::internal(
                                     "internal error: no loop start at its exit",
                                     u.deriv_span,
                                 )
@@ -484,7 +483,7 @@ impl Transposer<'_> {
                 let value = match self.counter_from_bound(k, init) {
                     Some(v) => v,
                     None => self.first_tape_value(b).ok_or_else(|| {
-                        AdError::new("internal error: no counter at a loop exit", u.deriv_span)
+                        AdError::internal("internal error: no counter at a loop exit", u.deriv_span)
                     })?,
                 };
                 let ptr = self.counter_slot(k);
@@ -518,7 +517,7 @@ impl Transposer<'_> {
             } {
                 usize::MAX => (),
                 0 => {
-                    return Err(AdError::new(
+                    return Err(AdError::internal(
                         "internal error: unreachable differential block",
                         u.deriv_span,
                     ))
@@ -536,7 +535,7 @@ impl Transposer<'_> {
                 }
                 n => {
                     let idx = self.first_tape_value(b).ok_or_else(|| {
-                        AdError::new("internal error: no edge index", u.deriv_span)
+                        AdError::internal("internal error: no edge index", u.deriv_span)
                     })?;
                     for (k, &e) in edge_targets.iter().enumerate().take(n - 1) {
                         let value = crate::ad::unzip::edge_index_constant(
@@ -652,7 +651,7 @@ impl Transposer<'_> {
             .filter(|i| matches!(u.dfg.inst(*i), InstData::TapePush { tape: 0, .. }))
             .collect();
         if pushes.len() != reads.len() {
-            return Err(AdError::new(
+            return Err(AdError::internal(
                 "internal error: tape pushes and reads do not pair up",
                 u.deriv_span,
             ));

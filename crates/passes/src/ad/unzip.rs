@@ -62,7 +62,7 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
     let mut g = module.func(id).clone();
     if crate::ad::lower_pairs::has_pairs(&g) {
         let span = g.deriv_span;
-        return Err(AdError::new(
+        return Err(AdError::internal(
             "internal error: unzip needs its input's pairs lowered (`lower-pairs`)",
             span,
         ));

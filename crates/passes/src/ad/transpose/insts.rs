@@ -19,7 +19,7 @@ impl Transposer<'_> {
             _ => None,
         };
         let nonlinear = || {
-            AdError::new(
+            AdError::internal(
                 format!(
                     "internal error: `{}` is not linear",
                     adc_ir::print::fmt_inst_data(None, &data)
@@ -359,7 +359,7 @@ impl Transposer<'_> {
     ) -> Result<(), AdError> {
         let span = self.span;
         let src = jvp_source(self.module, jvp).ok_or_else(|| {
-            AdError::new(
+            AdError::internal(
                 "internal error: a differential call that is not a derivative call",
                 span,
             )
@@ -376,7 +376,7 @@ impl Transposer<'_> {
         let vjp = split_rev
             .or_else(|| crate::ad::existing_derivative(self.module, src))
             .ok_or_else(|| {
-                AdError::new(
+                AdError::internal(
                     format!("internal error: no reverse derivative of `{}`", g.name),
                     span,
                 )

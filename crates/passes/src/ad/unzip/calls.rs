@@ -21,7 +21,7 @@ impl Unzipper<'_> {
         let pb = self.pblock[&b];
         let span = g.span(inst);
         let src = jvp_source(self.module, jvp).ok_or_else(|| {
-            AdError::new(
+            AdError::internal(
                 "internal error: a mixed call that is not a derivative call",
                 span,
             )
