@@ -96,7 +96,8 @@ fn dir_rust(p: &[f64], c: &[f64], d: usize, direction: &mut [f64]) {
 }
 
 fn main() {
-    let jit = adc::compile_jit("activities.ad", SOURCE, false).expect("compiles");
+    let jit = adc::compile_jit("activities.ad", SOURCE, &adc::CompileOptions::default())
+        .expect("compiles");
     println!("| n, k, d | cost (ms) | dir, points Const (ms) | dir, points Dual (ms) | Dual / Const | Const / Rust closed form | Rust closed form (ms) |");
     println!("|---|---|---|---|---|---|---|");
     for (n, k, d) in [

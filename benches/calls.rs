@@ -18,7 +18,7 @@ fn best_of<F: FnMut()>(reps: usize, calls: usize, mut f: F) -> f64 {
 
 fn main() {
     let src = "double norm2(double[] xs) { double s = 0.0; for (int i = 0; i < len(xs); i++) s += xs[i] * xs[i]; return s; }";
-    let jit = adc::compile_jit("calls.ad", src, false).expect("compiles");
+    let jit = adc::compile_jit("calls.ad", src, &adc::CompileOptions::default()).expect("compiles");
     let xs: Vec<f64> = (0..16).map(|i| i as f64).collect();
     let mut args = [adc::ArgValue::Array(adc::ArrayValue::F64(xs.clone()))];
     let typed: adc::TypedFunc<(&[f64],), f64> = jit.typed("norm2").expect("signature");

@@ -93,7 +93,8 @@ fn locals(n: usize) -> String {
 fn compile(source: &str, grad: bool) -> [f64; 4] {
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
-    let mut m = driver::frontend("bench.ad", source, false).expect("compiles");
+    let mut m =
+        driver::frontend("bench.ad", source, &adc::CompileOptions::default()).expect("compiles");
     if grad {
         add_request(&mut m, "f", &Request::Grad).expect("request");
     }

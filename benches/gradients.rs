@@ -43,7 +43,8 @@ fn compile(file: &str, func: &str) -> (adc_codegen::JitModule, f64) {
     let source = std::fs::read_to_string(&path).expect("read example");
     let mut jit = None;
     let t = best_of(1, || {
-        let mut m = driver::frontend(file, &source, false).expect("compiles");
+        let mut m =
+            driver::frontend(file, &source, &adc::CompileOptions::default()).expect("compiles");
         add_request(&mut m, func, &Request::Grad).expect("request");
         driver::run_stages(&mut m, Stage::Final).expect("derivative");
         jit = Some(adc_codegen::jit(&m, &|_| String::new(), &[]).expect("JIT"));

@@ -67,7 +67,7 @@ fn gradbench_shapes() -> Vec<(&'static str, f64)> {
     let load = |f: &str| {
         let path = format!("{}/benches/ad/{f}", env!("CARGO_MANIFEST_DIR"));
         let source = std::fs::read_to_string(&path).expect("read kernel");
-        adc::compile_jit(f, &source, false).expect("kernel compiles")
+        adc::compile_jit(f, &source, &adc::CompileOptions::default()).expect("kernel compiles")
     };
     let (mm, pr, ode) = (load("matmul.ad"), load("project.ad"), load("ode.ad"));
     let (n, points, state, steps) = (96usize, 20_000usize, 32usize, 2000i64);
@@ -146,7 +146,7 @@ fn main() {
     let [gmm, lstm, heat] = KERNEL_FILES.map(|f| {
         let source =
             std::fs::read_to_string(format!("{}/{f}", examples_dir())).expect("read example");
-        adc::compile_jit(f, &source, false).expect("example compiles")
+        adc::compile_jit(f, &source, &adc::CompileOptions::default()).expect("example compiles")
     });
     let (n, k, hs, xs, hn, steps) = (100_000usize, 8usize, 64usize, 64usize, 1000usize, 200i64);
     let vec_of = |n: usize, f: &dyn Fn(usize) -> f64| -> Vec<f64> { (0..n).map(f).collect() };
@@ -268,7 +268,8 @@ fn main() {
         let mut best = f64::MAX;
         for _ in 0..20 {
             let t = Instant::now();
-            let j = adc::compile_jit(&name, &source, false).expect("compiles");
+            let j = adc::compile_jit(&name, &source, &adc::CompileOptions::default())
+                .expect("compiles");
             best = best.min(t.elapsed().as_secs_f64());
             drop(j);
         }

@@ -203,7 +203,8 @@ fn child(name: &str) {
         .into_iter()
         .find(|c| c.name == name)
         .expect("known case");
-    let jit = adc::compile_jit("bench.ad", &case.source, false).unwrap_or_else(|f| panic!("{f}"));
+    let jit = adc::compile_jit("bench.ad", &case.source, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let mut args = (case.args)(case.entry == "df");
     let before = peak_kb();
     let t = Instant::now();

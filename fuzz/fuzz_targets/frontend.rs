@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = std::str::from_utf8(data) else {
         return;
     };
-    match driver::frontend("fuzz.ad", source, false) {
+    match driver::frontend("fuzz.ad", source, &adc::CompileOptions::default()) {
         Ok(mut module) => {
             if driver::run_stages(&mut module, Stage::Final).is_ok() {
                 adc_ir::verify(&module).expect("every stage keeps the module verified");

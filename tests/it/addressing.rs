@@ -58,7 +58,8 @@ fn tail(p: &[f64]) -> f64 {
 
 #[test]
 fn split_addresses_read_and_write_the_same_elements() {
-    let j = adc::compile_jit("addressing.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
+    let j = adc::compile_jit("addressing.ad", SOURCE, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let a: Vec<f64> = (0..23)
         .map(|k| ((k * 7 % 11) as f64 - 5.0) * 0.37)
         .collect();
@@ -143,7 +144,8 @@ double up(int lo, int hi) { double s = 0.0; for (int i = lo; i < hi; i++) s += d
 double upne(int lo, int hi) { double s = 0.0; for (int i = lo; i != hi; i++) s = s * 0.75 + double(i % 3); return s; }
 double dn(int hi, int lo) { double s = 0.0; int i = hi; while (i != lo) { i = i - 1; s = s * 0.5 + double(i % 5); } return s; }
 ";
-    let j = adc::compile_jit("unroll.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let j = adc::compile_jit("unroll.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let call = |name: &str, a: i64, b: i64| {
         let mut args = [
             ArgValue::Scalar(Constant::I64(a)),
@@ -171,7 +173,8 @@ double dn(int hi, int lo) { double s = 0.0; int i = hi; while (i != lo) { i = i 
             assert_eq!(call("dn", hi, lo), want, "dn({hi}, {lo})");
         }
     }
-    let mut m = adc::driver::frontend("unroll.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let mut m = adc::driver::frontend("unroll.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
     let text = m.to_string();
     assert_eq!(

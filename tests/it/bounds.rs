@@ -200,7 +200,8 @@ fn interp_run(src: &str, m: &adc_ir::Module, name: &str, args: &[ArgValue]) -> R
 }
 
 fn stage(src: &str, s: Stage) -> adc_ir::Module {
-    let mut m = adc::driver::frontend("bounds.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let mut m = adc::driver::frontend("bounds.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     adc::driver::run_stages(&mut m, s).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
     m
 }
@@ -231,7 +232,8 @@ fn out_of_bounds_programs_stop_where_the_source_does() {
     for p in 0..programs {
         let mut r = Rng(0x9e37_79b9_7f4a_7c15 ^ (seed.wrapping_mul(1_000_003) + p));
         let src = program(&mut r);
-        let j = adc::compile_jit("bounds.ad", &src, false).unwrap_or_else(|f| panic!("{f}\n{src}"));
+        let j = adc::compile_jit("bounds.ad", &src, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}\n{src}"));
         let refs = [
             ("f", stage(&src, Stage::Lower)),
             ("df", stage(&src, Stage::Linearize)),

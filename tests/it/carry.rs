@@ -73,7 +73,8 @@ fn back(arg: &ArgValue) -> Vec<f64> {
 #[test]
 fn carried_loops_compute_what_the_loops_did() {
     // The pass must fire on every one of these loops, or this tests nothing.
-    let mut module = driver::frontend("carry.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
+    let mut module = driver::frontend("carry.ad", SOURCE, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     for f in &mut module.funcs {
         adc_passes::optimize_function(f);
         assert!(
@@ -83,7 +84,8 @@ fn carried_loops_compute_what_the_loops_did() {
         );
     }
     adc_ir::verify(&module).unwrap_or_else(|e| panic!("{e}\n{module}"));
-    let jit = driver::compile_jit("carry.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
+    let jit = driver::compile_jit("carry.ad", SOURCE, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     for n in 0..10 {
         let input: Vec<f64> = (0..n).map(|i| ((i * 7 + 3) % 11) as f64 - 4.5).collect();
         let mut want_b = vec![0.25; n];
@@ -190,9 +192,10 @@ fn random_loops_agree_with_the_interpreter() {
     let mut rng = Lcg(7);
     for case in 0..200 {
         let source = random_kernel(&mut rng);
-        let jit = driver::compile_jit("k.ad", &source, false).unwrap_or_else(|f| panic!("{f}"));
-        let mut lowered =
-            driver::frontend("k.ad", &source, false).unwrap_or_else(|f| panic!("{f}"));
+        let jit = driver::compile_jit("k.ad", &source, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}"));
+        let mut lowered = driver::frontend("k.ad", &source, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}"));
         driver::run_stages(&mut lowered, driver::Stage::Transpose).expect("stages run");
         for n in 0..9 {
             let a: Vec<f64> = (0..n)

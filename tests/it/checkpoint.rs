@@ -153,7 +153,8 @@ fn checkpointed_tape_grows_with_the_segments() {
         .1;
     let report = |ck: &str| {
         let src = format!("{}\n[autodiff_reverse(df, Active, Duplicated, Const, Active)]\ndouble entry(double x, double[] a, int n) {{ return f(x, a, n); }}", shape.replace("@CK@", ck));
-        adc::driver::tape_reports("ck.ad", &src, false).unwrap_or_else(|f| panic!("{f}"))
+        adc::driver::tape_reports("ck.ad", &src, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}"))
     };
     let per_iteration = |reports: &[adc::tape_report::Report], name: &str| -> u64 {
         let r = reports

@@ -6,7 +6,8 @@ use crate::support::assert_close;
 use adc::{ArgValue, ArrayValue, CallError, Constant, JitModule};
 
 fn jit(source: &str) -> JitModule {
-    adc::compile_jit("test.ad", source, false).unwrap_or_else(|f| panic!("does not compile:\n{f}"))
+    adc::compile_jit("test.ad", source, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("does not compile:\n{f}"))
 }
 
 fn d(x: f64) -> ArgValue {
@@ -577,7 +578,8 @@ double f(double x) { double t = 0.0; for (int k = 0; k < 2; k++) t += g(x + doub
         let x = 0.3;
         let r = call(&j, "df", &mut [d(x), d(1.0)]);
         assert_close(r[1], dg(x) + dg(x + 1.0), 1e-13, "gradient");
-        let mut m = adc::driver::frontend("t.ad", &src, false).expect("compiles");
+        let mut m =
+            adc::driver::frontend("t.ad", &src, &adc::CompileOptions::default()).expect("compiles");
         adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages");
         let text = m.to_string();
         assert_eq!(

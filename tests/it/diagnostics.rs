@@ -11,9 +11,16 @@ fn invalid_programs_are_reported() {
     for path in files {
         let name = support::name(&path);
         let source = support::read(&path);
-        let compiled = adc::driver::frontend(&name, &source, false).and_then(|mut m| {
-            adc::driver::run_stages_for(&mut m, adc::Stage::Final, &name, &source, false)
-        });
+        let compiled = adc::driver::frontend(&name, &source, &adc::CompileOptions::default())
+            .and_then(|mut m| {
+                adc::driver::run_stages_for(
+                    &mut m,
+                    adc::Stage::Final,
+                    &name,
+                    &source,
+                    &adc::CompileOptions::default(),
+                )
+            });
         let failure = match compiled {
             Ok(_) => panic!("{name}: should not compile"),
             Err(f) => f,
@@ -37,8 +44,12 @@ fn invalid_programs_are_reported() {
 #[test]
 fn several_errors_in_one_file_are_all_reported() {
     let path = support::root().join("tests/diagnostics/several_syntax_errors.ad");
-    let f = adc::driver::frontend("several_syntax_errors.ad", &support::read(&path), false)
-        .expect_err("invalid");
+    let f = adc::driver::frontend(
+        "several_syntax_errors.ad",
+        &support::read(&path),
+        &adc::CompileOptions::default(),
+    )
+    .expect_err("invalid");
     assert!(f.diagnostics.len() >= 2, "{f}");
 }
 

@@ -10,7 +10,8 @@ use adc_ir::Constant;
 fn main_result(file: &str) -> Constant {
     let path = support::root().join("examples").join(file);
     let source = support::read(&path);
-    let jit = driver::compile_jit(file, &source, false).unwrap_or_else(|f| panic!("{f}"));
+    let jit = driver::compile_jit(file, &source, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let result = jit
         .call("main", &mut [])
         .unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -31,7 +32,8 @@ fn example_ir_snapshots() {
     for path in support::files("examples", "ad") {
         let name = support::name(&path);
         let source = support::read(&path);
-        let mut module = driver::frontend(&name, &source, false).unwrap_or_else(|f| panic!("{f}"));
+        let mut module = driver::frontend(&name, &source, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}"));
         let lowered = module.to_string();
         support::assert_round_trips(&lowered);
         insta::assert_snapshot!(format!("lower__{name}"), lowered);
@@ -206,8 +208,8 @@ fn jit_agrees_with_interpreter_on_every_example() {
             if stage == Stage::Lower && has_derivatives {
                 continue;
             }
-            let mut module =
-                driver::frontend(&name, &source, false).unwrap_or_else(|f| panic!("{f}"));
+            let mut module = driver::frontend(&name, &source, &adc::CompileOptions::default())
+                .unwrap_or_else(|f| panic!("{f}"));
             driver::run_stages(&mut module, stage).expect("stages run");
             let interp = adc_ir::interp::call(&module, "main", &mut [], 100_000_000)
                 .unwrap_or_else(|e| panic!("{name}: {e:?}"));
@@ -268,7 +270,8 @@ fn example_tape_reports() {
         if !source.contains("autodiff_reverse") {
             continue;
         }
-        let reports = driver::tape_reports(&name, &source, false).unwrap_or_else(|f| panic!("{f}"));
+        let reports = driver::tape_reports(&name, &source, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}"));
         insta::assert_snapshot!(
             format!("tape__{name}"),
             adc::tape_report::render_text(&reports)
@@ -284,8 +287,8 @@ fn derivative_stage_snapshots() {
     for name in ["slang_grad.ad", "poly_grad.ad"] {
         let source = support::read(&support::root().join("examples").join(name));
         for (stage_name, stage) in Stage::ALL {
-            let mut module =
-                driver::frontend(name, &source, false).unwrap_or_else(|f| panic!("{f}"));
+            let mut module = driver::frontend(name, &source, &adc::CompileOptions::default())
+                .unwrap_or_else(|f| panic!("{f}"));
             driver::run_stages(&mut module, *stage).expect("stages run");
             adc_ir::verify(&module).unwrap_or_else(|e| panic!("{name} after {stage_name}:\n{e}"));
             let text = module.to_string();
@@ -321,7 +324,8 @@ fn copy_loops_keep_loop_semantics() {
         }
         // With the length a constant, `unroll` would take these loops first.
         double main() { return run(5); }";
-    let jit = driver::compile_jit("copies.ad", source, false).unwrap_or_else(|f| panic!("{f}"));
+    let jit = driver::compile_jit("copies.ad", source, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let got = match jit.call("main", &mut []).expect("runs")[0] {
         Constant::F64(x) => x,
         other => panic!("expected a double, got {other:?}"),
@@ -333,7 +337,8 @@ fn copy_loops_keep_loop_semantics() {
     // c copies the shifted a; the while loop's counter ends at 5.
     let s = s + 5.0 * 1e9 + 5.0 * 1e10;
     assert_eq!(got, s + 1e6 * t);
-    let mut module = driver::frontend("copies.ad", source, false).unwrap_or_else(|f| panic!("{f}"));
+    let mut module = driver::frontend("copies.ad", source, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     driver::run_stages(&mut module, Stage::Opt).expect("stages run");
     let run = module
         .funcs

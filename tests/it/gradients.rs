@@ -42,7 +42,8 @@ fn module_with(
     req: &Request,
 ) -> (adc_ir::Module, adc_ir::Function, String) {
     let src = source(example);
-    let mut m = driver::frontend(example, &src, false).expect("example compiles");
+    let mut m =
+        driver::frontend(example, &src, &adc::CompileOptions::default()).expect("example compiles");
     let name = add_request(&mut m, func, req).expect("request accepted");
     let f = m.func(m.find(func).expect("function exists")).clone();
     (m, f, name)
@@ -74,7 +75,8 @@ fn scalar(c: Constant) -> f64 {
 
 /// A case's arguments, read against the function's signature.
 fn case_args(example: &str, func: &str, json: &str) -> Vec<ArgValue> {
-    let m = driver::frontend(example, &source(example), false).expect("example compiles");
+    let m = driver::frontend(example, &source(example), &adc::CompileOptions::default())
+        .expect("example compiles");
     let f = m.func(m.find(func).expect("function exists"));
     adc::json::args_from_json(func, json, &f.params).expect("test arguments fit")
 }
@@ -118,7 +120,8 @@ fn inputs(args: &[ArgValue]) -> Vec<(usize, usize)> {
 fn reverse_mode_matches_finite_differences() {
     for (example, func, json) in CASES {
         let args = case_args(example, func, json);
-        let jit = adc::compile_jit(example, &source(example), false).expect("compiles");
+        let jit = adc::compile_jit(example, &source(example), &adc::CompileOptions::default())
+            .expect("compiles");
         let (value, grad) = gradient(example, func, &args);
         support::assert_close(
             value,

@@ -31,7 +31,8 @@ fn d(x: f64) -> ArgValue {
 
 #[test]
 fn counters_computed_from_their_bound_give_the_forward_gradient() {
-    let j = adc::compile_jit("bounds.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
+    let j = adc::compile_jit("bounds.ad", SOURCE, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let a = [0.7, -0.4, 1.2, 0.3, -0.9, 0.5, -0.2, 0.8, 1.1];
     let x = 0.6;
     for n in 0..8i64 {
@@ -78,8 +79,8 @@ fn counters_computed_from_their_bound_give_the_forward_gradient() {
 
 #[test]
 fn counters_with_a_visible_bound_are_not_taped() {
-    let reports =
-        adc::driver::tape_reports("bounds.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
+    let reports = adc::driver::tape_reports("bounds.ad", SOURCE, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let df = reports
         .iter()
         .find(|r| r.function == "df")

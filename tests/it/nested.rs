@@ -113,7 +113,9 @@ fn second_derivatives_agree_in_every_order() {
     let mut failures = Vec::new();
     for (name, shape) in SHAPES {
         let src = module(shape);
-        let j = match std::panic::catch_unwind(|| adc::compile_jit("nested.ad", &src, false)) {
+        let j = match std::panic::catch_unwind(|| {
+            adc::compile_jit("nested.ad", &src, &adc::CompileOptions::default())
+        }) {
             Ok(Ok(j)) => j,
             Ok(Err(e)) => {
                 failures.push(format!("{name}: does not compile:\n{e}"));
@@ -177,7 +179,8 @@ fn second_derivatives_agree_in_every_order() {
 #[test]
 fn second_derivative_where_an_adjoint_crosses_zero() {
     let src = module("double f(double x, double[] a) { double t = x * x - a[0]; return t * t; }");
-    let j = adc::compile_jit("nested.ad", &src, false).unwrap_or_else(|e| panic!("{e}"));
+    let j = adc::compile_jit("nested.ad", &src, &adc::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     let arr = || ArgValue::Array(ArrayValue::F64(vec![1.0]));
     let s = |v: f64| ArgValue::Scalar(Constant::F64(v));
     // d2/dx2 (x^2 - 1)^2 = 12 x^2 - 4.
@@ -215,7 +218,8 @@ double sq(double x) { return x * sin(x); }
 [autodiff_forward(g_fwd, Const, Dual, DualOnly)]
 [autodiff_reverse(g_rev, Const, Active, ActiveOnly)]
 double g(double x, double s) { return sq_rev(x, s); }";
-    let j = adc::compile_jit("seed.ad", src, false).unwrap_or_else(|e| panic!("{e}"));
+    let j = adc::compile_jit("seed.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     let s = |v: f64| ArgValue::Scalar(Constant::F64(v));
     let x: f64 = 3.0;
     let want = x.sin() + x * x.cos();

@@ -14,7 +14,7 @@ fn arr(x: &[f64]) -> ArgValue {
 fn promoted_matmul_matches_a_direct_product() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/ad/matmul.ad");
     let src = std::fs::read_to_string(path).expect("read matmul.ad");
-    let j = adc::compile_jit("matmul.ad", &src, false).expect("compiles");
+    let j = adc::compile_jit("matmul.ad", &src, &adc::CompileOptions::default()).expect("compiles");
     for n in [0usize, 1, 3, 7] {
         let a: Vec<f64> = (0..n * n).map(|i| (0.3 * i as f64).sin()).collect();
         let b: Vec<f64> = (0..n * n).map(|i| (0.7 * i as f64).cos()).collect();
@@ -66,7 +66,7 @@ double f(double[] x) {
 
 #[test]
 fn gradient_through_promoted_loops_matches_forward_mode() {
-    let j = adc::compile_jit("loss.ad", LOSS, false).expect("compiles");
+    let j = adc::compile_jit("loss.ad", LOSS, &adc::CompileOptions::default()).expect("compiles");
     let x: Vec<f64> = (0..32).map(|i| 0.1 + (0.37 * i as f64).sin()).collect();
     let mut args = [
         arr(&x),

@@ -120,9 +120,10 @@ fn sincos_pairs_give_the_bits_of_sin_and_cos() {
 /// and neither `sin` nor `cos` (nor their `float` forms).
 #[test]
 fn a_pair_is_one_sincos_call_in_object_files() {
-    let object = adc::driver::compile_object("both.ad", SOURCE, "BOTH_H", false)
-        .expect("compiles to an object file")
-        .object;
+    let object =
+        adc::driver::compile_object("both.ad", SOURCE, "BOTH_H", &adc::CompileOptions::default())
+            .expect("compiles to an object file")
+            .object;
     let has = |name: &str| {
         let pat = format!("\0{name}\0");
         object.windows(pat.len()).any(|w| w == pat.as_bytes())
@@ -139,7 +140,7 @@ fn a_pair_is_one_sincos_call_in_object_files() {
 #[test]
 fn a_module_defining_sincos_keeps_sin_and_cos() {
     let src = format!("{SOURCE}\ndouble sincos(double x) {{ return x; }}\n");
-    adc::driver::compile_object("own.ad", &src, "OWN_H", false)
+    adc::driver::compile_object("own.ad", &src, "OWN_H", &adc::CompileOptions::default())
         .expect("an object file with its own sincos");
     let j = support::jit(&src);
     let xs = vec![0.25, 2.0, -7.0];

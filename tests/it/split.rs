@@ -100,7 +100,8 @@ fn split_calls_give_the_joint_gradient() {
 #[test]
 fn calls_use_the_two_halves() {
     let src = format!("{}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}", SHAPES[0].1.replace("@CK@", ""));
-    let mut m = adc::driver::frontend("split.ad", &src, false).unwrap_or_else(|f| panic!("{f}"));
+    let mut m = adc::driver::frontend("split.ad", &src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
     let text = m.to_string();
     let df = &text[text.find("func @df").expect("df")..];
@@ -134,8 +135,8 @@ fn ir_after_unzip_computes_the_tangent() {
         // (primal, d/dx, d/da..).
         let want: f64 = grad[1] + grad[2..].iter().zip(&v).map(|(g, v)| g * v).sum::<f64>();
         let src = format!("{shape}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}");
-        let mut m =
-            adc::driver::frontend("split.ad", &src, false).unwrap_or_else(|f| panic!("{f}"));
+        let mut m = adc::driver::frontend("split.ad", &src, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}"));
         adc::driver::run_stages(&mut m, adc::Stage::Unzip).expect("stages run");
         split_calls += m.to_string().contains("call @__adc_aug_") as usize;
         let mut args = [

@@ -49,7 +49,8 @@ fn run_both(m: &adc_ir::Module, name: &str, args: &[Constant]) -> (Vec<Constant>
 
 #[test]
 fn stack_arrays_agree_with_the_interpreter() {
-    let mut m = driver::frontend("stack.ad", PROGRAM, false).unwrap_or_else(|f| panic!("{f}"));
+    let mut m = driver::frontend("stack.ad", PROGRAM, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     driver::run_stages(&mut m, Stage::Final).expect("stages run");
     for n in [0, 1, 2, 5] {
         let args = [Constant::F64(0.75), Constant::I64(n)];

@@ -79,7 +79,7 @@ pub fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
 /// float results, then the shadow at `args[shadow]` after the call.
 pub fn gradient_with_shadow(source: &str, args: &mut [adc::ArgValue], shadow: usize) -> Vec<f64> {
     use adc::{ArgValue, ArrayValue, Constant};
-    let j = adc::compile_jit("gradient.ad", source, false)
+    let j = adc::compile_jit("gradient.ad", source, &adc::CompileOptions::default())
         .unwrap_or_else(|e| panic!("does not compile:\n{e}\n{source}"));
     let out = j
         .call("df", args)
@@ -101,7 +101,8 @@ pub fn gradient_with_shadow(source: &str, args: &mut [adc::ArgValue], shadow: us
 /// A module JIT-compiled from `source` (a panic with the diagnostics when
 /// it does not compile).
 pub fn jit(source: &str) -> adc::JitModule {
-    adc::compile_jit("test.ad", source, false).unwrap_or_else(|f| panic!("does not compile:\n{f}"))
+    adc::compile_jit("test.ad", source, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("does not compile:\n{f}"))
 }
 
 /// A `double` argument.

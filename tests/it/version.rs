@@ -42,7 +42,8 @@ fn expected(c: &[f64], d: i64, k: i64, off: i64, j0: i64) -> Option<f64> {
 
 #[test]
 fn versioned_rows_read_the_same_elements_and_keep_their_checks() {
-    let j = adc::compile_jit("rows.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
+    let j = adc::compile_jit("rows.ad", SOURCE, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let mut checked = 0;
     let mut failed = 0;
     for d in [0i64, 1, 3, 5] {
@@ -91,7 +92,8 @@ fn expected_shifted(y: &[f64], lo: i64, n: i64, k: i64) -> Option<f64> {
 
 #[test]
 fn versioned_shifted_indices_keep_their_checks() {
-    let j = adc::compile_jit("rows.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
+    let j = adc::compile_jit("rows.ad", SOURCE, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let (mut ok, mut failed) = (0, 0);
     for lo in [-1i64, 0, 2, 3, 4] {
         for n in [0i64, 3, 4, 6, 9] {
@@ -124,7 +126,8 @@ fn versioned_shifted_indices_keep_their_checks() {
 
 #[test]
 fn huge_rows_and_offsets_do_not_wrap_into_bounds() {
-    let j = adc::compile_jit("rows.ad", SOURCE, false).unwrap_or_else(|f| panic!("{f}"));
+    let j = adc::compile_jit("rows.ad", SOURCE, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let c: Vec<f64> = (0..8).map(|q| q as f64).collect();
     for (d, k, off, j0) in [
         (1i64 << 40, 3, 0, 0),
@@ -155,12 +158,14 @@ fn an_index_fixed_in_both_loops_does_not_test_the_outer_range() {
         double s = 0.0;
         for (int j = -1; j < m; j++) { for (int i = 0; i < n; i++) s += y[i] * x[k]; }
         return s; }";
-    let mut module = adc::driver::frontend("f.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let mut module = adc::driver::frontend("f.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     adc::driver::run_stages(&mut module, adc::Stage::Opt).unwrap_or_else(|e| panic!("{e:?}"));
     let text = module.to_string();
     let unchecked = text.matches("load.unchecked v1").count();
     assert!(unchecked >= 1, "y[i] is never unchecked:\n{text}");
-    let j = adc::compile_jit("f.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let j = adc::compile_jit("f.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let mut args = vec![
         ArgValue::Array(ArrayValue::F64(vec![1.0, 2.0, 3.0])),
         ArgValue::Array(ArrayValue::F64(vec![0.5, 0.25])),

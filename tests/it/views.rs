@@ -84,7 +84,7 @@ fn point(k: usize) -> Vec<f64> {
 }
 
 fn compile(src: &str, what: &str) -> JitModule {
-    adc::compile_jit("views.ad", src, false)
+    adc::compile_jit("views.ad", src, &adc::CompileOptions::default())
         .unwrap_or_else(|e| panic!("{what} does not compile:\n{e}\n{src}"))
 }
 
@@ -281,7 +281,7 @@ fn views_are_call_arguments_only() {
             "E0127",
         ),
     ] {
-        match adc::compile_jit("views.ad", src, false) {
+        match adc::compile_jit("views.ad", src, &adc::CompileOptions::default()) {
             Err(e) => assert!(
                 e.to_string().contains(code),
                 "{src}: want {code}, got:\n{e}"
@@ -314,7 +314,8 @@ fn interpreter_agrees_with_the_jit_on_views() {
         .collect();
     sources.push(RUNTIME.to_string());
     for src in &sources {
-        let mut m = driver::frontend("views.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+        let mut m = driver::frontend("views.ad", src, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}"));
         driver::run_stages(&mut m, Stage::Final).expect("stages run");
         let jit = adc_codegen::jit(&m, &|_| String::new(), &[]).expect("JIT");
         let x = point(1);

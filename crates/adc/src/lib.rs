@@ -7,7 +7,7 @@
 //!
 //! ```
 //! let source = "double norm2(double[] xs) { double s = 0.0; for (int i = 0; i < len(xs); i++) s += xs[i] * xs[i]; return s; }";
-//! let jit = adc::compile_jit("inline.ad", source, false).expect("compiles");
+//! let jit = adc::compile_jit("inline.ad", source, &adc::CompileOptions::default()).expect("compiles");
 //! let mut args = [adc::ArgValue::Array(adc::ArrayValue::F64(vec![3.0, 4.0]))];
 //! let result = jit.call("norm2", &mut args).expect("runs");
 //! assert_eq!(result, vec![adc::Constant::F64(25.0)]);
@@ -15,8 +15,8 @@
 //!
 //! # The library API
 //!
-//! - Compiling to JIT code: [`compile_jit`], [`compile_jit_with`] (with
-//!   [`Derivative`] requests, see [`request`]) and
+//! - Compiling to JIT code: [`compile_jit`] (with [`CompileOptions`]),
+//!   [`compile_jit_with`] (with [`Derivative`] requests, see [`request`]) and
 //!   [`compile_jit_with_host`] (with [`HostFunctions`], see [`host`]);
 //!   compile errors are a [`Failure`] holding [`Diagnostic`]s.
 //! - Host functions: [`HostFunctions`] registers `extern "C" fn`s whose
@@ -67,7 +67,7 @@ pub mod user_ir;
 /// once.
 ///
 /// ```
-/// let jit = adc::compile_jit("m.ad", "double twice(double x) { return 2.0 * x; }", false)
+/// let jit = adc::compile_jit("m.ad", "double twice(double x) { return 2.0 * x; }", &adc::CompileOptions::default())
 ///     .expect("compiles");
 /// let mut args = [adc::ArgValue::Scalar(adc::Constant::F64(1.5))];
 /// assert_eq!(jit.call("twice", &mut args), Ok(vec![adc::Constant::F64(3.0)]));
@@ -86,7 +86,7 @@ pub use adc_codegen::JitModule;
 ///
 /// ```
 /// let src = "int count(double[] xs, inout double acc) { acc += xs[0]; return len(xs); }";
-/// let jit = adc::compile_jit("c.ad", src, false).expect("compiles");
+/// let jit = adc::compile_jit("c.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let f = jit.function("count").expect("defined");
 /// assert_eq!(f.name, "count");
 /// assert_eq!(f.params[0].name, "xs");
@@ -102,7 +102,7 @@ pub use adc_codegen::JitFunction;
 ///
 /// ```
 /// let src = "void scale(inout double[] xs, double k) { for (int i = 0; i < len(xs); i++) xs[i] *= k; }";
-/// let jit = adc::compile_jit("s.ad", src, false).expect("compiles");
+/// let jit = adc::compile_jit("s.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let scale: adc::TypedFunc<(&mut [f64], f64), ()> = jit.typed("scale").expect("signature");
 /// let mut xs = vec![1.0, 2.0];
 /// scale.call((&mut xs[..], 3.0)).expect("runs");
@@ -119,7 +119,7 @@ pub use adc_codegen::TypedFunc;
 /// use adc::{ArgValue, Constant};
 ///
 /// let src = "void bump(inout int n, int by) { n += by; }";
-/// let jit = adc::compile_jit("b.ad", src, false).expect("compiles");
+/// let jit = adc::compile_jit("b.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let mut args = [ArgValue::Scalar(Constant::I64(40)), ArgValue::Scalar(Constant::I64(2))];
 /// assert_eq!(jit.call("bump", &mut args), Ok(vec![]));
 /// assert_eq!(args[0], ArgValue::Scalar(Constant::I64(42)));
@@ -133,7 +133,7 @@ pub use adc_codegen::ArgValue;
 /// use adc::{ArgValue, ArrayValue};
 ///
 /// let src = "void iota(out int[] xs) { for (int i = 0; i < len(xs); i++) xs[i] = i; }";
-/// let jit = adc::compile_jit("i.ad", src, false).expect("compiles");
+/// let jit = adc::compile_jit("i.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let mut args = [ArgValue::Array(ArrayValue::I64(vec![0; 3]))];
 /// jit.call("iota", &mut args).expect("runs");
 /// assert_eq!(args[0], ArgValue::Array(ArrayValue::I64(vec![0, 1, 2])));
@@ -147,7 +147,7 @@ pub use adc_codegen::ArrayValue;
 /// ```
 /// use adc::{ArgValue, CallError, Constant};
 ///
-/// let jit = adc::compile_jit("e.ad", "int div(int a, int b) { return a / b; }", false)
+/// let jit = adc::compile_jit("e.ad", "int div(int a, int b) { return a / b; }", &adc::CompileOptions::default())
 ///     .expect("compiles");
 /// assert_eq!(jit.call("mod", &mut []), Err(CallError::UnknownFunction("mod".into())));
 /// assert_eq!(
@@ -174,7 +174,7 @@ pub use adc_codegen::CallError;
 /// assert_eq!(<&mut i64 as Arg>::KIND, ParamKind::Ref(ScalarType::I64));
 ///
 /// let src = "void acc(inout double total, double[] xs, bool twice) { total += twice ? 2.0 * xs[0] : xs[0]; }";
-/// let jit = adc::compile_jit("a.ad", src, false).expect("compiles");
+/// let jit = adc::compile_jit("a.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let acc: adc::TypedFunc<(&mut f64, &[f64], bool), ()> = jit.typed("acc").expect("signature");
 /// let mut total = 1.0;
 /// acc.call((&mut total, &[2.0][..], true)).expect("runs");
@@ -192,7 +192,7 @@ pub use adc_codegen::Arg;
 ///     <(f64, &mut [f32]) as Args>::kinds(),
 ///     [ParamKind::Scalar(ScalarType::F64), ParamKind::Array(ScalarType::F32, true)]
 /// );
-/// let jit = adc::compile_jit("p.ad", "double pi() { return 3.25; }", false).expect("compiles");
+/// let jit = adc::compile_jit("p.ad", "double pi() { return 3.25; }", &adc::CompileOptions::default()).expect("compiles");
 /// let pi: adc::TypedFunc<(), f64> = jit.typed("pi").expect("signature");
 /// assert_eq!(pi.call(()), Ok(3.25));
 /// ```
@@ -204,7 +204,7 @@ pub use adc_codegen::Args;
 /// use adc::{Ret, ScalarType};
 ///
 /// assert_eq!(<bool as Ret>::TYPE, ScalarType::Bool);
-/// let jit = adc::compile_jit("r.ad", "bool pos(float x) { return x > 0.0; }", false)
+/// let jit = adc::compile_jit("r.ad", "bool pos(float x) { return x > 0.0; }", &adc::CompileOptions::default())
 ///     .expect("compiles");
 /// let pos: adc::TypedFunc<(f32,), bool> = jit.typed("pos").expect("signature");
 /// assert_eq!(pos.call((-1.0,)), Ok(false));
@@ -219,27 +219,30 @@ pub use adc_codegen::Ret;
 ///
 /// assert_eq!(<(f64, i64) as Rets>::types(), [ScalarType::F64, ScalarType::I64]);
 /// let src = "(double, int) first(double[] xs) { return (xs[0], len(xs)); }";
-/// let jit = adc::compile_jit("f.ad", src, false).expect("compiles");
+/// let jit = adc::compile_jit("f.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let first: adc::TypedFunc<(&[f64],), (f64, i64)> = jit.typed("first").expect("signature");
 /// assert_eq!(first.call((&[7.5, 1.0][..],)), Ok((7.5, 2)));
 /// ```
 pub use adc_codegen::Rets;
 
 /// The parameter an [`Arg`] type stands for; a [`JitModule::typed`] whose
-/// argument kinds differ from the function's parameters is an
-/// [`CallError::ArgumentType`] error.
+/// argument kinds differ from the function's parameters is a
+/// [`CallError::Signature`] error.
 ///
 /// ```
 /// use adc::{Arg, CallError, ParamKind, ScalarType};
 ///
 /// assert_eq!(<f32 as Arg>::KIND, ParamKind::Scalar(ScalarType::F32));
-/// let jit = adc::compile_jit("k.ad", "double sum(double[] xs) { return xs[0]; }", false)
+/// let jit = adc::compile_jit("k.ad", "double sum(double[] xs) { return xs[0]; }", &adc::CompileOptions::default())
 ///     .expect("compiles");
 /// // `&mut [f64]` is a writable array, the parameter is read-only.
-/// assert!(matches!(
-///     jit.typed::<(&mut [f64],), f64>("sum"),
-///     Err(CallError::ArgumentType { index: 0, .. })
-/// ));
+/// match jit.typed::<(&mut [f64],), f64>("sum") {
+///     Err(CallError::Signature { expected, found, .. }) => {
+///         assert_eq!(expected, "double sum(double[] xs)");
+///         assert_eq!(found, "double sum(inout double[])");
+///     }
+///     other => panic!("{:?}", other.err()),
+/// }
 /// ```
 pub use adc_codegen::ParamKind;
 
@@ -249,7 +252,7 @@ pub use adc_codegen::ParamKind;
 ///
 /// ```
 /// let src = "double f(double x) { return y; }";
-/// let err = adc::compile_jit("d.ad", src, false).err().expect("does not compile");
+/// let err = adc::compile_jit("d.ad", src, &adc::CompileOptions::default()).err().expect("does not compile");
 /// let d = &err.diagnostics[0];
 /// assert_eq!((d.severity, d.code), (adc::Severity::Error, "E0116"));
 /// assert_eq!(&src[d.span.start as usize..d.span.end as usize], "y");
@@ -300,7 +303,7 @@ pub use adc_ir::AdMode;
 /// ```
 /// use adc::{Constant, ScalarType};
 ///
-/// let jit = adc::compile_jit("h.ad", "float half(int n) { return float(n) / 2.0; }", false)
+/// let jit = adc::compile_jit("h.ad", "float half(int n) { return float(n) / 2.0; }", &adc::CompileOptions::default())
 ///     .expect("compiles");
 /// let mut args = [adc::ArgValue::Scalar(Constant::I64(3))];
 /// let result = jit.call("half", &mut args).expect("runs");
@@ -328,7 +331,7 @@ pub use adc_ir::ScalarType;
 ///
 /// ```
 /// let src = "double f(double x) { return x +; }";
-/// let err = adc::compile_jit("s.ad", src, false).err().expect("a syntax error");
+/// let err = adc::compile_jit("s.ad", src, &adc::CompileOptions::default()).err().expect("a syntax error");
 /// let span = err.diagnostics[0].span;
 /// assert!(span.is_defined());
 /// assert_eq!(&src[span.start as usize..span.start as usize + 1], ";");
@@ -342,7 +345,7 @@ pub use adc_ir::Span;
 /// ```
 /// use adc::{ScalarType, Type};
 ///
-/// let jit = adc::compile_jit("t.ad", "void zero(out float[] xs) { xs[0] = 0.0; }", false)
+/// let jit = adc::compile_jit("t.ad", "void zero(out float[] xs) { xs[0] = 0.0; }", &adc::CompileOptions::default())
 ///     .expect("compiles");
 /// let f = jit.function("zero").expect("defined");
 /// assert_eq!(f.params[0].ty, Type::Array(ScalarType::F32));
@@ -352,7 +355,9 @@ pub use adc_ir::Span;
 /// ```
 pub use adc_ir::Type;
 
-pub use driver::{compile_jit, compile_jit_with, compile_jit_with_host, Failure, Stage};
+pub use driver::{
+    compile_jit, compile_jit_with, compile_jit_with_host, CompileOptions, Failure, Stage,
+};
 pub use host::{CParam, HostFn, HostFunctions, HostParam, HostResult, HostScalar};
 pub use request::Derivative;
 

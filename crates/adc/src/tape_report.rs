@@ -30,7 +30,7 @@
 //!     for (int i = 0; i < len(x); i++) p *= x[i];
 //!     return p;
 //! }";
-//! let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
+//! let reports = adc::driver::tape_reports("prod.ad", src, &adc::CompileOptions::default()).expect("compiles");
 //! let text = adc::tape_report::render_text(&reports);
 //! assert!(text.starts_with("dprod: 1 entries, 0 bytes per call outside loops\n"));
 //! assert!(text.contains("loop at line 4: 8 bytes per iteration"));
@@ -52,7 +52,7 @@ use std::fmt::Write;
 ///     for (int i = 0; i < len(x); i++) p *= x[i];
 ///     return p;
 /// }";
-/// let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
+/// let reports = adc::driver::tape_reports("prod.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let entry = &reports[0].entries[0];
 /// assert_eq!(entry.location, "prod.ad:4:5");
 /// assert_eq!((entry.kind, entry.ty.as_str(), entry.bytes), ("value", "f64", 8));
@@ -80,7 +80,7 @@ pub struct Entry {
 ///     }
 ///     return p;
 /// }";
-/// let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
+/// let reports = adc::driver::tape_reports("prod.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let loops = &reports[0].loops;
 /// assert_eq!(loops.len(), 1);
 /// // The product before each multiplication: one f64 per iteration.
@@ -110,7 +110,7 @@ pub struct LoopBytes {
 /// }
 /// [autodiff_reverse(dg, Duplicated, Active)]
 /// double g(double[] x) { return 2.0 * prod(x); }";
-/// let reports = adc::driver::tape_reports("g.ad", src, false).expect("compiles");
+/// let reports = adc::driver::tape_reports("g.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let dg = reports.iter().find(|r| r.function == "dg").expect("reported");
 /// assert_eq!(dg.calls.len(), 1);
 /// assert!(dg.calls[0].location.starts_with("g.ad:8:"));
@@ -130,7 +130,7 @@ pub struct CallBytes {
 ///
 /// ```
 /// let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
-/// let reports = adc::driver::tape_reports("sq.ad", src, false).expect("compiles");
+/// let reports = adc::driver::tape_reports("sq.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// assert_eq!(reports.len(), 1);
 /// assert_eq!(reports[0].function, "dsq");
 /// // Without loops or branches, the reverse sweep needs nothing stored.
@@ -391,7 +391,7 @@ fn report(
 ///
 /// ```
 /// let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
-/// let reports = adc::driver::tape_reports("sq.ad", src, false).expect("compiles");
+/// let reports = adc::driver::tape_reports("sq.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// assert_eq!(
 ///     adc::tape_report::render_text(&reports),
 ///     "dsq: 0 entries, 0 bytes per call outside loops\n"
@@ -453,7 +453,7 @@ pub fn render_text(reports: &[Report]) -> String {
 ///
 /// ```
 /// let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
-/// let reports = adc::driver::tape_reports("sq.ad", src, false).expect("compiles");
+/// let reports = adc::driver::tape_reports("sq.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let json = adc::tape_report::render_json(&reports);
 /// assert_eq!(json["derivatives"][0]["function"], "dsq");
 /// assert_eq!(json["derivatives"][0]["entries"].as_array().map(Vec::len), Some(0));

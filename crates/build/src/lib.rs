@@ -39,7 +39,7 @@ use std::process::Command;
 /// adc_build::Build::new().file(&src).compile("kernels").expect("compiles");
 /// assert!(out.join("libkernels.a").exists());
 /// let bindings = std::fs::read_to_string(out.join("kernels.rs")).unwrap();
-/// assert!(bindings.contains("pub fn r#norm2(a0: &[f64]) -> f64"));
+/// assert!(bindings.contains("pub fn r#norm2(r#xs: &[f64]) -> f64"));
 /// # std::fs::remove_dir_all(&out).unwrap();
 /// ```
 #[derive(Default)]
@@ -106,8 +106,9 @@ impl Build {
             let path = file.display().to_string();
             let source =
                 std::fs::read_to_string(file).map_err(|e| format!("cannot read `{path}`: {e}"))?;
-            let (obj, module) = adc::driver::compile_object_module(&path, &source, false)
-                .map_err(|f| f.to_string())?;
+            let (obj, module) =
+                adc::driver::compile_object_module(&path, &source, &adc::CompileOptions::default())
+                    .map_err(|f| f.to_string())?;
             let stem = file
                 .file_stem()
                 .and_then(|s| s.to_str())
@@ -154,6 +155,62 @@ fn rust_scalar(s: ScalarType) -> &'static str {
 /// Rust's reserved words that cannot be raw identifiers.
 const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 
+/// The Rust names of `f`'s parameters, each with the name of its length
+/// in the C declaration if it is an array (`x`, `x_len`): the `.ad` names
+/// as raw identifiers (`r#type`), with `_` appended to one that cannot be
+/// raw (`self`, `_`) or that an earlier one took; a name that is not a
+/// Rust identifier (textual IR allows `.`) becomes `p{i}`. Lengths come
+/// last, so a parameter named `x_len` keeps its name.
+fn param_names(f: &adc_ir::Function) -> Vec<(String, String)> {
+    let mut taken: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut fresh = |base: String| {
+        let mut name = base;
+        while NOT_RAW.contains(&name.as_str()) || taken.contains(&name) {
+            name.push('_');
+        }
+        taken.insert(name.clone());
+        name
+    };
+    let names: Vec<String> = f
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let ident = p
+                .name
+                .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && p.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            fresh(if ident {
+                p.name.clone()
+            } else {
+                format!("p{i}")
+            })
+        })
+        .collect();
+    names
+        .iter()
+        .zip(&f.params)
+        .map(|(name, p)| {
+            let len = match p.ty {
+                Type::Array(_) => raw(&fresh(format!("{name}_len"))),
+                _ => String::new(),
+            };
+            (raw(name), len)
+        })
+        .collect()
+}
+
+/// `name` as a raw identifier, unless it cannot be one.
+fn raw(name: &str) -> String {
+    if NOT_RAW.contains(&name) || name.chars().all(|c| c == '_') {
+        name.to_string()
+    } else {
+        format!("r#{name}")
+    }
+}
+
 /// Rust bindings for the exported functions of `module`: an `extern "C"`
 /// block with the symbols of docs/embedding.md#the-c-signature-of-a-function, and a safe wrapper each.
 /// `Build::compile` writes them; `module` is the final module of
@@ -164,10 +221,16 @@ const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 ///     total += xs[len(xs) - 1];
 ///     return (xs[len(xs) - 1], len(xs));
 /// }
-/// static double helper(double x) { return x; }";
-/// let (_object, module) = adc::driver::compile_object_module("k.ad", src, false).expect("compiles");
+/// static double helper(double x) { return x; }
+/// double kw(double type, double self, double[] x, int x_len) { return type; }";
+/// let (_object, module) = adc::driver::compile_object_module("k.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// let bindings = adc_build::rust_bindings(&module);
-/// assert!(bindings.contains("pub fn r#last(a0: &[f64], a1: &mut f64) -> (f64, i64)"));
+/// // The parameters keep their `.ad` names.
+/// assert!(bindings.contains("pub fn r#last(r#xs: &[f64], r#total: &mut f64) -> (f64, i64)"));
+/// // `self` cannot be a raw identifier; the C declaration's length of `x`
+/// // does not take `x_len`'s name.
+/// assert!(bindings.contains("pub fn r#kw(r#type: f64, r#self_: f64, r#x: &[f64], r#x_len: i64) -> f64"));
+/// assert!(bindings.contains("r#x: *const f64, r#x_len_: i64, r#x_len: i64"));
 /// assert!(!bindings.contains("helper"), "static functions are not exported");
 /// ```
 pub fn rust_bindings(module: &Module) -> String {
@@ -220,18 +283,19 @@ fn bindings_via(module: &Module, ffi: &str) -> String {
         let mut c_params = Vec::new();
         let mut rust_params = Vec::new();
         let mut c_args = Vec::new();
-        for (i, p) in f.params.iter().enumerate() {
+        let names = param_names(f);
+        for (p, (a, len)) in f.params.iter().zip(&names) {
             let writable = p.mode != ParamMode::In;
             match p.ty {
                 Type::Scalar(s) => {
-                    c_params.push(format!("a{i}: {}", rust_scalar(s)));
-                    rust_params.push(format!("a{i}: {}", rust_scalar(s)));
-                    c_args.push(format!("a{i}"));
+                    c_params.push(format!("{a}: {}", rust_scalar(s)));
+                    rust_params.push(format!("{a}: {}", rust_scalar(s)));
+                    c_args.push(a.clone());
                 }
                 Type::Ref(s) => {
-                    c_params.push(format!("a{i}: *mut {}", rust_scalar(s)));
-                    rust_params.push(format!("a{i}: &mut {}", rust_scalar(s)));
-                    c_args.push(format!("a{i} as *mut {}", rust_scalar(s)));
+                    c_params.push(format!("{a}: *mut {}", rust_scalar(s)));
+                    rust_params.push(format!("{a}: &mut {}", rust_scalar(s)));
+                    c_args.push(format!("{a} as *mut {}", rust_scalar(s)));
                 }
                 Type::Array(s) => {
                     let (ptr, slice, get) = if writable {
@@ -239,9 +303,9 @@ fn bindings_via(module: &Module, ffi: &str) -> String {
                     } else {
                         ("*const", "&[", "as_ptr")
                     };
-                    c_params.push(format!("a{i}: {ptr} {}, a{i}_len: i64", rust_scalar(s)));
-                    rust_params.push(format!("a{i}: {slice}{}]", rust_scalar(s)));
-                    c_args.push(format!("a{i}.{get}(), a{i}.len() as i64"));
+                    c_params.push(format!("{a}: {ptr} {}, {len}: i64", rust_scalar(s)));
+                    rust_params.push(format!("{a}: {slice}{}]", rust_scalar(s)));
+                    c_args.push(format!("{a}.{get}(), {a}.len() as i64"));
                 }
                 // Invariant: verified signatures have no dpair (the module
                 // went through the whole pipeline).
@@ -257,7 +321,7 @@ fn bindings_via(module: &Module, ffi: &str) -> String {
         };
         let _ = writeln!(
             wrappers,
-            "/// `{}` of the `.ad` source, compiled by adc.\n#[allow(clippy::too_many_arguments)]\npub fn {ident}({}){rust_ret} {{\n    // SAFETY: the arguments are the C ABI of the function's signature (docs/embedding.md#the-c-signature-of-a-function): slices as pointer and length, valid for the call, writable ones exclusive.\n    {body}\n}}\n",
+            "/// `{}` of the `.ad` source, compiled by adc.\n#[allow(non_snake_case, clippy::too_many_arguments)]\npub fn {ident}({}){rust_ret} {{\n    // SAFETY: the arguments are the C ABI of the function's signature (docs/embedding.md#the-c-signature-of-a-function): slices as pointer and length, valid for the call, writable ones exclusive.\n    {body}\n}}\n",
             f.name,
             rust_params.join(", ")
         );

@@ -62,7 +62,7 @@ fn report_warnings(
     format: ErrorFormat,
     file: &str,
     source: &str,
-    color: bool,
+    options: &adc::CompileOptions,
 ) {
     driver::cap_reported(&mut warnings, "warnings");
     if !warnings.is_empty() {
@@ -70,7 +70,9 @@ fn report_warnings(
             &warnings,
             file,
             source,
-            adc_frontend::RenderConfig { color },
+            adc_frontend::RenderConfig {
+                color: options.color,
+            },
         );
         report(&warnings, &rendered, format, file, source);
     }
@@ -201,7 +203,7 @@ fn read_args(
 fn run_derivative(
     file: &str,
     source: &str,
-    color: bool,
+    options: &adc::CompileOptions,
     entry: &str,
     args: Option<&str>,
     grad: bool,
@@ -218,7 +220,7 @@ fn run_derivative(
         Ok(_) => Request::Grad,
         Err(code) => return code,
     };
-    let (jit, src, name) = match driver::compile_jit_request(file, source, color, entry, &req) {
+    let (jit, src, name) = match driver::compile_jit_request(file, source, options, entry, &req) {
         Ok(x) => x,
         Err(driver::RequestFailure::Compile(f)) => {
             report_failure(&f, cli_format, file, source);
@@ -353,7 +355,9 @@ fn main() -> ExitCode {
     quiet_output_errors();
     let cli = Cli::parse();
     let cli_format = cli.error_format;
-    let color = std::io::stderr().is_terminal();
+    let options = adc::CompileOptions {
+        color: std::io::stderr().is_terminal(),
+    };
     match cli.command {
         Command::Explain { code } => match explain::entry(&code) {
             Some(text) => {
@@ -371,9 +375,9 @@ fn main() -> ExitCode {
             };
             // Everything `adc compile` does but writing files, so check
             // succeeds exactly when compile does (derivatives included).
-            match driver::compile_object(&file, &source, "ADC_CHECK_H", color) {
+            match driver::compile_object(&file, &source, "ADC_CHECK_H", &options) {
                 Ok(out) => {
-                    report_warnings(out.warnings, cli_format, &file, &source, color);
+                    report_warnings(out.warnings, cli_format, &file, &source, &options);
                     ExitCode::SUCCESS
                 }
                 Err(f) => {
@@ -398,7 +402,7 @@ fn main() -> ExitCode {
                 return run_derivative(
                     &file,
                     &source,
-                    color,
+                    &options,
                     &entry,
                     args.as_deref(),
                     grad,
@@ -407,7 +411,7 @@ fn main() -> ExitCode {
                     cli_format,
                 );
             }
-            let jit = match driver::compile_jit(&file, &source, color) {
+            let jit = match driver::compile_jit(&file, &source, &options) {
                 Ok(j) => j,
                 Err(f) => {
                     report_failure(&f, cli_format, &file, &source);
@@ -464,9 +468,9 @@ fn main() -> ExitCode {
                 .chars()
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                 .collect();
-            match driver::compile_object(&file, &source, &guard, color) {
+            match driver::compile_object(&file, &source, &guard, &options) {
                 Ok(compiled) => {
-                    report_warnings(compiled.warnings, cli_format, &file, &source, color);
+                    report_warnings(compiled.warnings, cli_format, &file, &source, &options);
                     let out = output.unwrap_or_else(|| format!("{stem}.o"));
                     if let Err(e) = std::fs::write(&out, compiled.object) {
                         return usage_error(&format!("cannot write `{out}`: {e}"));
@@ -489,7 +493,7 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(c) => return c,
             };
-            match driver::tape_reports(&file, &source, color) {
+            match driver::tape_reports(&file, &source, &options) {
                 Ok(reports) if json => {
                     println!("{}", adc::tape_report::render_json(&reports));
                     ExitCode::SUCCESS
@@ -516,8 +520,8 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(c) => return c,
             };
-            let loaded = driver::load(&file, &source, color).and_then(|mut m| {
-                driver::run_stages_for(&mut m, stage, &file, &source, color)?;
+            let loaded = driver::load(&file, &source, &options).and_then(|mut m| {
+                driver::run_stages_for(&mut m, stage, &file, &source, &options)?;
                 Ok(m)
             });
             match loaded {

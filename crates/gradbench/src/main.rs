@@ -49,7 +49,11 @@ pub fn respond(msg: &Json, modules: &mut BTreeMap<String, JitModule>) -> Json {
                     "error": format!("adc does not implement `{module}`")});
             };
             let start = Instant::now();
-            match adc::compile_jit(&format!("{module}.ad"), src, false) {
+            match adc::compile_jit(
+                &format!("{module}.ad"),
+                src,
+                &adc::CompileOptions::default(),
+            ) {
                 Ok(jit) => {
                     let ns = start.elapsed().as_nanos() as u64;
                     modules.insert(module.to_string(), jit);

@@ -82,6 +82,22 @@ impl ScalarType {
         }
     }
 
+    /// The type's name in `.ad` source (`double`, `float`, `int`, `bool`).
+    ///
+    /// ```
+    /// # use adc_ir::ScalarType;
+    /// assert_eq!(ScalarType::I64.source_name(), "int");
+    /// assert_eq!(ScalarType::F64.source_name(), "double");
+    /// ```
+    pub fn source_name(self) -> &'static str {
+        match self {
+            ScalarType::Bool => "bool",
+            ScalarType::I64 => "int",
+            ScalarType::F32 => "float",
+            ScalarType::F64 => "double",
+        }
+    }
+
     /// The type of an IR name (not a source name: `f64`, not `double`).
     ///
     /// ```

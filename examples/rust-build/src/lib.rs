@@ -21,5 +21,7 @@ mod tests {
         // From the second file, src/scale.ad: k x^2 and its gradient.
         assert_eq!(super::scaled(3.0, 2.0), 18.0);
         assert_eq!(super::dscaled(3.0, 2.0, 1.0), (18.0, 12.0, 9.0));
+        // Named as in the source: `r#type`, `r#x_len`, `self_` and `__`.
+        assert_eq!(super::names(&[1.0], 2, 3.0, 4.0, 5.0, 6.0), 21.0);
     }
 }

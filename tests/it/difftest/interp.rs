@@ -69,7 +69,7 @@ double m_lgamma(double x) { return lgamma(x); }";
 
 thread_local! {
     static C_MATH_JIT: JitModule =
-        adc::compile_jit("c_math.ad", C_MATH, false).expect("three one-line functions compile");
+        adc::compile_jit("c_math.ad", C_MATH, &adc::CompileOptions::default()).expect("three one-line functions compile");
 }
 
 fn c_math(f: MathFunc, xs: &[Constant]) -> Option<Constant> {
@@ -117,7 +117,7 @@ fn expect(stage: Stage, what: &str, got: f64, want: f64) -> Result<(), Fail> {
 /// Runs the oracle; returns whether every call was compared (false when
 /// one ran out of fuel).
 pub fn check(src: &str, jit: &JitValues) -> Result<bool, Fail> {
-    let m = adc::driver::frontend("difftest.ad", src, false)
+    let m = adc::driver::frontend("difftest.ad", src, &adc::CompileOptions::default())
         .map_err(|e| Fail("interp_stage".into(), e.rendered))?;
     let snapshots = adc::driver::stage_snapshots(m)
         .map_err(|e| Fail("interp_stage".into(), format!("stages: {}", e.message)))?;

@@ -239,8 +239,8 @@ fn fixed_seeds() {
 fn stage_snapshots_match_stopping_at_each_stage() {
     for seed in 0..12u64 {
         let src = oracle::module(&gen::generate(seed), oracle::second_order(seed));
-        let lowered =
-            adc::driver::frontend("difftest.ad", &src, false).expect("generated programs compile");
+        let lowered = adc::driver::frontend("difftest.ad", &src, &adc::CompileOptions::default())
+            .expect("generated programs compile");
         let snapshots = adc::driver::stage_snapshots(lowered.clone()).expect("stages run");
         assert_eq!(snapshots.len(), 7);
         for (stage, m) in snapshots {

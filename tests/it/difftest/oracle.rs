@@ -173,7 +173,7 @@ pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome
 }
 
 fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome, Fail> {
-    let j = match adc::compile_jit("difftest.ad", src, false) {
+    let j = match adc::compile_jit("difftest.ad", src, &adc::CompileOptions::default()) {
         Ok(j) => j,
         Err(e) => {
             // Group by code and message, without value numbers.

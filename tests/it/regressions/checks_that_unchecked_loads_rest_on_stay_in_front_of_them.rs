@@ -21,7 +21,8 @@ fn checks_that_unchecked_loads_rest_on_stay_in_front_of_them() {
     }
     return s;
 }";
-    let j = adc::compile_jit("witness.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let j = adc::compile_jit("witness.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     for len in 1..9usize {
         let a: Vec<f64> = (0..len).map(|k| 1.0 + k as f64 * 0.5).collect();
         for n in 0..len as i64 + 4 {

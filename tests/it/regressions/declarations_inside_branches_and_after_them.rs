@@ -11,7 +11,7 @@ fn fuzz_finding_gives_diagnostics_not_a_panic() {
     let name = "declarations_inside_branches_and_after_them.ad";
     let source = include_str!("declarations_inside_branches_and_after_them.ad");
     // A panic fails the test; either outcome is fine otherwise.
-    if let Ok(mut m) = adc::driver::frontend(name, source, false) {
+    if let Ok(mut m) = adc::driver::frontend(name, source, &adc::CompileOptions::default()) {
         adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages");
     }
 }
@@ -26,7 +26,7 @@ fn declarations_inside_branches_and_after_them() {
     double after = v + x;
     return after;
 }";
-    let jit = adc::compile_jit("branches.ad", source, false)
+    let jit = adc::compile_jit("branches.ad", source, &adc::CompileOptions::default())
         .unwrap_or_else(|f| panic!("does not compile:\n{f}"));
     for (x, expected) in [(1.5, 3.0 + 1.0 + 3.0), (-0.5, 1.0 + 1.0 + 0.5)] {
         let r = jit

@@ -16,9 +16,16 @@ fn inlining_a_doubling_call_chain_stays_bounded() {
         ));
     }
     src.push_str("[autodiff_reverse(dg, Active, Active)]\ndouble g(double x) { return f19(x); }\n");
-    let mut module = adc::driver::frontend("chain.ad", &src, false).expect("compiles");
-    adc::driver::run_stages_for(&mut module, adc::Stage::Final, "chain.ad", &src, false)
-        .expect("differentiates");
+    let mut module =
+        adc::driver::frontend("chain.ad", &src, &adc::CompileOptions::default()).expect("compiles");
+    adc::driver::run_stages_for(
+        &mut module,
+        adc::Stage::Final,
+        "chain.ad",
+        &src,
+        &adc::CompileOptions::default(),
+    )
+    .expect("differentiates");
     let largest = module
         .funcs
         .iter()

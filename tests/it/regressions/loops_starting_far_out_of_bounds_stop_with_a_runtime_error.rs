@@ -22,7 +22,8 @@ double g(double[] a, int start, int m) {
     for (int i = start; i < m; i++) s += t[i] * a[i] + t[i + 1] * a[i + 1];
     return s;
 }";
-    let j = adc::compile_jit("far.ad", src, false).unwrap_or_else(|f| panic!("{f}"));
+    let j = adc::compile_jit("far.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     let x = ArgValue::Array(ArrayValue::F64(vec![1.0, 2.0, 3.0, 4.0]));
     for start in [4i64, 1 << 20, 1_000_000_000_000, i64::MAX - 1] {
         let (s, m) = (

@@ -22,7 +22,9 @@ fn math_externs_and_custom_derivatives_are_checked() {
         ),
     ];
     for (src, code) in refused {
-        let err = adc::compile_jit("t.ad", src, false).err().expect("refused");
+        let err = adc::compile_jit("t.ad", src, &adc::CompileOptions::default())
+            .err()
+            .expect("refused");
         assert!(err.rendered.contains(code), "{src}\n{err}");
     }
     // The C signatures themselves are fine.

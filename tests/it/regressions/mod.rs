@@ -65,7 +65,9 @@ fn compiles(src: &str) {
     let r = std::thread::Builder::new()
         .name("difftest-regression".into())
         .spawn(move || {
-            std::panic::catch_unwind(|| adc::compile_jit("repro.ad", &src, false).map(|_| ()))
+            std::panic::catch_unwind(|| {
+                adc::compile_jit("repro.ad", &src, &adc::CompileOptions::default()).map(|_| ())
+            })
         })
         .unwrap()
         .join()

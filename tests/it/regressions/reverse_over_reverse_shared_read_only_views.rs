@@ -27,7 +27,7 @@ fn reverse_over_reverse_shared_read_only_views() {
 fn reverse_over_reverse_views_of_one_shadow_share_its_root() {
     use adc::{ArgValue, Constant};
     let src = include_str!("reverse_over_reverse_shared_read_only_views_small.ad");
-    let j = adc::compile_jit("small.ad", src, false).expect("compiles");
+    let j = adc::compile_jit("small.ad", src, &adc::CompileOptions::default()).expect("compiles");
     let num = |name: &str, args: &mut [ArgValue]| -> Vec<f64> {
         let out = j.call(name, args).expect("runs");
         out.iter()

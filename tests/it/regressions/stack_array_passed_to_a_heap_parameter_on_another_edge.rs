@@ -11,7 +11,8 @@ use super::seed_passes;
 fn stack_array_passed_to_a_heap_parameter_on_another_edge() {
     use adc::{ArgValue, ArrayValue, Constant};
     let src = include_str!("stack_array_passed_to_a_heap_parameter_on_another_edge.ad");
-    let j = adc::compile_jit("repro.ad", src, false).expect("the repro compiles");
+    let j = adc::compile_jit("repro.ad", src, &adc::CompileOptions::default())
+        .expect("the repro compiles");
     let mut args = [
         ArgValue::Scalar(Constant::F64(-1.4021153221759015)),
         ArgValue::Scalar(Constant::F64(1.3238978843321552)),

@@ -3,7 +3,7 @@
 //! [`compile_jit_with_host`]) or an object file ([`compile_object`]), and
 //! `adc tape`'s reports ([`tape_reports`]).
 
-use super::{failure, load, load_with_warnings, run_stages_for, Failure, Stage};
+use super::{failure, load, load_with_warnings, run_stages_for, CompileOptions, Failure, Stage};
 use crate::host::HostFunctions;
 use crate::request::Derivative;
 use adc_frontend::Diagnostic;
@@ -31,7 +31,7 @@ fn codegen_failure(
     module: &Module,
     path: &str,
     source: &str,
-    color: bool,
+    options: &CompileOptions,
 ) -> Failure {
     let span = match &e {
         adc_codegen::CodegenError::Unresolved(name) => module
@@ -43,16 +43,16 @@ fn codegen_failure(
         vec![Diagnostic::error("E0500", e.to_string(), span)],
         path,
         source,
-        color,
+        options,
     )
 }
 
 /// Source text (or textual IR when `path` ends in `.adir`) to JIT code.
-/// `path` names the source in diagnostics and runtime errors; `color`
-/// renders diagnostics with ANSI colours.
+/// `path` names the source in diagnostics and runtime errors; `options`
+/// says how to render diagnostics.
 ///
 /// ```
-/// let jit = adc::compile_jit("sq.ad", "double sq(double x) { return x * x; }", false)
+/// let jit = adc::compile_jit("sq.ad", "double sq(double x) { return x * x; }", &adc::CompileOptions::default())
 ///     .expect("compiles");
 /// let sq: adc::TypedFunc<(f64,), f64> = jit.typed("sq").expect("signature");
 /// assert_eq!(sq.call((3.0,)), Ok(9.0));
@@ -60,12 +60,12 @@ fn codegen_failure(
 pub fn compile_jit(
     path: &str,
     source: &str,
-    color: bool,
+    options: &CompileOptions,
 ) -> Result<adc_codegen::JitModule, Failure> {
-    let mut module = load(path, source, color)?;
-    run_stages_for(&mut module, Stage::Final, path, source, color)?;
+    let mut module = load(path, source, options)?;
+    run_stages_for(&mut module, Stage::Final, path, source, options)?;
     jit_on_deep_stack(&mut module, path, source, &[])
-        .map_err(|e| codegen_failure(e, &module, path, source, color))
+        .map_err(|e| codegen_failure(e, &module, path, source, options))
 }
 
 /// Compiles `source` with the JIT after adding `derivatives`, as if each
@@ -123,13 +123,19 @@ pub fn compile_jit_with_host(
     derivatives: &[Derivative],
     host: &HostFunctions,
 ) -> Result<adc_codegen::JitModule, Failure> {
-    let mut module = load(path, source, false)?;
+    let mut module = load(path, source, &CompileOptions::default())?;
     for d in derivatives {
         crate::request::add(&mut module, d)
             .map_err(|m| plain_failure("E0303", format!("derivative request `{}`: {m}", d.name)))?;
     }
     host.check(&module).map_err(|m| plain_failure("E0500", m))?;
-    run_stages_for(&mut module, Stage::Final, path, source, false)?;
+    run_stages_for(
+        &mut module,
+        Stage::Final,
+        path,
+        source,
+        &CompileOptions::default(),
+    )?;
     // Addresses cross to the compiler's thread as integers.
     let symbols: Vec<(String, usize)> = host
         .symbols(&module)
@@ -137,7 +143,7 @@ pub fn compile_jit_with_host(
         .map(|(name, p)| (name, p as usize))
         .collect();
     jit_on_deep_stack(&mut module, path, source, &symbols)
-        .map_err(|e| codegen_failure(e, &module, path, source, false))
+        .map_err(|e| codegen_failure(e, &module, path, source, &CompileOptions::default()))
 }
 
 /// A failure about the request rather than a place in the source.
@@ -183,20 +189,20 @@ pub enum RequestFailure {
 pub fn compile_jit_request(
     path: &str,
     source: &str,
-    color: bool,
+    options: &CompileOptions,
     entry: &str,
     req: &crate::derivs::Request,
 ) -> Result<(adc_codegen::JitModule, adc_ir::Function, String), RequestFailure> {
-    let mut module = load(path, source, color).map_err(RequestFailure::Compile)?;
+    let mut module = load(path, source, options).map_err(RequestFailure::Compile)?;
     let name =
         crate::derivs::add_request(&mut module, entry, req).map_err(RequestFailure::Usage)?;
     let src = module
         .func(module.find(entry).expect("add_request found it"))
         .clone();
-    run_stages_for(&mut module, Stage::Final, path, source, color)
+    run_stages_for(&mut module, Stage::Final, path, source, options)
         .map_err(RequestFailure::Compile)?;
     let jit = jit_on_deep_stack(&mut module, path, source, &[])
-        .map_err(|e| RequestFailure::Compile(codegen_failure(e, &module, path, source, color)))?;
+        .map_err(|e| RequestFailure::Compile(codegen_failure(e, &module, path, source, options)))?;
     Ok((jit, src, name))
 }
 
@@ -219,7 +225,7 @@ pub struct ObjectFile {
 ///
 /// ```
 /// let src = "double twice(double x) { return 2.0 * x; } static double helper(double x) { return x; }";
-/// let out = adc::driver::compile_object("twice.ad", src, "TWICE_H", false).expect("compiles");
+/// let out = adc::driver::compile_object("twice.ad", src, "TWICE_H", &adc::CompileOptions::default()).expect("compiles");
 /// assert!(out.object.starts_with(b"\x7fELF"));
 /// assert!(out.header.contains("#ifndef TWICE_H"));
 /// assert!(out.header.contains("double twice(double x);"));
@@ -230,10 +236,10 @@ pub fn compile_object(
     path: &str,
     source: &str,
     guard: &str,
-    color: bool,
+    options: &CompileOptions,
 ) -> Result<ObjectFile, Failure> {
-    let (mut module, warnings) = load_with_warnings(path, source, color)?;
-    let object = object_of(&mut module, path, source, color)?;
+    let (mut module, warnings) = load_with_warnings(path, source, options)?;
+    let object = object_of(&mut module, path, source, options)?;
     Ok(ObjectFile {
         object,
         header: adc_codegen::c_header(&module, guard),
@@ -247,7 +253,7 @@ pub fn compile_object(
 ///
 /// ```
 /// let src = "double twice(double x) { return 2.0 * x; }";
-/// let (object, module) = adc::driver::compile_object_module("twice.ad", src, false)
+/// let (object, module) = adc::driver::compile_object_module("twice.ad", src, &adc::CompileOptions::default())
 ///     .expect("compiles");
 /// assert!(!object.is_empty());
 /// let twice = module.func(module.find("twice").expect("defined"));
@@ -257,10 +263,10 @@ pub fn compile_object(
 pub fn compile_object_module(
     path: &str,
     source: &str,
-    color: bool,
+    options: &CompileOptions,
 ) -> Result<(Vec<u8>, Module), Failure> {
-    let mut module = load(path, source, color)?;
-    let object = object_of(&mut module, path, source, color)?;
+    let mut module = load(path, source, options)?;
+    let object = object_of(&mut module, path, source, options)?;
     Ok((object, module))
 }
 
@@ -269,14 +275,14 @@ fn object_of(
     module: &mut Module,
     path: &str,
     source: &str,
-    color: bool,
+    options: &CompileOptions,
 ) -> Result<Vec<u8>, Failure> {
-    run_stages_for(module, Stage::Final, path, source, color)?;
+    run_stages_for(module, Stage::Final, path, source, options)?;
     let object = {
         let module = &mut *module;
         adc_frontend::with_deep_stack(move || adc_codegen::object(&*module, &locator(path, source)))
     };
-    object.map_err(|e| codegen_failure(e, module, path, source, color))
+    object.map_err(|e| codegen_failure(e, module, path, source, options))
 }
 
 /// `adc tape`: the tape reports of a file's reverse derivatives (after
@@ -289,7 +295,7 @@ fn object_of(
 ///     for (int i = 0; i < len(x); i++) p *= x[i];
 ///     return p;
 /// }";
-/// let reports = adc::driver::tape_reports("prod.ad", src, false).expect("compiles");
+/// let reports = adc::driver::tape_reports("prod.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// assert_eq!(reports[0].function, "dprod");
 /// // One f64 per iteration: the product before each multiplication.
 /// assert_eq!(reports[0].loops[0].line, 4);
@@ -298,9 +304,9 @@ fn object_of(
 pub fn tape_reports(
     path: &str,
     source: &str,
-    color: bool,
+    options: &CompileOptions,
 ) -> Result<Vec<crate::tape_report::Report>, Failure> {
-    let mut module = load(path, source, color)?;
+    let mut module = load(path, source, options)?;
     let requested: Vec<String> = module
         .funcs
         .iter()
@@ -314,7 +320,7 @@ pub fn tape_reports(
     // Every stage but `unroll-inner`, whose copies of a loop's body would
     // count four iterations as one, and `unswitch`, whose versions of a
     // loop would list its pushes twice (what is taped is the same).
-    run_stages_for(&mut module, Stage::Transpose, path, source, color)?;
+    run_stages_for(&mut module, Stage::Transpose, path, source, options)?;
     adc_frontend::with_deep_stack(|| {
         adc_passes::optimize_except(&mut module, &["unroll-inner", "unswitch"])
     });

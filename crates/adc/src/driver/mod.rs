@@ -9,12 +9,12 @@
 //! use adc::driver::{self, Stage};
 //!
 //! let src = "[autodiff_reverse(dsq, Active, Active)] double sq(double x) { return x * x; }";
-//! let mut module = driver::frontend("sq.ad", src, false).expect("compiles");
+//! let mut module = driver::frontend("sq.ad", src, &adc::CompileOptions::default()).expect("compiles");
 //! // The frontend declares the derivative; its passes write its body.
 //! driver::run_stages(&mut module, Stage::Final).expect("differentiates");
 //! assert!(module.to_string().contains("func @dsq(x: f64, "));
 //!
-//! let out = driver::compile_object("sq.ad", src, "SQ_H", false).expect("compiles");
+//! let out = driver::compile_object("sq.ad", src, "SQ_H", &adc::CompileOptions::default()).expect("compiles");
 //! assert!(!out.object.is_empty());
 //! assert!(out.header.contains("dsq_result dsq(double x, double seed);"));
 //! ```
@@ -41,7 +41,7 @@ pub use compile::{compile_jit_request, locator, RequestFailure};
 ///
 /// assert!(Stage::Lower < Stage::Transpose && Stage::Transpose < Stage::Final);
 /// let src = "double f(double x) { double y = x * x; return x; }";
-/// let mut module = adc::driver::frontend("f.ad", src, false).expect("compiles");
+/// let mut module = adc::driver::frontend("f.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// adc::driver::run_stages(&mut module, Stage::Transpose).expect("runs");
 /// assert!(module.to_string().contains(" mul "));
 /// adc::driver::run_stages(&mut module, Stage::Opt).expect("runs");
@@ -110,7 +110,7 @@ impl Stage {
 /// (with the source lines) for the user.
 ///
 /// ```
-/// let err = adc::compile_jit("bad.ad", "double f(double x) { return x + ; }", false)
+/// let err = adc::compile_jit("bad.ad", "double f(double x) { return x + ; }", &adc::CompileOptions::default())
 ///     .err()
 ///     .expect("a syntax error");
 /// assert_eq!(err.diagnostics[0].severity, adc::Severity::Error);
@@ -132,6 +132,27 @@ impl std::fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+/// How to compile; `CompileOptions::default()` is what `adc` does when
+/// its standard error is not a terminal.
+///
+/// ```
+/// use adc::CompileOptions;
+///
+/// let src = "double f(double x) { return y; }";
+/// let plain = adc::compile_jit("f.ad", src, &CompileOptions::default()).err().expect("no `y`");
+/// assert!(!plain.rendered.contains('\x1b'));
+/// let colored = adc::compile_jit("f.ad", src, &CompileOptions { color: true })
+///     .err()
+///     .expect("no `y`");
+/// assert!(colored.rendered.contains('\x1b'), "ANSI colours");
+/// assert_eq!(plain.diagnostics, colored.diagnostics);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Render diagnostics ([`Failure::rendered`]) with ANSI colours.
+    pub color: bool,
+}
+
 /// At most this many errors are reported: 20,000 undefined names on one
 /// long line printed 4 GB (each error shows its line) and took minutes.
 pub const MAX_REPORTED_ERRORS: usize = 100;
@@ -150,9 +171,21 @@ pub fn cap_reported(diags: &mut Vec<Diagnostic>, what: &str) {
     }
 }
 
-fn failure(mut diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) -> Failure {
+fn failure(
+    mut diags: Vec<Diagnostic>,
+    path: &str,
+    source: &str,
+    options: &CompileOptions,
+) -> Failure {
     cap_reported(&mut diags, "errors");
-    let rendered = render(&diags, path, source, RenderConfig { color });
+    let rendered = render(
+        &diags,
+        path,
+        source,
+        RenderConfig {
+            color: options.color,
+        },
+    );
     Failure {
         diagnostics: diags,
         rendered,
@@ -161,22 +194,22 @@ fn failure(mut diags: Vec<Diagnostic>, path: &str, source: &str, color: bool) ->
 
 /// Source text to verified, lowered IR (the [`Stage::Lower`] module):
 /// parsing, name resolution, type checking and lowering. `path` names the
-/// source in diagnostics; `color` renders them with ANSI colours.
+/// source in diagnostics, which `options` renders.
 ///
 /// ```
 /// let src = "double f(double x) { return 2.0 * x; }";
-/// let module = adc::driver::frontend("f.ad", src, false).expect("compiles");
+/// let module = adc::driver::frontend("f.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// assert!(module.find("f").is_some());
 /// assert!(module.to_string().starts_with("func @f(x: f64) -> f64 {"));
 ///
-/// let err = adc::driver::frontend("g.ad", "int g() { return true; }", false)
+/// let err = adc::driver::frontend("g.ad", "int g() { return true; }", &adc::CompileOptions::default())
 ///     .err()
 ///     .expect("a type error");
 /// assert!(err.diagnostics[0].is_error());
 /// assert!(err.rendered.contains("g.ad:1:"));
 /// ```
-pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
-    frontend_with_warnings(path, source, color).map(|(module, _)| module)
+pub fn frontend(path: &str, source: &str, options: &CompileOptions) -> Result<Module, Failure> {
+    frontend_with_warnings(path, source, options).map(|(module, _)| module)
 }
 
 /// [`frontend`], with the warnings of the source (unused variables and
@@ -185,7 +218,7 @@ pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure
 ///
 /// ```
 /// let src = "double f(double x, double unused) { return x; }";
-/// let (module, warnings) = adc::driver::frontend_with_warnings("f.ad", src, false).expect("compiles");
+/// let (module, warnings) = adc::driver::frontend_with_warnings("f.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// assert!(module.find("f").is_some());
 /// assert_eq!(warnings.len(), 1);
 /// assert_eq!(warnings[0].code, "W0001");
@@ -194,17 +227,17 @@ pub fn frontend(path: &str, source: &str, color: bool) -> Result<Module, Failure
 pub fn frontend_with_warnings(
     path: &str,
     source: &str,
-    color: bool,
+    options: &CompileOptions,
 ) -> Result<(Module, Vec<Diagnostic>), Failure> {
-    let compiled =
-        adc_frontend::compile_to_ir(source).map_err(|diags| failure(diags, path, source, color))?;
+    let compiled = adc_frontend::compile_to_ir(source)
+        .map_err(|diags| failure(diags, path, source, options))?;
     if let Err(e) = adc_ir::verify(&compiled.module) {
         let d = Diagnostic::error(
             "E0999",
             format!("internal compiler error: lowered IR does not verify:\n{e}"),
             Span::UNDEFINED,
         );
-        return Err(failure(vec![d], path, source, color));
+        return Err(failure(vec![d], path, source, options));
     }
     Ok((compiled.module, compiled.warnings))
 }
@@ -219,7 +252,7 @@ pub fn frontend_with_warnings(
 /// assert!(adc::driver::warnings("f.adir", src).is_empty());
 /// ```
 pub fn warnings(path: &str, source: &str) -> Vec<Diagnostic> {
-    match load_with_warnings(path, source, false) {
+    match load_with_warnings(path, source, &CompileOptions::default()) {
         Ok((_, warnings)) => warnings,
         Err(_) => Vec::new(),
     }
@@ -261,7 +294,7 @@ pub fn parse_ir(path: &str, text: &str) -> Result<Module, Failure> {
 /// use adc::Stage;
 ///
 /// let src = "[autodiff_forward(tf, Dual, DualOnly)] double f(double x) { return x * x; }";
-/// let mut module = adc::driver::frontend("f.ad", src, false).expect("compiles");
+/// let mut module = adc::driver::frontend("f.ad", src, &adc::CompileOptions::default()).expect("compiles");
 /// assert!(!module.to_string().contains(" = diff "), "`tf` has no body yet");
 /// adc::driver::run_stages(&mut module, Stage::Linearize).expect("linearizes");
 /// assert!(module.to_string().contains(" = diff mulz "));
@@ -343,13 +376,13 @@ fn verify_in_debug(module: &Module, stage: Stage) -> Result<(), adc_passes::ad::
 }
 
 /// `run_stages`, with a derivative error as a rendered diagnostic (E0401;
-/// E0999 for an internal error). `path`, `source` and `color` are those
+/// E0999 for an internal error). `path`, `source` and `options` are those
 /// given to [`frontend`], for the rendering.
 ///
 /// ```
 /// let src = "double f(double x) { return x; }";
-/// let mut module = adc::driver::frontend("f.ad", src, false).expect("compiles");
-/// adc::driver::run_stages_for(&mut module, adc::Stage::Final, "f.ad", src, false)
+/// let mut module = adc::driver::frontend("f.ad", src, &adc::CompileOptions::default()).expect("compiles");
+/// adc::driver::run_stages_for(&mut module, adc::Stage::Final, "f.ad", src, &adc::CompileOptions::default())
 ///     .expect("nothing to differentiate");
 /// assert!(module.find("f").is_some());
 /// ```
@@ -358,7 +391,7 @@ pub fn run_stages_for(
     stage: Stage,
     path: &str,
     source: &str,
-    color: bool,
+    options: &CompileOptions,
 ) -> Result<(), Failure> {
     run_stages(module, stage).map_err(|e| {
         let code = match e.kind {
@@ -369,7 +402,7 @@ pub fn run_stages_for(
             vec![Diagnostic::error(code, e.message, e.span)],
             path,
             source,
-            color,
+            options,
         )
     })
 }
@@ -378,14 +411,14 @@ pub fn run_stages_for(
 /// verified module: [`frontend`] or [`parse_ir`].
 ///
 /// ```
-/// let from_source = adc::driver::load("f.ad", "double f(double x) { return x; }", false)
+/// let from_source = adc::driver::load("f.ad", "double f(double x) { return x; }", &adc::CompileOptions::default())
 ///     .expect("compiles");
 /// let ir = from_source.to_string();
-/// let from_ir = adc::driver::load("f.adir", &ir, false).expect("parses");
+/// let from_ir = adc::driver::load("f.adir", &ir, &adc::CompileOptions::default()).expect("parses");
 /// assert_eq!(from_ir.to_string(), ir);
 /// ```
-pub fn load(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
-    load_with_warnings(path, source, color).map(|(module, _)| module)
+pub fn load(path: &str, source: &str, options: &CompileOptions) -> Result<Module, Failure> {
+    load_with_warnings(path, source, options).map(|(module, _)| module)
 }
 
 /// [`load`], with the warnings of `.ad` source ([`frontend_with_warnings`];
@@ -393,11 +426,11 @@ pub fn load(path: &str, source: &str, color: bool) -> Result<Module, Failure> {
 pub fn load_with_warnings(
     path: &str,
     source: &str,
-    color: bool,
+    options: &CompileOptions,
 ) -> Result<(Module, Vec<Diagnostic>), Failure> {
     if path.ends_with(".adir") {
         parse_ir(path, source).map(|module| (module, Vec::new()))
     } else {
-        frontend_with_warnings(path, source, color)
+        frontend_with_warnings(path, source, options)
     }
 }

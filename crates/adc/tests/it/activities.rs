@@ -48,7 +48,7 @@ fn accepted(mode: AdMode, param: &str, result: &str, param_act: Activity, ret: A
         format!("{param_act}, {ret}")
     };
     let with_attr = format!("[{}(g, {acts})] {plain}", attr_name(mode));
-    let by_attr = adc::driver::frontend("a.ad", &with_attr, false);
+    let by_attr = adc::driver::frontend("a.ad", &with_attr, &adc::CompileOptions::default());
     let by_request =
         adc::compile_jit_with("r.ad", &plain, &[request(mode, vec![param_act], ret)]).is_ok();
     assert_eq!(
@@ -62,7 +62,8 @@ fn accepted(mode: AdMode, param: &str, result: &str, param_act: Activity, ret: A
     let ir = match &by_attr {
         Ok(m) => m.to_string(),
         Err(_) => {
-            let base = adc::driver::frontend("p.ad", &plain, false).expect("the function compiles");
+            let base = adc::driver::frontend("p.ad", &plain, &adc::CompileOptions::default())
+                .expect("the function compiles");
             let mode_word = match mode {
                 AdMode::Reverse => "reverse",
                 AdMode::Forward => "forward",

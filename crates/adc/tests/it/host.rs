@@ -211,7 +211,7 @@ fn host_functions_cannot_replace_what_compiled_code_calls() {
         "extern double modf(double x, int p);",
     ] {
         let src = format!("{decl}\ndouble f(double x) {{ return x; }}");
-        match adc::compile_jit("p.ad", &src, false) {
+        match adc::compile_jit("p.ad", &src, &adc::CompileOptions::default()) {
             Err(e) => assert!(
                 e.rendered.contains("unresolved external function"),
                 "{decl}: {}",

@@ -34,7 +34,8 @@ fn jit_modules_survive_big_mappings_in_other_threads() {
     return s + a[k % len(a)];
 }";
     for k in 0..200 {
-        let jit = adc::compile_jit("reach.ad", src, false).expect("compiles");
+        let jit =
+            adc::compile_jit("reach.ad", src, &adc::CompileOptions::default()).expect("compiles");
         let mut args = [
             ArgValue::Array(ArrayValue::F64(vec![1.0, 2.0, 3.0])),
             ArgValue::Scalar(Constant::I64(k)),

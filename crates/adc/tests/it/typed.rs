@@ -15,7 +15,7 @@ double norm2b(double[] xs) { return norm2(xs); }
 
 #[test]
 fn typed_calls_pass_slices_in_place() {
-    let jit = adc::compile_jit("typed.ad", SRC, false).expect("compiles");
+    let jit = adc::compile_jit("typed.ad", SRC, &adc::CompileOptions::default()).expect("compiles");
     let norm2: TypedFunc<(&[f64],), f64> = jit.typed("norm2").expect("signature");
     let xs = [3.0, 4.0];
     assert_eq!(norm2.call((&xs[..],)), Ok(25.0));
@@ -45,7 +45,7 @@ fn typed_calls_pass_slices_in_place() {
 
 #[test]
 fn typed_handles_check_signatures_and_report_runtime_errors() {
-    let jit = adc::compile_jit("typed.ad", SRC, false).expect("compiles");
+    let jit = adc::compile_jit("typed.ad", SRC, &adc::CompileOptions::default()).expect("compiles");
     let at: TypedFunc<(&[f64], i64), f64> = jit.typed("at").expect("signature");
     let xs = [1.0, 2.0];
     assert_eq!(at.call((&xs[..], 1)), Ok(2.0));
@@ -53,26 +53,39 @@ fn typed_handles_check_signatures_and_report_runtime_errors() {
         Err(CallError::Runtime(m)) => assert!(m.contains("out of bounds"), "{m}"),
         other => panic!("{other:?}"),
     }
-    // Wrong parameter types, count, writability, results, names.
-    assert!(matches!(
-        jit.typed::<(f64,), f64>("norm2"),
-        Err(CallError::ArgumentType { index: 0, .. })
-    ));
-    assert!(matches!(
-        jit.typed::<(f64, &[f64]), ()>("scale"),
-        Err(CallError::ArgumentType { index: 1, .. })
-    ));
-    assert!(matches!(
-        jit.typed::<(), f64>("norm2"),
-        Err(CallError::ArgumentCount {
-            expected: 1,
-            found: 0
-        })
-    ));
-    assert!(matches!(
-        jit.typed::<(&[f64],), i64>("norm2"),
-        Err(CallError::ResultType { .. })
-    ));
+    // Wrong parameter types, count, writability, results: the error names
+    // the function and writes both signatures in `.ad` syntax.
+    let signature = |e: Result<_, CallError>| match e {
+        Err(CallError::Signature {
+            function,
+            expected,
+            found,
+        }) => (function, expected, found),
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("a signature that does not fit was accepted"),
+    };
+    let norm2 = "double norm2(double[] xs)";
+    let (f, e, found) = signature(jit.typed::<(f64,), f64>("norm2").map(|_| ()));
+    assert_eq!((f.as_str(), e.as_str()), ("norm2", norm2));
+    assert_eq!(found, "double norm2(double)");
+    let (_, e, found) = signature(jit.typed::<(f64, &[f64]), ()>("scale").map(|_| ()));
+    assert_eq!(e, "void scale(double a, inout double[] xs)");
+    assert_eq!(found, "void scale(double, double[])");
+    let (_, _, found) = signature(jit.typed::<(), f64>("norm2").map(|_| ()));
+    assert_eq!(found, "double norm2()");
+    let (_, _, found) = signature(jit.typed::<(&[f64],), i64>("norm2").map(|_| ()));
+    assert_eq!(found, "int norm2(double[])");
+    let (_, e, found) = signature(jit.typed::<(&[f64], f64), (f64, f64)>("stats").map(|_| ()));
+    assert_eq!(e, "(double, int) stats(double[] xs, inout double total)");
+    assert_eq!(found, "(double, double) stats(double[], double)");
+    let err = jit
+        .typed::<(f32,), f32>("positive")
+        .err()
+        .expect("a `bool` result");
+    assert_eq!(
+        err.to_string(),
+        "`positive` is `bool positive(float x)`; the handle's types make it `float positive(float)`"
+    );
     assert!(matches!(
         jit.typed::<(&[f64],), f64>("nope"),
         Err(CallError::UnknownFunction(_))
@@ -103,7 +116,8 @@ fn derivative_requests_match_attributes() {
     let attributed = format!(
         "[autodiff_reverse(dg, Active, Duplicated, Active)]\n[autodiff_forward(tg, Dual, Const, DualOnly)]\n{plain}"
     );
-    let reference = adc::compile_jit("attr.ad", &attributed, false).expect("compiles");
+    let reference = adc::compile_jit("attr.ad", &attributed, &adc::CompileOptions::default())
+        .expect("compiles");
     let w = [0.5, -1.5, 2.0];
     for j in [&jit, &reference] {
         let dg: TypedFunc<(f64, &[f64], &mut [f64], f64), (f64, f64)> =
@@ -151,7 +165,7 @@ fn mutable_slices_are_borrowed_per_call() {
     let jit = adc::compile_jit(
         "scale.ad",
         "void scale(double a, inout double[] xs) { for (int i = 0; i < len(xs); i++) xs[i] *= a; }",
-        false,
+        &adc::CompileOptions::default(),
     )
     .expect("compiles");
     let scale: adc::TypedFunc<(f64, &mut [f64]), ()> = jit.typed("scale").expect("signature");

@@ -113,7 +113,7 @@ fn blocks(text: &str) -> Vec<Block> {
 /// `adc check`'s pipeline in process: `Err` holds the diagnostics' codes
 /// and the rendered text.
 fn check(name: &str, source: &str) -> Result<(), (Vec<&'static str>, String)> {
-    adc::driver::compile_object(name, source, "ADC_DOCS_H", false)
+    adc::driver::compile_object(name, source, "ADC_DOCS_H", &adc::CompileOptions::default())
         .map(|_| ())
         .map_err(|f| (f.diagnostics.iter().map(|d| d.code).collect(), f.rendered))
 }

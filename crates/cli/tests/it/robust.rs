@@ -119,7 +119,7 @@ fn library_compiles_deep_programs_on_a_small_stack() {
                 (nested_neg(7_800), 1.0),
                 (nested_blocks(20_000), 2.0),
             ] {
-                let jit = adc::compile_jit("deep.ad", &source, false)
+                let jit = adc::compile_jit("deep.ad", &source, &adc::CompileOptions::default())
                     .unwrap_or_else(|f| panic!("does not compile:\n{f}"));
                 let r = jit.call("main", &mut []).expect("runs");
                 assert_eq!(r, vec![adc::Constant::F64(expected)]);
@@ -218,7 +218,8 @@ fn library_compiles_on_a_64_kib_thread() {
         .stack_size(64 << 10)
         .spawn(|| {
             let src = "[autodiff_reverse(df, Active, Active)] double f(double x) { return x * x; }";
-            let jit = adc::compile_jit("small.ad", src, false).expect("compiles");
+            let jit = adc::compile_jit("small.ad", src, &adc::CompileOptions::default())
+                .expect("compiles");
             let r = jit.call(
                 "df",
                 &mut [
@@ -230,8 +231,13 @@ fn library_compiles_on_a_64_kib_thread() {
                 r,
                 Ok(vec![adc::Constant::F64(9.0), adc::Constant::F64(6.0)])
             );
-            let out = adc::driver::compile_object("small.ad", src, "SMALL_H", false)
-                .expect("compiles to an object");
+            let out = adc::driver::compile_object(
+                "small.ad",
+                src,
+                "SMALL_H",
+                &adc::CompileOptions::default(),
+            )
+            .expect("compiles to an object");
             assert!(out.object.starts_with(b"\x7fELF"));
         })
         .expect("spawn");
@@ -505,7 +511,8 @@ fn large_frames_on_a_small_stack_are_a_runtime_error() {
     }
     src += ";\n}\ndouble rec(double x, int n) { if (n == 0) { return 0.0; } return leaf(x) + rec(x, n - 1); }\n";
     let jit = std::sync::Arc::new(
-        adc::compile_jit("frame.ad", &src, false).unwrap_or_else(|f| panic!("{f}")),
+        adc::compile_jit("frame.ad", &src, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}")),
     );
     let small = jit.clone();
     let handle = std::thread::Builder::new()
@@ -548,7 +555,8 @@ fn stack_guards_measure_frames() {
     }
     src += &"}".repeat(n);
     src += "\nreturn x * x;\n}\n";
-    let jit = adc::compile_jit("deep.ad", &src, false).unwrap_or_else(|f| panic!("{f}"));
+    let jit = adc::compile_jit("deep.ad", &src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
     std::thread::Builder::new()
         .stack_size(256 << 10)
         .spawn(move || {
@@ -576,7 +584,8 @@ fn huge_functions_compile_with_the_single_pass_allocator() {
     src += &"}".repeat(n);
     src += "\nreturn x;\n}\ndouble rec(double x, int n) { if (n == 0) { return 0.0; } return deep(x) + rec(x, n - 1); }\n";
     let jit = std::sync::Arc::new(
-        adc::compile_jit("deep.ad", &src, false).unwrap_or_else(|f| panic!("{f}")),
+        adc::compile_jit("deep.ad", &src, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}")),
     );
     let want = (0..n).fold(0.5f64, |x, _| x * 1.0001);
     let small = jit.clone();

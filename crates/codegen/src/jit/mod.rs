@@ -4,6 +4,7 @@
 
 mod host;
 mod module;
+mod signature;
 mod typed;
 
 pub use module::{ArgValue, ArrayValue, CallError, JitFunction, JitModule};

@@ -89,24 +89,29 @@ pub enum ArgValue {
 pub enum CallError {
     /// The module defines no function of that name.
     UnknownFunction(String),
-    /// The number of arguments differs from the number of parameters.
+    /// The number of arguments of a call differs from the number of parameters.
     ArgumentCount {
         /// The function's parameters.
         expected: usize,
         /// The arguments given.
         found: usize,
     },
-    /// Argument `index` (from 0) does not fit its parameter.
+    /// Argument `index` (from 0) of a call does not fit its parameter.
     ArgumentType {
         /// The argument's position.
         index: usize,
         /// What the parameter takes, in words.
         expected: String,
     },
-    /// A typed handle's result types differ from the function's.
-    ResultType {
-        /// The function's result types.
+    /// A typed handle's Rust types (`JitModule::typed`) do not make the
+    /// function's signature; both are written in `.ad` syntax.
+    Signature {
+        /// The function.
+        function: String,
+        /// Its signature: `double f(double[] x, int n)`.
         expected: String,
+        /// The one the handle's types ask for, without parameter names.
+        found: String,
     },
     /// A runtime error of docs/arrays.md#runtime-errors: `what at file:line:col`.
     Runtime(String),
@@ -122,7 +127,14 @@ impl fmt::Display for CallError {
             CallError::ArgumentType { index, expected } => {
                 write!(f, "argument {index}: expected {expected}")
             }
-            CallError::ResultType { expected } => write!(f, "the results are {expected}"),
+            CallError::Signature {
+                function,
+                expected,
+                found,
+            } => write!(
+                f,
+                "`{function}` is `{expected}`; the handle's types make it `{found}`"
+            ),
             CallError::Runtime(m) => write!(f, "runtime error: {m}"),
         }
     }

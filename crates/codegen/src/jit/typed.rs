@@ -374,33 +374,37 @@ impl JitModule {
     /// let twice: TypedFunc<(f64,), f64> = jit.typed("twice").expect("signature");
     /// assert_eq!(twice.call((4.0,)), Ok(8.0));
     /// assert!(matches!(jit.typed::<(f64,), f64>("thrice"), Err(CallError::UnknownFunction(_))));
-    /// assert!(matches!(jit.typed::<(), f64>("twice"), Err(CallError::ArgumentCount { expected: 1, found: 0 })));
-    /// assert!(matches!(jit.typed::<(i64,), f64>("twice"), Err(CallError::ArgumentType { index: 0, .. })));
-    /// assert!(matches!(jit.typed::<(f64,), f32>("twice"), Err(CallError::ResultType { .. })));
+    /// let err = jit.typed::<(i64,), f64>("twice").err().expect("an `int` parameter");
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "`twice` is `double twice(double x)`; the handle's types make it `double twice(int)`"
+    /// );
+    /// let err = jit.typed::<(&mut [f64], f64, f64), f32>("fill").err().expect("not its signature");
+    /// assert_eq!(
+    ///     err,
+    ///     CallError::Signature {
+    ///         function: "fill".into(),
+    ///         expected: "void fill(out double[] ys, double k)".into(),
+    ///         found: "float fill(out double[], double, double)".into(),
+    ///     }
+    /// );
     /// ```
     pub fn typed<P: Args, R: Rets>(&self, name: &str) -> Result<TypedFunc<'_, P, R>, CallError> {
         let func = self
             .function(name)
             .ok_or_else(|| CallError::UnknownFunction(name.to_string()))?;
         let kinds = P::kinds();
-        if kinds.len() != func.params.len() {
-            return Err(CallError::ArgumentCount {
-                expected: func.params.len(),
-                found: kinds.len(),
-            });
-        }
-        for (index, (k, p)) in kinds.iter().zip(&func.params).enumerate() {
-            if kind_of(p) != Some(*k) {
-                return Err(CallError::ArgumentType {
-                    index,
-                    expected: format!("{:?}", kind_of(p)),
-                });
-            }
-        }
         let returns: Vec<ScalarType> = func.returns.iter().map(|t| t.elem()).collect();
-        if returns != R::types() {
-            return Err(CallError::ResultType {
-                expected: format!("{returns:?}"),
+        let fits = kinds.len() == func.params.len()
+            && kinds
+                .iter()
+                .zip(&func.params)
+                .all(|(k, p)| kind_of(p) == Some(*k));
+        if !fits || returns != R::types() {
+            return Err(CallError::Signature {
+                function: name.to_string(),
+                expected: super::signature::declared(name, &func.params, &func.returns),
+                found: super::signature::asked(name, &func.params, &kinds, &R::types()),
             });
         }
         Ok(TypedFunc {

@@ -272,7 +272,7 @@ fn ba_on_distinct_cameras_points_and_weights() {
     let jit = adc::compile_jit(
         "ba.ad",
         include_str!("../../../../gradbench/evals/ba.ad"),
-        false,
+        &adc::CompileOptions::default(),
     )
     .unwrap_or_else(|f| panic!("{f}"));
     let obs: Vec<i64> = b.obs.iter().map(|&v| v as i64).collect();
