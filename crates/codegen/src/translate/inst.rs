@@ -20,44 +20,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 Constant::F32(x) => self.b.ins().f32const(x),
                 Constant::F64(x) => self.b.ins().f64const(x),
             }],
-            InstData::Unary { op, arg } => {
-                let x = self.v(*arg);
-                vec![match (op, self.scalar_ty(*arg)) {
-                    (UnaryOp::Not, _) => self.b.ins().bxor_imm_u(x, 1),
-                    (UnaryOp::Neg, ScalarType::F32 | ScalarType::F64) => self.b.ins().fneg(x),
-                    (UnaryOp::Neg, _) => self.b.ins().ineg(x),
-                    (UnaryOp::NoDiff, _) => x,
-                }]
-            }
+            InstData::Unary { op, arg } => vec![self.unary(*op, *arg)],
             InstData::Binary { op, args } => {
                 let (x, y) = (self.v(args[0]), self.v(args[1]));
                 let float = self.scalar_ty(args[0]).is_float();
                 vec![self.binary(inst, *op, float, x, y)?]
             }
-            InstData::Cmp { cond, args } => {
-                let (x, y) = (self.v(args[0]), self.v(args[1]));
-                if self.scalar_ty(args[0]).is_float() {
-                    let cc = match cond {
-                        CmpCond::Eq => FloatCC::Equal,
-                        CmpCond::Ne => FloatCC::NotEqual,
-                        CmpCond::Lt => FloatCC::LessThan,
-                        CmpCond::Le => FloatCC::LessThanOrEqual,
-                        CmpCond::Gt => FloatCC::GreaterThan,
-                        CmpCond::Ge => FloatCC::GreaterThanOrEqual,
-                    };
-                    vec![self.b.ins().fcmp(cc, x, y)]
-                } else {
-                    let cc = match cond {
-                        CmpCond::Eq => IntCC::Equal,
-                        CmpCond::Ne => IntCC::NotEqual,
-                        CmpCond::Lt => IntCC::SignedLessThan,
-                        CmpCond::Le => IntCC::SignedLessThanOrEqual,
-                        CmpCond::Gt => IntCC::SignedGreaterThan,
-                        CmpCond::Ge => IntCC::SignedGreaterThanOrEqual,
-                    };
-                    vec![self.b.ins().icmp(cc, x, y)]
-                }
-            }
+            InstData::Cmp { cond, args } => vec![self.cmp(*cond, *args)],
             InstData::Select { cond, args } => {
                 let (c, x, y) = (self.v(*cond), self.v(args[0]), self.v(args[1]));
                 vec![self.b.ins().select(c, x, y)]
@@ -76,57 +45,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 let ty = self.scalar_ty(args[0]);
                 vec![self.math(*func, ty, &xs)?]
             }
-            InstData::Call { func, args } => {
-                let callee = self.ir.func(*func);
-                let mut cargs = Vec::new();
-                if !callee.is_import() {
-                    cargs.push(self.ctx_ptr);
-                }
-                let area = if !callee.is_import() && uses_return_area(callee) {
-                    let size = 8 * callee.returns.len() as u32;
-                    let slot = self.b.create_sized_stack_slot(StackSlotData::new(
-                        StackSlotKind::ExplicitSlot,
-                        size,
-                        3,
-                    ));
-                    let addr = self.b.ins().stack_addr(PTR, slot, 0);
-                    cargs.push(addr);
-                    Some(addr)
-                } else {
-                    None
-                };
-                for a in args {
-                    cargs.extend(self.vs(*a));
-                }
-                let fid = self.syms.func_ids[func.index()];
-                let fref = self.m.declare_func_in_func(fid, self.b.func);
-                let mut results = if callee.is_import() {
-                    super::c_abi::call_extern(&mut self.b, fref, callee, cargs)
-                } else {
-                    let call = self.b.ins().call(fref, &cargs);
-                    self.b.inst_results(call).to_vec()
-                };
-                if let Some(addr) = area {
-                    results = callee
-                        .returns
-                        .iter()
-                        .enumerate()
-                        .map(|(i, r)| {
-                            self.b
-                                .ins()
-                                .load(scalar_clif(r.elem()), TRUSTED, addr, (i * 8) as i32)
-                        })
-                        .collect();
-                }
-                if !callee.is_import() {
-                    let msg = self.b.ins().load(PTR, TRUSTED, self.ctx_ptr, 0);
-                    let exit = self.error_exit();
-                    let ok = self.b.create_block();
-                    self.b.ins().brif(msg, exit, &[], ok, &[]);
-                    self.b.switch_to_block(ok);
-                }
-                results
-            }
+            InstData::Call { func, args } => self.call(*func, args)?,
             InstData::ArrayLen { array } => vec![self.vs(*array)[1]],
             InstData::Load {
                 array,
@@ -159,41 +78,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 self.b.ins().store(TRUSTED, x, p, 0);
                 vec![]
             }
-            InstData::Slot => {
-                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
-                    StackSlotKind::ExplicitSlot,
-                    8,
-                    3,
-                ));
-                // A slot holds zero when its instruction executes (as in
-                // the interpreter): derivative code relies on it, a shadow
-                // slot being its own adjoint store.
-                let zero = self.b.ins().iconst(types::I64, 0);
-                let addr = self.b.ins().stack_addr(PTR, slot, 0);
-                self.b.ins().store(TRUSTED, zero, addr, 0);
-                vec![addr]
-            }
+            InstData::Slot => vec![self.slot()],
             InstData::ArrayNew { .. }
                 if self
                     .stack_arrays
                     .contains_key(&self.func.dfg.inst_results(inst)[0]) =>
             {
-                let r = self.func.dfg.inst_results(inst)[0];
-                let n = self.stack_arrays[&r];
-                let size = i64::from(self.func.dfg.value_type(r).elem().size());
-                // Whole 8-byte words, zeroed at every execution.
-                let words = (n.max(1) * size + 7) / 8;
-                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
-                    StackSlotKind::ExplicitSlot,
-                    (words * 8) as u32,
-                    3,
-                ));
-                let p = self.b.ins().stack_addr(PTR, slot, 0);
-                let z = self.b.ins().iconst(types::I64, 0);
-                for k in 0..words {
-                    self.b.ins().store(TRUSTED, z, p, (8 * k) as i32);
-                }
-                vec![p, self.b.ins().iconst(types::I64, n)]
+                self.stack_array_new(inst)
             }
             InstData::ArrayNew { len } => {
                 let n = self.v(*len);
@@ -239,26 +130,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 self.defer_free(inst, p)?;
                 vec![]
             }
-            InstData::TapePush { value, tape } => {
-                let words = self.vs(*value);
-                self.tape_push(inst, *tape, &words)?;
-                vec![]
-            }
-            InstData::TapeLend => vec![self.tape_lend()],
-            InstData::TapeReclaim { handle } | InstData::TapeAdopt { handle } => {
-                let h = self.vs(*handle)[0];
-                self.tape_take_over(h);
-                vec![]
-            }
-            InstData::TapeGive { handle } => {
-                let h = self.vs(*handle)[0];
-                self.tape_give(h);
-                vec![]
-            }
-            InstData::TapePop { tape } | InstData::TapeRead { tape } => {
-                let ty = result_ty.expect("invariant: the verifier gives tape reads a result");
-                self.tape_take(ty, *tape, matches!(data, InstData::TapePop { .. }))
-            }
+            InstData::TapePush { .. }
+            | InstData::TapeLend
+            | InstData::TapeReclaim { .. }
+            | InstData::TapeAdopt { .. }
+            | InstData::TapeGive { .. }
+            | InstData::TapePop { .. }
+            | InstData::TapeRead { .. } => self.tape_inst(inst, &data, result_ty)?,
             InstData::ArrayFree { array } => {
                 let p = self.vs(*array)[0];
                 self.call_symbol("free", &[PTR], &[], &[p])?;
@@ -269,50 +147,9 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 let l = self.b.ins().iconst(types::I64, 0);
                 vec![z, l]
             }
-            InstData::Print { args } => {
-                for (i, a) in args.iter().enumerate() {
-                    let ty = self.scalar_ty(*a);
-                    let name = format!("adc_rt_print_{}", ty.name());
-                    let first = self.b.ins().iconst(types::I8, (i == 0) as i64);
-                    let x = self.v(*a);
-                    self.call_symbol(&name, &[scalar_clif(ty), types::I8], &[], &[x, first])?;
-                }
-                self.call_symbol("adc_rt_print_end", &[], &[], &[])?;
-                vec![]
-            }
-            InstData::Jump { dest } => {
-                let args = self.block_args(dest);
-                let target = self.blocks[&dest.block];
-                self.b.ins().jump(target, &args);
-                vec![]
-            }
-            InstData::Branch {
-                cond,
-                then_dest,
-                else_dest,
-            } => {
-                let c = self.v(*cond);
-                let (ta, ea) = (self.block_args(then_dest), self.block_args(else_dest));
-                let (tb, eb) = (self.blocks[&then_dest.block], self.blocks[&else_dest.block]);
-                self.b.ins().brif(c, tb, &ta, eb, &ea);
-                vec![]
-            }
-            InstData::Return { args } => {
-                let vals: Vec<clif::Value> = args.iter().flat_map(|a| self.vs(*a)).collect();
-                self.release_tape()?;
-                match self.ret_area {
-                    Some(area) => {
-                        for (i, v) in vals.iter().enumerate() {
-                            self.b.ins().store(TRUSTED, *v, area, (i * 8) as i32);
-                        }
-                        self.b.ins().return_(&[]);
-                    }
-                    None => {
-                        self.b.ins().return_(&vals);
-                    }
-                }
-                vec![]
-            }
+            InstData::Print { args } => self.print(args)?,
+            InstData::Jump { .. } | InstData::Branch { .. } => self.jump_or_branch(&data),
+            InstData::Return { args } => self.ret(args)?,
         };
         self.def(inst, out);
         Ok(())
@@ -432,5 +269,223 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 self.call_symbol(&func.libm_symbol(ty), &params, &[t], xs)?[0]
             }
         })
+    }
+
+    /// A comparison: ordered for floats, signed for integers.
+    fn cmp(&mut self, cond: CmpCond, args: [Value; 2]) -> clif::Value {
+        let (x, y) = (self.v(args[0]), self.v(args[1]));
+        if self.scalar_ty(args[0]).is_float() {
+            let cc = match cond {
+                CmpCond::Eq => FloatCC::Equal,
+                CmpCond::Ne => FloatCC::NotEqual,
+                CmpCond::Lt => FloatCC::LessThan,
+                CmpCond::Le => FloatCC::LessThanOrEqual,
+                CmpCond::Gt => FloatCC::GreaterThan,
+                CmpCond::Ge => FloatCC::GreaterThanOrEqual,
+            };
+            self.b.ins().fcmp(cc, x, y)
+        } else {
+            let cc = match cond {
+                CmpCond::Eq => IntCC::Equal,
+                CmpCond::Ne => IntCC::NotEqual,
+                CmpCond::Lt => IntCC::SignedLessThan,
+                CmpCond::Le => IntCC::SignedLessThanOrEqual,
+                CmpCond::Gt => IntCC::SignedGreaterThan,
+                CmpCond::Ge => IntCC::SignedGreaterThanOrEqual,
+            };
+            self.b.ins().icmp(cc, x, y)
+        }
+    }
+
+    /// A call: the context pointer and a return area for a function of
+    /// ours, the C ABI for an import; then the error check after ours.
+    fn call(
+        &mut self,
+        func: adc_ir::FuncId,
+        args: &[Value],
+    ) -> Result<Vec<clif::Value>, CodegenError> {
+        let callee = self.ir.func(func);
+        let mut cargs = Vec::new();
+        if !callee.is_import() {
+            cargs.push(self.ctx_ptr);
+        }
+        let area = if !callee.is_import() && uses_return_area(callee) {
+            let size = 8 * callee.returns.len() as u32;
+            let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                size,
+                3,
+            ));
+            let addr = self.b.ins().stack_addr(PTR, slot, 0);
+            cargs.push(addr);
+            Some(addr)
+        } else {
+            None
+        };
+        for a in args {
+            cargs.extend(self.vs(*a));
+        }
+        let fid = self.syms.func_ids[func.index()];
+        let fref = self.m.declare_func_in_func(fid, self.b.func);
+        let mut results = if callee.is_import() {
+            super::c_abi::call_extern(&mut self.b, fref, callee, cargs)
+        } else {
+            let call = self.b.ins().call(fref, &cargs);
+            self.b.inst_results(call).to_vec()
+        };
+        if let Some(addr) = area {
+            results = callee
+                .returns
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    self.b
+                        .ins()
+                        .load(scalar_clif(r.elem()), TRUSTED, addr, (i * 8) as i32)
+                })
+                .collect();
+        }
+        if !callee.is_import() {
+            let msg = self.b.ins().load(PTR, TRUSTED, self.ctx_ptr, 0);
+            let exit = self.error_exit();
+            let ok = self.b.create_block();
+            self.b.ins().brif(msg, exit, &[], ok, &[]);
+            self.b.switch_to_block(ok);
+        }
+        Ok(results)
+    }
+
+    /// An 8-byte stack slot, zeroed.
+    fn slot(&mut self) -> clif::Value {
+        let slot =
+            self.b
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+        // A slot holds zero when its instruction executes (as in
+        // the interpreter): derivative code relies on it, a shadow
+        // slot being its own adjoint store.
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let addr = self.b.ins().stack_addr(PTR, slot, 0);
+        self.b.ins().store(TRUSTED, zero, addr, 0);
+        addr
+    }
+
+    /// An array of constant length that lives on the stack
+    /// (`stack_arrays.rs` chose it).
+    fn stack_array_new(&mut self, inst: adc_ir::Inst) -> Vec<clif::Value> {
+        let r = self.func.dfg.inst_results(inst)[0];
+        let n = self.stack_arrays[&r];
+        let size = i64::from(self.func.dfg.value_type(r).elem().size());
+        // Whole 8-byte words, zeroed at every execution.
+        let words = (n.max(1) * size + 7) / 8;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (words * 8) as u32,
+            3,
+        ));
+        let p = self.b.ins().stack_addr(PTR, slot, 0);
+        let z = self.b.ins().iconst(types::I64, 0);
+        for k in 0..words {
+            self.b.ins().store(TRUSTED, z, p, (8 * k) as i32);
+        }
+        vec![p, self.b.ins().iconst(types::I64, n)]
+    }
+
+    /// `print`: one runtime call per argument, then the line's end.
+    fn print(&mut self, args: &[Value]) -> Result<Vec<clif::Value>, CodegenError> {
+        for (i, a) in args.iter().enumerate() {
+            let ty = self.scalar_ty(*a);
+            let name = format!("adc_rt_print_{}", ty.name());
+            let first = self.b.ins().iconst(types::I8, (i == 0) as i64);
+            let x = self.v(*a);
+            self.call_symbol(&name, &[scalar_clif(ty), types::I8], &[], &[x, first])?;
+        }
+        self.call_symbol("adc_rt_print_end", &[], &[], &[])?;
+        Ok(vec![])
+    }
+
+    /// A return: the tape released, the values in the return area when
+    /// the function has one, else in registers.
+    fn ret(&mut self, args: &[Value]) -> Result<Vec<clif::Value>, CodegenError> {
+        let vals: Vec<clif::Value> = args.iter().flat_map(|a| self.vs(*a)).collect();
+        self.release_tape()?;
+        match self.ret_area {
+            Some(area) => {
+                for (i, v) in vals.iter().enumerate() {
+                    self.b.ins().store(TRUSTED, *v, area, (i * 8) as i32);
+                }
+                self.b.ins().return_(&[]);
+            }
+            None => {
+                self.b.ins().return_(&vals);
+            }
+        }
+        Ok(vec![])
+    }
+
+    /// Tape pushes, pops and reads, and the hand-over of a tape between
+    /// the forward and reverse halves of split mode.
+    fn tape_inst(
+        &mut self,
+        inst: adc_ir::Inst,
+        data: &InstData,
+        result_ty: Option<Type>,
+    ) -> Result<Vec<clif::Value>, CodegenError> {
+        Ok(match data {
+            InstData::TapePush { value, tape } => {
+                let words = self.vs(*value);
+                self.tape_push(inst, *tape, &words)?;
+                vec![]
+            }
+            InstData::TapeLend => vec![self.tape_lend()],
+            InstData::TapeReclaim { handle } | InstData::TapeAdopt { handle } => {
+                let h = self.vs(*handle)[0];
+                self.tape_take_over(h);
+                vec![]
+            }
+            InstData::TapeGive { handle } => {
+                let h = self.vs(*handle)[0];
+                self.tape_give(h);
+                vec![]
+            }
+            InstData::TapePop { tape } | InstData::TapeRead { tape } => {
+                let ty = result_ty.expect("invariant: the verifier gives tape reads a result");
+                self.tape_take(ty, *tape, matches!(data, InstData::TapePop { .. }))
+            }
+            _ => unreachable!("invariant: `inst` passes tape instructions only"),
+        })
+    }
+
+    /// A jump or a conditional branch, with the target blocks' arguments.
+    fn jump_or_branch(&mut self, data: &InstData) -> Vec<clif::Value> {
+        match data {
+            InstData::Jump { dest } => {
+                let args = self.block_args(dest);
+                let target = self.blocks[&dest.block];
+                self.b.ins().jump(target, &args);
+                vec![]
+            }
+            InstData::Branch {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let c = self.v(*cond);
+                let (ta, ea) = (self.block_args(then_dest), self.block_args(else_dest));
+                let (tb, eb) = (self.blocks[&then_dest.block], self.blocks[&else_dest.block]);
+                self.b.ins().brif(c, tb, &ta, eb, &ea);
+                vec![]
+            }
+            _ => unreachable!("invariant: `inst` passes jumps and branches only"),
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, arg: Value) -> clif::Value {
+        let x = self.v(arg);
+        match (op, self.scalar_ty(arg)) {
+            (UnaryOp::Not, _) => self.b.ins().bxor_imm_u(x, 1),
+            (UnaryOp::Neg, ScalarType::F32 | ScalarType::F64) => self.b.ins().fneg(x),
+            (UnaryOp::Neg, _) => self.b.ins().ineg(x),
+            (UnaryOp::NoDiff, _) => x,
+        }
     }
 }
