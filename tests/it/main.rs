@@ -24,5 +24,6 @@ mod simd;
 mod sincos;
 mod split;
 mod stack_arrays;
+mod vector;
 mod version;
 mod views;

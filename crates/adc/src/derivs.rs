@@ -51,6 +51,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                     of: entry.into(),
                     params,
                     ret: Activity::Active,
+                    width: 1,
                 },
             )
         }
@@ -85,6 +86,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                     of: entry.into(),
                     params,
                     ret,
+                    width: 1,
                 },
             )
         }

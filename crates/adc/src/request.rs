@@ -56,6 +56,9 @@ pub struct Derivative {
     pub params: Option<Vec<Activity>>,
     /// The result's activity (`Const` for a `void` function).
     pub ret: Activity,
+    /// Derivative directions at once (vector mode,
+    /// docs/derivatives.md#vector-mode); 1 for the plain derivative.
+    pub width: u32,
 }
 
 impl Derivative {
@@ -77,6 +80,7 @@ impl Derivative {
             mode: AdMode::Reverse,
             params: None,
             ret: Activity::Active,
+            width: 1,
         }
     }
 
@@ -100,6 +104,7 @@ impl Derivative {
             mode: AdMode::Reverse,
             params: Some(params),
             ret,
+            width: 1,
         }
     }
 
@@ -123,7 +128,28 @@ impl Derivative {
             mode: AdMode::Forward,
             params: Some(params),
             ret,
+            width: 1,
         }
+    }
+}
+
+impl Derivative {
+    /// The same derivative in vector mode: `width` directions at once
+    /// over one run of the primal (`width = W` in an attribute).
+    ///
+    /// ```
+    /// use adc::{Activity, Derivative};
+    ///
+    /// let d = Derivative::forward("sq", "tsq", vec![Activity::Dual], Activity::DualOnly).with_width(2);
+    /// let jit = adc::compile_jit_with("s.ad", "double sq(double x) { return x * x; }", &[d])
+    ///     .expect("compiles");
+    /// let tsq: adc::TypedFunc<(f64, &[f64], &mut [f64]), ()> = jit.typed("tsq").expect("signature");
+    /// let mut t = [0.0; 2];
+    /// assert_eq!(tsq.call((3.0, &[1.0, 10.0][..], &mut t[..])), Ok(()));
+    /// assert_eq!(t, [6.0, 60.0]);
+    /// ```
+    pub fn with_width(self, width: u32) -> Derivative {
+        Derivative { width, ..self }
     }
 }
 
@@ -177,6 +203,22 @@ pub(crate) fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
             d.of
         ));
     }
+    if d.width == 0 || d.width > adc_frontend::lower::MAX_WIDTH {
+        return Err(format!(
+            "`width` must be between 1 and {}, not {}",
+            adc_frontend::lower::MAX_WIDTH,
+            d.width
+        ));
+    }
+    if d.width > 1
+        && d.mode == AdMode::Reverse
+        && !ActivitySlot::result(&src.returns).fits(Activity::Active, d.mode)
+    {
+        return Err(format!(
+            "reverse vector mode (`width`) needs a `float` or `double` result, and `{}` has none",
+            d.of
+        ));
+    }
     let linkage = if src.linkage == Linkage::Static {
         Linkage::Static
     } else {
@@ -187,6 +229,7 @@ pub(crate) fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
         of: d.of.clone(),
         params,
         ret: d.ret,
+        width: d.width,
     };
     declare(module, id, &d.name, spec, linkage);
     Ok(())

@@ -46,6 +46,8 @@ pub struct ParamDecl {
 pub enum AttrArg {
     Ident(Ident),
     Int(i64, Span),
+    /// `name = value`, as `width = 4`.
+    Named(Ident, Box<AttrArg>, Span),
 }
 
 #[derive(Clone, Debug, PartialEq)]

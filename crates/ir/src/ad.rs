@@ -129,6 +129,10 @@ pub struct DerivSpec {
     pub params: Vec<Activity>,
     /// The return's activity (`Const` for `void`).
     pub ret: Activity,
+    /// Derivative directions carried at once over one primal run (vector
+    /// mode, `width = W`; printed ` width W` after the activities when
+    /// above 1).
+    pub width: u32,
 }
 
 /// What an instruction computes, as the `propagate` pass classifies it:
@@ -260,6 +264,7 @@ pub fn default_spec(src: &Function, mode: AdMode) -> DerivSpec {
             (true, AdMode::Forward) => Activity::Dual,
             (true, AdMode::Reverse) => Activity::ActiveOnly,
         },
+        width: 1,
     }
 }
 
@@ -369,10 +374,117 @@ pub fn reverse_signature(
 
 /// The signature a request generates.
 pub fn spec_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type>) {
-    match spec.mode {
-        AdMode::Forward => forward_signature(src, &spec.params, spec.ret),
-        AdMode::Reverse => reverse_signature(src, &spec.params, spec.ret),
+    match (spec.mode, spec.width) {
+        (AdMode::Forward, 0 | 1) => forward_signature(src, &spec.params, spec.ret),
+        (AdMode::Reverse, 0 | 1) => reverse_signature(src, &spec.params, spec.ret),
+        (AdMode::Forward, _) => vector_forward_signature(src, &spec.params, spec.ret),
+        (AdMode::Reverse, _) => vector_reverse_signature(src, &spec.params, spec.ret),
     }
+}
+
+/// A tangent of vector mode: an array holding the `W` tangents of a
+/// scalar, or `W` times the elements of an array, direction after
+/// direction; `inout` where the width-1 tangent is by reference.
+fn vector_tangent_param(p: &Param) -> Param {
+    let t = tangent_param(p);
+    let mode = match p.ty {
+        Type::Scalar(_) => ParamMode::In,
+        _ => t.mode,
+    };
+    Param {
+        ty: Type::Array(p.ty.elem()),
+        mode,
+        ..t
+    }
+}
+
+/// The forward-mode signature of vector mode (`width = W`,
+/// docs/derivatives.md#vector-mode): each tangent an array of `W`
+/// directions ([`vector_tangent_param`]) right after its parameter; an
+/// active return returns the primal results (none for `DualOnly`) and
+/// writes each float result's `W` tangents to an `out` array appended last
+/// (`t_ret`, then `t_ret1`, ... for a tuple).
+pub fn vector_forward_signature(
+    src: &Function,
+    acts: &[Activity],
+    ret: Activity,
+) -> (Vec<Param>, Vec<Type>) {
+    let mut params: Vec<Param> = forward_param_layout(src, acts)
+        .into_iter()
+        .map(|(i, t)| {
+            if t {
+                vector_tangent_param(&src.params[i])
+            } else {
+                src.params[i].clone()
+            }
+        })
+        .collect();
+    let floats: Vec<Type> = src
+        .returns
+        .iter()
+        .filter(|t| t.elem().is_float())
+        .copied()
+        .collect();
+    if ret.is_active() {
+        for (k, t) in floats.iter().enumerate() {
+            params.push(Param {
+                name: if k == 0 {
+                    "t_ret".to_string()
+                } else {
+                    format!("t_ret{k}")
+                },
+                ty: Type::Array(t.elem()),
+                mode: ParamMode::Out,
+            });
+        }
+    }
+    let returns = match ret {
+        Activity::DualOnly | Activity::ActiveOnly => Vec::new(),
+        _ => src.returns.clone(),
+    };
+    (params, returns)
+}
+
+/// The reverse-mode signature of vector mode (float scalar return only):
+/// each `Active` scalar's `W` gradients to an `out T[] d_x` right after it,
+/// shadows of `W` directions after `Duplicated` parameters, and the seed
+/// `T[] seed` of `W` directions appended last; the primal result returned
+/// unless `ActiveOnly`.
+pub fn vector_reverse_signature(
+    src: &Function,
+    acts: &[Activity],
+    ret: Activity,
+) -> (Vec<Param>, Vec<Type>) {
+    let mut params = Vec::new();
+    for (p, a) in src.params.iter().zip(acts) {
+        params.push(p.clone());
+        match a {
+            Activity::Active => params.push(Param {
+                mode: ParamMode::Out,
+                ..vector_tangent_param(p)
+            }),
+            Activity::Duplicated | Activity::DuplicatedOnly => params.push(Param {
+                mode: ParamMode::Inout,
+                ..vector_tangent_param(p)
+            }),
+            _ => (),
+        }
+    }
+    if matches!(ret, Activity::Active | Activity::ActiveOnly) {
+        for t in src.returns.iter().filter(|t| t.elem().is_float()) {
+            params.push(Param {
+                name: "seed".to_string(),
+                ty: Type::Array(t.elem()),
+                mode: ParamMode::In,
+            });
+        }
+    }
+    let returns = if ret == Activity::ActiveOnly {
+        Vec::new()
+    } else {
+        src.returns.clone()
+    };
+    (params, returns)
 }
 
 /// Where each array parameter of `src` and its shadow (reverse mode) or
@@ -381,6 +493,11 @@ pub fn spec_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type
 /// call can name itself in the runtime error).
 pub fn shadow_pairs(src: &Function, spec: &DerivSpec) -> Vec<(usize, usize)> {
     let mut pairs = Vec::new();
+    // Vector mode's shadows are `W` times as long: the generated function
+    // checks them.
+    if spec.width > 1 {
+        return pairs;
+    }
     let mut pos = 0;
     for (p, a) in src.params.iter().zip(&spec.params) {
         let shadowed = match spec.mode {

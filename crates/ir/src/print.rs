@@ -173,6 +173,9 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
             .map(|a| a.to_string())
             .collect();
         write!(out, " = {mode} @{}({})", spec.of, acts.join(", "))?;
+        if spec.width > 1 {
+            write!(out, " width {}", spec.width)?;
+        }
     }
     if func.linkage == Linkage::Import || func.layout.is_empty() {
         return writeln!(out);

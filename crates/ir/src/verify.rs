@@ -82,13 +82,14 @@ struct FuncVerifier<'a> {
 
 impl FuncVerifier<'_> {
     /// The signature callers see. A reverse derivative still being
-    /// generated has its forward-mode signature until `transpose`; callers
+    /// generated has its forward-mode signature until `transpose`, a
+    /// vector-mode one its width-1 signature until `widen`; callers
     /// already use the final one.
     fn callee_signature(&self, callee: &Function) -> (Vec<crate::function::Param>, Vec<Type>) {
         if let Some(spec) = callee
             .deriv
             .as_ref()
-            .filter(|d| d.mode == crate::ad::AdMode::Reverse)
+            .filter(|d| d.mode == crate::ad::AdMode::Reverse || d.width > 1)
         {
             if let Some(src) = self.module.find(&spec.of) {
                 return crate::ad::spec_signature(self.module.func(src), spec);
@@ -338,8 +339,8 @@ impl FuncVerifier<'_> {
                 _ => Err("aliascheck compares two arrays".into()),
             },
             InstData::LenCheck { args } => match (self.ty(args[0]), self.ty(args[1])) {
-                (Type::Array(_), Type::Array(_)) => Ok(vec![]),
-                _ => Err("lencheck compares two arrays".into()),
+                (Type::Array(_) | Type::I64, Type::Array(_)) => Ok(vec![]),
+                _ => Err("lencheck compares an array with an array or an `i64` length".into()),
             },
             InstData::DeferFree { array } => match self.ty(*array) {
                 Type::Array(_) => Ok(vec![]),

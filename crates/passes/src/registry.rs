@@ -36,6 +36,11 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
     ("lower-pairs", |m| {
         m.funcs.iter_mut().try_for_each(ad::lower_pairs::run)
     }),
+    ("widen", |m| {
+        generated(m, false)
+            .into_iter()
+            .try_for_each(|id| ad::widen::run(m, id))
+    }),
     ("unzip", |m| {
         generated(m, true)
             .into_iter()

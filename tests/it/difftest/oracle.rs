@@ -7,7 +7,9 @@
 //! forward agree, and with differences of the first derivative; (d) a
 //! panic, a compile error (E0999 or any other) or a runtime error fails;
 //! (e) the IR interpreter, after every stage, agrees with the JIT
-//! (`interp.rs`; off with `ADC_DIFFTEST_INTERP=0`).
+//! (`interp.rs`; off with `ADC_DIFFTEST_INTERP=0`); (f) vector mode: a
+//! width-3 forward derivative on three directions against the width-1
+//! one on each, to rounding.
 
 use super::gen::{Program, Rng};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
@@ -42,7 +44,8 @@ pub fn module(p: &Program, second: bool) -> String {
     let mut p = p.clone();
     let f = p.funcs.last_mut().unwrap();
     f.attrs = "[autodiff_reverse(f_rev, Active, Active, Duplicated, Active)]\n\
-               [autodiff_forward(f_fwd, Dual, Dual, Dual, Dual)]\n"
+               [autodiff_forward(f_fwd, Dual, Dual, Dual, Dual)]\n\
+               [autodiff_forward(f_vec, Dual, Dual, Dual, Dual, width = 3)]\n"
         .into();
     let mut s = p.source();
     if second {
@@ -236,8 +239,10 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
         let mut r = Rng::new(x.to_bits() ^ y.to_bits());
         dirs.push((0..n + 2).map(|_| r.range(-1.0, 1.0)).collect());
         let mut tv = 0.0;
+        let mut tangents = Vec::new();
         for v in &dirs {
             let (pf, t) = fwd(v)?;
+            tangents.push(t);
             if !close(pf, p0, 1e-12, 0.0) {
                 return fail("primal", format!("f_fwd's primal {pf} but f gives {p0}"));
             }
@@ -252,6 +257,36 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
                 );
             }
             tv = t;
+        }
+        // (f) vector mode: the first, the last unit and the random
+        // direction at once.
+        let picks = [0, dirs.len() - 2, dirs.len() - 1];
+        let lane = |k: usize| -> Vec<f64> { picks.iter().map(|&p| dirs[p][k]).collect() };
+        let ta: Vec<f64> = picks.iter().flat_map(|&p| dirs[p][2..].to_vec()).collect();
+        let mut vargs = [
+            s(x),
+            arr(&lane(0)),
+            s(y),
+            arr(&lane(1)),
+            arr(a),
+            arr(&ta),
+            arr(&[0.0; 3]),
+        ];
+        let pv = call(&j, "f_vec", &mut vargs)?;
+        let ArgValue::Array(ArrayValue::F64(t_ret)) = &vargs[6] else {
+            unreachable!()
+        };
+        for (k, &p) in picks.iter().enumerate() {
+            let scale: f64 = grad.iter().zip(&dirs[p]).map(|(g, v)| (g * v).abs()).sum();
+            if !close(pv[0], p0, 1e-12, 0.0) || !close(t_ret[k], tangents[p], 1e-11, scale) {
+                return fail(
+                    "vector",
+                    format!(
+                        "at x={x:?} y={y:?} a={a:?}\ndirection {:?}\nwidth 3: primal {:?}, lane {k} {:?}; width 1: primal {p0:?}, tangent {:?}",
+                        dirs[p], pv[0], t_ret[k], tangents[p]
+                    ),
+                );
+            }
         }
         // (b) forward against central differences along the random direction.
         let v = dirs.last().unwrap();

@@ -60,6 +60,9 @@ pub enum Stage {
     Propagate,
     /// Every `dpair` split into its value and its tangent.
     LowerPairs,
+    /// Vector-mode derivatives (`width = W`) carry `W` lanes of
+    /// differentials.
+    Widen,
     /// Reverse derivatives split into a primal part and a differential
     /// part.
     Unzip,
@@ -89,6 +92,7 @@ impl Stage {
         ("linearize", Stage::Linearize),
         ("propagate", Stage::Propagate),
         ("lower-pairs", Stage::LowerPairs),
+        ("widen", Stage::Widen),
         ("unzip", Stage::Unzip),
         ("transpose", Stage::Transpose),
         ("opt", Stage::Opt),
@@ -310,6 +314,7 @@ fn run_stages_here(module: &mut Module, stage: Stage) -> Result<(), adc_passes::
         Stage::Linearize => AdStage::Linearize,
         Stage::Propagate => AdStage::Propagate,
         Stage::LowerPairs => AdStage::LowerPairs,
+        Stage::Widen => AdStage::Widen,
         Stage::Unzip => AdStage::Unzip,
         _ => AdStage::Transpose,
     };
@@ -340,6 +345,7 @@ pub fn stage_snapshots(module: Module) -> Result<Vec<(Stage, Module)>, adc_passe
             (AdStage::Linearize, Stage::Linearize),
             (AdStage::Propagate, Stage::Propagate),
             (AdStage::LowerPairs, Stage::LowerPairs),
+            (AdStage::Widen, Stage::Widen),
             (AdStage::Unzip, Stage::Unzip),
             (AdStage::Transpose, Stage::Transpose),
         ];

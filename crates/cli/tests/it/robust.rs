@@ -354,6 +354,7 @@ fn textual_ir_is_made_safe() {
         "linearize",
         "propagate",
         "lower-pairs",
+        "widen",
         "unzip",
         "transpose",
         "opt",

@@ -113,7 +113,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             InstData::PairPrimal { pair } => vec![self.vs(*pair)[0]],
             InstData::PairDiff { pair } => vec![self.vs(*pair)[1]],
             InstData::LenCheck { args } => {
-                let (a, b) = (self.vs(args[0])[1], self.vs(args[1])[1]);
+                // `lencheck n, b` (vector mode) compares with a length.
+                let first = self.vs(args[0]);
+                let a = match first.as_slice() {
+                    [n] => *n,
+                    pair => pair[1],
+                };
+                let b = self.vs(args[1])[1];
                 let differ = self.b.ins().icmp(IntCC::NotEqual, a, b);
                 self.check(differ, inst, "shadow length differs from its primal's")?;
                 vec![]

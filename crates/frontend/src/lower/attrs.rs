@@ -44,7 +44,13 @@ pub(crate) fn check_function_attr(
             };
             let has_ret = f.ret != ReturnType::Void;
             let want = f.params.len() + usize::from(has_ret);
-            let acts = &args[1..];
+            let named = args[1..]
+                .iter()
+                .rev()
+                .take_while(|a| matches!(a, AttrArg::Named(..)))
+                .count();
+            let acts = &args[1..args.len() - named];
+            let width = vector_width(&args[args.len() - named..], mode, f, globals, diags)?;
             if acts.len() != want {
                 diags.push(
                     Diagnostic::error("E0302", format!("`{}` has {} parameter{}{}, so `{name}` needs {want} activities, found {}", f.name.name, f.params.len(), if f.params.len() == 1 { "" } else { "s" }, if has_ret { " and a return value" } else { "" }, acts.len()), a.span)
@@ -109,6 +115,7 @@ pub(crate) fn check_function_attr(
                         of: f.name.name.clone(),
                         params: activities,
                         ret: ret.unwrap_or(Activity::Const),
+                        width,
                     },
                 ));
             }
@@ -163,6 +170,83 @@ pub(crate) fn check_function_attr(
         }
     }
 }
+
+/// The width of `width = W` among a derivative attribute's named
+/// arguments (1 without one); E0308 for anything else there, or a width
+/// that is not a positive integer literal or `const int` up to
+/// [`MAX_WIDTH`], or reverse vector mode on a function without one float
+/// result.
+fn vector_width(
+    named: &[AttrArg],
+    mode: AdMode,
+    f: &FuncDecl,
+    globals: &Globals,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<u32> {
+    let mut width = None;
+    for arg in named {
+        let AttrArg::Named(name, value, span) = arg else {
+            continue;
+        };
+        if name.name != "width" {
+            diags.push(with_suggestion(
+                Diagnostic::error(
+                    "E0308",
+                    format!("unknown option `{}` of a derivative attribute", name.name),
+                    name.span,
+                ),
+                &name.name,
+                ["width"],
+            ));
+            return None;
+        }
+        if width.is_some() {
+            diags.push(Diagnostic::error("E0308", "`width` is given twice", *span));
+            return None;
+        }
+        let w = match value.as_ref() {
+            AttrArg::Int(k, _) => Some(*k),
+            AttrArg::Ident(id) => match globals.consts.get(&id.name) {
+                Some(adc_ir::Constant::I64(k)) => Some(*k),
+                _ => None,
+            },
+            AttrArg::Named(..) => None,
+        };
+        match w {
+            Some(k) if (1..=i64::from(MAX_WIDTH)).contains(&k) => width = Some(k as u32),
+            _ => {
+                diags.push(
+                    Diagnostic::error(
+                        "E0308",
+                        format!("`width` needs a positive integer literal or `const int` up to {MAX_WIDTH}"),
+                        *span,
+                    )
+                    .with_note("the number of derivative directions the generated function carries, as in `width = 4`"),
+                );
+                return None;
+            }
+        }
+    }
+    let width = width.unwrap_or(1);
+    let float_ret = matches!(f.ret, ReturnType::Base(BaseType::Double | BaseType::Float));
+    if width > 1 && mode == AdMode::Reverse && !float_ret {
+        let span = named.first().map_or(f.span, |a| match a {
+            AttrArg::Named(_, _, s) => *s,
+            _ => f.span,
+        });
+        diags.push(Diagnostic::error(
+            "E0308",
+            format!("reverse vector mode (`width`) needs a `float` or `double` result, and `{}` has none", f.name.name),
+            span,
+        ));
+        return None;
+    }
+    Some(width)
+}
+
+/// The largest `width` of vector mode: the generated code holds `W` copies
+/// of the derivative part.
+pub const MAX_WIDTH: u32 = 64;
 
 /// The attributes a function may carry (docs/derivatives.md).
 const FUNCTION_ATTRIBUTES: &[&str] = &[

@@ -205,7 +205,9 @@ pub enum InstData {
         args: [Value; 2],
     },
     /// A runtime error unless the two arrays have the same length (a
-    /// shadow must be as long as its primal).
+    /// shadow must be as long as its primal); `lencheck n, a` with an
+    /// `i64` first: unless `a` has `n` elements (a vector-mode shadow holds
+    /// `W` times its primal's elements).
     LenCheck {
         args: [Value; 2],
     },

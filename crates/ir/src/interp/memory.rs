@@ -110,6 +110,9 @@ impl Machine<'_> {
                 (Val::Arr(_, _, a), Val::Arr(_, _, b)) if a != b => {
                     return fail("shadow length differs from its primal's")
                 }
+                (Val::S(Constant::I64(a)), Val::Arr(_, _, b)) if a != b as i64 => {
+                    return fail("shadow length differs from its primal's")
+                }
                 _ => None,
             },
             InstData::CopyRange {

@@ -42,12 +42,30 @@ impl Parser<'_> {
         }
         self.expect(")")?;
         let ret = acts.pop().unwrap_or(Activity::Const);
+        let mut width = 1;
+        if self.peek_word() == Some("width") {
+            self.pos += 1;
+            width = match self.next()? {
+                Tok::Number(n) => match n.parse::<u32>() {
+                    Ok(w) if w > 1 => w,
+                    _ => {
+                        self.pos -= 1;
+                        err!(self, "expected a width above 1, found `{n}`")
+                    }
+                },
+                t => {
+                    self.pos -= 1;
+                    err!(self, "expected a width, found {t}")
+                }
+            };
+        }
         // The return activity is always written, `Const` for `void`.
         Ok(DerivSpec {
             mode,
             of,
             params: acts,
             ret,
+            width,
         })
     }
 

@@ -12,6 +12,7 @@ pub mod propagate;
 pub mod split;
 pub mod transpose;
 pub mod unzip;
+pub mod widen;
 
 use adc_ir::ad::{default_spec, spec_signature};
 use adc_ir::{Activity, AdMode, FuncId, Function, Linkage, Module, Span};
@@ -132,7 +133,7 @@ pub fn derivative_of(
 
 /// The derivative `name` of `callee` with `spec`: found, or declared (no
 /// body until `linearize` makes one).
-fn declare(
+pub(crate) fn declare(
     module: &mut Module,
     callee: FuncId,
     name: String,
@@ -300,6 +301,7 @@ pub enum AdStage {
     Linearize,
     Propagate,
     LowerPairs,
+    Widen,
     Unzip,
     Transpose,
 }
@@ -364,6 +366,12 @@ pub fn differentiate_observed(
             crate::ad::lower_pairs::run(module.func_mut(id))?;
         }
         if reached(AdStage::LowerPairs, module) {
+            return Ok(());
+        }
+        for &id in &generated {
+            crate::ad::widen::run(module, id)?;
+        }
+        if reached(AdStage::Widen, module) {
             return Ok(());
         }
         let reverse: Vec<FuncId> = generated

@@ -81,10 +81,11 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     for (i, t) in tags {
         func.set_tag(i, t);
     }
+    // Vector mode keeps it for `widen`, which finishes the function.
     if func
         .deriv
         .as_ref()
-        .is_some_and(|d| d.mode == AdMode::Forward)
+        .is_some_and(|d| d.mode == AdMode::Forward && d.width <= 1)
     {
         func.deriv = None;
     }

@@ -1,0 +1,109 @@
+//! `widen`: vector mode (`width = W`). Carries `W` derivative directions
+//! over one run of the primal code.
+//!
+//! Assumes: `lower-pairs`' output for a request whose spec has `width`
+//! above 1 (`propagate` keeps such a spec): a width-1 forward-mode
+//! derivative whose instructions `propagate` classified.
+//! Guarantees (check with `adc ir --after widen`): the function has the
+//! signature of docs/derivatives.md#vector-mode. Its primal instructions
+//! are the input's, once each, so the primal runs once. Every differential
+//! value, differential instruction and block parameter that carries a
+//! tangent stands `W` times, one lane per direction, in lane order (the
+//! vector differential type, spelled out lane by lane). Shadows too: a
+//! tangent parameter of `W` directions is split into `W` views (scalars:
+//! `W` loads), after `lencheck` of its length; a local shadow is one
+//! array of `W` times the elements, split the same way. A call of a
+//! callee's derivative calls its vector-mode derivative
+//! (`__adc_fwdMASKxW_NAME`, which `linearize` declared along with the
+//! caller, `declare_callees`) once, with the lanes of scalar tangents
+//! gathered into an array of `W` (and scattered back for references). A
+//! custom forward derivative that only reads its arguments is called once
+//! per lane. The tangents of the result go to the `t_ret` arrays.
+//! Lanes are not yet vector registers: codegen sees `W` scalar copies.
+//!
+//! Not handled (E0401): arrays on the tape (vector mode over a reverse
+//! derivative's tape of arrays), a part (`view`) of a shadow passed to a
+//! callee, custom forward derivatives of functions that write through
+//! their parameters, and reverse mode.
+
+mod build;
+mod shadows;
+
+use crate::ad::{jvp_source, AdError};
+use adc_ir::{AdMode, FuncId, InstData, Module};
+
+pub(crate) use shadows::callee_spec;
+
+/// Widens the function `id` if its request has a width above 1.
+pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
+    let func = module.func(id);
+    let Some(spec) = func.deriv.clone().filter(|s| s.width > 1) else {
+        return Ok(());
+    };
+    if spec.mode == AdMode::Reverse {
+        return Err(AdError::new(
+            "reverse vector mode (`width` on `autodiff_reverse`) is not supported yet: use `autodiff_forward` with `width`",
+            func.deriv_span,
+        ));
+    }
+    let out = build::widen(module, id, &spec)?;
+    *module.func_mut(id) = out;
+    if cfg!(debug_assertions) {
+        if let Err(e) = adc_ir::verify(module) {
+            return Err(AdError::internal(
+                format!("internal error: `widen` left IR that does not verify:\n{e}"),
+                module.func(id).deriv_span,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The name of the vector-mode derivative of width `width` standing for a
+/// width-1 derivative with `spec`: `__adc_fwdMASKxW_NAME` (MASK a `d` or
+/// `c` per parameter).
+fn vector_name(spec: &adc_ir::DerivSpec, width: u32) -> String {
+    let mask: String = spec
+        .params
+        .iter()
+        .map(|a| if a.is_active() { 'd' } else { 'c' })
+        .collect();
+    format!("__adc_fwd{mask}x{width}_{}", spec.of)
+}
+
+/// The vector-mode derivative a call of `callee` (a width-1 derivative)
+/// becomes in a derivative of width `width`, if declared.
+pub(crate) fn vector_callee(module: &Module, callee: FuncId, width: u32) -> Option<FuncId> {
+    let spec = callee_spec(module, callee)?;
+    module.find(&vector_name(&spec, width))
+}
+
+/// After `linearize` generated `id`: when it has a width above 1, declares
+/// the vector-mode derivative of every callee derivative it calls, so that
+/// `linearize` generates them in the same run.
+pub fn declare_callees(module: &mut Module, id: FuncId) {
+    let func = module.func(id);
+    let Some(width) = func.deriv.as_ref().map(|s| s.width).filter(|w| *w > 1) else {
+        return;
+    };
+    let mut wanted = Vec::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            if let InstData::Call { func: callee, .. } = func.dfg.inst(i) {
+                if jvp_source(module, *callee).is_some() {
+                    if let Some(spec) = callee_spec(module, *callee) {
+                        wanted.push((spec, func.span(i)));
+                    }
+                }
+            }
+        }
+    }
+    for (spec, span) in wanted {
+        let Some(src) = module.find(&spec.of) else {
+            continue;
+        };
+        let name = vector_name(&spec, width);
+        let spec = adc_ir::DerivSpec { width, ..spec };
+        crate::ad::declare(module, src, name, spec, span);
+    }
+}

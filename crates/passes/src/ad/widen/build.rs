@@ -1,0 +1,851 @@
+//! `widen`'s walk: the function rebuilt with every differential value and
+//! shadow in `W` lanes.
+
+use super::shadows::{shadows, tangent_positions, whole};
+use crate::ad::{diff_values, jvp_source, AdError};
+use adc_ir::ad::{forward_param_layout, linearized_activities, spec_signature};
+use adc_ir::{
+    Activity, BinaryOp, Block, BlockCall, Constant, DerivSpec, FuncId, Function, Inst, InstData,
+    Module, ParamMode, Span, Tag, Type, Value,
+};
+
+/// How a value of the input stands in the output.
+#[derive(Clone, Debug)]
+enum Lanes {
+    Unmapped,
+    /// A primal value: once.
+    One(Value),
+    /// A differential value or shadow: one per direction; `whole`: the
+    /// array of `W` times the elements the lanes view (see
+    /// `shadows::whole`).
+    Wide {
+        lanes: Vec<Value>,
+        whole: Option<Value>,
+    },
+}
+
+pub(super) struct Widener<'a> {
+    module: &'a Module,
+    old: &'a Function,
+    out: Function,
+    width: u32,
+    /// Differential values and shadows of `old`: they get lanes.
+    laned: Vec<bool>,
+    whole: Vec<bool>,
+    map: Vec<Lanes>,
+    bmap: Vec<Option<Block>>,
+    cur: Block,
+    span: Span,
+    /// `t_ret` parameters: each float result's `W` tangents go there.
+    t_ret: Vec<Value>,
+    ret: Activity,
+    n_returns: usize,
+}
+
+/// The widened `id`, whose spec is `spec` (width above 1, forward mode).
+pub(super) fn widen(module: &Module, id: FuncId, spec: &DerivSpec) -> Result<Function, AdError> {
+    let old = module.func(id);
+    let src_id = module.find(&spec.of).ok_or_else(|| {
+        AdError::internal(format!("internal error: no `{}`", spec.of), old.deriv_span)
+    })?;
+    let src = module.func(src_id);
+    let diff = diff_values(module, old);
+    let shadow = shadows(module, old, src, spec);
+    let whole = whole(old, &shadow);
+    let laned: Vec<bool> = diff.iter().zip(&shadow).map(|(d, s)| *d || *s).collect();
+    let (params, returns) = spec_signature(src, spec);
+    let mut out = Function::new(old.name.clone(), params, returns, old.linkage);
+    out.deriv_span = old.deriv_span;
+    out.decl_span = old.decl_span;
+    let mut w = Widener {
+        module,
+        old,
+        out,
+        width: spec.width,
+        laned,
+        whole,
+        map: vec![Lanes::Unmapped; old.dfg.num_values()],
+        bmap: vec![None; old.dfg.num_blocks()],
+        cur: Block::new(0),
+        span: old.deriv_span,
+        t_ret: Vec::new(),
+        ret: spec.ret,
+        n_returns: src.returns.len(),
+    };
+    w.blocks();
+    w.entry(src, spec)?;
+    for b in crate::cfg::dominator_order(old) {
+        w.cur = w.block(b)?;
+        for &i in &old.dfg.block(b).insts {
+            w.span = old.span(i);
+            w.inst(i)?;
+        }
+    }
+    Ok(w.out)
+}
+
+impl Widener<'_> {
+    fn err(&self, what: &str) -> AdError {
+        AdError::new(
+            format!("vector mode (`width`) cannot yet handle {what}"),
+            self.span,
+        )
+    }
+
+    fn internal(&self, what: &str) -> AdError {
+        AdError::internal(format!("internal error: `widen`: {what}"), self.span)
+    }
+
+    fn block(&self, b: Block) -> Result<Block, AdError> {
+        self.bmap[b.index()].ok_or_else(|| self.internal("a block without a twin"))
+    }
+
+    fn emit(&mut self, data: InstData, types: &[Type], tag: Tag) -> Vec<Value> {
+        let inst = self.out.append_inst(self.cur, data, types, self.span);
+        self.out.set_tag(inst, tag);
+        self.out.dfg.inst_results(inst).to_vec()
+    }
+
+    fn emit1(&mut self, data: InstData, ty: Type, tag: Tag) -> Value {
+        self.emit(data, &[ty], tag)[0]
+    }
+
+    fn iconst(&mut self, k: i64) -> Value {
+        self.emit1(
+            InstData::Const {
+                value: Constant::I64(k),
+            },
+            Type::I64,
+            Tag::Primal,
+        )
+    }
+
+    /// `v` once (a primal value).
+    fn one(&self, v: Value) -> Result<Value, AdError> {
+        match &self.map[v.index()] {
+            Lanes::One(x) => Ok(*x),
+            Lanes::Wide { .. } => Err(self.internal(&format!("{v} has lanes where one is used"))),
+            Lanes::Unmapped => Err(self.internal(&format!("{v} used before it is defined"))),
+        }
+    }
+
+    /// Lane `k` of `v` (a primal value is the same in every lane).
+    fn lane(&self, v: Value, k: usize) -> Result<Value, AdError> {
+        match &self.map[v.index()] {
+            Lanes::One(x) => Ok(*x),
+            Lanes::Wide { lanes, .. } => Ok(lanes[k]),
+            Lanes::Unmapped => Err(self.internal(&format!("{v} used before it is defined"))),
+        }
+    }
+
+    fn whole_of(&self, v: Value) -> Option<Value> {
+        match &self.map[v.index()] {
+            Lanes::Wide { whole, .. } => *whole,
+            _ => None,
+        }
+    }
+
+    fn lanes(&self) -> std::ops::Range<usize> {
+        0..self.width as usize
+    }
+
+    /// Twins of the blocks, with their parameters: `W` per laned one (and
+    /// the whole array after them when it is kept whole).
+    fn blocks(&mut self) {
+        let old = self.old;
+        for (k, &b) in old.layout.iter().enumerate() {
+            let nb = self.out.dfg.make_block();
+            self.out.layout.push(nb);
+            self.bmap[b.index()] = Some(nb);
+            if k == 0 {
+                continue;
+            }
+            for &p in old.dfg.block_params(b) {
+                let ty = old.dfg.value_type(p);
+                self.map[p.index()] = if self.laned[p.index()] {
+                    let lanes = self
+                        .lanes()
+                        .map(|_| self.out.dfg.append_block_param(nb, ty))
+                        .collect();
+                    let whole =
+                        self.whole[p.index()].then(|| self.out.dfg.append_block_param(nb, ty));
+                    Lanes::Wide { lanes, whole }
+                } else {
+                    Lanes::One(self.out.dfg.append_block_param(nb, ty))
+                };
+            }
+        }
+    }
+
+    /// The entry's parameters: primal ones as they are, tangents split
+    /// into lanes after a check of their length, and the `t_ret` arrays.
+    fn entry(&mut self, src: &Function, spec: &DerivSpec) -> Result<(), AdError> {
+        let old = self.old;
+        let entry = old.entry_block().ok_or_else(|| self.internal("no body"))?;
+        self.cur = self.block(entry)?;
+        let param_types: Vec<Type> = self.out.params.iter().map(|p| p.ty).collect();
+        let new_params: Vec<Value> = param_types
+            .into_iter()
+            .map(|ty| self.out.dfg.append_block_param(self.cur, ty))
+            .collect();
+        let (acts, _) = linearized_activities(spec);
+        let layout = forward_param_layout(src, &acts);
+        let old_params = old.dfg.block_params(entry).to_vec();
+        let w = i64::from(self.width);
+        let mut primal_of = Vec::new();
+        for (k, ((i, is_tan), &op)) in layout.iter().zip(&old_params).enumerate() {
+            let np = new_params[k];
+            if !is_tan {
+                self.map[op.index()] = Lanes::One(np);
+                primal_of.push((*i, np));
+                continue;
+            }
+            let ty = old.dfg.value_type(op);
+            let primal = primal_of
+                .iter()
+                .find(|(j, _)| j == i)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| self.internal("a tangent before its primal"))?;
+            self.map[op.index()] = match ty {
+                Type::Array(_) => {
+                    let n =
+                        self.emit1(InstData::ArrayLen { array: primal }, Type::I64, Tag::Primal);
+                    let wc = self.iconst(w);
+                    let wn = self.emit1(
+                        InstData::Binary {
+                            op: BinaryOp::Mul,
+                            args: [n, wc],
+                        },
+                        Type::I64,
+                        Tag::Primal,
+                    );
+                    self.emit(InstData::LenCheck { args: [wn, np] }, &[], Tag::Primal);
+                    let lanes = self.views(np, n)?;
+                    Lanes::Wide {
+                        lanes,
+                        whole: Some(np),
+                    }
+                }
+                Type::Ref(_) | Type::Scalar(_) => {
+                    let wc = self.iconst(w);
+                    self.emit(InstData::LenCheck { args: [wc, np] }, &[], Tag::Primal);
+                    let mut lanes = Vec::new();
+                    for k in self.lanes() {
+                        let index = self.iconst(k as i64);
+                        lanes.push(match ty {
+                            Type::Ref(_) => {
+                                self.emit1(InstData::ElemRef { array: np, index }, ty, Tag::Primal)
+                            }
+                            _ => self.emit1(
+                                InstData::Load {
+                                    array: np,
+                                    index,
+                                    checked: false,
+                                },
+                                ty,
+                                Tag::Diff,
+                            ),
+                        });
+                    }
+                    Lanes::Wide { lanes, whole: None }
+                }
+                Type::Pair(_) => return Err(self.internal("a dpair after lower-pairs")),
+            };
+        }
+        for &p in &new_params[layout.len()..] {
+            let wc = self.iconst(w);
+            self.emit(InstData::LenCheck { args: [wc, p] }, &[], Tag::Primal);
+            self.t_ret.push(p);
+        }
+        Ok(())
+    }
+
+    /// `W` views of `whole`, `n` elements each, direction after direction.
+    fn views(&mut self, whole: Value, n: Value) -> Result<Vec<Value>, AdError> {
+        let ty = self.out.dfg.value_type(whole);
+        let mut lanes = Vec::new();
+        let mut lo = self.iconst(0);
+        for _ in self.lanes() {
+            let hi = self.emit1(
+                InstData::Binary {
+                    op: BinaryOp::Add,
+                    args: [lo, n],
+                },
+                Type::I64,
+                Tag::Primal,
+            );
+            lanes.push(self.emit1(
+                InstData::ArrayView {
+                    array: whole,
+                    lo,
+                    hi,
+                },
+                ty,
+                Tag::Primal,
+            ));
+            lo = hi;
+        }
+        Ok(lanes)
+    }
+
+    fn set(&mut self, old_results: &[Value], new: Vec<Value>) {
+        for (r, v) in old_results.iter().zip(new) {
+            self.map[r.index()] = Lanes::One(v);
+        }
+    }
+
+    fn inst(&mut self, i: Inst) -> Result<(), AdError> {
+        let old = self.old;
+        let data = old.dfg.inst(i).clone();
+        let results = old.dfg.inst_results(i).to_vec();
+        let types = crate::defs::result_types(old, i);
+        if data.is_terminator() {
+            return self.terminator(data);
+        }
+        let laned_result = results.first().is_some_and(|r| self.laned[r.index()]);
+        let laned_arg = data.args().iter().any(|a| self.laned[a.index()]);
+        match (old.tag(i), &data) {
+            (Tag::Mixed, InstData::Call { func, args })
+                if jvp_source(self.module, *func).is_some() =>
+            {
+                self.call(*func, args, &results)
+            }
+            (Tag::Primal, InstData::LenCheck { args }) if self.laned[args[1].index()] => Ok(()),
+            (Tag::Primal, _) if laned_result => self.shadow_inst(&data, &results, &types),
+            (Tag::Primal, _) if laned_arg => Err(self.err(&format!(
+                "`{}` on a shadow",
+                adc_ir::print::fmt_inst_data(Some(self.module), &data)
+            ))),
+            (Tag::Primal, _) => {
+                let mut d = data.clone();
+                let mut bad = None;
+                d.map_args(|a| match self.one(a) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        bad = Some(e);
+                        a
+                    }
+                });
+                if let Some(e) = bad {
+                    return Err(e);
+                }
+                let vals = self.emit(d, &types, Tag::Primal);
+                self.set(&results, vals);
+                Ok(())
+            }
+            (_, InstData::ArrayFree { array } | InstData::DeferFree { array })
+                if self.laned[array.index()] =>
+            {
+                let whole = self
+                    .whole_of(*array)
+                    .ok_or_else(|| self.err("freeing a shadow that is not one array"))?;
+                let mut d = data.clone();
+                d.map_args(|_| whole);
+                self.emit(d, &[], Tag::Diff);
+                Ok(())
+            }
+            (Tag::Diff, InstData::Call { func, .. })
+                if self
+                    .module
+                    .func(*func)
+                    .params
+                    .iter()
+                    .any(|p| p.mode != ParamMode::In) =>
+            {
+                Err(self.err("a custom forward derivative that writes through its parameters"))
+            }
+            (tag, _) => {
+                // Tape pops come off newest first: the last lane pushed.
+                let order: Vec<usize> = match data {
+                    InstData::TapePop { .. } => self.lanes().rev().collect(),
+                    _ => self.lanes().collect(),
+                };
+                let mut per_lane = vec![Vec::new(); self.width as usize];
+                for k in order {
+                    let mut d = data.clone();
+                    let mut bad = None;
+                    d.map_args(|a| match self.lane(a, k) {
+                        Ok(x) => x,
+                        Err(e) => {
+                            bad = Some(e);
+                            a
+                        }
+                    });
+                    if let Some(e) = bad {
+                        return Err(e);
+                    }
+                    per_lane[k] = self.emit(d, &types, tag);
+                }
+                for (j, r) in results.iter().enumerate() {
+                    let lanes = per_lane.iter().map(|vals| vals[j]).collect();
+                    self.map[r.index()] = Lanes::Wide { lanes, whole: None };
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A primal instruction that makes a shadow.
+    fn shadow_inst(
+        &mut self,
+        data: &InstData,
+        results: &[Value],
+        types: &[Type],
+    ) -> Result<(), AdError> {
+        let ty = types[0];
+        let w = i64::from(self.width);
+        let lanes = match data {
+            InstData::ArrayNew { len } => {
+                let n = self.one(*len)?;
+                let wc = self.iconst(w);
+                let wn = self.emit1(
+                    InstData::Binary {
+                        op: BinaryOp::Mul,
+                        args: [n, wc],
+                    },
+                    Type::I64,
+                    Tag::Primal,
+                );
+                let whole = self.emit1(InstData::ArrayNew { len: wn }, ty, Tag::Primal);
+                let lanes = self.views(whole, n)?;
+                Lanes::Wide {
+                    lanes,
+                    whole: Some(whole),
+                }
+            }
+            InstData::ArrayNull => {
+                let null = self.emit1(InstData::ArrayNull, ty, Tag::Primal);
+                Lanes::Wide {
+                    lanes: vec![null; self.width as usize],
+                    whole: Some(null),
+                }
+            }
+            InstData::ArrayCopy { array } => {
+                let whole = self
+                    .whole_of(*array)
+                    .ok_or_else(|| self.err("copying a shadow that is not one array"))?;
+                let n = self.emit1(
+                    InstData::ArrayLen {
+                        array: self.lane(*array, 0)?,
+                    },
+                    Type::I64,
+                    Tag::Primal,
+                );
+                let copy = self.emit1(InstData::ArrayCopy { array: whole }, ty, Tag::Primal);
+                let lanes = self.views(copy, n)?;
+                Lanes::Wide {
+                    lanes,
+                    whole: Some(copy),
+                }
+            }
+            InstData::ArrayView { .. } | InstData::ElemRef { .. } | InstData::Slot => {
+                let mut lanes = Vec::new();
+                for k in self.lanes() {
+                    let mut d = data.clone();
+                    let mut bad = None;
+                    d.map_args(|a| match self.lane(a, k) {
+                        Ok(x) => x,
+                        Err(e) => {
+                            bad = Some(e);
+                            a
+                        }
+                    });
+                    if let Some(e) = bad {
+                        return Err(e);
+                    }
+                    lanes.push(self.emit1(d, ty, Tag::Primal));
+                }
+                Lanes::Wide { lanes, whole: None }
+            }
+            other => {
+                return Err(self.err(&format!(
+                    "`{}` making a shadow (arrays on the tape)",
+                    adc_ir::print::fmt_inst_data(Some(self.module), other)
+                )))
+            }
+        };
+        self.map[results[0].index()] = lanes;
+        Ok(())
+    }
+
+    fn block_call(&self, call: &BlockCall) -> Result<BlockCall, AdError> {
+        let old = self.old;
+        let mut args = Vec::new();
+        for (&p, &a) in old.dfg.block_params(call.block).iter().zip(&call.args) {
+            if !self.laned[p.index()] {
+                args.push(self.one(a)?);
+                continue;
+            }
+            for k in self.lanes() {
+                args.push(self.lane(a, k)?);
+            }
+            if self.whole[p.index()] {
+                args.push(
+                    self.whole_of(a)
+                        .ok_or_else(|| self.internal("a whole shadow parameter gets a part"))?,
+                );
+            }
+        }
+        Ok(BlockCall {
+            block: self.block(call.block)?,
+            args,
+        })
+    }
+
+    fn terminator(&mut self, data: InstData) -> Result<(), AdError> {
+        let tag = if data.args().iter().any(|a| self.laned[a.index()]) {
+            Tag::Mixed
+        } else {
+            Tag::Primal
+        };
+        let d = match data {
+            InstData::Jump { dest } => InstData::Jump {
+                dest: self.block_call(&dest)?,
+            },
+            InstData::Branch {
+                cond,
+                then_dest,
+                else_dest,
+            } => InstData::Branch {
+                cond: self.one(cond)?,
+                then_dest: self.block_call(&then_dest)?,
+                else_dest: self.block_call(&else_dest)?,
+            },
+            InstData::Return { args } => return self.ret(&args),
+            _ => return Err(self.internal("not a terminator")),
+        };
+        self.emit(d, &[], tag);
+        Ok(())
+    }
+
+    /// The width-1 return `primal results.., tangents..` (the primal ones
+    /// only without `DualOnly`): the tangents' lanes stored to `t_ret`.
+    fn ret(&mut self, args: &[Value]) -> Result<(), AdError> {
+        let n_primal = if self.ret == Activity::DualOnly {
+            0
+        } else {
+            self.n_returns
+        };
+        let primal: Vec<Value> = args[..n_primal.min(args.len())]
+            .iter()
+            .map(|a| self.one(*a))
+            .collect::<Result<_, _>>()?;
+        for (j, &t) in args[n_primal.min(args.len())..].iter().enumerate() {
+            let dst = *self
+                .t_ret
+                .get(j)
+                .ok_or_else(|| self.internal("a tangent result without `t_ret`"))?;
+            for k in self.lanes() {
+                let index = self.iconst(k as i64);
+                let value = self.lane(t, k)?;
+                self.emit(
+                    InstData::Store {
+                        array: dst,
+                        index,
+                        value,
+                        checked: false,
+                    },
+                    &[],
+                    Tag::Diff,
+                );
+            }
+        }
+        let primal = if self.ret == Activity::DualOnly {
+            Vec::new()
+        } else {
+            primal
+        };
+        self.emit(InstData::Return { args: primal }, &[], Tag::Mixed);
+        Ok(())
+    }
+
+    /// A loop copying each of `lanes` (`m` elements each) into its part of
+    /// `whole` (`gather`), or back; emission goes on after the loop.
+    fn copy_lanes(&mut self, lanes: &[Value], whole: Value, m: Value, gather: bool) {
+        let (header, body, exit) = (
+            self.out.dfg.make_block(),
+            self.out.dfg.make_block(),
+            self.out.dfg.make_block(),
+        );
+        let at = self
+            .out
+            .layout
+            .iter()
+            .position(|b| *b == self.cur)
+            .map_or(self.out.layout.len(), |p| p + 1);
+        self.out.layout.splice(at..at, [header, body, exit]);
+        let zero = self.iconst(0);
+        self.emit(
+            InstData::Jump {
+                dest: BlockCall {
+                    block: header,
+                    args: vec![zero],
+                },
+            },
+            &[],
+            Tag::Primal,
+        );
+        self.cur = header;
+        let j = self.out.dfg.append_block_param(header, Type::I64);
+        let more = self.emit1(
+            InstData::Cmp {
+                cond: adc_ir::CmpCond::Lt,
+                args: [j, m],
+            },
+            Type::BOOL,
+            Tag::Primal,
+        );
+        let br = InstData::Branch {
+            cond: more,
+            then_dest: BlockCall {
+                block: body,
+                args: vec![],
+            },
+            else_dest: BlockCall {
+                block: exit,
+                args: vec![],
+            },
+        };
+        self.emit(br, &[], Tag::Primal);
+        self.cur = body;
+        let ty = Type::Scalar(self.out.dfg.value_type(whole).elem());
+        let mut base = zero;
+        for &lane in lanes {
+            let at = self.emit1(
+                InstData::Binary {
+                    op: BinaryOp::Add,
+                    args: [base, j],
+                },
+                Type::I64,
+                Tag::Primal,
+            );
+            let (src, si, dst, di) = if gather {
+                (lane, j, whole, at)
+            } else {
+                (whole, at, lane, j)
+            };
+            let v = self.emit1(
+                InstData::Load {
+                    array: src,
+                    index: si,
+                    checked: false,
+                },
+                ty,
+                Tag::Diff,
+            );
+            self.emit(
+                InstData::Store {
+                    array: dst,
+                    index: di,
+                    value: v,
+                    checked: false,
+                },
+                &[],
+                Tag::Diff,
+            );
+            base = self.emit1(
+                InstData::Binary {
+                    op: BinaryOp::Add,
+                    args: [base, m],
+                },
+                Type::I64,
+                Tag::Primal,
+            );
+        }
+        let one = self.iconst(1);
+        let next = self.emit1(
+            InstData::Binary {
+                op: BinaryOp::Add,
+                args: [j, one],
+            },
+            Type::I64,
+            Tag::Primal,
+        );
+        self.emit(
+            InstData::Jump {
+                dest: BlockCall {
+                    block: header,
+                    args: vec![next],
+                },
+            },
+            &[],
+            Tag::Primal,
+        );
+        self.cur = exit;
+    }
+
+    /// A call of a width-1 derivative becomes one call of the callee's
+    /// vector-mode derivative.
+    fn call(&mut self, callee: FuncId, args: &[Value], results: &[Value]) -> Result<(), AdError> {
+        let module = self.module;
+        let wide = super::vector_callee(module, callee, self.width)
+            .ok_or_else(|| self.internal("a callee without its vector-mode derivative"))?;
+        let positions = tangent_positions(module, callee)
+            .ok_or_else(|| self.internal("a derivative call without a spec"))?;
+        let w = i64::from(self.width);
+        let mut dargs = Vec::new();
+        // (gathered array, lanes of the reference it scatters back to)
+        let mut temps: Vec<(Value, Option<Vec<Value>>)> = Vec::new();
+        // (gathered array, its lanes' length, the lanes of the view it
+        // scatters back to when the callee may write it)
+        let mut packed: Vec<(Value, Value, Option<Vec<Value>>)> = Vec::new();
+        let (_, c_params) = (0, &module.func(callee).params);
+        let mut writable = Vec::new();
+        for (p, &t) in c_params.iter().zip(&positions) {
+            writable.push(t && p.mode != ParamMode::In);
+        }
+        for ((&a, &t), &wr) in args.iter().zip(&positions).zip(&writable) {
+            if !t {
+                dargs.push(self.one(a)?);
+                continue;
+            }
+            let ty = self.old.dfg.value_type(a);
+            match ty {
+                Type::Array(_) => match self.whole_of(a) {
+                    Some(whole) => dargs.push(whole),
+                    // A part of a shadow (a view): its lanes gathered into
+                    // one array, and scattered back after the call.
+                    None => {
+                        let lanes: Vec<Value> = self
+                            .lanes()
+                            .map(|k| self.lane(a, k))
+                            .collect::<Result<_, _>>()?;
+                        let m = self.emit1(
+                            InstData::ArrayLen { array: lanes[0] },
+                            Type::I64,
+                            Tag::Primal,
+                        );
+                        let wc = self.iconst(w);
+                        let wm = self.emit1(
+                            InstData::Binary {
+                                op: BinaryOp::Mul,
+                                args: [m, wc],
+                            },
+                            Type::I64,
+                            Tag::Primal,
+                        );
+                        let tmp = self.emit1(InstData::ArrayNew { len: wm }, ty, Tag::Primal);
+                        self.copy_lanes(&lanes, tmp, m, true);
+                        packed.push((tmp, m, wr.then_some(lanes)));
+                        dargs.push(tmp);
+                    }
+                },
+                Type::Scalar(_) | Type::Ref(_) => {
+                    let e = ty.elem();
+                    let wc = self.iconst(w);
+                    let tmp =
+                        self.emit1(InstData::ArrayNew { len: wc }, Type::Array(e), Tag::Primal);
+                    let mut refs = Vec::new();
+                    for k in self.lanes() {
+                        let index = self.iconst(k as i64);
+                        let lane = self.lane(a, k)?;
+                        let value = match ty {
+                            Type::Ref(_) => {
+                                refs.push(lane);
+                                self.emit1(
+                                    InstData::RefLoad { ptr: lane },
+                                    Type::Scalar(e),
+                                    Tag::Diff,
+                                )
+                            }
+                            _ => lane,
+                        };
+                        self.emit(
+                            InstData::Store {
+                                array: tmp,
+                                index,
+                                value,
+                                checked: false,
+                            },
+                            &[],
+                            Tag::Diff,
+                        );
+                    }
+                    temps.push((tmp, matches!(ty, Type::Ref(_)).then_some(refs)));
+                    dargs.push(tmp);
+                }
+                Type::Pair(_) => return Err(self.internal("a dpair after lower-pairs")),
+            }
+        }
+        // Its final signature (it may not be widened yet).
+        let c = module.func(wide);
+        let (params, returns) = match (&c.deriv, c.deriv.as_ref().and_then(|s| module.find(&s.of)))
+        {
+            (Some(spec), Some(src)) => spec_signature(module.func(src), spec),
+            _ => (c.params.clone(), c.returns.clone()),
+        };
+        let n_primal = returns.len();
+        let n_tret = params.len().saturating_sub(dargs.len());
+        let float_types: Vec<Type> = results[n_primal..]
+            .iter()
+            .map(|r| self.old.dfg.value_type(*r))
+            .collect();
+        if float_types.len() != n_tret {
+            return Err(self.internal("tangent results and `t_ret` arrays differ"));
+        }
+        let mut trets = Vec::new();
+        for ty in &float_types {
+            let wc = self.iconst(w);
+            let tmp = self.emit1(
+                InstData::ArrayNew { len: wc },
+                Type::Array(ty.elem()),
+                Tag::Primal,
+            );
+            trets.push(tmp);
+            dargs.push(tmp);
+        }
+        let rtypes = returns;
+        let vals = self.emit(
+            InstData::Call {
+                func: wide,
+                args: dargs,
+            },
+            &rtypes,
+            Tag::Mixed,
+        );
+        self.set(&results[..n_primal], vals);
+        for (j, &tmp) in trets.iter().enumerate() {
+            let mut lanes = Vec::new();
+            for k in self.lanes() {
+                let index = self.iconst(k as i64);
+                lanes.push(self.emit1(
+                    InstData::Load {
+                        array: tmp,
+                        index,
+                        checked: false,
+                    },
+                    float_types[j],
+                    Tag::Diff,
+                ));
+            }
+            self.map[results[n_primal + j].index()] = Lanes::Wide { lanes, whole: None };
+            self.emit(InstData::ArrayFree { array: tmp }, &[], Tag::Diff);
+        }
+        for (tmp, m, lanes) in packed {
+            if let Some(lanes) = lanes {
+                self.copy_lanes(&lanes, tmp, m, false);
+            }
+            self.emit(InstData::ArrayFree { array: tmp }, &[], Tag::Diff);
+        }
+        for (tmp, refs) in temps {
+            if let Some(refs) = refs {
+                for (k, r) in refs.into_iter().enumerate() {
+                    let index = self.iconst(k as i64);
+                    let e = self.out.dfg.value_type(r).elem();
+                    let v = self.emit1(
+                        InstData::Load {
+                            array: tmp,
+                            index,
+                            checked: false,
+                        },
+                        Type::Scalar(e),
+                        Tag::Diff,
+                    );
+                    self.emit(InstData::RefStore { ptr: r, value: v }, &[], Tag::Diff);
+                }
+            }
+            self.emit(InstData::ArrayFree { array: tmp }, &[], Tag::Diff);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,369 @@
+//! Vector mode (`width = W`, docs/derivatives.md#vector-mode): a width-`W`
+//! forward derivative against `W` calls of the width-1 one, on programs
+//! with loops, branches, local and `inout` arrays, calls that stay calls,
+//! recursion, views and custom derivatives; its signature, its length
+//! checks and the errors of misuse.
+
+use adc::{
+    Activity, AdMode, ArgValue, ArrayValue, CallError, Constant, Derivative, JitModule, Type,
+};
+
+/// splitmix64, for reproducible tangents.
+struct Rng(u64);
+
+impl Rng {
+    fn unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+fn d(x: f64) -> ArgValue {
+    ArgValue::Scalar(Constant::F64(x))
+}
+
+fn i(x: i64) -> ArgValue {
+    ArgValue::Scalar(Constant::I64(x))
+}
+
+fn arr(xs: &[f64]) -> ArgValue {
+    ArgValue::Array(ArrayValue::F64(xs.to_vec()))
+}
+
+fn floats(a: &ArgValue) -> Vec<f64> {
+    match a {
+        ArgValue::Array(ArrayValue::F64(v)) => v.clone(),
+        ArgValue::Scalar(Constant::F64(x)) => vec![*x],
+        other => panic!("not doubles: {other:?}"),
+    }
+}
+
+fn number(c: &Constant) -> f64 {
+    match c {
+        Constant::F64(x) => *x,
+        Constant::I64(x) => *x as f64,
+        other => panic!("not a number: {other:?}"),
+    }
+}
+
+fn close(got: f64, want: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= 1e-11 * (1.0 + want.abs()) || (got.is_nan() && want.is_nan()),
+        "{what}: vector mode gives {got:?}, width 1 gives {want:?}"
+    );
+}
+
+/// Compiles `src` with a width-1 and a width-`w` forward derivative of
+/// `f` (default activities, `Dual` result when it has a float one).
+fn compile(src: &str, w: u32) -> JitModule {
+    let module = adc::compile_jit("probe.ad", src, false)
+        .unwrap_or_else(|e| panic!("does not compile:\n{e}"));
+    let f = module.function("f").expect("a function `f`");
+    let float_ret = matches!(f.returns.as_slice(), [t] if t.elem().is_float());
+    let params: Vec<Activity> = f
+        .params
+        .iter()
+        .map(|p| {
+            if p.ty.elem().is_float() {
+                Activity::Dual
+            } else {
+                Activity::Const
+            }
+        })
+        .collect();
+    let ret = if float_ret {
+        Activity::Dual
+    } else {
+        Activity::Const
+    };
+    let reqs = [
+        Derivative::forward("f", "f_one", params.clone(), ret),
+        Derivative::forward("f", "f_vec", params, ret).with_width(w),
+    ];
+    adc::compile_jit_with("probe.ad", src, &reqs)
+        .unwrap_or_else(|e| panic!("does not compile:\n{e}"))
+}
+
+/// `f_vec` on `W` random directions at `args` equals `W` calls of `f_one`:
+/// the primal result and writes, every tangent lane, every tangent written
+/// back.
+fn check(src: &str, args: &[ArgValue], w: u32, seed: u64) {
+    let j = compile(src, w);
+    let f = j.function("f").expect("f").clone();
+    let float_ret = matches!(f.returns.as_slice(), [t] if t.elem().is_float());
+    let mut rng = Rng(seed);
+    let w = w as usize;
+    // Per direction, the tangent of each float parameter.
+    let tangents: Vec<Vec<Option<Vec<f64>>>> = (0..w)
+        .map(|_| {
+            f.params
+                .iter()
+                .zip(args)
+                .map(|(p, a)| {
+                    p.ty.elem()
+                        .is_float()
+                        .then(|| floats(a).iter().map(|_| rng.unit()).collect())
+                })
+                .collect()
+        })
+        .collect();
+    let tangent_arg = |ty: Type, t: &[f64]| match ty {
+        Type::Array(_) => arr(t),
+        _ => d(t[0]),
+    };
+    // Width 1, direction by direction.
+    let mut one = Vec::new();
+    for dir in &tangents {
+        let mut a1 = Vec::new();
+        for ((p, a), t) in f.params.iter().zip(args).zip(dir) {
+            a1.push(a.clone());
+            if let Some(t) = t {
+                a1.push(tangent_arg(p.ty, t));
+            }
+        }
+        let r = j
+            .call("f_one", &mut a1)
+            .unwrap_or_else(|e| panic!("f_one: {e}"));
+        one.push((r, a1));
+    }
+    // Width `w`: each tangent the directions one after the other.
+    let mut av = Vec::new();
+    for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
+        av.push(a.clone());
+        if p.ty.elem().is_float() {
+            let all: Vec<f64> = tangents
+                .iter()
+                .flat_map(|dir| dir[k].clone().expect("float"))
+                .collect();
+            av.push(arr(&all));
+        }
+    }
+    if float_ret {
+        av.push(arr(&vec![0.0; w]));
+    }
+    let rv = j
+        .call("f_vec", &mut av)
+        .unwrap_or_else(|e| panic!("f_vec: {e}"));
+    for (k, (r1, a1)) in one.iter().enumerate() {
+        let what = |s: &str| format!("direction {k}: {s}");
+        // Primal results and writes.
+        for (x, y) in rv.iter().zip(r1) {
+            close(number(x), number(y), &what("result"));
+        }
+        if float_ret {
+            let t_ret = floats(av.last().expect("t_ret"));
+            close(t_ret[k], number(&r1[1]), &what("tangent of the result"));
+        }
+        let (mut pv, mut p1) = (0, 0);
+        for p in &f.params {
+            if let (ArgValue::Array(ArrayValue::F64(x)), ArgValue::Array(ArrayValue::F64(y))) =
+                (&av[pv], &a1[p1])
+            {
+                for (x, y) in x.iter().zip(y) {
+                    close(*x, *y, &what(&format!("`{}` after the call", p.name)));
+                }
+            }
+            if p.ty.elem().is_float() {
+                let (tv, t1) = (floats(&av[pv + 1]), floats(&a1[p1 + 1]));
+                let n = t1.len();
+                for (x, y) in tv[k * n..(k + 1) * n].iter().zip(&t1) {
+                    close(*x, *y, &what(&format!("tangent of `{}`", p.name)));
+                }
+                pv += 1;
+                p1 += 1;
+            }
+            pv += 1;
+            p1 += 1;
+        }
+    }
+}
+
+const LOOPS: &str = "
+double f(double x, double y, double[] a, int n) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (a[i % len(a)] > 0.0) { s = s * x + sin(a[i % len(a)] * y); }
+        else { s = s - cos(x) * a[i % len(a)]; }
+        while (s > 3.0) { s = s * 0.5; }
+    }
+    return s * y + exp(x * 0.1);
+}";
+
+#[test]
+fn loops_and_branches() {
+    let args = [d(0.7), d(-0.4), arr(&[0.5, -0.25, 1.5, -2.0]), i(9)];
+    for w in [2, 3, 4, 8] {
+        check(LOOPS, &args, w, u64::from(w));
+    }
+}
+
+#[test]
+fn arrays_written_in_place_and_local_arrays() {
+    let src = "
+void f(inout double[] u, double[] c, out double[] o, double k) {
+    int n = len(u);
+    double tmp[n];
+    for (int i = 0; i < n; i++) tmp[i] = u[i] * c[i] + k;
+    for (int i = 1; i < n; i++) u[i] = tmp[i - 1] * tmp[i];
+    for (int i = 0; i < len(o); i++) o[i] = u[i % n] / (2.0 + cos(k));
+}";
+    let args = [
+        arr(&[0.1, 0.2, 0.3, 0.4, 0.5]),
+        arr(&[1.0, -1.0, 2.0, 0.5, 3.0]),
+        arr(&[0.0; 3]),
+        d(0.3),
+    ];
+    check(src, &args, 4, 11);
+}
+
+#[test]
+fn inout_scalars_and_tuples_through_calls() {
+    let src = "
+(double, double) polar(double r, double t) {
+    double c = 0.0;
+    for (int i = 0; i < 6; i++) c = c + cos(t * i) / (i + 1.0);
+    return (r * c, r * sin(t));
+}
+void bump(inout double acc, double v) { for (int i = 0; i < 5; i++) acc = acc + v * v / (i + 1.0); }
+double f(double r, double t, inout double acc) {
+    auto [a, b] = polar(r, t);
+    bump(acc, a);
+    bump(acc, b * t);
+    return a * b + acc;
+}";
+    check(src, &[d(1.3), d(0.4), d(0.25)], 3, 5);
+}
+
+#[test]
+fn recursion_and_arrays_passed_to_callees() {
+    let src = "
+double pw(double x, int n) { if (n == 0) return 1.0; return x * pw(x, n - 1) + 0.1 * sin(x); }
+void scale(inout double[] v, double s) {
+    for (int i = 0; i < len(v); i++) v[i] = v[i] * s + pw(s, i);
+}
+double f(double x, double[] a, inout double[] b) {
+    double loc[3] = {x, x * x, 1.0};
+    scale(loc, a[0]);
+    scale(b, x);
+    double s = pw(x, 7);
+    for (int i = 0; i < len(b); i++) s = s + b[i] * a[i % len(a)] + loc[i % 3];
+    return s;
+}";
+    check(
+        src,
+        &[d(0.9), arr(&[0.5, 1.5]), arr(&[1.0, 2.0, -1.0, 0.5])],
+        4,
+        3,
+    );
+}
+
+#[test]
+fn views_passed_to_callees() {
+    let src = "
+double sum(double[] v) {
+    if (len(v) <= 1) { if (len(v) == 1) return v[0] * v[0]; return 0.0; }
+    int h = len(v) / 2;
+    return sum(v[0..h]) + sin(sum(v[h..len(v)]));
+}
+double f(double[] a, double x) { return sum(a) * x; }";
+    check(src, &[arr(&[0.3, -0.2, 0.9, 1.1, 0.4]), d(1.7)], 3, 9);
+}
+
+#[test]
+fn checkpointed_loops_and_custom_derivatives() {
+    let src = "
+[forward_derivative(sq_fwd)]
+double sq(double x) { return x * x; }
+double sq_fwd(double x, double t) { return 2.0 * x * t; }
+double f(double x, double[] a) {
+    double s = x;
+    [checkpoint(2)]
+    for (int i = 0; i < 7; i++) s = sq(sin(s)) + a[i % len(a)];
+    return s;
+}";
+    check(src, &[d(0.4), arr(&[0.1, 0.2, 0.3])], 5, 21);
+}
+
+#[test]
+fn dual_only_and_the_signature() {
+    let src = "[autodiff_forward(tv, Dual, Const, DualOnly, width = 2)]
+double f(double x, double[] a) { return x * a[0]; }";
+    let j = adc::compile_jit("t.ad", src, false).unwrap_or_else(|e| panic!("{e}"));
+    let tv = j.function("tv").expect("generated");
+    let shown: Vec<String> = tv
+        .params
+        .iter()
+        .map(|p| format!("{:?} {} {}", p.mode, p.ty, p.name))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "In f64 x",
+            "In arr<f64> d_x",
+            "In arr<f64> a",
+            "Out arr<f64> t_ret"
+        ]
+    );
+    assert!(tv.returns.is_empty());
+    let mut args = [d(2.0), arr(&[1.0, -3.0]), arr(&[5.0]), arr(&[0.0, 0.0])];
+    j.call("tv", &mut args).expect("runs");
+    assert_eq!(floats(&args[3]), [5.0, -15.0]);
+}
+
+#[test]
+fn a_shadow_of_the_wrong_length_is_a_runtime_error() {
+    let src = "const int W = 3;
+[autodiff_forward(tv, Dual, Dual, Dual, width = W)]
+double f(double x, double[] a) { return x * a[0]; }";
+    let j = adc::compile_jit("t.ad", src, false).unwrap_or_else(|e| panic!("{e}"));
+    let run = |tx: usize, ta: usize, tr: usize| {
+        let mut args = [
+            d(2.0),
+            arr(&vec![1.0; tx]),
+            arr(&[5.0, 1.0]),
+            arr(&vec![1.0; ta]),
+            arr(&vec![0.0; tr]),
+        ];
+        j.call("tv", &mut args)
+    };
+    assert!(run(3, 6, 3).is_ok());
+    for (tx, ta, tr) in [(2, 6, 3), (3, 2, 3), (3, 7, 3), (3, 6, 4)] {
+        match run(tx, ta, tr) {
+            Err(CallError::Runtime(m)) => {
+                assert!(m.contains("shadow length differs from its primal's"), "{m}")
+            }
+            other => panic!("lengths {tx} {ta} {tr}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn misuse_of_width_is_e0308() {
+    for (attr, why) in [
+        ("width = 0", "positive"),
+        ("width = 65", "up to 64"),
+        ("width = q", "positive"),
+        ("widht = 4", "unknown option"),
+        ("width = 2, width = 3", "twice"),
+    ] {
+        let src = format!(
+            "[autodiff_forward(tv, Dual, Dual, {attr})]\ndouble f(double x) {{ return x; }}"
+        );
+        let e = adc::compile_jit("t.ad", &src, false)
+            .err()
+            .unwrap_or_else(|| panic!("{attr} compiles"));
+        assert_eq!(e.diagnostics[0].code, "E0308", "{attr}: {e}");
+        assert!(e.rendered.contains(why), "{attr}: {e}");
+    }
+    let src = "[autodiff_reverse(g, Duplicated, width = 2)]\nvoid f(inout double[] a) { a[0] = a[0] * a[0]; }";
+    let e = adc::compile_jit("t.ad", src, false)
+        .err()
+        .expect("no float result");
+    assert_eq!(e.diagnostics[0].code, "E0308", "{e}");
+    let bad = Derivative::forward("f", "g", vec![Activity::Dual], Activity::Dual).with_width(0);
+    assert!(adc::compile_jit_with("t.ad", "double f(double x) { return x; }", &[bad]).is_err());
+    let _ = AdMode::Forward;
+}
