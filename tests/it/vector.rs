@@ -59,7 +59,7 @@ fn close(got: f64, want: f64, what: &str) {
 /// Compiles `src` with a width-1 and a width-`w` forward derivative of
 /// `f` (default activities, `Dual` result when it has a float one).
 fn compile(src: &str, w: u32) -> JitModule {
-    let module = adc::compile_jit("probe.ad", src, false)
+    let module = adc::compile_jit("probe.ad", src, &adc::CompileOptions::default())
         .unwrap_or_else(|e| panic!("does not compile:\n{e}"));
     let f = module.function("f").expect("a function `f`");
     let float_ret = matches!(f.returns.as_slice(), [t] if t.elem().is_float());
@@ -291,7 +291,8 @@ double f(double x, double[] a) {
 fn dual_only_and_the_signature() {
     let src = "[autodiff_forward(tv, Dual, Const, DualOnly, width = 2)]
 double f(double x, double[] a) { return x * a[0]; }";
-    let j = adc::compile_jit("t.ad", src, false).unwrap_or_else(|e| panic!("{e}"));
+    let j = adc::compile_jit("t.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     let tv = j.function("tv").expect("generated");
     let shown: Vec<String> = tv
         .params
@@ -318,7 +319,8 @@ fn a_shadow_of_the_wrong_length_is_a_runtime_error() {
     let src = "const int W = 3;
 [autodiff_forward(tv, Dual, Dual, Dual, width = W)]
 double f(double x, double[] a) { return x * a[0]; }";
-    let j = adc::compile_jit("t.ad", src, false).unwrap_or_else(|e| panic!("{e}"));
+    let j = adc::compile_jit("t.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     let run = |tx: usize, ta: usize, tr: usize| {
         let mut args = [
             d(2.0),
@@ -352,14 +354,14 @@ fn misuse_of_width_is_e0308() {
         let src = format!(
             "[autodiff_forward(tv, Dual, Dual, {attr})]\ndouble f(double x) {{ return x; }}"
         );
-        let e = adc::compile_jit("t.ad", &src, false)
+        let e = adc::compile_jit("t.ad", &src, &adc::CompileOptions::default())
             .err()
             .unwrap_or_else(|| panic!("{attr} compiles"));
         assert_eq!(e.diagnostics[0].code, "E0308", "{attr}: {e}");
         assert!(e.rendered.contains(why), "{attr}: {e}");
     }
     let src = "[autodiff_reverse(g, Duplicated, width = 2)]\nvoid f(inout double[] a) { a[0] = a[0] * a[0]; }";
-    let e = adc::compile_jit("t.ad", src, false)
+    let e = adc::compile_jit("t.ad", src, &adc::CompileOptions::default())
         .err()
         .expect("no float result");
     assert_eq!(e.diagnostics[0].code, "E0308", "{e}");
