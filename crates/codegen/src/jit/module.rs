@@ -397,6 +397,71 @@ impl JitModule {
             .map(|(i, t)| scalar_from_bits(t.elem(), rets[i]))
             .collect())
     }
+
+    /// Calls `name` with its arguments already laid out as words, for
+    /// bindings that pass memory they own without copying it (the Python
+    /// package passes NumPy arrays in place): one word per parameter as
+    /// the C ABI passes it (a scalar's bits, zero-extended; a pointer for
+    /// an `inout`/`out` scalar; an array's pointer, then its length).
+    /// `rets` receives one word per result (a scalar's bits) and needs
+    /// room for at least one. A runtime error is `CallError::Runtime`,
+    /// as from [`JitModule::call`]; a wrong number of words is
+    /// `CallError::ArgumentCount` (counting words).
+    ///
+    /// ```
+    /// # use adc_codegen::{ArgValue, ArrayValue, CallError};
+    /// # use adc_ir::{Constant, ScalarType, Type};
+    /// # let ir = adc_ir::parse_module("func @twice(x: f64) -> f64 {\n\
+    /// #     block0(v0: f64):\n v1: f64 = add v0, v0\n return v1\n }\n\
+    /// #     func @fill(out ys: arr<f64>, k: f64) {\n\
+    /// #     block0(v0: arr<f64>, v1: f64):\n v2: i64 = const 0\n store v0, v2, v1\n return\n }").unwrap();
+    /// # adc_ir::verify(&ir).unwrap();
+    /// # let jit = adc_codegen::jit(&ir, &|_| "f.ad:1:1".to_string(), &[]).unwrap();
+    /// // `jit` holds `double twice(double x) { return x + x; }` and
+    /// // `void fill(out double[] ys, double k) { ys[0] = k; }`, compiled.
+    /// let mut ys = [0.0f64; 2];
+    /// let slots = [ys.as_mut_ptr() as u64, 2, 7.0f64.to_bits()];
+    /// let mut rets = [0u64];
+    /// // SAFETY: `fill`'s words: a writable array of 2 `double`s, then a `double`.
+    /// unsafe { jit.call_words("fill", &slots, &mut rets) }.expect("runs");
+    /// assert_eq!(ys, [7.0, 0.0]);
+    /// // SAFETY: as above, with an empty array (a runtime error, reported).
+    /// let empty = [ys.as_mut_ptr() as u64, 0, 7.0f64.to_bits()];
+    /// assert!(matches!(unsafe { jit.call_words("fill", &empty, &mut rets) }, Err(CallError::Runtime(_))));
+    /// ```
+    ///
+    /// # Safety
+    /// The words must fit `name`'s parameters: every pointer valid for the
+    /// whole call and pointing at values of the parameter's element type
+    /// (an array's at as many as its length word says), writable where the
+    /// parameter is `inout`/`out`; and writable arrays must not overlap any
+    /// other array argument (the aliasing rule of docs/arrays.md, which
+    /// this call does not check).
+    pub unsafe fn call_words(
+        &self,
+        name: &str,
+        slots: &[u64],
+        rets: &mut [u64],
+    ) -> Result<(), CallError> {
+        let f = self
+            .funcs
+            .get(name)
+            .ok_or_else(|| CallError::UnknownFunction(name.to_string()))?;
+        let words: usize = f
+            .params
+            .iter()
+            .map(|p| if matches!(p.ty, Type::Array(_)) { 2 } else { 1 })
+            .sum();
+        if slots.len() != words || rets.len() < f.returns.len().max(1) {
+            return Err(CallError::ArgumentCount {
+                expected: words,
+                found: slots.len(),
+            });
+        }
+        // SAFETY: the caller vouches for the words (see above); their
+        // number and `rets`' room were checked against `f`'s signature.
+        unsafe { invoke(f, slots, rets) }
+    }
 }
 
 /// Calls `f`'s entry trampoline with `slots` (one word per expanded
