@@ -307,7 +307,7 @@ def _host_call(spec: _Spec, kind: str, avals, *arrays):
 
 def _impl(kind):
     def impl(*args, spec):
-        avals = _result_avals(spec, [jax.core.get_aval(a) for a in args], kind)
+        avals = _result_avals(spec, [jax.typeof(a) for a in args], kind)
         out = _host_call(spec, kind, avals, *args)
         return [jnp.asarray(o) for o in out]
 
@@ -323,7 +323,7 @@ def _abstract(kind):
 
 def _lowering(kind):
     def callback(*args, spec):
-        avals = _result_avals(spec, [jax.core.get_aval(a) for a in args], kind)
+        avals = _result_avals(spec, [jax.typeof(a) for a in args], kind)
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
         return jax.pure_callback(
             lambda *xs: _host_call(spec, kind, avals, *xs), tuple(shapes), *args
@@ -343,10 +343,10 @@ def _batcher(prim, kind):
     where it has none); the host side loops over leading dimensions."""
 
     def batch(args, dims, *, spec):
-        size = next(a.shape[d] for a, d in zip(args, dims) if d is not batching.not_mapped)
+        size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
         moved = []
         for a, d in zip(args, dims):
-            if d is batching.not_mapped:
+            if d is None:
                 a = jnp.broadcast_to(a, (size,) + a.shape)
             else:
                 a = jnp.moveaxis(a, d, 0)
@@ -381,10 +381,10 @@ def _jvp_transpose(cts, *args, spec):
             "adc.jax: second derivatives of an adc function are not supported yet"
         )
     tangent_avals = [t.aval for t in args[n:]]
-    batch, core_in = _core_shapes(spec, [jax.core.get_aval(p) for p in primals], "call")
+    batch, core_in = _core_shapes(spec, [jax.typeof(p) for p in primals], "call")
     cts = [
         jnp.zeros(a.shape, a.dtype) if type(c) is ad.Zero else c
-        for c, a in zip(cts, _result_avals(spec, [jax.core.get_aval(p) for p in primals], "call"))
+        for c, a in zip(cts, _result_avals(spec, [jax.typeof(p) for p in primals], "call"))
     ]
     grads = _vjp_p.bind(*primals, *cts, spec=spec)
     return [None] * n + [g.astype(a.dtype) for g, a in zip(grads, tangent_avals)]

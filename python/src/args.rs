@@ -201,13 +201,6 @@ fn convert<'py>(
             type_name(obj)
         ))
     })?;
-    let ndim: usize = a.getattr("ndim")?.extract()?;
-    if ndim != 1 {
-        return Err(PyValueError::new_err(format!(
-            "{}: expected a 1-D array, got {ndim} dimensions",
-            site.what()
-        )));
-    }
     let size: usize = a.getattr("size")?.extract()?;
     let from = a.getattr("dtype")?;
     let safe: bool = np
@@ -219,6 +212,13 @@ fn convert<'py>(
             site.what(),
             dtype_name(s),
             from.str()?
+        )));
+    }
+    let ndim: usize = a.getattr("ndim")?.extract()?;
+    if ndim != 1 {
+        return Err(PyValueError::new_err(format!(
+            "{}: expected a 1-D array, got {ndim} dimensions",
+            site.what()
         )));
     }
     np.call_method1("ascontiguousarray", (a, dtype_name(s)))
