@@ -381,7 +381,6 @@ def _jvp_transpose(cts, *args, spec):
             "adc.jax: second derivatives of an adc function are not supported yet"
         )
     tangent_avals = [t.aval for t in args[n:]]
-    batch, core_in = _core_shapes(spec, [jax.typeof(p) for p in primals], "call")
     cts = [
         jnp.zeros(a.shape, a.dtype) if type(c) is ad.Zero else c
         for c, a in zip(cts, _result_avals(spec, [jax.typeof(p) for p in primals], "call"))
