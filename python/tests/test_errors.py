@@ -2,6 +2,7 @@
 read-only arrays, runtime errors (and the module stays usable), aliasing,
 compile errors, threads."""
 
+import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -128,3 +129,19 @@ def test_gil_is_released(m):
     t.join()
     assert done == [n * (n - 1) / 2]
     assert ticks > 1000, ticks
+
+
+def test_interrupts_between_calls(m):
+    # Ctrl-C between calls (and during one: it is raised when the call
+    # returns) leaves the module usable.
+    x = np.ones(10)
+    interrupted = 0
+    for i in range(100):
+        try:
+            if i % 10 == 0:
+                signal.raise_signal(signal.SIGINT)
+            assert m.dot(x, x) == 10.0
+        except KeyboardInterrupt:
+            interrupted += 1
+    assert interrupted == 10
+    assert m.dot(x, x) == 10.0
