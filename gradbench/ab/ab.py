@@ -4,7 +4,8 @@
 usage: gradbench/ab/ab.py [OPTIONS] A_BINARY B_BINARY [EVAL ...]
 
 For each eval (default: gmm kmeans ode lse llsq det ba ht lstm), compiles
-gradbench/evals/EVAL.ad with each compiler (a copy of it taken at the
+gradbench/evals/EVAL.ad (or --a-evals/--b-evals DIR's EVAL.ad, such as
+the plain ports in gradbench/evals/plain) with each compiler (a copy of it taken at the
 start, BUILD/{A,B}/adc; `adc compile ... --emit-header`) and links it with
 this directory's driver EVAL.c (same C compiler and flags for both sides)
 into BUILD/A/EVAL/EVAL and BUILD/B/EVAL/EVAL. Runs every executable once
@@ -31,15 +32,15 @@ def describe(path, copy):
     return f"`{path}` (sha256 {h}, modified {mtime})"
 
 
-def build(side, adc, ev, root, cc):
-    """Compile EVAL with `adc` and link its driver; the executable, or None
-    and the error."""
+def build(side, adc, ev, root, cc, evals_dir=EVALS_DIR):
+    """Compile EVAL (evals_dir/EVAL.ad) with `adc` and link its driver; the
+    executable, or None and the error."""
     d = os.path.join(root, side, ev)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     obj, hdr, exe = (os.path.join(d, ev + s) for s in (".o", ".h", ""))
     steps = [
-        [adc, "compile", os.path.join(EVALS_DIR, ev + ".ad"), "-o", obj, "--emit-header", hdr],
+        [adc, "compile", os.path.join(evals_dir, ev + ".ad"), "-o", obj, "--emit-header", hdr],
         [cc, "-O2", "-std=c99", "-I", d, "-I", HERE, os.path.join(HERE, ev + ".c"), obj, "-lm",
          "-o", exe],
     ]
@@ -177,6 +178,9 @@ def main():
     ap.add_argument("--build-dir", default="/tmp/adc-ab")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     ap.add_argument("--timeout", type=float, default=300, help="seconds per driver run")
+    ap.add_argument("--a-evals", metavar="DIR", default=EVALS_DIR,
+                    help="where A's EVAL.ad are (default gradbench/evals; gradbench/evals/plain: the plain ports)")
+    ap.add_argument("--b-evals", metavar="DIR", default=EVALS_DIR, help="where B's EVAL.ad are")
     o = ap.parse_args()
     evals = o.evals or EVALS
     for ev in evals:
@@ -201,7 +205,8 @@ def main():
     exes, problems = {}, []
     for ev in evals:
         for side in SIDES:
-            exe, err = build(side, compilers[side], ev, o.build_dir, o.cc)
+            exe, err = build(side, compilers[side], ev, o.build_dir, o.cc,
+                             os.path.abspath(o.a_evals if side == "A" else o.b_evals))
             if err:
                 problems.append(f"{ev}: {side}: {err}")
             else:
@@ -216,8 +221,9 @@ def main():
     args = [repr(o.min_seconds), str(o.min_reps), "1" if o.both else "0", "1" if o.wall else "0"]
     results, labels = timed_rounds(evals, SIDES, exes, args, o, problems)
 
-    print(f"A: {described['A']}  ")
-    print(f"B: {described['B']}  ")
+    for side, d in (("A", o.a_evals), ("B", o.b_evals)):
+        where = "" if os.path.samefile(d, EVALS_DIR) else f" on `{os.path.relpath(d)}`"
+        print(f"{side}: {described[side]}{where}  ")
     rule = "and" if o.both else "or"
     clock = "wall-clock" if o.wall else "clean-call"
     print(f"{o.rounds} rounds per side, alternating A, B; `nice -n {o.nice}`; {clock} ms per call: "
