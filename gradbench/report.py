@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """adc against GradBench's `manual` tool, side by side in one run.
 
-usage: gradbench/report.py GRADBENCH_CHECKOUT [EVAL ...] [-- EVAL_ARGS ...]
+usage: gradbench/report.py GRADBENCH_CHECKOUT [--plain] [EVAL ...] [-- EVAL_ARGS ...]
 
 For each eval (default: every one adc implements), runs GradBench's own
 harness (`target/release/gradbench run`, built in the checkout with
@@ -12,7 +12,9 @@ adc's tool (`target/release/adc-gradbench` of this repository) and against
 geometric mean over the eval's inputs of adc's time over manual's (the
 minimum of the `evaluate` timings of each input), and whether every
 response of adc was valid. EVAL_ARGS go to every eval driver (for example
-`--min-seconds 0.2`).
+`--min-seconds 0.2`). With --plain, the tool `adc-plain` (`adc-gradbench
+--plain`: the plain ports of gradbench/evals/plain) runs too, and its column
+is adc-plain's time over manual's.
 """
 import json, math, os, subprocess, sys
 
@@ -56,22 +58,34 @@ def main():
     args = sys.argv[1:]
     extra = args[args.index("--") + 1:] if "--" in args else []
     args = args[:args.index("--")] if "--" in args else args
+    plain = "--plain" in args
+    args = [a for a in args if a != "--plain"]
     checkout, evals = args[0], args[1:] or EVALS
-    print("| eval | function | adc / manual (geometric mean) | range | inputs | adc valid |")
-    print("|---|---|---|---|---|---|")
+    extra_head = " adc-plain / manual | adc-plain valid |" if plain else ""
+    print("| eval | function | adc / manual (geometric mean) | range | inputs | adc valid |" + extra_head)
+    print("|---|---|---|---|---|---|" + ("---|---|" if plain else ""))
+    tools = [("adc", ADC_TOOL), ("manual", "python3 python/gradbench/gradbench/cpp.py manual")]
+    if plain:
+        tools.append(("adc-plain", f"{ADC_TOOL} --plain"))
     for ev in evals:
         logs = {}
-        for name, tool in [("adc", ADC_TOOL), ("manual", "python3 python/gradbench/gradbench/cpp.py manual")]:
+        for name, tool in tools:
             logs[name] = f"/tmp/gradbench-{ev}-{name}.jsonl"
             run(checkout, ev, tool, extra, logs[name])
         adc, ok = timings(logs["adc"])
         manual, _ = timings(logs["manual"])
+        pl, pl_ok = timings(logs["adc-plain"]) if plain else ({}, True)
         for fn in sorted({f for f, _ in adc}):
             ratios = [adc[k] / manual[k] for k in adc if k[0] == fn and manual.get(k)]
             if not ratios:
                 continue
             g = math.exp(sum(map(math.log, ratios)) / len(ratios))
-            print(f"| {ev} | {fn} | {g:.2f} | {min(ratios):.2f}-{max(ratios):.2f} | {len(ratios)} | {'yes' if ok else 'NO'} |")
+            row = f"| {ev} | {fn} | {g:.2f} | {min(ratios):.2f}-{max(ratios):.2f} | {len(ratios)} | {'yes' if ok else 'NO'} |"
+            if plain:
+                pr = [pl[k] / manual[k] for k in pl if k[0] == fn and manual.get(k)]
+                pg = f"{math.exp(sum(map(math.log, pr)) / len(pr)):.2f}" if pr else "—"
+                row += f" {pg} | {'yes' if pl_ok else 'NO'} |"
+            print(row)
 
 
 if __name__ == "__main__":

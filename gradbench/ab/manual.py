@@ -22,6 +22,11 @@ with manual's, then in rounds, adc then manual for each eval in each round,
 under `nice -n 5`. Prints a markdown table of each side's least time over
 the rounds and adc/manual, the geometric means per eval and kind of function
 (primal, derivative), and the comparison of the outputs.
+
+With --plain, a third side `plain` runs in the same rounds: the plain ports
+in gradbench/evals/plain compiled by the same adc copy and linked with the
+same drivers; the table adds its time, plain/manual and plain/adc, and its
+outputs are compared with the tuned ports' (ab.py's check, --plain-tol).
 """
 import argparse, array, io, math, os, re, shutil, statistics, subprocess, sys, tarfile, time
 
@@ -32,6 +37,7 @@ import ab  # noqa: E402  (build, run, differ, fmt_ms, describe)
 
 EVALS = ab.EVALS
 SIDES = ("adc", "manual")
+PLAIN_DIR = os.path.join(HERE, "..", "evals", "plain")
 MIRROR = "/work/.mirror/gradbench+gradbench/repo"
 
 # The derivatives; every other function is a primal one.
@@ -243,7 +249,12 @@ def main():
                     help="a flag added to GradBench's for manual (repeatable), e.g. "
                          "--manual-flag=-mprefer-vector-width=128 for vectors as wide as adc's")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per driver run")
+    ap.add_argument("--plain", action="store_true",
+                    help="also time the plain ports (gradbench/evals/plain) in the same rounds")
+    ap.add_argument("--plain-tol", type=float, default=1e-9,
+                    help="relative tolerance of the plain ports' outputs vs the tuned ones' (default 1e-9)")
     o = ap.parse_intermixed_args()
+    sides = ("adc", "plain", "manual") if o.plain else SIDES
     evals = o.evals or EVALS
     for ev in evals:
         if ev not in EVALS:
@@ -271,6 +282,12 @@ def main():
             problems.append(f"{ev}: adc: {err}")
         else:
             exes[ev, "adc"] = exe
+        if o.plain:
+            exe, err = ab.build("plain", copy, ev, o.build_dir, o.cc, os.path.abspath(PLAIN_DIR))
+            if err:
+                problems.append(f"{ev}: plain: {err}")
+            else:
+                exes[ev, "plain"] = exe
         exe, err = build_manual(ev, gb, o.build_dir, o.cxx, cxxflags, ldflags)
         if err:
             problems.append(f"{ev}: manual: {err}")
@@ -278,22 +295,29 @@ def main():
             exes[ev, "manual"] = exe
     built = time.time()
 
-    dumps = ab.dump_outputs(evals, SIDES, exes, o, problems)
+    dumps = ab.dump_outputs(evals, sides, exes, o, problems)
     checked = time.time()
 
     args = [repr(o.min_seconds), str(o.min_reps), "1" if o.both else "0", "1" if o.wall else "0"]
-    results, labels = ab.timed_rounds(evals, SIDES, exes, args, o, problems)
+    results, labels = ab.timed_rounds(evals, sides, exes, args, o, problems)
 
     print(f"adc: {described}  ")
     print(f"manual: GradBench {gb_described}; `{o.cxx} {' '.join(cxxflags)} ... {' '.join(ldflags)}`  ")
     rule = "and" if o.both else "or"
     clock = "wall-clock" if o.wall else "clean-call"
-    print(f"{o.rounds} rounds per side, alternating adc, manual; `nice -n {o.nice}`; {clock} ms per call: "
+    if o.plain:
+        print(f"plain: the same adc on `gradbench/evals/plain`  ")
+    print(f"{o.rounds} rounds per side, alternating {', '.join(sides)}; `nice -n {o.nice}`; {clock} ms per call: "
           f"the least over calls repeated until {o.min_seconds} s {rule} {o.min_reps} calls, and over rounds")
     print()
-    print("| eval | function | adc ms | manual ms | adc/manual |")
-    print("|---|---|---:|---:|---:|")
-    ratios = {}          # (ev, kind) -> [(ratio, like-for-like)]
+    if o.plain:
+        print("| eval | function | adc ms | plain ms | manual ms | adc/manual | plain/manual | plain/adc |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
+    else:
+        print("| eval | function | adc ms | manual ms | adc/manual |")
+        print("|---|---|---:|---:|---:|")
+    ratios = {}          # (ev, kind, "adc" | "plain" | "plain/adc") -> [(ratio, like-for-like)]
+    plain_counts = {"same": 0, "ok": 0, "differ": 0}
     spreads, notes, checks, agree = [], [], [], []
     unclean = timings = 0
     counts = {}
@@ -301,10 +325,10 @@ def main():
         for label in labels.get(ev, []):
             fn = label.split("[")[0]
             kind = "derivative" if fn in DERIVATIVES else "primal"
-            per = {s: [x[label] for x in results.get((ev, s), []) if label in x] for s in SIDES}
-            best = {s: min((x[0] for x in per[s]), default=None) for s in SIDES}
+            per = {s: [x[label] for x in results.get((ev, s), []) if label in x] for s in sides}
+            best = {s: min((x[0] for x in per[s]), default=None) for s in sides}
             flag = ""
-            for s in SIDES:
+            for s in sides:
                 timings += len(per[s])
                 unclean += sum(x[6] == 0 for x in per[s])
                 for x in per[s][1:]:
@@ -328,35 +352,49 @@ def main():
                     checks.append(f"{ev} {label}: {text}")
                 elif status == "ok":
                     agree.append((text, f"{ev} {label}"))
+            if (ev, "adc") in dumps and (ev, "plain") in dumps:
+                same, why = ab.compare(*(os.path.join(dumps[ev, s], label + ".bin") for s in ("plain", "adc")),
+                                       o.plain_tol)
+                plain_counts["same" if same else "differ" if why else "ok"] += 1
+                if why:
+                    flag = " ⚠"
+                    notes.append(f"{ev} {label}: the plain port's and the tuned one's outputs differ: {why}")
             like = fn not in UNLIKE
             mark = "" if like or best["manual"] is None else " †"
-            cells = [ab.fmt_ms(best[s]) if best[s] is not None else "—" for s in SIDES]
-            if best["adc"] and best["manual"]:
-                ratio = best["adc"] / best["manual"]
-                ratios.setdefault((ev, kind), []).append((ratio, like))
-                ratio_s = f"{ratio:.3f}" if ratio < 10 else f"{ratio:.1f}" if ratio < 1000 else f"{ratio:.0f}"
-            else:
-                ratio_s = "—"
-            print(f"| {ev} | {label} | {cells[0]} | {cells[1]} | {ratio_s}{mark}{flag} |")
+            cells = [ab.fmt_ms(best[s]) if best[s] is not None else "—" for s in sides]
+
+            def ratio_cell(num, den, key):
+                if not (best[num] and best[den]):
+                    return "—"
+                ratio = best[num] / best[den]
+                ratios.setdefault((ev, kind, key), []).append((ratio, like))
+                return f"{ratio:.3f}" if ratio < 10 else f"{ratio:.1f}" if ratio < 1000 else f"{ratio:.0f}"
+            keys = [("adc", "manual", "adc")] + ([("plain", "manual", "plain"), ("plain", "adc", "plain/adc")]
+                                                 if o.plain else [])
+            rs = [ratio_cell(*k) for k in keys]
+            rs[0] += mark
+            if o.plain:
+                rs[1] += mark
+            print(f"| {ev} | {label} | {' | '.join(cells)} | {' | '.join(rs)}{flag} |")
     print()
     print("† manual follows another algorithm (see below): the ratio is not like-for-like.")
     print()
-    print("Geometric mean of adc/manual:")
+    print("Geometric mean of adc/manual" + (", plain/manual and plain/adc:" if o.plain else ":"))
     print()
-    print("| eval | primal | derivative |")
-    print("|---|---:|---:|")
+    cols = [(k, w) for w in (["adc", "plain", "plain/adc"] if o.plain else ["adc"]) for k in ("primal", "derivative")]
+    head = {"adc": "", "plain": "plain ", "plain/adc": "plain/adc "}
+    print("| eval | " + " | ".join(head[w] + k for k, w in cols) + " |")
+    print("|---|" + "---:|" * len(cols))
 
     def cell(rs):
         g = geomean([r for r, _ in rs])
         return "—" if g is None else f"{g:.3f} ({len(rs)})"
     for ev in evals:
-        if any((ev, k) in ratios for k in ("primal", "derivative")):
-            print(f"| {ev} | {cell(ratios.get((ev, 'primal'), []))} | "
-                  f"{cell(ratios.get((ev, 'derivative'), []))} |")
-    every = {k: [x for (e, kk), xs in ratios.items() if kk == k for x in xs] for k in ("primal", "derivative")}
-    print(f"| all | {cell(every['primal'])} | {cell(every['derivative'])} |")
-    print(f"| all, like-for-like only | {cell([x for x in every['primal'] if x[1]])} | "
-          f"{cell([x for x in every['derivative'] if x[1]])} |")
+        if any((ev, k, w) in ratios for k, w in cols):
+            print(f"| {ev} | " + " | ".join(cell(ratios.get((ev, k, w), [])) for k, w in cols) + " |")
+    every = {(k, w): [x for (e, kk, ww), xs in ratios.items() if (kk, ww) == (k, w) for x in xs] for k, w in cols}
+    print("| all | " + " | ".join(cell(every[c]) for c in cols) + " |")
+    print("| all, like-for-like only | " + " | ".join(cell([x for x in every[c] if x[1]]) for c in cols) + " |")
     print()
     print("(In parentheses: the number of functions.)  ")
     if spreads:
@@ -368,6 +406,9 @@ def main():
           f"bit-identical, {counts.get('ok', 0)} within tolerance, {counts.get('info', 0)} compared in part or "
           f"loosely as expected, {counts.get('differ', 0)} differ, {counts.get('none', 0)} without a manual "
           f"counterpart  ")
+    if o.plain:
+        print(f"outputs of plain vs adc ({o.plain_tol:g} relative, elementwise): {plain_counts['same']} functions "
+              f"bit-identical, {plain_counts['ok']} within tolerance, {plain_counts['differ']} differ  ")
     print(f"time: build {built - start:.0f} s, output check {checked - built:.0f} s, "
           f"timed runs {time.time() - checked:.0f} s")
     shown = [fn for fn in UNLIKE if any(l.split("[")[0] == fn for ev in evals for l in labels.get(ev, []))]

@@ -5,8 +5,25 @@
 use adc::{ArgValue, ArrayValue, Constant};
 use serde_json::{json, Value as Json};
 
-/// The source of a GradBench module, if adc implements it.
-pub fn source(module: &str) -> Option<&'static str> {
+/// The source of a GradBench module, if adc implements it: the tuned
+/// port in `gradbench/evals/`, or with `plain` the plain port in
+/// `gradbench/evals/plain/` (GradBench's C++ translated line by line; same
+/// exported functions).
+pub fn source(module: &str, plain: bool) -> Option<&'static str> {
+    if plain {
+        return Some(match module {
+            "lse" => include_str!("../../../gradbench/evals/plain/lse.ad"),
+            "llsq" => include_str!("../../../gradbench/evals/plain/llsq.ad"),
+            "det" => include_str!("../../../gradbench/evals/plain/det.ad"),
+            "gmm" => include_str!("../../../gradbench/evals/plain/gmm.ad"),
+            "ode" => include_str!("../../../gradbench/evals/plain/ode.ad"),
+            "kmeans" => include_str!("../../../gradbench/evals/plain/kmeans.ad"),
+            "lstm" => include_str!("../../../gradbench/evals/plain/lstm.ad"),
+            "ba" => include_str!("../../../gradbench/evals/plain/ba.ad"),
+            "ht" => include_str!("../../../gradbench/evals/plain/ht.ad"),
+            _ => return None,
+        });
+    }
     Some(match module {
         "lse" => include_str!("../../../gradbench/evals/lse.ad"),
         "llsq" => include_str!("../../../gradbench/evals/llsq.ad"),

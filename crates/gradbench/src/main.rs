@@ -3,7 +3,9 @@
 //! `start`, `define` (compiles `gradbench/evals/MODULE.ad` with the JIT),
 //! `evaluate` (runs the module's function on the input at least
 //! `min_runs` times and for at least `min_seconds`, reporting one
-//! `evaluate` timing per run). See docs/performance.md, "GradBench evals against `manual`".
+//! `evaluate` timing per run). With `--plain` it is the tool `adc-plain`:
+//! the plain ports of `gradbench/evals/plain/MODULE.ad` instead. See
+//! docs/performance.md, "GradBench evals against `manual`".
 
 mod evals;
 mod ht;
@@ -15,6 +17,7 @@ use std::io::{BufRead, Write};
 use std::time::Instant;
 
 fn main() {
+    let plain = std::env::args().skip(1).any(|a| a == "--plain");
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     let mut modules: BTreeMap<String, JitModule> = BTreeMap::new();
@@ -24,7 +27,7 @@ fn main() {
             continue;
         }
         let reply = match serde_json::from_str::<Json>(&line) {
-            Ok(msg) => respond(&msg, &mut modules),
+            Ok(msg) => respond(&msg, &mut modules, plain),
             Err(e) => json!({"id": null, "error": format!("not JSON: {e}")}),
         };
         // A closed pipe ends the session; nothing else can be done then.
@@ -37,16 +40,17 @@ fn main() {
     }
 }
 
-/// The response to one message.
-pub fn respond(msg: &Json, modules: &mut BTreeMap<String, JitModule>) -> Json {
+/// The response to one message; `plain`: the tool `adc-plain`.
+pub fn respond(msg: &Json, modules: &mut BTreeMap<String, JitModule>, plain: bool) -> Json {
     let id = msg["id"].clone();
+    let tool = if plain { "adc-plain" } else { "adc" };
     match msg["kind"].as_str() {
-        Some("start") => json!({"id": id, "tool": "adc"}),
+        Some("start") => json!({"id": id, "tool": tool}),
         Some("define") => {
             let module = msg["module"].as_str().unwrap_or("");
-            let Some(src) = evals::source(module) else {
+            let Some(src) = evals::source(module, plain) else {
                 return json!({"id": id, "success": false,
-                    "error": format!("adc does not implement `{module}`")});
+                    "error": format!("{tool} does not implement `{module}`")});
             };
             let start = Instant::now();
             match adc::compile_jit(

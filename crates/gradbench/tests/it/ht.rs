@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use crate::common::{close, eval};
+use crate::common::{close, eval, eval_tuned};
 use serde_json::{json, Value as Json};
 
 type M4 = [[f64; 4]; 4];
@@ -344,6 +344,13 @@ fn floats(j: &Json) -> Vec<f64> {
 /// objective a list of 3 * points floats, the Jacobian a list of as many
 /// rows of 26 floats (28 with us), as `manual` answers.
 fn check(h: &Hand) {
+    // GradBench's C++ (and so the plain port) poses five fingers of four
+    // bones: other trees go to the tuned port alone.
+    let eval = if h.parents.len() == 22 {
+        eval
+    } else {
+        eval_tuned
+    };
     let rows = 3 * h.points.len();
     let obj = floats(&eval("ht", "objective", input(h)));
     let want = residuals(h);

@@ -3,7 +3,7 @@
 //! and central differences of a direct implementation), and GradBench's
 //! rules for timings, unknown modules and functions.
 
-use crate::common::{close, eval, session, vec_of};
+use crate::common::{close, eval, session, session_with, vec_of};
 use serde_json::{json, Value as Json};
 
 #[test]
@@ -116,6 +116,23 @@ fn timings_and_failures_follow_the_protocol() {
     );
     assert_eq!(r[4]["success"], false);
     assert_eq!(r[5]["id"], 5);
+}
+
+/// `--plain` is the tool `adc-plain`, on the plain ports: it has no
+/// saddle or particle.
+#[test]
+fn plain_is_its_own_tool() {
+    let r = session_with(
+        &["--plain"],
+        &[
+            json!({"id": 0, "kind": "start"}),
+            json!({"id": 1, "kind": "define", "module": "lse"}),
+            json!({"id": 2, "kind": "define", "module": "saddle"}),
+        ],
+    );
+    assert_eq!(r[0]["tool"], "adc-plain");
+    assert_eq!(r[1]["success"], true);
+    assert_eq!(r[2]["success"], false);
 }
 
 /// GMM's log posterior written directly from the eval's specification
