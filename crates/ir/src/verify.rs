@@ -193,9 +193,26 @@ impl FuncVerifier<'_> {
             .iter()
             .map(|v| dfg.value_type(*v))
             .collect();
+        let expected = self.result_types(&data, &results);
+        match expected {
+            Err(msg) => self.inst_err(inst, msg),
+            Ok(types) if types != results => {
+                self.inst_err(
+                    inst,
+                    format!("result types {results:?} should be {types:?}"),
+                );
+            }
+            Ok(_) => (),
+        }
+        self.check_successors(inst, &data, in_layout, entry);
+    }
+
+    /// The result types an instruction should have, from its operands'
+    /// (or the message saying why it has none): scalars, calls, control.
+    fn result_types(&self, data: &InstData, results: &[Type]) -> Result<Vec<Type>, String> {
         let scalar = |t: Type| t.scalar();
         let numeric = |t: Type| matches!(t.scalar(), Some(s) if s != ScalarType::Bool);
-        let expected: Result<Vec<Type>, String> = match &data {
+        match data {
             InstData::Const { value } => Ok(vec![Type::Scalar(value.ty())]),
             InstData::Unary { op, arg } => {
                 let t = self.ty(*arg);
@@ -277,6 +294,36 @@ impl FuncVerifier<'_> {
                     }
                 }
             }
+            InstData::Print { args } => {
+                if args.iter().all(|a| scalar(self.ty(*a)).is_some()) {
+                    Ok(vec![])
+                } else {
+                    Err("print takes scalars".into())
+                }
+            }
+            InstData::Jump { .. } => Ok(vec![]),
+            InstData::Branch { cond, .. } => {
+                if self.ty(*cond) == Type::BOOL {
+                    Ok(vec![])
+                } else {
+                    Err("branch condition must be `bool`".into())
+                }
+            }
+            InstData::Return { args } => {
+                let types: Vec<Type> = args.iter().map(|a| self.ty(*a)).collect();
+                if types == self.func.returns {
+                    Ok(vec![])
+                } else {
+                    Err("return values do not match the signature".into())
+                }
+            }
+            _ => self.memory_result_types(data, results),
+        }
+    }
+
+    /// `result_types` for arrays, references, copies, pairs and tapes.
+    fn memory_result_types(&self, data: &InstData, results: &[Type]) -> Result<Vec<Type>, String> {
+        match data {
             InstData::ArrayLen { array } => match self.ty(*array) {
                 Type::Array(_) => Ok(vec![Type::I64]),
                 t => Err(format!("`len` of `{t}`")),
@@ -387,44 +434,17 @@ impl FuncVerifier<'_> {
                 Type::I64 => Ok(vec![]),
                 t => Err(format!("a tape handle is an i64, not {t}")),
             },
-            InstData::TapePop { .. } | InstData::TapeRead { .. } => match results.as_slice() {
+            InstData::TapePop { .. } | InstData::TapeRead { .. } => match results {
                 [t] => Ok(vec![*t]),
                 _ => Err("a tape read has one result".into()),
             },
-            InstData::Print { args } => {
-                if args.iter().all(|a| scalar(self.ty(*a)).is_some()) {
-                    Ok(vec![])
-                } else {
-                    Err("print takes scalars".into())
-                }
-            }
-            InstData::Jump { .. } => Ok(vec![]),
-            InstData::Branch { cond, .. } => {
-                if self.ty(*cond) == Type::BOOL {
-                    Ok(vec![])
-                } else {
-                    Err("branch condition must be `bool`".into())
-                }
-            }
-            InstData::Return { args } => {
-                let types: Vec<Type> = args.iter().map(|a| self.ty(*a)).collect();
-                if types == self.func.returns {
-                    Ok(vec![])
-                } else {
-                    Err("return values do not match the signature".into())
-                }
-            }
-        };
-        match expected {
-            Err(msg) => self.inst_err(inst, msg),
-            Ok(types) if types != results => {
-                self.inst_err(
-                    inst,
-                    format!("result types {results:?} should be {types:?}"),
-                );
-            }
-            Ok(_) => (),
+            _ => Err("an instruction without a type rule".into()),
         }
+    }
+
+    /// Each successor is in the layout, not the entry block, and gets
+    /// arguments of its parameters' types.
+    fn check_successors(&mut self, inst: Inst, data: &InstData, in_layout: &[bool], entry: Block) {
         for call in data.successors() {
             if call.block.index() >= in_layout.len() || !in_layout[call.block.index()] {
                 self.inst_err(
