@@ -1,0 +1,357 @@
+//! `transpose`'s frame of the reverse function (`Transposer::build`): the
+//! differential part found, the entry parameters (seeds in, scalar tangents
+//! out), the adjoint slots, the reverse blocks in reverse order with the
+//! edges back, and the final block that returns the gradients.
+
+use super::Transposer;
+use crate::ad::AdError;
+use crate::cfg::incoming_edges;
+use crate::loops::counted_loops;
+use adc_ir::ad::{forward_param_layout, linearized_activities};
+use adc_ir::{
+    Activity, BinaryOp, Block, BlockCall, CmpCond, Constant, Function, InstData, Span, Tag, Type,
+    Value,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+impl Transposer<'_> {
+    pub(super) fn build(
+        &mut self,
+        src: &Function,
+        acts: &[Activity],
+        ret: Activity,
+    ) -> Result<(), AdError> {
+        let u = self.u;
+        // The transition jump and the differential part.
+        let (exit_p, dentry) = u
+            .layout
+            .iter()
+            .find_map(|&b| {
+                let t = u.terminator(b)?;
+                match (u.tag(t), u.dfg.inst(t)) {
+                    (Tag::Mixed, InstData::Jump { dest }) => Some((b, dest.block)),
+                    _ => None,
+                }
+            })
+            .ok_or_else(|| {
+                AdError::internal(
+                    "internal error: transpose needs unzip's output",
+                    u.deriv_span,
+                )
+            })?;
+        let dpos = u
+            .layout
+            .iter()
+            .position(|b| *b == dentry)
+            .expect("invariant: in layout");
+        let dblocks: Vec<Block> = u.layout[dpos..].to_vec();
+        let dset: BTreeSet<Block> = dblocks.iter().copied().collect();
+        self.out.layout.truncate(dpos);
+        let entry = u.layout[0];
+        // Entry parameters: drop scalar tangents, add seeds.
+        let (lin_acts, _) = linearized_activities(
+            self.u
+                .deriv
+                .as_ref()
+                .expect("invariant: `run` checked the request"),
+        );
+        let layout = forward_param_layout(src, &lin_acts);
+        let old_params = u.dfg.block_params(entry).to_vec();
+        let mut grads = Vec::new();
+        for (k, (i, is_tan)) in layout.iter().enumerate().rev() {
+            if *is_tan && matches!(src.params[*i].ty, Type::Scalar(_)) {
+                self.out.dfg.remove_block_param(entry, k);
+            }
+        }
+        for (k, (i, is_tan)) in layout.iter().enumerate() {
+            if *is_tan && acts[*i] == Activity::Active {
+                grads.push(old_params[k]);
+            }
+        }
+        let seeds: Vec<Value> = if matches!(ret, Activity::Active | Activity::ActiveOnly) {
+            src.returns
+                .iter()
+                .filter(|t| t.elem().is_float())
+                .map(|t| self.out.dfg.append_block_param(entry, *t))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Slots for adjoints that cross blocks: values used in a block
+        // other than their own, and the gradients.
+        let mut crossing: BTreeSet<Value> = grads.iter().copied().collect();
+        let mut def_block: BTreeMap<Value, Block> = BTreeMap::new();
+        for &b in &dblocks {
+            for &p in u.dfg.block_params(b) {
+                def_block.insert(p, b);
+            }
+            for &i in &u.dfg.block(b).insts {
+                for &r in u.dfg.inst_results(i) {
+                    def_block.insert(r, b);
+                }
+            }
+        }
+        for &b in &dblocks {
+            for &i in &u.dfg.block(b).insts {
+                u.dfg.inst(i).for_each_arg(|a| {
+                    if self.kinds[a.index()] && def_block.get(&a) != Some(&b) {
+                        crossing.insert(a);
+                    }
+                });
+            }
+        }
+        self.diff_defined = def_block.keys().copied().collect();
+        // Counted loops' counters live in slots during the reverse sweep.
+        self.counted = counted_loops(u, &dset);
+        for k in 0..self.counted.len() {
+            crossing.insert(self.counter(k));
+            // A counter that entered with a value of the differential
+            // part: that value, from the exit's tape (`unzip`), in a slot
+            // of its own.
+            if let crate::loops::LoopInit::Value(v) = self.counted[k].init {
+                if self.diff_defined.contains(&v) {
+                    crossing.insert(v);
+                }
+            }
+        }
+        let mut slot_insts = self.plan_hoists(&dblocks);
+        for &v in &crossing {
+            let ty = self.ty(v);
+            let (sv, insts) = self.slot_setup(ty, Self::adjoint_zero(ty));
+            slot_insts.extend(insts);
+            self.slots.insert(v, sv);
+        }
+        for (n, i) in slot_insts.iter().enumerate() {
+            self.out.set_span(*i, Span::UNDEFINED);
+            self.out.set_tag(*i, Tag::Diff);
+            self.out.dfg.block_mut(entry).insts.insert(n, *i);
+        }
+        // Reverse blocks, and the final block that returns.
+        let rblock: BTreeMap<Block, Block> = dblocks
+            .iter()
+            .map(|&b| (b, self.out.dfg.make_block()))
+            .collect();
+        for &b in dblocks.iter().rev() {
+            self.out.layout.push(rblock[&b]);
+        }
+        self.edge_adjoint_params(&dblocks, &crossing, &rblock);
+        let fin = self.out.dfg.make_block();
+        self.out.layout.push(fin);
+        let dexit = *dblocks
+            .iter()
+            .find(|b| {
+                matches!(
+                    u.terminator(**b).map(|t| u.dfg.inst(t)),
+                    Some(InstData::Return { .. })
+                )
+            })
+            .ok_or_else(|| {
+                AdError::internal(
+                    "internal error: no return in the differential part",
+                    u.deriv_span,
+                )
+            })?;
+        if self.wants_turn {
+            let results = crate::ad::split::forward_results(
+                u,
+                &mut self.out,
+                &self.kinds,
+                &dblocks,
+                exit_p,
+                dexit,
+            )?;
+            self.turn = Some(crate::ad::split::Turn {
+                exit: exit_p,
+                rev_entry: rblock[&dexit],
+                forward_blocks: dpos,
+                results,
+            });
+        }
+        let t = u.terminator(exit_p).expect("found above");
+        *self.out.dfg.inst_mut(t) = InstData::Jump {
+            dest: BlockCall {
+                block: rblock[&dexit],
+                args: vec![],
+            },
+        };
+        self.out.set_tag(t, Tag::Primal);
+        let edges = incoming_edges(u);
+        let mut primal_returns = Vec::new();
+        // `unzip` lays the primal twins out in the same order, before.
+        for (&b, &twin) in dblocks.iter().zip(&u.layout) {
+            self.cur = rblock[&b];
+            self.reverse_block(b, twin, &seeds, &mut primal_returns)?;
+            // Back along the edge taken.
+            let params: Vec<Value> = u.dfg.block_params(b).to_vec();
+            let mut adjs = Vec::new();
+            for &p in &params {
+                adjs.push(if self.kinds[p.index()] {
+                    self.take_adjoint(p)
+                } else {
+                    None
+                });
+            }
+            if let Some(k) = self.counted.iter().position(|l| l.exit == b) {
+                // Entering the loop backwards: its counter as the primal
+                // part left it, computed from its start and bound when it
+                // can be (`counter_from_bound`), else the exit's first tape
+                // value.
+                let init = match self.counted[k].init {
+                    // A start the primal part defines (once per call) is
+                    // seen here as it is; its tape copy goes unused.
+                    crate::loops::LoopInit::Value(v) if !self.diff_defined.contains(&v) => v,
+                    // A start the replay computed from the counters of
+                    // enclosing loops (`for (r = col + 1; ...)`) is computed
+                    // again here; its tape copy goes unused.
+                    crate::loops::LoopInit::Value(v) => {
+                        let value = match self.remade_start(k, v) {
+                            Some(value) => value,
+                            None => self.nth_tape_value(b, 1).ok_or_else(|| {
+                                AdError::internal(
+                                    "internal error: no loop start at its exit",
+                                    u.deriv_span,
+                                )
+                            })?,
+                        };
+                        let ptr = self.slots[&v];
+                        self.emit(InstData::RefStore { ptr, value }, &[]);
+                        value
+                    }
+                    crate::loops::LoopInit::Const(c) => self.emit1(
+                        InstData::Const {
+                            value: Constant::I64(c),
+                        },
+                        Type::I64,
+                    ),
+                };
+                let value = match self.counter_from_bound(k, init) {
+                    Some(v) => v,
+                    None => self.first_tape_value(b).ok_or_else(|| {
+                        AdError::internal("internal error: no counter at a loop exit", u.deriv_span)
+                    })?,
+                };
+                let ptr = self.counter_slot(k);
+                self.emit(InstData::RefStore { ptr, value }, &[]);
+            }
+            if b == dentry {
+                self.emit(
+                    InstData::Jump {
+                        dest: BlockCall {
+                            block: fin,
+                            args: vec![],
+                        },
+                    },
+                    &[],
+                );
+                continue;
+            }
+            let es: Vec<_> = edges[&b]
+                .iter()
+                .filter(|e| dset.contains(&e.from))
+                .collect();
+            let edge_targets: Vec<Block> = es.iter().map(|_| self.out.dfg.make_block()).collect();
+            let counted = self.counted.iter().position(|l| l.header == b);
+            if let Some(k) = counted {
+                self.counted_dispatch(k, &es, &edge_targets);
+            }
+            match if counted.is_some() {
+                usize::MAX
+            } else {
+                es.len()
+            } {
+                usize::MAX => (),
+                0 => {
+                    return Err(AdError::internal(
+                        "internal error: unreachable differential block",
+                        u.deriv_span,
+                    ))
+                }
+                1 => {
+                    self.emit(
+                        InstData::Jump {
+                            dest: BlockCall {
+                                block: edge_targets[0],
+                                args: vec![],
+                            },
+                        },
+                        &[],
+                    );
+                }
+                n => {
+                    let idx = self.first_tape_value(b).ok_or_else(|| {
+                        AdError::internal("internal error: no edge index", u.deriv_span)
+                    })?;
+                    for (k, &e) in edge_targets.iter().enumerate().take(n - 1) {
+                        let value = crate::ad::unzip::edge_index_constant(
+                            self.out.dfg.value_type(idx),
+                            k as i64,
+                        );
+                        let kc = self.emit1(InstData::Const { value }, Type::Scalar(value.ty()));
+                        let c = self.emit1(
+                            InstData::Cmp {
+                                cond: CmpCond::Eq,
+                                args: [idx, kc],
+                            },
+                            Type::BOOL,
+                        );
+                        let next = self.out.dfg.make_block();
+                        self.emit(
+                            InstData::Branch {
+                                cond: c,
+                                then_dest: BlockCall {
+                                    block: e,
+                                    args: vec![],
+                                },
+                                else_dest: BlockCall {
+                                    block: next,
+                                    args: vec![],
+                                },
+                            },
+                            &[],
+                        );
+                        self.out.layout.push(next);
+                        self.cur = next;
+                    }
+                    self.emit(
+                        InstData::Jump {
+                            dest: BlockCall {
+                                block: edge_targets[n - 1],
+                                args: vec![],
+                            },
+                        },
+                        &[],
+                    );
+                }
+            }
+            for (e, &eb) in es.iter().zip(&edge_targets) {
+                self.out.layout.push(eb);
+                self.cur = eb;
+                self.edge_back(e, &adjs, rblock[&e.from]);
+            }
+        }
+        // The final block: primal results, then gradients.
+        self.cur = fin;
+        let mut rets = if ret == Activity::ActiveOnly {
+            Vec::new()
+        } else {
+            primal_returns
+        };
+        for g in grads {
+            let v = self.take_adjoint(g);
+            let v = match v {
+                // A gradient that got nothing is +0.0, not the slot's -0.0:
+                // `-0.0 + 0.0` is `0.0`, anything else stays as it is.
+                Some(v) if self.ty(g).elem().is_float() => {
+                    let z = self.zero(self.ty(g));
+                    self.bin(BinaryOp::Add, v, z)
+                }
+                Some(v) => v,
+                None => self.zero(self.ty(g)),
+            };
+            rets.push(v);
+        }
+        self.emit(InstData::Return { args: rets }, &[]);
+        self.drop_unused_tape_values();
+        Ok(())
+    }
+}
