@@ -24,6 +24,7 @@
 mod calls;
 mod inst;
 mod math;
+mod memory;
 mod needless;
 
 use crate::ad::{pending, ready, AdError};

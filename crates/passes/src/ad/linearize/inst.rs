@@ -22,28 +22,8 @@ impl Linearizer<'_> {
                 return Ok(());
             }
             InstData::Call { func, args } => return self.call(*func, args, &results),
-            InstData::Jump { dest } => {
-                let dest = self.block_call(dest);
-                self.emit(InstData::Jump { dest }, &[], Tag::Mixed);
-                return Ok(());
-            }
-            InstData::Branch {
-                cond,
-                then_dest,
-                else_dest,
-            } => {
-                let cond = self.p(*cond);
-                let then_dest = self.block_call(then_dest);
-                let else_dest = self.block_call(else_dest);
-                self.emit(
-                    InstData::Branch {
-                        cond,
-                        then_dest,
-                        else_dest,
-                    },
-                    &[],
-                    Tag::Mixed,
-                );
+            InstData::Jump { .. } | InstData::Branch { .. } => {
+                self.jump_or_branch(&data);
                 return Ok(());
             }
             InstData::Return { args } => return self.ret(args),
@@ -55,27 +35,7 @@ impl Linearizer<'_> {
                 ))
             }
             InstData::TapePop { .. } | InstData::TapeRead { .. } => {
-                // Tangents were pushed after their values.
-                let ty = rty.expect("verified: tape reads have a result");
-                let has_tan = adc_ir::ad::is_differentiable(ty);
-                let pop = matches!(data, InstData::TapePop { .. });
-                // An array's shadow is a pointer, hence primal.
-                let tag = if matches!(ty, Type::Scalar(_)) {
-                    Tag::Diff
-                } else {
-                    Tag::Primal
-                };
-                let mut tv = None;
-                if has_tan && pop {
-                    tv = Some(self.emit1(data.clone(), ty, tag));
-                }
-                self.copy(inst);
-                if has_tan && !pop {
-                    tv = Some(self.emit1(data.clone(), ty, tag));
-                }
-                let t = tv.map_or(Tan::None, Tan::Val);
-                self.set_tan(results[0], t);
-                return Ok(());
+                return self.tape_read(inst, &data, &results, rty);
             }
             _ => (),
         }
@@ -118,138 +78,74 @@ impl Linearizer<'_> {
                 let ds: Vec<Tan> = args.iter().map(|a| t(self, *a)).collect();
                 self.math_tangent(*func, &xs, &ds, out[0], ty)?
             }
-            // Shadow accesses are unchecked: the primal access just emitted
-            // checks the same index against an array of the same length
-            // (`lencheck` at entry; local shadows are made as long as their
-            // primals), and derivative code replays primal indices only.
-            InstData::Load { array, index, .. } if float_result => match t(self, *array) {
-                Tan::Val(s) => {
-                    let index = self.p(*index);
-                    Tan::Val(self.emit1(
-                        InstData::Load {
-                            array: s,
-                            index,
-                            checked: false,
-                        },
-                        ty,
-                        Tag::Diff,
-                    ))
-                }
-                _ => Tan::Zero,
-            },
-            InstData::Store {
-                array,
-                index,
-                value,
-                ..
-            } => {
-                if let Some(s) = self.shadow(*array)? {
-                    let vt = t(self, *value);
-                    let d = self.mat(vt, src.dfg.value_type(*value));
-                    let index = self.p(*index);
-                    self.emit(
-                        InstData::Store {
-                            array: s,
-                            index,
-                            value: d,
-                            checked: false,
-                        },
-                        &[],
-                        Tag::Diff,
-                    );
-                }
-                Tan::None
-            }
-            InstData::ArrayNew { len } if adc_ir::ad::is_differentiable(ty) => {
-                let len = self.p(*len);
-                Tan::Val(self.prim(InstData::ArrayNew { len }, ty))
-            }
-            InstData::ArrayNull if adc_ir::ad::is_differentiable(ty) => {
-                Tan::Val(self.prim(InstData::ArrayNull, ty))
-            }
-            InstData::ArrayCopy { array } if adc_ir::ad::is_differentiable(ty) => {
-                match self.shadow(*array)? {
-                    Some(s) => Tan::Val(self.prim(InstData::ArrayCopy { array: s }, ty)),
-                    None => Tan::None,
-                }
-            }
-            // The shadow of a view is the same range of the shadow.
-            InstData::ArrayView { array, lo, hi } if adc_ir::ad::is_differentiable(ty) => {
-                match self.shadow(*array)? {
-                    Some(s) => {
-                        let (lo, hi) = (self.p(*lo), self.p(*hi));
-                        let view = InstData::ArrayView { array: s, lo, hi };
-                        Tan::Val(self.prim(view, ty))
-                    }
-                    None => Tan::None,
-                }
-            }
-            InstData::ArrayFree { array } | InstData::DeferFree { array } => {
-                if let Some(s) = self.shadow(*array)? {
-                    let d = match data {
-                        InstData::ArrayFree { .. } => InstData::ArrayFree { array: s },
-                        _ => InstData::DeferFree { array: s },
-                    };
-                    self.emit(d, &[], Tag::Diff);
-                }
-                Tan::None
-            }
-            InstData::ElemRef { array, index } if adc_ir::ad::is_differentiable(ty) => {
-                match self.shadow(*array)? {
-                    Some(s) => {
-                        let index = self.p(*index);
-                        Tan::Val(self.prim(InstData::ElemRef { array: s, index }, ty))
-                    }
-                    None => Tan::None,
-                }
-            }
-            InstData::RefLoad { ptr } if float_result => match self.shadow(*ptr)? {
-                Some(s) => Tan::Val(self.emit1(InstData::RefLoad { ptr: s }, ty, Tag::Diff)),
-                None => Tan::Zero,
-            },
-            InstData::RefStore { ptr, value } => {
-                if let Some(s) = self.shadow(*ptr)? {
-                    let vt = t(self, *value);
-                    let d = self.mat(vt, src.dfg.value_type(*value));
-                    self.emit(InstData::RefStore { ptr: s, value: d }, &[], Tag::Diff);
-                }
-                Tan::None
-            }
-            InstData::Slot if adc_ir::ad::is_differentiable(ty) => {
-                Tan::Val(self.zero_slot(ty.elem()))
-            }
-            InstData::TapePush { value, tape } => {
-                // Every differentiable value's tangent goes on the tape
-                // after it, zero or not: its pop takes one (above).
-                let vty = self.src.dfg.value_type(*value);
-                let d = match (t(self, *value), vty) {
-                    (Tan::Val(d), _) => Some(d),
-                    (_, Type::Scalar(_)) if adc_ir::ad::is_differentiable(vty) => {
-                        Some(self.mat(Tan::Zero, vty))
-                    }
-                    (_, Type::Array(_)) if adc_ir::ad::is_differentiable(vty) => {
-                        Some(self.emit1(InstData::ArrayNull, vty, Tag::Primal))
-                    }
-                    _ => None,
-                };
-                if let Some(d) = d {
-                    let push = InstData::TapePush {
-                        value: d,
-                        tape: *tape,
-                    };
-                    // An array's shadow is a pointer, hence primal.
-                    let scalar = matches!(self.out.dfg.value_type(d), Type::Scalar(_));
-                    self.emit(push, &[], if scalar { Tag::Diff } else { Tag::Primal });
-                }
-                Tan::None
-            }
-            _ if float_result => Tan::Zero,
-            _ => Tan::None,
+            _ => self.memory_tangent(&data, ty, float_result)?,
         };
         if let Some(r) = results.first() {
             self.set_tan(*r, tan);
         }
         Ok(())
+    }
+
+    /// A tape pop or read and, for a differentiable value, its tangent
+    /// (pushed after it: popped before it, read after it).
+    fn tape_read(
+        &mut self,
+        inst: adc_ir::Inst,
+        data: &InstData,
+        results: &[Value],
+        rty: Option<Type>,
+    ) -> Result<(), AdError> {
+        // Tangents were pushed after their values.
+        let ty = rty.expect("verified: tape reads have a result");
+        let has_tan = adc_ir::ad::is_differentiable(ty);
+        let pop = matches!(data, InstData::TapePop { .. });
+        // An array's shadow is a pointer, hence primal.
+        let tag = if matches!(ty, Type::Scalar(_)) {
+            Tag::Diff
+        } else {
+            Tag::Primal
+        };
+        let mut tv = None;
+        if has_tan && pop {
+            tv = Some(self.emit1(data.clone(), ty, tag));
+        }
+        self.copy(inst);
+        if has_tan && !pop {
+            tv = Some(self.emit1(data.clone(), ty, tag));
+        }
+        let t = tv.map_or(Tan::None, Tan::Val);
+        self.set_tan(results[0], t);
+        Ok(())
+    }
+
+    /// A jump or branch: to the same blocks, with each float argument
+    /// paired with its tangent (`block_call`).
+    fn jump_or_branch(&mut self, data: &InstData) {
+        match data {
+            InstData::Jump { dest } => {
+                let dest = self.block_call(dest);
+                self.emit(InstData::Jump { dest }, &[], Tag::Mixed);
+            }
+            InstData::Branch {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let cond = self.p(*cond);
+                let then_dest = self.block_call(then_dest);
+                let else_dest = self.block_call(else_dest);
+                self.emit(
+                    InstData::Branch {
+                        cond,
+                        then_dest,
+                        else_dest,
+                    },
+                    &[],
+                    Tag::Mixed,
+                );
+            }
+            _ => (),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
