@@ -23,10 +23,59 @@ impl Unzipper<'_> {
         if let Some(e) = edge_index {
             needs.push(e);
         }
-        let mut deferred: Vec<(Inst, Vec<Value>)> = Vec::new();
         let insts = g.dfg.block(b).insts.clone();
         let (body, term) = insts.split_at(insts.len() - 1);
         let term = term[0];
+        let deferred = self.primal_body(b, pb, body, &mut needs)?;
+        let tdata = g.dfg.inst(term).clone();
+        let (recomputed, taped) = self.tape_plan(b, &tdata, edge_index, needs);
+        let span = g.span(term);
+        for &v in &taped {
+            self.emit(
+                pb,
+                InstData::TapePush { value: v, tape: 0 },
+                &[],
+                Tag::Primal,
+                span,
+            );
+        }
+        self.primal_terminator(b, pb, &tdata, edge_no, span);
+        // Differential twin: tape reads, recomputations, then the deferred
+        // instructions.
+        let mut local: BTreeMap<Value, Value> = BTreeMap::new();
+        for &v in &taped {
+            let ty = self.out.dfg.value_type(v);
+            let r = self.emit(db, InstData::TapeRead { tape: 0 }, &[ty], Tag::Primal, span)[0];
+            local.insert(v, r);
+        }
+        for (k, lp) in self.counted.iter().enumerate() {
+            if lp.body.contains(&b) {
+                local.insert(self.counter_p(k), self.counter_d[k]);
+            }
+        }
+        for &v in &recomputed {
+            self.recompute(v, db, &mut local, span);
+        }
+        for (inst, snaps) in deferred {
+            self.diff_inst(db, inst, &snaps, &local);
+        }
+        self.diff_terminator(b, db, &tdata, &local, span);
+        Ok(())
+    }
+
+    /// `b`'s primal instructions, copied to its primal block `pb`; adds
+    /// to `needs` the primal values its differential instructions use,
+    /// which it returns (deferred to the twin), with the snapshots of the
+    /// arguments of derivative calls.
+    fn primal_body(
+        &mut self,
+        b: Block,
+        pb: Block,
+        body: &[Inst],
+        needs: &mut Vec<Value>,
+    ) -> Result<Vec<(Inst, Vec<Value>)>, AdError> {
+        let g = self.g;
+        let mut deferred: Vec<(Inst, Vec<Value>)> = Vec::new();
         for &inst in body {
             let data = g.dfg.inst(inst).clone();
             let span = g.span(inst);
@@ -73,11 +122,23 @@ impl Unzipper<'_> {
                 }
             }
         }
-        let tdata = g.dfg.inst(term).clone();
-        if let InstData::Branch { cond, .. } = &tdata {
+        Ok(deferred)
+    }
+
+    /// What `b`'s twin needs of the primal part (`needs`, with its
+    /// terminator's operands and the counted loops' counters and starts):
+    /// the values computed again there, and those taped (in tape order).
+    fn tape_plan(
+        &mut self,
+        b: Block,
+        tdata: &InstData,
+        edge_index: Option<Value>,
+        mut needs: Vec<Value>,
+    ) -> (Vec<Value>, Vec<Value>) {
+        if let InstData::Branch { cond, .. } = tdata {
             needs.push(self.p(*cond));
         }
-        if let InstData::Return { args } = &tdata {
+        if let InstData::Return { args } = tdata {
             needs.extend(
                 args.iter()
                     .filter(|a| !self.kinds[a.index()])
@@ -124,18 +185,22 @@ impl Unzipper<'_> {
                     || (!self.direct(v) && !recomputed.contains(&v) && !self.carried(v, b))
             })
             .collect();
-        let span = g.span(term);
-        for &v in &taped {
-            self.emit(
-                pb,
-                InstData::TapePush { value: v, tape: 0 },
-                &[],
-                Tag::Primal,
-                span,
-            );
-        }
+        (recomputed, taped)
+    }
+
+    /// The primal block's terminator: a return jumps to the differential
+    /// entry; a branch passes the primal arguments and the edge index.
+    fn primal_terminator(
+        &mut self,
+        b: Block,
+        pb: Block,
+        tdata: &InstData,
+        edge_no: &BTreeMap<(Block, Block, usize), i64>,
+        span: adc_ir::Span,
+    ) {
+        let g = self.g;
         // Primal terminator.
-        match &tdata {
+        match tdata {
             InstData::Return { .. } => {
                 let dentry = self.dblock[&g.layout[0]];
                 self.emit(
@@ -184,25 +249,18 @@ impl Unzipper<'_> {
                 self.emit(pb, d, &[], Tag::Primal, span);
             }
         }
-        // Differential twin: tape reads, recomputations, then the deferred
-        // instructions.
-        let mut local: BTreeMap<Value, Value> = BTreeMap::new();
-        for &v in &taped {
-            let ty = self.out.dfg.value_type(v);
-            let r = self.emit(db, InstData::TapeRead { tape: 0 }, &[ty], Tag::Primal, span)[0];
-            local.insert(v, r);
-        }
-        for (k, lp) in self.counted.iter().enumerate() {
-            if lp.body.contains(&b) {
-                local.insert(self.counter_p(k), self.counter_d[k]);
-            }
-        }
-        for &v in &recomputed {
-            self.recompute(v, db, &mut local, span);
-        }
-        for (inst, snaps) in deferred {
-            self.diff_inst(db, inst, &snaps, &local);
-        }
+    }
+
+    /// The twin's terminator: the same condition, differential arguments
+    /// (and the counted loops' counters).
+    fn diff_terminator(
+        &mut self,
+        b: Block,
+        db: Block,
+        tdata: &InstData,
+        local: &BTreeMap<Value, Value>,
+        span: adc_ir::Span,
+    ) {
         // Differential terminator: same condition, differential arguments.
         let mut d = tdata.clone();
         let resolve = |s: &Self, a: Value| -> Value {
@@ -243,7 +301,6 @@ impl Unzipper<'_> {
             Tag::Diff
         };
         self.emit(db, d, &[], tag, span);
-        Ok(())
     }
 
     /// Emits a differential instruction in the twin block.
