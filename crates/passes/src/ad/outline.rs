@@ -170,29 +170,7 @@ fn outline_loop(
         .copied()
         .filter(|b| body.contains(b))
         .collect();
-    let mut defined: BTreeSet<Value> = BTreeSet::new();
-    for &b in &order {
-        defined.extend(g.dfg.block_params(b).iter().copied());
-        for &i in &g.dfg.block(b).insts {
-            defined.extend(g.dfg.inst_results(i).iter().copied());
-        }
-    }
-    // Values from before the loop, and the loop's values used after it.
-    let mut captures: Vec<Value> = Vec::new();
-    let mut live: Vec<Value> = Vec::new();
-    for &b in &g.layout {
-        for &i in &g.dfg.block(b).insts {
-            g.dfg.inst(i).for_each_arg(|a| {
-                let inside = body.contains(&b);
-                if inside && !defined.contains(&a) && !captures.contains(&a) {
-                    captures.push(a);
-                }
-                if !inside && defined.contains(&a) && !live.contains(&a) {
-                    live.push(a);
-                }
-            });
-        }
-    }
+    let (defined, captures, live) = loop_values(g, body, &order);
     let (captures, remade) = captures::remade_captures(g, captures);
     // A local array declared in the loop that is still alive where it is
     // left (a `break` or `return` after its declaration), or an element
@@ -231,49 +209,9 @@ fn outline_loop(
     if escapes {
         return Ok(false);
     }
-    let ty = |v: &Value| g.dfg.value_type(*v);
     let written = written_arrays(module, g, &order);
-    // The segment function's signature.
-    let mut params = Vec::new();
-    for (n, v) in state.iter().chain(&captures).enumerate() {
-        let mode = match ty(v) {
-            Type::Array(_) if written.contains(v) => ParamMode::Inout,
-            Type::Ref(_) => ParamMode::Inout,
-            _ => ParamMode::In,
-        };
-        params.push(Param {
-            name: format!("s{n}"),
-            ty: ty(v),
-            mode,
-        });
-    }
-    params.push(Param {
-        name: "iterations".into(),
-        ty: Type::I64,
-        mode: ParamMode::In,
-    });
-    let mut returns = vec![Type::I64];
-    returns.extend(state.iter().map(ty));
-    // Where each exit argument comes from in the caller: `Some(k)`, the
-    // segment's result `k`, for a value the loop defines; `None`, the value
-    // itself, for one from before the loop (it dominates the loop, so the
-    // caller can pass it on directly; a segment never returns what it was
-    // given, so the only arrays it returns are its own, refused above).
-    let mut exit_ret: Vec<Vec<Option<usize>>> = Vec::new();
-    for (_, _, c) in &exits {
-        let mut slots = Vec::new();
-        for a in &c.args {
-            if defined.contains(a) {
-                slots.push(Some(returns.len()));
-                returns.push(ty(a));
-            } else {
-                slots.push(None);
-            }
-        }
-        exit_ret.push(slots);
-    }
-    let live_slot = returns.len();
-    returns.extend(live.iter().map(ty));
+    let (params, returns, exit_ret, live_slot) =
+        segment_signature(g, &state, &captures, &written, &exits, &defined, &live);
     let name = fresh_name(module, &g.name);
     let mut s = Function::new(name.clone(), params, returns.clone(), Linkage::Export);
     s.checkpoint = true;
@@ -311,6 +249,99 @@ fn outline_loop(
         },
     );
     Ok(true)
+}
+
+/// The values the loop (`order`, its blocks in layout order) defines; of
+/// its operands, those from before it (captures); the values it defines
+/// that are used after it (live).
+fn loop_values(
+    g: &Function,
+    body: &BTreeSet<Block>,
+    order: &[Block],
+) -> (BTreeSet<Value>, Vec<Value>, Vec<Value>) {
+    let mut defined: BTreeSet<Value> = BTreeSet::new();
+    for &b in order {
+        defined.extend(g.dfg.block_params(b).iter().copied());
+        for &i in &g.dfg.block(b).insts {
+            defined.extend(g.dfg.inst_results(i).iter().copied());
+        }
+    }
+    // Values from before the loop, and the loop's values used after it.
+    let mut captures: Vec<Value> = Vec::new();
+    let mut live: Vec<Value> = Vec::new();
+    for &b in &g.layout {
+        for &i in &g.dfg.block(b).insts {
+            g.dfg.inst(i).for_each_arg(|a| {
+                let inside = body.contains(&b);
+                if inside && !defined.contains(&a) && !captures.contains(&a) {
+                    captures.push(a);
+                }
+                if !inside && defined.contains(&a) && !live.contains(&a) {
+                    live.push(a);
+                }
+            });
+        }
+    }
+    (defined, captures, live)
+}
+
+/// The segment function's parameters (the header's state, the captures,
+/// the iteration count) and returns (status, next state, each exit's
+/// arguments the loop defines, the live values); for each exit, where its
+/// arguments are among the returns; where the live values start.
+#[allow(clippy::type_complexity)]
+fn segment_signature(
+    g: &Function,
+    state: &[Value],
+    captures: &[Value],
+    written: &BTreeSet<Value>,
+    exits: &[(Block, usize, BlockCall)],
+    defined: &BTreeSet<Value>,
+    live: &[Value],
+) -> (Vec<Param>, Vec<Type>, Vec<Vec<Option<usize>>>, usize) {
+    let ty = |v: &Value| g.dfg.value_type(*v);
+    // The segment function's signature.
+    let mut params = Vec::new();
+    for (n, v) in state.iter().chain(captures).enumerate() {
+        let mode = match ty(v) {
+            Type::Array(_) if written.contains(v) => ParamMode::Inout,
+            Type::Ref(_) => ParamMode::Inout,
+            _ => ParamMode::In,
+        };
+        params.push(Param {
+            name: format!("s{n}"),
+            ty: ty(v),
+            mode,
+        });
+    }
+    params.push(Param {
+        name: "iterations".into(),
+        ty: Type::I64,
+        mode: ParamMode::In,
+    });
+    let mut returns = vec![Type::I64];
+    returns.extend(state.iter().map(ty));
+    // Where each exit argument comes from in the caller: `Some(k)`, the
+    // segment's result `k`, for a value the loop defines; `None`, the value
+    // itself, for one from before the loop (it dominates the loop, so the
+    // caller can pass it on directly; a segment never returns what it was
+    // given, so the only arrays it returns are its own, refused above).
+    let mut exit_ret: Vec<Vec<Option<usize>>> = Vec::new();
+    for (_, _, c) in exits {
+        let mut slots = Vec::new();
+        for a in &c.args {
+            if defined.contains(a) {
+                slots.push(Some(returns.len()));
+                returns.push(ty(a));
+            } else {
+                slots.push(None);
+            }
+        }
+        exit_ret.push(slots);
+    }
+    let live_slot = returns.len();
+    returns.extend(live.iter().map(ty));
+    (params, returns, exit_ret, live_slot)
 }
 
 /// `__adc_segN_NAME` with the first free `N`.
