@@ -359,33 +359,8 @@ fn main() -> ExitCode {
         color: std::io::stderr().is_terminal(),
     };
     match cli.command {
-        Command::Explain { code } => match explain::entry(&code) {
-            Some(text) => {
-                print!("{text}");
-                ExitCode::SUCCESS
-            }
-            None => usage_error(&format!(
-                "no error code `{code}`; the codes are listed in docs/errors.md"
-            )),
-        },
-        Command::Check { file } => {
-            let source = match read(&file) {
-                Ok(s) => s,
-                Err(c) => return c,
-            };
-            // Everything `adc compile` does but writing files, so check
-            // succeeds exactly when compile does (derivatives included).
-            match driver::compile_object(&file, &source, "ADC_CHECK_H", &options) {
-                Ok(out) => {
-                    report_warnings(out.warnings, cli_format, &file, &source, &options);
-                    ExitCode::SUCCESS
-                }
-                Err(f) => {
-                    report_failure(&f, cli_format, &file, &source);
-                    ExitCode::from(1)
-                }
-            }
-        }
+        Command::Explain { code } => explain(&code),
+        Command::Check { file } => check(&file, cli_format, &options),
         Command::Run {
             file,
             entry,
@@ -393,147 +368,218 @@ fn main() -> ExitCode {
             grad,
             tangent,
             json,
-        } => {
-            let source = match read(&file) {
-                Ok(s) => s,
-                Err(c) => return c,
-            };
-            if grad || tangent.is_some() {
-                return run_derivative(
-                    &file,
-                    &source,
-                    &options,
-                    &entry,
-                    args.as_deref(),
-                    grad,
-                    tangent.as_deref(),
-                    json,
-                    cli_format,
-                );
-            }
-            let jit = match driver::compile_jit(&file, &source, &options) {
-                Ok(j) => j,
-                Err(f) => {
-                    report_failure(&f, cli_format, &file, &source);
-                    return ExitCode::from(1);
-                }
-            };
-            let Some(func) = jit.function(&entry) else {
-                let names: Vec<&str> = jit.functions().map(|f| f.name.as_str()).collect();
-                return usage_error(&adc::derivs::no_entry(&entry, &names));
-            };
-            let mut values = match read_args(&entry, args.as_deref(), &func.params) {
-                Ok(v) => v,
-                Err(code) => return code,
-            };
-            match jit.call(&entry, &mut values) {
-                Ok(result) => {
-                    let result_text = json::result_json(&result);
-                    if json {
-                        let args: Vec<String> = values.iter().map(json::arg_json).collect();
-                        println!(
-                            "{{\"result\": {result_text}, \"args\": [{}]}}",
-                            args.join(", ")
-                        );
-                    } else {
-                        println!("{result_text}");
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(adc::CallError::Runtime(msg)) => {
-                    eprintln!("runtime error: {msg}");
-                    ExitCode::from(3)
-                }
-                Err(e) => usage_error(&e.to_string()),
-            }
-        }
+        } => run(
+            &file,
+            &entry,
+            args.as_deref(),
+            grad,
+            tangent.as_deref(),
+            json,
+            cli_format,
+            &options,
+        ),
         Command::Compile {
             file,
             output,
             emit_header,
-        } => {
-            let source = match read(&file) {
-                Ok(s) => s,
-                Err(c) => return c,
-            };
-            if let Some(clash) = output_clash(&file, output.as_deref(), emit_header.as_deref()) {
-                return usage_error(&clash);
-            }
-            let stem = std::path::Path::new(&file)
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("out")
-                .to_string();
-            let guard: String = format!("ADC_{}_H", stem.to_uppercase())
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
-            match driver::compile_object(&file, &source, &guard, &options) {
-                Ok(compiled) => {
-                    report_warnings(compiled.warnings, cli_format, &file, &source, &options);
-                    let out = output.unwrap_or_else(|| format!("{stem}.o"));
-                    if let Err(e) = std::fs::write(&out, compiled.object) {
-                        return usage_error(&format!("cannot write `{out}`: {e}"));
-                    }
-                    if let Some(h) = emit_header {
-                        if let Err(e) = std::fs::write(&h, compiled.header) {
-                            return usage_error(&format!("cannot write `{h}`: {e}"));
-                        }
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(f) => {
-                    report_failure(&f, cli_format, &file, &source);
-                    ExitCode::from(1)
-                }
-            }
+        } => compile(&file, output, emit_header, cli_format, &options),
+        Command::Tape { file, json } => tape(&file, json, cli_format, &options),
+        Command::Ir { file, after } => ir(&file, &after, cli_format, &options),
+    }
+}
+
+/// `adc explain CODE`: the page of an error code; exit 2 for an unknown one.
+fn explain(code: &str) -> ExitCode {
+    match explain::entry(code) {
+        Some(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
         }
-        Command::Tape { file, json } => {
-            let source = match read(&file) {
-                Ok(s) => s,
-                Err(c) => return c,
-            };
-            match driver::tape_reports(&file, &source, &options) {
-                Ok(reports) if json => {
-                    println!("{}", adc::tape_report::render_json(&reports));
-                    ExitCode::SUCCESS
-                }
-                Ok(reports) => {
-                    print!("{}", adc::tape_report::render_text(&reports));
-                    ExitCode::SUCCESS
-                }
-                Err(f) => {
-                    report_failure(&f, cli_format, &file, &source);
-                    ExitCode::from(1)
-                }
-            }
+        None => usage_error(&format!(
+            "no error code `{code}`; the codes are listed in docs/errors.md"
+        )),
+    }
+}
+
+/// `adc check FILE`: exit 1 when the program has errors.
+fn check(file: &str, cli_format: ErrorFormat, options: &adc::CompileOptions) -> ExitCode {
+    let source = match read(file) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    // Everything `adc compile` does but writing files, so check
+    // succeeds exactly when compile does (derivatives included).
+    match driver::compile_object(file, &source, "ADC_CHECK_H", options) {
+        Ok(out) => {
+            report_warnings(out.warnings, cli_format, file, &source, options);
+            ExitCode::SUCCESS
         }
-        Command::Ir { file, after } => {
-            let Some(stage) = Stage::from_name(&after) else {
-                let names: Vec<&str> = Stage::ALL.iter().map(|(n, _)| *n).collect();
-                return usage_error(&format!(
-                    "unknown stage `{after}`; stages: {}",
-                    names.join(", ")
-                ));
-            };
-            let source = match read(&file) {
-                Ok(s) => s,
-                Err(c) => return c,
-            };
-            let loaded = driver::load(&file, &source, &options).and_then(|mut m| {
-                driver::run_stages_for(&mut m, stage, &file, &source, &options)?;
-                Ok(m)
-            });
-            match loaded {
-                Ok(m) => {
-                    print!("{m}");
-                    ExitCode::SUCCESS
-                }
-                Err(f) => {
-                    report_failure(&f, cli_format, &file, &source);
-                    ExitCode::from(1)
+        Err(f) => {
+            report_failure(&f, cli_format, file, &source);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `adc run FILE`: the entry's result (or a derivative's, `run_derivative`);
+/// exit 1 for compile errors, 2 for bad arguments, 3 for a runtime error.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    file: &str,
+    entry: &str,
+    args: Option<&str>,
+    grad: bool,
+    tangent: Option<&str>,
+    json: bool,
+    cli_format: ErrorFormat,
+    options: &adc::CompileOptions,
+) -> ExitCode {
+    let source = match read(file) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    if grad || tangent.is_some() {
+        return run_derivative(
+            file, &source, options, entry, args, grad, tangent, json, cli_format,
+        );
+    }
+    let jit = match driver::compile_jit(file, &source, options) {
+        Ok(j) => j,
+        Err(f) => {
+            report_failure(&f, cli_format, file, &source);
+            return ExitCode::from(1);
+        }
+    };
+    let Some(func) = jit.function(entry) else {
+        let names: Vec<&str> = jit.functions().map(|f| f.name.as_str()).collect();
+        return usage_error(&adc::derivs::no_entry(entry, &names));
+    };
+    let mut values = match read_args(entry, args, &func.params) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    match jit.call(entry, &mut values) {
+        Ok(result) => {
+            let result_text = json::result_json(&result);
+            if json {
+                let args: Vec<String> = values.iter().map(json::arg_json).collect();
+                println!(
+                    "{{\"result\": {result_text}, \"args\": [{}]}}",
+                    args.join(", ")
+                );
+            } else {
+                println!("{result_text}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(adc::CallError::Runtime(msg)) => {
+            eprintln!("runtime error: {msg}");
+            ExitCode::from(3)
+        }
+        Err(e) => usage_error(&e.to_string()),
+    }
+}
+
+/// `adc compile FILE`: an object file (and a C header); exit 1 for compile
+/// errors, 2 when a file cannot be written.
+fn compile(
+    file: &str,
+    output: Option<String>,
+    emit_header: Option<String>,
+    cli_format: ErrorFormat,
+    options: &adc::CompileOptions,
+) -> ExitCode {
+    let source = match read(file) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    if let Some(clash) = output_clash(file, output.as_deref(), emit_header.as_deref()) {
+        return usage_error(&clash);
+    }
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("out")
+        .to_string();
+    let guard: String = format!("ADC_{}_H", stem.to_uppercase())
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    match driver::compile_object(file, &source, &guard, options) {
+        Ok(compiled) => {
+            report_warnings(compiled.warnings, cli_format, file, &source, options);
+            let out = output.unwrap_or_else(|| format!("{stem}.o"));
+            if let Err(e) = std::fs::write(&out, compiled.object) {
+                return usage_error(&format!("cannot write `{out}`: {e}"));
+            }
+            if let Some(h) = emit_header {
+                if let Err(e) = std::fs::write(&h, compiled.header) {
+                    return usage_error(&format!("cannot write `{h}`: {e}"));
                 }
             }
+            ExitCode::SUCCESS
+        }
+        Err(f) => {
+            report_failure(&f, cli_format, file, &source);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `adc tape FILE`: the tape report of each reverse derivative; exit 1 for
+/// compile errors.
+fn tape(
+    file: &str,
+    json: bool,
+    cli_format: ErrorFormat,
+    options: &adc::CompileOptions,
+) -> ExitCode {
+    let source = match read(file) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match driver::tape_reports(file, &source, options) {
+        Ok(reports) if json => {
+            println!("{}", adc::tape_report::render_json(&reports));
+            ExitCode::SUCCESS
+        }
+        Ok(reports) => {
+            print!("{}", adc::tape_report::render_text(&reports));
+            ExitCode::SUCCESS
+        }
+        Err(f) => {
+            report_failure(&f, cli_format, file, &source);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `adc ir FILE --after STAGE`: the IR after a stage; exit 2 for an unknown
+/// stage, 1 for compile errors.
+fn ir(file: &str, after: &str, cli_format: ErrorFormat, options: &adc::CompileOptions) -> ExitCode {
+    let Some(stage) = Stage::from_name(after) else {
+        let names: Vec<&str> = Stage::ALL.iter().map(|(n, _)| *n).collect();
+        return usage_error(&format!(
+            "unknown stage `{after}`; stages: {}",
+            names.join(", ")
+        ));
+    };
+    let source = match read(file) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let loaded = driver::load(file, &source, options).and_then(|mut m| {
+        driver::run_stages_for(&mut m, stage, file, &source, options)?;
+        Ok(m)
+    });
+    match loaded {
+        Ok(m) => {
+            print!("{m}");
+            ExitCode::SUCCESS
+        }
+        Err(f) => {
+            report_failure(&f, cli_format, file, &source);
+            ExitCode::from(1)
         }
     }
 }
