@@ -1,4 +1,4 @@
-//! Small local arrays live in the stack frame (`codegen/stack_arrays.rs`).
+//! Small local arrays live in the stack frame (`crates/codegen/src/translate/stack_arrays.rs`).
 //! Each program runs through the JIT and through the IR interpreter (which
 //! knows nothing of the stack) on the same optimised IR: results and the
 //! gradient must agree exactly. The shapes are those where a frame slot

@@ -1,4 +1,4 @@
-//! Loop versioning (`opt/version.rs`) with a test that covers every
+//! Loop versioning (`crates/passes/src/opt/version/`) with a test that covers every
 //! iteration of an enclosing loop: `c[j * d + off + r]` in a loop over `r`
 //! inside one over `j` is checked once for all `j` (the terms do not use
 //! `j`, so `licm` takes them out of the outer loop). Whatever the start of

@@ -362,7 +362,7 @@ pub use host::{CParam, HostFn, HostFunctions, HostParam, HostResult, HostScalar}
 pub use request::Derivative;
 
 /// The Rust examples of `docs/embedding.md`, run as doctests (the other
-/// blocks' `file=NAME` info strings are for `tests/docs.rs`).
+/// blocks' `file=NAME` info strings are for `crates/cli/tests/it/docs.rs`).
 #[cfg(doctest)]
 #[allow(rustdoc::invalid_codeblock_attributes)]
 #[doc = include_str!("../../../docs/embedding.md")]

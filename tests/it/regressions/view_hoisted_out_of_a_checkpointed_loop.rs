@@ -5,7 +5,7 @@ use super::seed_passes;
 /// helper) before a `[checkpoint(2)]` loop that writes the array; the
 /// checkpointed reverse sweep restores the array, and the view made
 /// before the loop still showed the one it replaced: a wrong gradient
-/// (`rev_vs_fwd`). Views no longer leave checkpointed loops; `tests/checkpoint.rs`'s
+/// (`rev_vs_fwd`). Views no longer leave checkpointed loops; `tests/it/checkpoint.rs`'s
 /// `view_of_written_local` is the reduced shape.
 #[test]
 fn view_hoisted_out_of_a_checkpointed_loop() {

@@ -98,7 +98,7 @@ int main(void) { printf("%g\n", g()); return 0; }
     );
 }
 
-/// An object file keeps its tape between calls (`object_tape.rs`): calls
+/// An object file keeps its tape between calls: calls
 /// of one derivative with tapes large, small and large again must each
 /// give the gradient a hand-written reverse loop gives.
 #[test]
@@ -191,7 +191,7 @@ int main(void) {
     assert!(out.starts_with("kept "), "{out}{}", stderr(&run));
 }
 
-/// `print` in an object file needs no host code (`object_print.rs`) and
+/// `print` in an object file needs no host code and
 /// prints what `adc run` prints, after what the C program printed first.
 #[test]
 fn print_in_object_files_matches_adc_run() {
