@@ -187,7 +187,8 @@ fn to_diagnostic(err: &ParseError<usize, Tok, LexError>, source_len: usize) -> D
     }
 }
 
-/// Parses a whole program, reporting every syntax error it can recover from.
+/// Parses a whole program, reporting the first syntax error of each item it
+/// can recover from.
 ///
 /// A syntax error with a plain fix (a keyword where a name belongs, a
 /// missing `;`, a prefix `++`) is reported once and fixed in the tokens
@@ -217,6 +218,7 @@ pub fn parse_program(source: &str) -> (Vec<Item>, Vec<Diagnostic>) {
     // Errors in source order; an opening delimiter blamed once was
     // dropped by recovery there, so later errors look past it.
     errors.sort_by_key(|e| repair::error_start(e).unwrap_or(usize::MAX));
+    first_error_per_item(&mut errors, &toks);
     let mut blamed = Vec::new();
     for e in &errors {
         diags.push(with_delimiter_label(
@@ -230,6 +232,51 @@ pub fn parse_program(source: &str) -> (Vec<Item>, Vec<Diagnostic>) {
     // One bad token can be reported by recovery and again at the end.
     diags.dedup_by(|a, b| a.message == b.message && a.span == b.span);
     (items, diags)
+}
+
+/// Keeps the first of `errors` (in source order) in each top-level item:
+/// the tokens up to a `}` that closes all braces or a `;` outside them.
+/// After an error no repair fixed, recovery guesses where the statement
+/// or item ends, and what it then finds in the rest of the item (a `)`
+/// of the same `for`, a `return` read as an item after a `}` taken for
+/// the function's) are follow-on errors of the same mistake. An end of
+/// file inside an unclosed `{` is always reported.
+fn first_error_per_item(
+    errors: &mut Vec<ParseError<usize, Tok, LexError>>,
+    toks: &[lexer::Spanned],
+) {
+    let mut ends = Vec::new();
+    let mut depth = 0usize;
+    for (_, tok, r) in toks.iter().flatten() {
+        match tok {
+            Tok::LBrace => depth += 1,
+            Tok::RBrace => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    ends.push(*r);
+                }
+            }
+            Tok::Semi if depth == 0 => ends.push(*r),
+            _ => (),
+        }
+    }
+    let item_of = |e: &ParseError<usize, Tok, LexError>| {
+        let start = repair::error_start(e).unwrap_or(usize::MAX);
+        ends.partition_point(|&end| end <= start)
+    };
+    // An end of file inside braces the tokens leave open is a mistake of
+    // its own (an unclosed `{`), whatever came before it.
+    let unclosed = depth > 0;
+    let mut last = None;
+    errors.retain(|e| {
+        if unclosed && matches!(e, ParseError::UnrecognizedEof { .. }) {
+            return true;
+        }
+        let item = item_of(e);
+        let first = last != Some(item);
+        last = Some(item);
+        first
+    });
 }
 
 /// One parse of `toks`: the items and every error, recovered or final.
