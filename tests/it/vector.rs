@@ -181,6 +181,148 @@ fn check(src: &str, args: &[ArgValue], w: u32, seed: u64) {
     }
 }
 
+/// `f_vec`, the width-`w` reverse derivative of `f` (default activities,
+/// `Active` result), on `W` random seeds and shadows at `args` equals `W`
+/// calls of the width-1 one: the primal result and writes, each lane of
+/// every gradient and shadow.
+fn check_reverse(src: &str, args: &[ArgValue], w: u32, seed: u64) {
+    let reqs = [
+        Derivative::gradient("f", "f_one"),
+        Derivative::gradient("f", "f_vec").with_width(w),
+    ];
+    let j = adc::compile_jit_with("probe.ad", src, &reqs)
+        .unwrap_or_else(|e| panic!("does not compile:\n{e}"));
+    let f = j.function("f").expect("f").clone();
+    let mut rng = Rng(seed);
+    let w = w as usize;
+    // Per direction: the seed, and each array's shadow on entry.
+    let dirs: Vec<(f64, Vec<Option<Vec<f64>>>)> = (0..w)
+        .map(|_| {
+            let shadows = f
+                .params
+                .iter()
+                .zip(args)
+                .map(|(p, a)| {
+                    (p.ty.elem().is_float() && matches!(p.ty, Type::Array(_)))
+                        .then(|| floats(a).iter().map(|_| rng.unit()).collect())
+                })
+                .collect();
+            (rng.unit(), shadows)
+        })
+        .collect();
+    let mut one = Vec::new();
+    for (s, shadows) in &dirs {
+        let mut a1 = Vec::new();
+        for (a, sh) in args.iter().zip(shadows) {
+            a1.push(a.clone());
+            if let Some(sh) = sh {
+                a1.push(arr(sh));
+            }
+        }
+        a1.push(d(*s));
+        let r = j
+            .call("f_one", &mut a1)
+            .unwrap_or_else(|e| panic!("f_one: {e}"));
+        one.push((r, a1));
+    }
+    let mut av = Vec::new();
+    for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
+        av.push(a.clone());
+        match p.ty {
+            Type::Array(_) if p.ty.elem().is_float() => av.push(arr(&dirs
+                .iter()
+                .flat_map(|d| d.1[k].clone().expect("shadow"))
+                .collect::<Vec<_>>())),
+            Type::Scalar(_) if p.ty.elem().is_float() => av.push(arr(&vec![7.0; w])),
+            _ => (),
+        }
+    }
+    av.push(arr(&dirs.iter().map(|d| d.0).collect::<Vec<_>>()));
+    let rv = j
+        .call("f_vec", &mut av)
+        .unwrap_or_else(|e| panic!("f_vec: {e}"));
+    for (k, (r1, a1)) in one.iter().enumerate() {
+        let what = |s: &str| format!("direction {k}: {s}");
+        close(number(&rv[0]), number(&r1[0]), &what("result"));
+        let (mut pv, mut p1, mut grad) = (0, 0, 1);
+        for p in &f.params {
+            if let (ArgValue::Array(ArrayValue::F64(x)), ArgValue::Array(ArrayValue::F64(y))) =
+                (&av[pv], &a1[p1])
+            {
+                for (x, y) in x.iter().zip(y) {
+                    close(*x, *y, &what(&format!("`{}` after the call", p.name)));
+                }
+            }
+            pv += 1;
+            p1 += 1;
+            if !p.ty.elem().is_float() {
+                continue;
+            }
+            let tv = floats(&av[pv]);
+            pv += 1;
+            if let Type::Array(_) = p.ty {
+                let t1 = floats(&a1[p1]);
+                p1 += 1;
+                let n = t1.len();
+                for (x, y) in tv[k * n..(k + 1) * n].iter().zip(&t1) {
+                    close(*x, *y, &what(&format!("shadow of `{}`", p.name)));
+                }
+            } else {
+                close(
+                    tv[k],
+                    number(&r1[grad]),
+                    &what(&format!("gradient of `{}`", p.name)),
+                );
+                grad += 1;
+            }
+        }
+    }
+}
+
+#[test]
+fn reverse_mode_loops_branches_and_arrays() {
+    let args = [d(0.7), d(-0.4), arr(&[0.5, -0.25, 1.5, -2.0]), i(9)];
+    for w in [2, 3, 5] {
+        check_reverse(LOOPS, &args, w, u64::from(w) + 40);
+    }
+    let src = "
+double f(inout double[] u, double[] c, double k) {
+    int n = len(u);
+    double tmp[n];
+    for (int i = 0; i < n; i++) tmp[i] = u[i] * c[i] + k;
+    for (int i = 1; i < n; i++) u[i] = tmp[i - 1] * tmp[i];
+    double s = 0.0;
+    for (int i = 0; i < n; i++) { if (u[i] > 0.1) s += u[i] * u[i]; else s -= sin(u[i] * k); }
+    return s;
+}";
+    let args = [
+        arr(&[0.1, 0.2, 0.3, 0.4, 0.5]),
+        arr(&[1.0, -1.0, 2.0, 0.5, 3.0]),
+        d(0.3),
+    ];
+    check_reverse(src, &args, 4, 77);
+    let src = "
+double sq(double v) { return v * v; }
+double f(double x, out double[] o, double[] c) {
+    double s = x;
+    while (s < 4.0) s = s * 1.5 + sq(c[0]);
+    for (int i = 0; i < len(o); i++) o[i] = s * c[i % len(c)] + x;
+    return sq(s) + o[0];
+}";
+    check_reverse(src, &[d(0.4), arr(&[0.0; 3]), arr(&[0.5, -0.7])], 3, 5);
+}
+
+#[test]
+fn reverse_vector_mode_through_calls_is_not_yet_supported() {
+    let src = "double pw(double x, int n) { if (n == 0) return 1.0; return x * pw(x, n - 1); }
+[autodiff_reverse(g, Active, Const, Active, width = 2)]
+double f(double x, int n) { return pw(x, n); }";
+    let e = adc::compile_jit("t.ad", src, &adc::CompileOptions::default())
+        .err()
+        .expect("E0401");
+    assert_eq!(e.diagnostics[0].code, "E0401", "{e}");
+}
+
 const LOOPS: &str = "
 double f(double x, double y, double[] a, int n) {
     double s = 0.0;

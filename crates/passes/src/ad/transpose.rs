@@ -1,7 +1,10 @@
 //! `transpose`: turns the differential part of an unzipped function
 //! around, giving the reverse-mode signature of docs/derivatives.md#reverse-mode.
 //!
-//! Assumes: `unzip`'s output (its guarantees are this pass's input).
+//! Assumes: `unzip`'s output (its guarantees are this pass's input). In
+//! vector mode (`widen`), scalar tangents are already arrays that receive
+//! the gradients, and the result's `W` tangents are seeded from a `seed`
+//! array parameter appended last (`build.rs`, `vector_seeds`).
 //! Guarantees (check with `adc ir --after transpose`): the primal part is
 //! unchanged, except that its exit jumps to the reverse sweep instead of the
 //! forward replay. Each differential block `D` becomes a reverse block that
@@ -57,7 +60,6 @@ mod insts;
 
 use crate::ad::{diff_values, AdError};
 use crate::loops::CountedLoop;
-use adc_ir::ad::reverse_signature;
 use adc_ir::{
     AdMode, BinaryOp, Block, Constant, FuncId, Function, Inst, InstData, Module, Span, Tag, Type,
     Value,
@@ -82,7 +84,7 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
         .find(&spec.of)
         .ok_or_else(|| AdError::new(format!("cannot find `{}`", spec.of), u.deriv_span))?;
     let src_f = module.func(src).clone();
-    let (params, returns) = reverse_signature(&src_f, &spec.params, spec.ret);
+    let (params, returns) = adc_ir::ad::spec_signature(&src_f, &spec);
     let mut t = Transposer {
         module,
         u: &u,

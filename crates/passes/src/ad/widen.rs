@@ -19,12 +19,18 @@
 //! gathered into an array of `W` (and scattered back for references). A
 //! custom forward derivative that only reads its arguments is called once
 //! per lane. The tangents of the result go to the `t_ret` arrays.
+//! A reverse request stays in forward form (its spec kept) for `unzip` and
+//! `transpose`: an `Active` scalar's tangent is the array its `W`
+//! gradients go to (zeroed at entry; `transpose` turns the loads of its
+//! lanes into accumulations), and the result's `W` tangent lanes are
+//! returned after the primal results, which `transpose` seeds from the
+//! `seed` array.
 //! Lanes are not yet vector registers: codegen sees `W` scalar copies.
 //!
 //! Not handled (E0401): arrays on the tape (vector mode over a reverse
-//! derivative's tape of arrays), a part (`view`) of a shadow passed to a
-//! callee, custom forward derivatives of functions that write through
-//! their parameters, and reverse mode.
+//! derivative's tape of arrays), custom forward derivatives of functions
+//! that write through their parameters, and calls that stay calls in
+//! reverse mode.
 
 mod build;
 mod shadows;
@@ -40,12 +46,6 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let Some(spec) = func.deriv.clone().filter(|s| s.width > 1) else {
         return Ok(());
     };
-    if spec.mode == AdMode::Reverse {
-        return Err(AdError::new(
-            "reverse vector mode (`width` on `autodiff_reverse`) is not supported yet: use `autodiff_forward` with `width`",
-            func.deriv_span,
-        ));
-    }
     let out = build::widen(module, id, &spec)?;
     *module.func_mut(id) = out;
     if cfg!(debug_assertions) {
@@ -83,7 +83,13 @@ pub(crate) fn vector_callee(module: &Module, callee: FuncId, width: u32) -> Opti
 /// `linearize` generates them in the same run.
 pub fn declare_callees(module: &mut Module, id: FuncId) {
     let func = module.func(id);
-    let Some(width) = func.deriv.as_ref().map(|s| s.width).filter(|w| *w > 1) else {
+    let Some(width) = func
+        .deriv
+        .as_ref()
+        .filter(|s| s.mode == AdMode::Forward)
+        .map(|s| s.width)
+        .filter(|w| *w > 1)
+    else {
         return;
     };
     let mut wanted = Vec::new();

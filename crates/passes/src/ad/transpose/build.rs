@@ -197,17 +197,22 @@ impl Transposer<'_> {
         let layout = forward_param_layout(src, &lin_acts);
         let old_params = u.dfg.block_params(entry).to_vec();
         let mut grads = Vec::new();
+        // Vector mode (`widen`): gradients go to the arrays that stand for
+        // scalar tangents, and the seeds come from an array.
+        let width = self.u.deriv.as_ref().map_or(1, |s| s.width);
         for (k, (i, is_tan)) in layout.iter().enumerate().rev() {
-            if *is_tan && matches!(src.params[*i].ty, Type::Scalar(_)) {
+            if *is_tan && matches!(src.params[*i].ty, Type::Scalar(_)) && width <= 1 {
                 self.out.dfg.remove_block_param(entry, k);
             }
         }
         for (k, (i, is_tan)) in layout.iter().enumerate() {
-            if *is_tan && acts[*i] == Activity::Active {
+            if *is_tan && acts[*i] == Activity::Active && width <= 1 {
                 grads.push(old_params[k]);
             }
         }
-        let seeds: Vec<Value> = if matches!(ret, Activity::Active | Activity::ActiveOnly) {
+        let seeds: Vec<Value> = if width > 1 {
+            self.vector_seeds(src, entry, width)
+        } else if matches!(ret, Activity::Active | Activity::ActiveOnly) {
             src.returns
                 .iter()
                 .filter(|t| t.elem().is_float())
@@ -217,6 +222,57 @@ impl Transposer<'_> {
             Vec::new()
         };
         (grads, seeds)
+    }
+
+    /// Vector mode's seeds: the `seed` array appended to the entry's
+    /// parameters, checked to hold `width` elements, loaded at the top of
+    /// the entry (reverse vector mode has one float result).
+    fn vector_seeds(&mut self, src: &Function, entry: Block, width: u32) -> Vec<Value> {
+        let Some(&ty) = src.returns.iter().find(|t| t.elem().is_float()) else {
+            return Vec::new();
+        };
+        let seed = self
+            .out
+            .dfg
+            .append_block_param(entry, Type::Array(ty.elem()));
+        let mut insts = Vec::new();
+        let mut make = |out: &mut Function, data: InstData, types: &[Type]| {
+            let i = out.dfg.make_inst(data, types);
+            insts.push(i);
+            out.dfg.inst_results(i).first().copied()
+        };
+        let w = make(
+            &mut self.out,
+            InstData::Const {
+                value: Constant::I64(i64::from(width)),
+            },
+            &[Type::I64],
+        );
+        let w = w.expect("invariant: a constant has a result");
+        make(&mut self.out, InstData::LenCheck { args: [w, seed] }, &[]);
+        let mut seeds = Vec::new();
+        for k in 0..width {
+            let index = make(
+                &mut self.out,
+                InstData::Const {
+                    value: Constant::I64(i64::from(k)),
+                },
+                &[Type::I64],
+            )
+            .expect("invariant: a constant has a result");
+            let load = InstData::Load {
+                array: seed,
+                index,
+                checked: false,
+            };
+            seeds.push(make(&mut self.out, load, &[ty]).expect("invariant: a load has a result"));
+        }
+        for (n, i) in insts.into_iter().enumerate() {
+            self.out.set_span(i, Span::UNDEFINED);
+            self.out.set_tag(i, Tag::Primal);
+            self.out.dfg.block_mut(entry).insts.insert(n, i);
+        }
+        seeds
     }
 
     /// The adjoint slots, made at the top of the entry block: for values

@@ -38,11 +38,18 @@ pub(super) struct Widener<'a> {
     span: Span,
     /// `t_ret` parameters: each float result's `W` tangents go there.
     t_ret: Vec<Value>,
+    /// A reverse request (see `widen`).
+    reverse: bool,
     ret: Activity,
     n_returns: usize,
 }
 
-/// The widened `id`, whose spec is `spec` (width above 1, forward mode).
+/// The widened `id`, whose spec is `spec` (width above 1). A reverse
+/// request stays in forward form for `unzip` and `transpose`: its spec
+/// kept, the lanes of the result's tangent returned after the primal
+/// results (`transpose` seeds them from the `seed` array), and the
+/// gradients' arrays zeroed at entry (the loads of their lanes become
+/// accumulations into them).
 pub(super) fn widen(module: &Module, id: FuncId, spec: &DerivSpec) -> Result<Function, AdError> {
     let old = module.func(id);
     let src_id = module.find(&spec.of).ok_or_else(|| {
@@ -53,8 +60,22 @@ pub(super) fn widen(module: &Module, id: FuncId, spec: &DerivSpec) -> Result<Fun
     let shadow = shadows(module, old, src, spec);
     let whole = whole(old, &shadow);
     let laned: Vec<bool> = diff.iter().zip(&shadow).map(|(d, s)| *d || *s).collect();
-    let (params, returns) = spec_signature(src, spec);
+    let reverse = spec.mode == adc_ir::AdMode::Reverse;
+    let (params, returns) = if reverse {
+        let (acts, _) = linearized_activities(spec);
+        let (params, mut returns) =
+            adc_ir::ad::vector_forward_signature(src, &acts, Activity::Const);
+        for t in src.returns.iter().filter(|t| t.elem().is_float()) {
+            returns.extend(std::iter::repeat_n(*t, spec.width as usize));
+        }
+        (params, returns)
+    } else {
+        spec_signature(src, spec)
+    };
     let mut out = Function::new(old.name.clone(), params, returns, old.linkage);
+    if reverse {
+        out.deriv = Some(spec.clone());
+    }
     out.deriv_span = old.deriv_span;
     out.decl_span = old.decl_span;
     let mut w = Widener {
@@ -69,6 +90,7 @@ pub(super) fn widen(module: &Module, id: FuncId, spec: &DerivSpec) -> Result<Fun
         cur: Block::new(0),
         span: old.deriv_span,
         t_ret: Vec::new(),
+        reverse,
         ret: spec.ret,
         n_returns: src.returns.len(),
     };
@@ -229,6 +251,29 @@ impl Widener<'_> {
                 Type::Ref(_) | Type::Scalar(_) => {
                     let wc = self.iconst(w);
                     self.emit(InstData::LenCheck { args: [wc, np] }, &[], Tag::Primal);
+                    if self.reverse && matches!(ty, Type::Scalar(_)) {
+                        // An `out` array of gradients.
+                        let zero = self.emit1(
+                            InstData::Const {
+                                value: Constant::zero(ty.elem()),
+                            },
+                            ty,
+                            Tag::Primal,
+                        );
+                        for k in self.lanes() {
+                            let index = self.iconst(k as i64);
+                            self.emit(
+                                InstData::Store {
+                                    array: np,
+                                    index,
+                                    value: zero,
+                                    checked: false,
+                                },
+                                &[],
+                                Tag::Primal,
+                            );
+                        }
+                    }
                     let mut lanes = Vec::new();
                     for k in self.lanes() {
                         let index = self.iconst(k as i64);
@@ -530,6 +575,16 @@ impl Widener<'_> {
             .iter()
             .map(|a| self.one(*a))
             .collect::<Result<_, _>>()?;
+        if self.reverse {
+            let mut all = primal;
+            for &t in &args[n_primal.min(args.len())..] {
+                for k in self.lanes() {
+                    all.push(self.lane(t, k)?);
+                }
+            }
+            self.emit(InstData::Return { args: all }, &[], Tag::Mixed);
+            return Ok(());
+        }
         for (j, &t) in args[n_primal.min(args.len())..].iter().enumerate() {
             let dst = *self
                 .t_ret
@@ -678,6 +733,12 @@ impl Widener<'_> {
     /// vector-mode derivative.
     fn call(&mut self, callee: FuncId, args: &[Value], results: &[Value]) -> Result<(), AdError> {
         let module = self.module;
+        if self.reverse {
+            return Err(self.err(&format!(
+                "a call of `{}` in a reverse derivative (one that is not inlined)",
+                jvp_source(module, callee).map_or("?", |s| module.func(s).name.as_str())
+            )));
+        }
         let wide = super::vector_callee(module, callee, self.width)
             .ok_or_else(|| self.internal("a callee without its vector-mode derivative"))?;
         let positions = tangent_positions(module, callee)
