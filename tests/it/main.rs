@@ -16,6 +16,7 @@ mod examples;
 mod fast_path;
 mod gradients;
 mod ir_filetests;
+mod jacobian;
 mod loop_bounds;
 mod nested;
 mod promote;

@@ -7,6 +7,7 @@
 pub mod ast;
 pub mod depth;
 pub mod diag;
+pub mod jacobian;
 pub mod lexer;
 pub mod parse;
 mod repair;
@@ -34,7 +35,7 @@ pub fn compile_to_ir(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
 }
 
 fn compile_here(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
-    let (items, mut diags) = parse::parse_program(source);
+    let (mut items, mut diags) = parse::parse_program(source);
     if let Some(d) = depth::check(&items) {
         // Dropping the tree recurses too, and `with_deep_stack` sized the
         // stack for `MAX_DEPTH` levels only: leak deeper trees.
@@ -48,7 +49,12 @@ fn compile_here(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     if !diags.is_empty() {
         return Err(diags);
     }
-    let module = lower::lower_program(&items, &mut diags);
+    let (extra, generated) = jacobian::expand(&mut items, &mut diags);
+    items.extend(extra);
+    let mut module = lower::lower_program(&items, &mut diags);
+    if let Some(m) = module.as_mut() {
+        jacobian::point_at_attributes(m, &generated);
+    }
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     match module {
         Some(module) if !diags.iter().any(|d| d.is_error()) => Ok(Compiled {

@@ -1,0 +1,389 @@
+//! `[jacobian(NAME, ...)]` (docs/derivatives.md#jacobians): the attribute
+//! becomes ordinary source. The function `F` it stands on gets a
+//! vector-mode forward derivative `NAME__columns` (`width =`
+//! [`CHUNK`]), and `NAME` is written in `.ad`: it runs that derivative
+//! once per chunk of `CHUNK` columns, each run seeded with the chunk's
+//! unit directions and started from `F`'s inputs (`inout` arguments are
+//! restored before each run, so the last run leaves `F`'s writes), and
+//! scatters the tangents into `jac`. The generated items are parsed like
+//! the program's; their instructions point at the attribute
+//! ([`point_at_attributes`]).
+
+use crate::ast::*;
+use crate::diag::Diagnostic;
+use adc_ir::Span;
+use std::fmt::Write;
+
+/// Columns per run of the vector-mode derivative (see
+/// docs/derivatives.md#jacobians for the measurement behind it).
+pub const CHUNK: u32 = 8;
+
+/// A generated function and the attribute it came from.
+pub struct Generated {
+    pub name: String,
+    pub span: Span,
+}
+
+/// Replaces each `[jacobian]` attribute by the items it stands for: the
+/// functions to append (parsed), and the generated names with their
+/// attributes' spans. Errors (E0309) go to `diags`.
+pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Vec<Generated>) {
+    let mut text = String::new();
+    let mut generated = Vec::new();
+    for item in items.iter_mut() {
+        let Item::Func(f) = item else { continue };
+        let attrs = std::mem::take(&mut f.attrs);
+        for a in attrs {
+            if a.name.name != "jacobian" {
+                f.attrs.push(a);
+                continue;
+            }
+            match request(f, &a) {
+                Ok((name, dual)) => {
+                    let cols = format!("{name}__columns");
+                    f.attrs.push(forward_attr(f, &a, &cols, &dual));
+                    text += &source(f, &name, &cols, &dual);
+                    generated.push(Generated {
+                        name: name.clone(),
+                        span: a.span,
+                    });
+                    generated.push(Generated {
+                        name: cols,
+                        span: a.span,
+                    });
+                }
+                Err(d) => diags.push(d),
+            }
+        }
+    }
+    if text.is_empty() {
+        return (Vec::new(), generated);
+    }
+    let (extra, errs) = crate::parse::parse_program(&text);
+    for e in errs {
+        diags.push(Diagnostic::error(
+            "E0999",
+            format!(
+                "internal error: generated Jacobian code does not parse: {}",
+                e.message
+            ),
+            Span::UNDEFINED,
+        ));
+    }
+    (extra, generated)
+}
+
+/// Every instruction of the generated functions points at its attribute.
+pub fn point_at_attributes(module: &mut adc_ir::Module, generated: &[Generated]) {
+    for g in generated {
+        if let Some(id) = module.find(&g.name) {
+            let f = module.func_mut(id);
+            for s in f.srclocs.iter_mut() {
+                *s = g.span;
+            }
+            f.decl_span = g.span;
+        }
+    }
+}
+
+fn is_float(t: BaseType) -> bool {
+    matches!(t, BaseType::Double | BaseType::Float)
+}
+
+fn err(message: String, span: Span) -> Diagnostic {
+    Diagnostic::error("E0309", message, span)
+}
+
+/// The generated name and whether each parameter is `Dual` (a float one
+/// not made `Const`).
+fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
+    let args = a.args.clone().unwrap_or_default();
+    let Some(AttrArg::Ident(name)) = args.first() else {
+        return Err(err(
+            "`jacobian` needs the generated function's name first".into(),
+            a.span,
+        ));
+    };
+    if let Some(d) = crate::lower::reserved_function_name(&name.name, true) {
+        return Err(err(d, name.span));
+    }
+    let mut acts = Vec::new();
+    for arg in &args[1..] {
+        let AttrArg::Ident(id) = arg else {
+            return Err(err("expected an activity or `forward`".into(), a.span));
+        };
+        match id.name.as_str() {
+            "Const" | "Dual" if acts.len() < f.params.len() => acts.push(id.name == "Dual"),
+            "forward" => (),
+            "reverse" | "sparse" => {
+                return Err(err(
+                    format!("`jacobian(..., {})` is not supported yet: the Jacobian is computed in forward vector mode", id.name),
+                    id.span,
+                ))
+            }
+            other => {
+                return Err(err(
+                    format!("`{other}` is not an activity (`Const`, `Dual`, one per parameter) nor an option (`forward`) of `jacobian`"),
+                    id.span,
+                ))
+            }
+        }
+    }
+    if !acts.is_empty() && acts.len() != f.params.len() {
+        return Err(err(
+            format!(
+                "`{}` has {} parameters: give an activity for each, or none",
+                f.name.name,
+                f.params.len()
+            ),
+            a.span,
+        ));
+    }
+    if acts.is_empty() {
+        acts = vec![true; f.params.len()];
+    }
+    let dual = f
+        .params
+        .iter()
+        .zip(&acts)
+        .map(|(p, d)| *d && is_float(p.ty))
+        .collect();
+    if matches!(f.ret, ReturnType::Tuple(_)) {
+        return Err(err(
+            format!(
+                "`jacobian` on `{}`, which returns a tuple, is not supported yet",
+                f.name.name
+            ),
+            a.span,
+        ));
+    }
+    if f.params.iter().any(|p| p.name.name == "jac") {
+        return Err(err(
+            format!(
+                "`{}` has a parameter `jac`, the name of the Jacobian's parameter",
+                f.name.name
+            ),
+            a.span,
+        ));
+    }
+    Ok((name.name.clone(), dual))
+}
+
+/// `[autodiff_forward(COLS, ..., width = CHUNK)]` for `f`.
+fn forward_attr(f: &FuncDecl, a: &Attr, cols: &str, dual: &[bool]) -> Attr {
+    let id = |s: &str| {
+        AttrArg::Ident(Ident {
+            name: s.into(),
+            span: a.span,
+        })
+    };
+    let mut args = vec![id(cols)];
+    for d in dual {
+        args.push(id(if *d { "Dual" } else { "Const" }));
+    }
+    match f.ret {
+        ReturnType::Void => (),
+        ReturnType::Base(t) if is_float(t) => args.push(id("Dual")),
+        _ => args.push(id("Const")),
+    }
+    args.push(AttrArg::Named(
+        Ident {
+            name: "width".into(),
+            span: a.span,
+        },
+        Box::new(AttrArg::Int(i64::from(CHUNK), a.span)),
+        a.span,
+    ));
+    Attr {
+        name: Ident {
+            name: "autodiff_forward".into(),
+            span: a.span,
+        },
+        args: Some(args),
+        span: a.span,
+    }
+}
+
+fn type_name(t: BaseType) -> &'static str {
+    match t {
+        BaseType::Double => "double",
+        BaseType::Float => "float",
+        BaseType::Int => "int",
+        BaseType::Bool => "bool",
+    }
+}
+
+/// The `.ad` text of `NAME`.
+fn source(f: &FuncDecl, name: &str, cols: &str, dual: &[bool]) -> String {
+    let w = CHUNK;
+    let ret = match &f.ret {
+        ReturnType::Void => "void".to_string(),
+        ReturnType::Base(t) => type_name(*t).to_string(),
+        ReturnType::Tuple(_) => unreachable!("tuples are refused by `request`"),
+    };
+    let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
+    let mut params = Vec::new();
+    for p in &f.params {
+        let mode = match p.mode {
+            Mode::Value => "",
+            Mode::Inout => "inout ",
+            Mode::Out => "out ",
+        };
+        let arr = if p.is_array { "[]" } else { "" };
+        params.push(format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name));
+    }
+    params.push("out double[] jac".into());
+    let mut s = String::new();
+    let stat = if f.is_static { "static " } else { "" };
+    let _ = writeln!(s, "{stat}{ret} {name}({}) {{", params.join(", "));
+    // The columns and rows, each a block of `len` entries at an offset.
+    let len = |p: &ParamDecl| {
+        if p.is_array {
+            format!("len({})", p.name.name)
+        } else {
+            "1".into()
+        }
+    };
+    let (mut ncols, mut nrows) = (
+        vec!["0".to_string()],
+        vec![(if float_ret { "1" } else { "0" }).to_string()],
+    );
+    let mut col_at = Vec::new();
+    let mut row_at = Vec::new();
+    for (p, &d) in f.params.iter().zip(dual) {
+        if !d {
+            col_at.push(None);
+            row_at.push(None);
+            continue;
+        }
+        let is_col = p.mode != Mode::Out;
+        let is_row = p.mode != Mode::Value;
+        col_at.push(is_col.then(|| format!("({})", ncols.join(" + "))));
+        row_at.push(is_row.then(|| format!("({})", nrows.join(" + "))));
+        if is_col {
+            ncols.push(len(p));
+        }
+        if is_row {
+            nrows.push(len(p));
+        }
+    }
+    let _ = writeln!(s, "    int adc_j_nc = {};", ncols.join(" + "));
+    let _ = writeln!(s, "    int adc_j_nr = {};", nrows.join(" + "));
+    // A `jac` of another length: an access out of its bounds.
+    let _ = writeln!(
+        s,
+        "    if (len(jac) != adc_j_nr * adc_j_nc) {{ jac[len(jac) + adc_j_nr * adc_j_nc] = 0.0; }}"
+    );
+    let elem = |p: &ParamDecl| type_name(p.ty);
+    for (p, &d) in f.params.iter().zip(dual) {
+        let n = &p.name.name;
+        if d {
+            let size = if p.is_array {
+                format!("{w} * len({n})")
+            } else {
+                w.to_string()
+            };
+            let _ = writeln!(s, "    {} adc_j_t_{n}[{size}];", elem(p));
+        }
+        if d && p.mode == Mode::Inout {
+            if p.is_array {
+                let _ = writeln!(s, "    {} adc_j_s_{n}[len({n})];", elem(p));
+                let _ = writeln!(s, "    for (int adc_j_i = 0; adc_j_i < len({n}); adc_j_i++) adc_j_s_{n}[adc_j_i] = {n}[adc_j_i];");
+            } else {
+                let _ = writeln!(s, "    {} adc_j_s_{n} = {n};", elem(p));
+            }
+        }
+    }
+    if float_ret {
+        let _ = writeln!(s, "    {ret} adc_j_tr[{w}];");
+    }
+    let has_ret = ret != "void";
+    if has_ret {
+        let zero = match f.ret {
+            ReturnType::Base(BaseType::Bool) => "false",
+            ReturnType::Base(BaseType::Int) => "0",
+            _ => "0.0",
+        };
+        let _ = writeln!(s, "    {ret} adc_j_r = {zero};");
+    }
+    let _ = writeln!(
+        s,
+        "    for (int adc_j_c0 = 0; adc_j_c0 < adc_j_nc || adc_j_c0 == 0; adc_j_c0 += {w}) {{"
+    );
+    // Restore what the last run changed, and seed the chunk's columns.
+    for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
+        let n = &p.name.name;
+        if d && p.mode == Mode::Inout {
+            if p.is_array {
+                let _ = writeln!(s, "        for (int adc_j_i = 0; adc_j_i < len({n}); adc_j_i++) {n}[adc_j_i] = adc_j_s_{n}[adc_j_i];");
+            } else {
+                let _ = writeln!(s, "        {n} = adc_j_s_{n};");
+            }
+        }
+        if !d {
+            continue;
+        }
+        let m = len(p);
+        let _ = writeln!(
+            s,
+            "        for (int adc_j_k = 0; adc_j_k < {w}; adc_j_k++) {{"
+        );
+        let _ = writeln!(
+            s,
+            "            for (int adc_j_i = 0; adc_j_i < {m}; adc_j_i++) {{"
+        );
+        let cell = format!("adc_j_t_{n}[adc_j_k * {m} + adc_j_i]");
+        match &col_at[k] {
+            Some(at) => {
+                let _ = writeln!(s, "                if (adc_j_c0 + adc_j_k == {at} + adc_j_i) {cell} = 1.0; else {cell} = 0.0;");
+            }
+            None => {
+                let _ = writeln!(s, "                {cell} = 0.0;");
+            }
+        }
+        let _ = writeln!(s, "            }}");
+        let _ = writeln!(s, "        }}");
+    }
+    let mut args = Vec::new();
+    for (p, &d) in f.params.iter().zip(dual) {
+        args.push(p.name.name.clone());
+        if d {
+            args.push(format!("adc_j_t_{}", p.name.name));
+        }
+    }
+    if float_ret {
+        args.push("adc_j_tr".into());
+    }
+    let call = format!("{cols}({})", args.join(", "));
+    if has_ret {
+        let _ = writeln!(s, "        adc_j_r = {call};");
+    } else {
+        let _ = writeln!(s, "        {call};");
+    }
+    // Scatter: column `c0 + k` of every row.
+    let _ = writeln!(
+        s,
+        "        for (int adc_j_k = 0; adc_j_k < {w}; adc_j_k++) {{"
+    );
+    let _ = writeln!(s, "            int adc_j_c = adc_j_c0 + adc_j_k;");
+    let _ = writeln!(s, "            if (adc_j_c < adc_j_nc) {{");
+    if float_ret {
+        let _ = writeln!(
+            s,
+            "                jac[adc_j_c] = double(adc_j_tr[adc_j_k]);"
+        );
+    }
+    for (k, p) in f.params.iter().enumerate() {
+        let Some(at) = &row_at[k] else { continue };
+        let (n, m) = (&p.name.name, len(p));
+        let _ = writeln!(s, "                for (int adc_j_i = 0; adc_j_i < {m}; adc_j_i++) jac[({at} + adc_j_i) * adc_j_nc + adc_j_c] = double(adc_j_t_{n}[adc_j_k * {m} + adc_j_i]);");
+    }
+    let _ = writeln!(s, "            }}");
+    let _ = writeln!(s, "        }}");
+    let _ = writeln!(s, "    }}");
+    if has_ret {
+        let _ = writeln!(s, "    return adc_j_r;");
+    }
+    let _ = writeln!(s, "}}");
+    s
+}
