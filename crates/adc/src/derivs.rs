@@ -245,3 +245,53 @@ fn tangent_count(entry: &str, src: &Function, got: usize) -> String {
         crate::json::takes(entry, &src.params)
     )
 }
+
+/// Name of the function `--jacobian` generates and calls.
+pub const JACOBIAN_ENTRY: &str = "adc_cli_jacobian";
+
+/// The rows and columns of the dense Jacobian of a function with
+/// parameters `params` (default activities) at arguments `args`
+/// (docs/derivatives.md#jacobians): columns are float scalars by value,
+/// read-only and `inout` float arrays and `inout` float scalars; rows the
+/// float result, then `out`/`inout` float arrays and scalars.
+pub fn jacobian_shape(
+    params: &[adc_ir::Param],
+    returns: &[Type],
+    args: &[ArgValue],
+) -> (usize, usize) {
+    let mut rows = usize::from(matches!(returns, [t] if t.elem().is_float()));
+    let mut cols = 0;
+    for (p, a) in params.iter().zip(args) {
+        if !p.ty.elem().is_float() {
+            continue;
+        }
+        let n = match a {
+            ArgValue::Array(v) => v.len(),
+            ArgValue::Scalar(_) => 1,
+        };
+        match (p.ty, p.mode) {
+            (Type::Scalar(_), _) | (Type::Array(_), adc_ir::ParamMode::In) => cols += n,
+            (_, adc_ir::ParamMode::Out) => rows += n,
+            _ => {
+                cols += n;
+                rows += n;
+            }
+        }
+    }
+    (rows, cols)
+}
+
+/// The Jacobian `jac` (row-major, `cols` columns) as JSON rows.
+pub fn jacobian_json(jac: &[f64], cols: usize) -> String {
+    let rows: Vec<String> = jac
+        .chunks(cols.max(1))
+        .map(|r| {
+            let xs: Vec<String> = r
+                .iter()
+                .map(|x| crate::json::scalar_json(Constant::F64(*x)))
+                .collect();
+            format!("[{}]", xs.join(", "))
+        })
+        .collect();
+    format!("[{}]", rows.join(", "))
+}

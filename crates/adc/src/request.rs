@@ -59,6 +59,9 @@ pub struct Derivative {
     /// Derivative directions at once (vector mode,
     /// docs/derivatives.md#vector-mode); 1 for the plain derivative.
     pub width: u32,
+    /// A dense Jacobian (`[jacobian(name)]`, docs/derivatives.md#jacobians)
+    /// instead: `mode`, `params` and `ret` are not used.
+    pub jacobian: bool,
 }
 
 impl Derivative {
@@ -81,6 +84,7 @@ impl Derivative {
             params: None,
             ret: Activity::Active,
             width: 1,
+            jacobian: false,
         }
     }
 
@@ -105,6 +109,7 @@ impl Derivative {
             params: Some(params),
             ret,
             width: 1,
+            jacobian: false,
         }
     }
 
@@ -129,6 +134,7 @@ impl Derivative {
             params: Some(params),
             ret,
             width: 1,
+            jacobian: false,
         }
     }
 }
@@ -150,6 +156,31 @@ impl Derivative {
     /// ```
     pub fn with_width(self, width: u32) -> Derivative {
         Derivative { width, ..self }
+    }
+
+    /// The dense Jacobian of `of` with default activities, as
+    /// `[jacobian(name)]` on it: `name` takes `of`'s parameters, then
+    /// `out double[] jac`.
+    ///
+    /// ```
+    /// let src = "double f(double x, double[] a) { return x * a[0] * a[1]; }";
+    /// let jit = adc::compile_jit_with("f.ad", src, &[adc::Derivative::jacobian("f", "jf")])
+    ///     .expect("compiles");
+    /// let jf: adc::TypedFunc<(f64, &[f64], &mut [f64]), f64> = jit.typed("jf").expect("signature");
+    /// let mut jac = [0.0; 3];
+    /// assert_eq!(jf.call((2.0, &[3.0, 5.0][..], &mut jac[..])), Ok(30.0));
+    /// assert_eq!(jac, [15.0, 10.0, 6.0]);
+    /// ```
+    pub fn jacobian(of: &str, name: &str) -> Derivative {
+        Derivative {
+            of: of.into(),
+            name: name.into(),
+            mode: AdMode::Forward,
+            params: None,
+            ret: Activity::Const,
+            width: 1,
+            jacobian: true,
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 mod explain;
+mod jacobian_run;
 
 #[derive(Parser)]
 #[command(
@@ -100,8 +101,12 @@ enum Command {
         args: Option<String>,
         /// Also compute the gradient of the entry's result (reverse mode,
         /// seed 1, default activities).
-        #[arg(long, conflicts_with = "tangent")]
+        #[arg(long, conflicts_with_all = ["tangent", "jacobian"])]
         grad: bool,
+        /// Also compute the dense Jacobian of the entry (docs/derivatives.md),
+        /// printed as rows.
+        #[arg(long, conflicts_with = "tangent")]
+        jacobian: bool,
         /// Forward mode: a JSON array with one tangent per parameter (`null`
         /// for parameters without a derivative); `@FILE` and `@-` as for
         /// `--args`.
@@ -366,18 +371,37 @@ fn main() -> ExitCode {
             entry,
             args,
             grad,
+            jacobian,
             tangent,
             json,
-        } => run(
-            &file,
-            &entry,
-            args.as_deref(),
-            grad,
-            tangent.as_deref(),
-            json,
-            cli_format,
-            &options,
-        ),
+        } => {
+            if jacobian {
+                let source = match read(&file) {
+                    Ok(s) => s,
+                    Err(c) => return c,
+                };
+                let run = jacobian_run::Run {
+                    file: &file,
+                    source: &source,
+                    options: &options,
+                    entry: &entry,
+                    args: args.as_deref(),
+                    json,
+                    cli_format,
+                };
+                return run.run();
+            }
+            run(
+                &file,
+                &entry,
+                args.as_deref(),
+                grad,
+                tangent.as_deref(),
+                json,
+                cli_format,
+                &options,
+            )
+        }
         Command::Compile {
             file,
             output,

@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 /// Columns per run of the vector-mode derivative (see
 /// docs/derivatives.md#jacobians for the measurement behind it).
-pub const CHUNK: u32 = 8;
+pub const CHUNK: u32 = 16;
 
 /// A generated function and the attribute it came from.
 pub struct Generated {
@@ -71,6 +71,26 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
         ));
     }
     (extra, generated)
+}
+
+/// `source` with `[jacobian(name)]` put before the function `of` (the
+/// command line's `--jacobian` and the library's Jacobian requests ask
+/// this way); an error names what is missing.
+pub fn with_request(source: &str, of: &str, name: &str) -> Result<String, String> {
+    let (items, _) = crate::parse::parse_program(source);
+    let f = items
+        .iter()
+        .find_map(|i| match i {
+            Item::Func(f) if f.name.name == of && f.body.is_some() => Some(f),
+            _ => None,
+        })
+        .ok_or_else(|| format!("no function `{of}` with a body to take the Jacobian of"))?;
+    let at = f.span.start as usize;
+    Ok(format!(
+        "{}[jacobian({name})] {}",
+        &source[..at],
+        &source[at..]
+    ))
 }
 
 /// Every instruction of the generated functions points at its attribute.
