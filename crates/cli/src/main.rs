@@ -140,7 +140,7 @@ enum Command {
         /// The `.ad` source file (or textual IR, `.adir`).
         file: String,
         /// The stage after which to print: lower, linearize, propagate,
-        /// lower-pairs, unzip, transpose, opt or final.
+        /// lower-pairs, widen, unzip, transpose, opt or final.
         #[arg(long, value_name = "STAGE", default_value = "final")]
         after: String,
     },

@@ -201,6 +201,7 @@ Options:
       --entry <NAME>                 The function to call [default: main]
       --args <JSON>                  The arguments: a JSON array with one value per parameter (`'[1.5, [1, 2, 3]]'`); `@FILE` reads it from a file, `@-` from standard input
       --grad                         Also compute the gradient of the entry's result (reverse mode, seed 1, default activities)
+      --jacobian                     Also compute the dense Jacobian of the entry (docs/derivatives.md), printed as rows
       --tangent <JSON>               Forward mode: a JSON array with one tangent per parameter (`null` for parameters without a derivative); `@FILE` and `@-` as for `--args`
       --json                         Print one JSON object as the last line of stdout
       --error-format <ERROR_FORMAT>  How diagnostics are written to stderr: `human` (source lines and carets) or `json` (one object per line, for tools) [default: human] [possible values: human, json]
