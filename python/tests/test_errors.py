@@ -145,3 +145,13 @@ def test_interrupts_between_calls(m):
             interrupted += 1
     assert interrupted == 10
     assert m.dot(x, x) == 10.0
+
+
+def test_huge_local_arrays_are_runtime_errors():
+    m = adc.compile("double big(int n) { double t[n]; return double(len(t)); }", "big.ad")
+    for n in (1 << 40, 1 << 60):
+        with pytest.raises(adc.RuntimeError, match="out of memory at big.ad:1:"):
+            m.big(n)
+    with pytest.raises(adc.RuntimeError, match="negative array length"):
+        m.big(-1)
+    assert m.big(3) == 3.0
