@@ -278,7 +278,7 @@ pub fn diagnostics_json(diags: &[adc_frontend::Diagnostic], path: &str, source: 
         let obj = json!({
             "severity": severity, "code": d.code, "message": d.message, "file": path,
             "line": line, "column": column, "end_line": end_line, "end_column": end_column,
-            "labels": labels, "notes": d.notes,
+            "labels": labels, "notes": d.notes, "helps": d.helps,
         });
         out.push_str(&obj.to_string());
         out.push('\n');

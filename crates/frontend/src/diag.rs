@@ -46,8 +46,12 @@ pub struct Diagnostic {
     pub span: Span,
     /// Secondary labels: (span, message).
     pub labels: Vec<(Span, String)>,
-    /// Notes printed after the source lines.
+    /// Notes printed after the source lines: facts (a signature, what
+    /// was expected).
     pub notes: Vec<String>,
+    /// Suggestions printed after the notes, as `Help:` lines (rustc's
+    /// `help:`): what to write instead.
+    pub helps: Vec<String>,
 }
 
 impl Diagnostic {
@@ -68,6 +72,7 @@ impl Diagnostic {
             span,
             labels: Vec::new(),
             notes: Vec::new(),
+            helps: Vec::new(),
         }
     }
 
@@ -111,6 +116,20 @@ impl Diagnostic {
     /// ```
     pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
         self.notes.push(note.into());
+        self
+    }
+
+    /// Adds a suggestion: what to write instead.
+    ///
+    /// ```
+    /// # use adc_frontend::Diagnostic;
+    /// # use adc_ir::Span;
+    /// let d = Diagnostic::error("E0005", "expected `;`", Span::new(9, 9))
+    ///     .with_help("add `;` here");
+    /// assert_eq!(d.helps, ["add `;` here"]);
+    /// ```
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.helps.push(help.into());
         self
     }
 
@@ -213,6 +232,9 @@ pub fn render(diags: &[Diagnostic], path: &str, source: &str, config: RenderConf
         }
         for note in &d.notes {
             report = report.with_note(note);
+        }
+        for help in &d.helps {
+            report = report.with_help(help);
         }
         // Writing into a Vec cannot fail.
         let _ = report.finish().write(&mut cache, &mut out);

@@ -89,8 +89,9 @@ fn keyword_as_name(toks: &[Spanned], at: usize, tok: &Tok, l: usize, r: usize) -
         Span::new(l, r),
     )
     .with_note(format!(
-        "`{word}` is a keyword and cannot name a variable, parameter or function; rename it (`{word}_`)"
-    ));
+        "`{word}` is a keyword and cannot name a variable, parameter or function"
+    ))
+    .with_help(format!("rename it: `{word}_`"));
     let mut toks = toks.to_vec();
     toks[at] = Ok((l, Tok::Ident(word.to_string()), r));
     Repair {
@@ -129,6 +130,7 @@ fn missing_semicolon(
             Span::new(end, end),
         )
         .with_label(Span::new(l, r), "unexpected token")
+        .with_help("add `;` here")
     } else {
         Diagnostic::error(
             "E0005",
@@ -187,19 +189,23 @@ fn prefix_step(
             _
         )))
     );
-    let note = if statement {
-        format!(
-            "write `{operand}{op}` (or `{operand} {compound} 1`): `{op}` goes after the variable"
-        )
-    } else {
-        format!("`{op}` is a statement of its own, not an expression: write `{operand}{op};` (or `{operand} {compound} 1;`) before this statement")
-    };
     let diag = Diagnostic::error(
         "E0005",
         format!("`.ad` has no prefix {word} operator"),
         Span::new(l, r),
-    )
-    .with_note(note);
+    );
+    let diag = if statement {
+        diag.with_help(format!(
+            "write `{operand}{op}` (or `{operand} {compound} 1`): `{op}` goes after the variable"
+        ))
+    } else {
+        diag.with_note(format!(
+            "`{op}` is a statement of its own, not an expression"
+        ))
+        .with_help(format!(
+            "write `{operand}{op};` (or `{operand} {compound} 1;`) before this statement"
+        ))
+    };
     let mut toks = toks.to_vec();
     let _dropped = toks.remove(at);
     Some(Repair {

@@ -76,7 +76,7 @@ impl FnLowerer<'_> {
                 format!("expected `{}`, found `{}`", type_name(to), type_name(from)),
                 span,
             )
-            .with_note(format!("convert explicitly: `{}(...)`", type_name(to))),
+            .with_help(format!("convert explicitly: `{}(...)`", type_name(to))),
         );
         None
     }
@@ -114,7 +114,7 @@ impl FnLowerer<'_> {
                         "a tuple can only be returned or destructured",
                         e.span,
                     )
-                    .with_note("bind it with `auto [a, b] = ...;`"),
+                    .with_help("bind it with `auto [a, b] = ...;`"),
                 );
                 None
             }
@@ -165,7 +165,7 @@ impl FnLowerer<'_> {
                             format!("`{name}` is an array, not a value"),
                             e.span,
                         )
-                        .with_note("index it (`a[i]`), take `len(a)`, or pass it to a function"),
+                        .with_help("index it (`a[i]`), take `len(a)`, or pass it to a function"),
                     );
                     ExprVal::Error
                 }
@@ -355,7 +355,7 @@ impl FnLowerer<'_> {
             BinOp::Rem => {
                 self.error(
                     Diagnostic::error("E0118", "`%` needs `int` operands", span)
-                        .with_note("use `fmod` for floating-point remainders"),
+                        .with_help("use `fmod` for floating-point remainders"),
                 );
                 return None;
             }

@@ -180,7 +180,7 @@ impl<'g> FnLowerer<'g> {
             .chain(self.globals.consts.keys().map(String::as_str));
         let d = Diagnostic::error("E0116", format!("cannot find `{name}` in this scope"), span);
         if self.globals.funcs.contains_key(name) {
-            return d.with_note(format!("`{name}` is a function: call it, `{name}(...)`"));
+            return d.with_help(format!("`{name}` is a function: call it, `{name}(...)`"));
         }
         attrs::with_suggestion(d, name, visible)
     }

@@ -54,7 +54,7 @@ impl FnLowerer<'_> {
                             "cannot write to an element of a read-only array",
                             e.span,
                         )
-                        .with_note("declare the parameter `inout` or `out` to write to it"),
+                        .with_help("declare the parameter `inout` or `out` to write to it"),
                     );
                     return None;
                 }
