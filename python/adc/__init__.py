@@ -52,6 +52,36 @@ __all__ = [
 ]
 
 
+class _Jacobian:
+    """`module.jacobian(name)`: called with `name`'s arguments, returns
+    `(result, J)`, J of shape (float outputs, float inputs)."""
+
+    def __init__(self, module, name):
+        self.function = module[name]
+        self.derivative = module.derivative(name, "jacobian")
+        ret = self.function.signature.split(" ", 1)[0]
+        self.float_result = ret in ("double", "float")
+        self.__name__ = f"jacobian({name})"
+
+    def __call__(self, *args):
+        import numpy as np
+
+        if len(args) != len(self.function.params):
+            return self.function(*args)  # the TypeError of a wrong count
+        rows, cols = int(self.float_result), 0
+        for (_, text), a in zip(self.function.params, args):
+            words = text.split()
+            mode = words[0] if words[0] in ("inout", "out") else "in"
+            if not words[-1].startswith(("double", "float")):
+                continue
+            n = len(a) if words[-1].endswith("[]") else 1
+            cols += n if mode != "out" else 0
+            rows += n if mode != "in" else 0
+        jac = np.zeros(rows * cols)
+        result = self.derivative(*args, jac)
+        return result, jac.reshape(rows, cols)
+
+
 # Unpickling: one compile per process for each source and set of requests,
 # however many pickled functions of it arrive (a Dask worker gets one per task).
 @_functools.lru_cache(maxsize=64)

@@ -73,12 +73,13 @@ class Module:
         params: Optional[Sequence[str]] = None,
         result: Optional[str] = None,
     ) -> Function:
-        """The derivative of `of` (`mode` "reverse" or "forward"), with one
+        """The derivative of `of` (`mode` "reverse", "forward" or "jacobian"), with one
         activity name per parameter (default activities if `None`) and the
         result's activity, as the attribute `[autodiff_reverse(...)]` would
         generate it."""
     def jacobian(self, name: str) -> Callable[..., Tuple[Any, npt.NDArray[np.float64]]]:
-        """Not yet: raises NotImplementedError (issue 36, vector mode)."""
+        """The Jacobian of `name`: a callable returning `(result, J)`, J of
+        shape (float outputs, float inputs)."""
     def hessian(self, name: str) -> Callable[..., Tuple[Any, npt.NDArray[np.float64]]]:
         """Not yet: raises NotImplementedError (issue 36, vector mode)."""
 

@@ -184,7 +184,8 @@ impl Module {
         derived.iter().map(|(r, _)| r.to_tuple(py)).collect()
     }
 
-    /// The derivative of `of` in `mode` (`"reverse"` or `"forward"`),
+    /// The derivative of `of` in `mode` (`"reverse"` or `"forward"`, or
+    /// `"jacobian"` for `[jacobian]`'s function, without activities),
     /// generated without editing the source, as the attribute
     /// `[autodiff_reverse(NAME, params..., result)]` would: `params` one
     /// activity name per parameter (default: docs/derivatives.md's default
@@ -242,9 +243,10 @@ impl Module {
                 params: None,
                 ..Derivative::forward(of, &name, Vec::new(), ret)
             },
+            ("jacobian", None) => Derivative::jacobian(of, &name),
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "mode is \"reverse\" or \"forward\", not {mode:?}"
+                    "mode is \"reverse\", \"forward\" or \"jacobian\" (without activities), not {mode:?}"
                 )))
             }
         };
@@ -304,12 +306,18 @@ impl Module {
         Ok(grads.entry(name.to_string()).or_insert(g).clone_ref(py))
     }
 
-    /// Not yet: Jacobians come with adc's vector mode (issue 36).
-    fn jacobian(&self, name: &str) -> PyResult<()> {
-        Err(PyNotImplementedError::new_err(format!(
-            "module.jacobian(\"{name}\"): Jacobians come with vector mode and `[jacobian]` \
-             (issue 36), which adc does not have yet"
-        )))
+    /// The Jacobian of `name` (docs/derivatives.md#jacobians): a callable
+    /// taking `name`'s arguments and returning `(result, J)`, `J` a 2-D
+    /// array with a row per float output (the result, then `out`/`inout`
+    /// floats) and a column per float input.
+    fn jacobian(slf: &Bound<'_, Self>, name: &str) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        slf.get().primal(name)?;
+        Ok(py
+            .import("adc")?
+            .getattr("_Jacobian")?
+            .call1((slf, name))?
+            .unbind())
     }
 
     /// Not yet: Hessians come with adc's vector mode (issue 36).
