@@ -1,7 +1,7 @@
 //! The one registry of passes by name, as the `.adir` filetests (`; test:
 //! inline linearize ...`) run them one at a time. It sits above both
 //! families: the optimisations by the names of `opt`'s schedule
-//! (`PASSES`, `LATE_PASSES`, `LOOP_SHAPE_PASSES`, `FINAL_PASSES`), run on
+//! (`PASSES`, `LATE_PASSES`, `SCALAR_PASSES`, `LOOP_SHAPE_PASSES`, `FINAL_PASSES`), run on
 //! every function with a body, and the module passes below.
 
 use crate::ad::{self, AdError};
@@ -59,6 +59,7 @@ pub fn find_pass(name: &str) -> Option<Pass> {
     let function = opt::PASSES
         .iter()
         .chain(opt::LATE_PASSES)
+        .chain(opt::SCALAR_PASSES)
         .chain(opt::LOOP_SHAPE_PASSES)
         .chain(opt::FINAL_PASSES)
         .find(|(n, _)| *n == name)
@@ -131,6 +132,7 @@ mod tests {
         let names: Vec<&str> = opt::PASSES
             .iter()
             .chain(opt::LATE_PASSES)
+            .chain(opt::SCALAR_PASSES)
             .chain(opt::LOOP_SHAPE_PASSES)
             .chain(opt::FINAL_PASSES)
             .map(|(n, _)| *n)

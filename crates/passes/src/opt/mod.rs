@@ -20,6 +20,7 @@ pub mod promote;
 pub mod rle;
 pub mod rotate;
 pub mod simplify_cfg;
+pub mod sroa;
 pub mod tape_forward;
 pub mod unroll;
 pub mod unroll_inner;
@@ -55,6 +56,12 @@ pub const LATE_PASSES: &[(&str, FuncPass)] = &[
     ("carry", carry::run),
     ("promote", promote::run),
 ];
+
+/// Run once after the fixed point that follows `LATE_PASSES` (whose
+/// `unroll` leaves indices that `const-fold` makes constant), before the
+/// loop-shape passes, which take no loop with stack slots in it: the fixed
+/// point's `mem2reg` turns `sroa`'s slots into values in between.
+pub const SCALAR_PASSES: &[(&str, FuncPass)] = &[("sroa", sroa::run)];
 
 /// Passes that copy and reshape loops for the machine code, run once after
 /// the fixed point that follows `LATE_PASSES`: `version` needs a loop
@@ -106,7 +113,7 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
         }
     }
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        for passes in [LATE_PASSES, LOOP_SHAPE_PASSES, FINAL_PASSES] {
+        for passes in [LATE_PASSES, SCALAR_PASSES, LOOP_SHAPE_PASSES, FINAL_PASSES] {
             let mut changed = false;
             for (name, pass) in passes {
                 if !skip.contains(name) {
