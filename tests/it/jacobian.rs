@@ -3,35 +3,8 @@
 //! differences, in several chunks of columns, with `inout` arguments
 //! (restored between chunks), `Const` activities, and the errors.
 
+use crate::support::{arg_floats, arr, d, jit, number};
 use adc::{ArgValue, ArrayValue, CallError, Constant, JitModule};
-
-fn jit(src: &str) -> JitModule {
-    adc::compile_jit("j.ad", src, &adc::CompileOptions::default())
-        .unwrap_or_else(|e| panic!("does not compile:\n{e}"))
-}
-
-fn d(x: f64) -> ArgValue {
-    ArgValue::Scalar(Constant::F64(x))
-}
-
-fn arr(xs: &[f64]) -> ArgValue {
-    ArgValue::Array(ArrayValue::F64(xs.to_vec()))
-}
-
-fn floats(a: &ArgValue) -> Vec<f64> {
-    match a {
-        ArgValue::Array(ArrayValue::F64(v)) => v.clone(),
-        ArgValue::Scalar(Constant::F64(x)) => vec![*x],
-        other => panic!("not doubles: {other:?}"),
-    }
-}
-
-fn num(c: &Constant) -> f64 {
-    match c {
-        Constant::F64(x) => *x,
-        other => panic!("not a double: {other:?}"),
-    }
-}
 
 /// `g`: 1 + 1 + 13 + 4 = 19 columns (`x`, `y`, `a`, `u`: three chunks),
 /// 7 rows (the result, `y`, `u` and `s`).
@@ -70,8 +43,8 @@ fn jacobian(j: &JitModule) -> (f64, Vec<ArgValue>, Vec<f64>) {
     let r = j
         .call("jg", &mut args)
         .unwrap_or_else(|e| panic!("jg: {e}"));
-    let jac = floats(&args[6]);
-    (num(&r[0]), args.to_vec(), jac)
+    let jac = arg_floats(&args[6]);
+    (number(&r[0]), args.to_vec(), jac)
 }
 
 #[test]
@@ -89,7 +62,7 @@ fn columns_equal_forward_mode_and_the_function_does_what_g_does() {
         ArgValue::Scalar(Constant::I64(3)),
     ];
     let g = j.call("g", &mut g_args).expect("g runs");
-    assert_eq!(num(&g[0]), r);
+    assert_eq!(number(&g[0]), r);
     for k in 0..6 {
         assert_eq!(after[k], g_args[k], "argument {k} after the call");
     }
@@ -112,10 +85,10 @@ fn columns_equal_forward_mode_and_the_function_does_what_g_does() {
             ArgValue::Scalar(Constant::I64(3)),
         ];
         let out = j.call("tg", &mut f_args).expect("tg runs");
-        let mut col = vec![num(&out[1])];
-        col.extend(floats(&f_args[3]));
-        col.extend(floats(&f_args[7]));
-        col.extend(floats(&f_args[9]));
+        let mut col = vec![number(&out[1])];
+        col.extend(arg_floats(&f_args[3]));
+        col.extend(arg_floats(&f_args[7]));
+        col.extend(arg_floats(&f_args[9]));
         for (row, want) in col.iter().enumerate() {
             let got = jac[row * 19 + c];
             assert!(
@@ -141,10 +114,10 @@ fn jacobian_against_central_differences() {
             ArgValue::Scalar(Constant::I64(3)),
         ];
         let r = j.call("g", &mut args).expect("g runs");
-        let mut out = vec![num(&r[0])];
-        out.extend(floats(&args[1]));
-        out.extend(floats(&args[3]));
-        out.extend(floats(&args[4]));
+        let mut out = vec![number(&r[0])];
+        out.extend(arg_floats(&args[1]));
+        out.extend(arg_floats(&args[3]));
+        out.extend(arg_floats(&args[4]));
         out
     };
     let mut at = vec![x, y];
@@ -178,9 +151,9 @@ double h(double x, double[] a, out double[] o) {
     // Columns: a (2); rows: the result, o (2).
     let mut args = [d(3.0), arr(&[1.0, 2.0]), arr(&[0.0, 0.0]), arr(&[0.0; 6])];
     let r = j.call("jh", &mut args).expect("runs");
-    assert_eq!(num(&r[0]), 3.0);
-    assert_eq!(floats(&args[2]), [3.0, 12.0]);
-    assert_eq!(floats(&args[3]), [3.0, 0.0, 6.0, 0.0, 0.0, 12.0]);
+    assert_eq!(number(&r[0]), 3.0);
+    assert_eq!(arg_floats(&args[2]), [3.0, 12.0]);
+    assert_eq!(arg_floats(&args[3]), [3.0, 0.0, 6.0, 0.0, 0.0, 12.0]);
     let mut short = [d(3.0), arr(&[1.0, 2.0]), arr(&[0.0, 0.0]), arr(&[0.0; 5])];
     assert!(matches!(
         j.call("jh", &mut short),

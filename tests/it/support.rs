@@ -110,6 +110,21 @@ pub fn d(x: f64) -> adc::ArgValue {
     adc::ArgValue::Scalar(adc::Constant::F64(x))
 }
 
+/// A `double[]` argument.
+pub fn arr(xs: &[f64]) -> adc::ArgValue {
+    adc::ArgValue::Array(adc::ArrayValue::F64(xs.to_vec()))
+}
+
+/// The doubles an argument holds (after a call, what it wrote): an
+/// array's elements, or a scalar; anything else is a test failure.
+pub fn arg_floats(a: &adc::ArgValue) -> Vec<f64> {
+    match a {
+        adc::ArgValue::Array(adc::ArrayValue::F64(v)) => v.clone(),
+        adc::ArgValue::Scalar(adc::Constant::F64(x)) => vec![*x],
+        other => panic!("not doubles: {other:?}"),
+    }
+}
+
 /// The results of calling `name`, all `double`s.
 pub fn floats(j: &adc::JitModule, name: &str, args: &mut [adc::ArgValue]) -> Vec<f64> {
     j.call(name, args)

@@ -4,6 +4,7 @@
 //! recursion, views and custom derivatives; its signature, its length
 //! checks and the errors of misuse.
 
+use crate::support::{arg_floats, arr, d, number};
 use adc::{
     Activity, AdMode, ArgValue, ArrayValue, CallError, Constant, Derivative, JitModule, Type,
 };
@@ -21,32 +22,8 @@ impl Rng {
     }
 }
 
-fn d(x: f64) -> ArgValue {
-    ArgValue::Scalar(Constant::F64(x))
-}
-
 fn i(x: i64) -> ArgValue {
     ArgValue::Scalar(Constant::I64(x))
-}
-
-fn arr(xs: &[f64]) -> ArgValue {
-    ArgValue::Array(ArrayValue::F64(xs.to_vec()))
-}
-
-fn floats(a: &ArgValue) -> Vec<f64> {
-    match a {
-        ArgValue::Array(ArrayValue::F64(v)) => v.clone(),
-        ArgValue::Scalar(Constant::F64(x)) => vec![*x],
-        other => panic!("not doubles: {other:?}"),
-    }
-}
-
-fn number(c: &Constant) -> f64 {
-    match c {
-        Constant::F64(x) => *x,
-        Constant::I64(x) => *x as f64,
-        other => panic!("not a number: {other:?}"),
-    }
 }
 
 fn close(got: f64, want: f64, what: &str) {
@@ -105,7 +82,7 @@ fn check(src: &str, args: &[ArgValue], w: u32, seed: u64) {
                 .map(|(p, a)| {
                     p.ty.elem()
                         .is_float()
-                        .then(|| floats(a).iter().map(|_| rng.unit()).collect())
+                        .then(|| arg_floats(a).iter().map(|_| rng.unit()).collect())
                 })
                 .collect()
         })
@@ -154,7 +131,7 @@ fn check(src: &str, args: &[ArgValue], w: u32, seed: u64) {
             close(number(x), number(y), &what("result"));
         }
         if float_ret {
-            let t_ret = floats(av.last().expect("t_ret"));
+            let t_ret = arg_floats(av.last().expect("t_ret"));
             close(t_ret[k], number(&r1[1]), &what("tangent of the result"));
         }
         let (mut pv, mut p1) = (0, 0);
@@ -167,7 +144,7 @@ fn check(src: &str, args: &[ArgValue], w: u32, seed: u64) {
                 }
             }
             if p.ty.elem().is_float() {
-                let (tv, t1) = (floats(&av[pv + 1]), floats(&a1[p1 + 1]));
+                let (tv, t1) = (arg_floats(&av[pv + 1]), arg_floats(&a1[p1 + 1]));
                 let n = t1.len();
                 for (x, y) in tv[k * n..(k + 1) * n].iter().zip(&t1) {
                     close(*x, *y, &what(&format!("tangent of `{}`", p.name)));
@@ -204,7 +181,7 @@ fn check_reverse(src: &str, args: &[ArgValue], w: u32, seed: u64) {
                 .zip(args)
                 .map(|(p, a)| {
                     (p.ty.elem().is_float() && matches!(p.ty, Type::Array(_)))
-                        .then(|| floats(a).iter().map(|_| rng.unit()).collect())
+                        .then(|| arg_floats(a).iter().map(|_| rng.unit()).collect())
                 })
                 .collect();
             (rng.unit(), shadows)
@@ -258,10 +235,10 @@ fn check_reverse(src: &str, args: &[ArgValue], w: u32, seed: u64) {
             if !p.ty.elem().is_float() {
                 continue;
             }
-            let tv = floats(&av[pv]);
+            let tv = arg_floats(&av[pv]);
             pv += 1;
             if let Type::Array(_) = p.ty {
-                let t1 = floats(&a1[p1]);
+                let t1 = arg_floats(&a1[p1]);
                 p1 += 1;
                 let n = t1.len();
                 for (x, y) in tv[k * n..(k + 1) * n].iter().zip(&t1) {
@@ -453,7 +430,7 @@ double f(double x, double[] a) { return x * a[0]; }";
     assert!(tv.returns.is_empty());
     let mut args = [d(2.0), arr(&[1.0, -3.0]), arr(&[5.0]), arr(&[0.0, 0.0])];
     j.call("tv", &mut args).expect("runs");
-    assert_eq!(floats(&args[3]), [5.0, -15.0]);
+    assert_eq!(arg_floats(&args[3]), [5.0, -15.0]);
 }
 
 #[test]
