@@ -4,7 +4,7 @@
 //! (restored between chunks), `Const` activities, and the errors.
 
 use crate::support::{arg_floats, arr, d, jit, number};
-use adc::{ArgValue, ArrayValue, CallError, Constant, JitModule};
+use adc::{ArgValue, CallError, Constant, JitModule};
 
 /// `g`: 1 + 1 + 13 + 4 = 19 columns (`x`, `y`, `a`, `u`: three chunks),
 /// 7 rows (the result, `y`, `u` and `s`).
