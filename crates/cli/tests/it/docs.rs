@@ -327,6 +327,20 @@ fn readme_is_short_and_its_example_runs() {
         let chars = l.chars().count();
         assert!(chars <= 200, "README.md:{}: {chars} characters", n + 1);
     }
+    // CI runs the README's test command (its second `sh` block), verbatim.
+    let commands: Vec<&str> = text
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .map(str::trim)
+        .collect();
+    assert!(commands.len() >= 2, "README.md: no test command");
+    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
+    assert!(
+        ci.lines().any(|line| line.trim() == commands[1]),
+        ".ci/run does not run the README's test command `{}`",
+        commands[1]
+    );
     let (ad_blocks, consoles) = check_page("README.md", &text);
     assert!(ad_blocks >= 1 && consoles >= 1, "README.md: no example");
 }
