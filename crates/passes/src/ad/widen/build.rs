@@ -362,18 +362,7 @@ impl Widener<'_> {
                 adc_ir::print::fmt_inst_data(Some(self.module), &data)
             ))),
             (Tag::Primal, _) => {
-                let mut d = data.clone();
-                let mut bad = None;
-                d.map_args(|a| match self.one(a) {
-                    Ok(x) => x,
-                    Err(e) => {
-                        bad = Some(e);
-                        a
-                    }
-                });
-                if let Some(e) = bad {
-                    return Err(e);
-                }
+                let d = try_map_args(&data, |a| self.one(a))?;
                 let vals = self.emit(d, &types, Tag::Primal);
                 self.set(&results, vals);
                 Ok(())
@@ -407,18 +396,7 @@ impl Widener<'_> {
                 };
                 let mut per_lane = vec![Vec::new(); self.width as usize];
                 for k in order {
-                    let mut d = data.clone();
-                    let mut bad = None;
-                    d.map_args(|a| match self.lane(a, k) {
-                        Ok(x) => x,
-                        Err(e) => {
-                            bad = Some(e);
-                            a
-                        }
-                    });
-                    if let Some(e) = bad {
-                        return Err(e);
-                    }
+                    let d = try_map_args(&data, |a| self.lane(a, k))?;
                     per_lane[k] = self.emit(d, &types, tag);
                 }
                 for (j, r) in results.iter().enumerate() {
@@ -486,18 +464,7 @@ impl Widener<'_> {
             InstData::ArrayView { .. } | InstData::ElemRef { .. } | InstData::Slot => {
                 let mut lanes = Vec::new();
                 for k in self.lanes() {
-                    let mut d = data.clone();
-                    let mut bad = None;
-                    d.map_args(|a| match self.lane(a, k) {
-                        Ok(x) => x,
-                        Err(e) => {
-                            bad = Some(e);
-                            a
-                        }
-                    });
-                    if let Some(e) = bad {
-                        return Err(e);
-                    }
+                    let d = try_map_args(&data, |a| self.lane(a, k))?;
                     lanes.push(self.emit1(d, ty, Tag::Primal));
                 }
                 Lanes::Wide { lanes, whole: None }
@@ -908,5 +875,25 @@ impl Widener<'_> {
             self.emit(InstData::ArrayFree { array: tmp }, &[], Tag::Diff);
         }
         Ok(())
+    }
+}
+
+/// `data` with each argument replaced by `f` of it, or `f`'s first error.
+fn try_map_args(
+    data: &InstData,
+    mut f: impl FnMut(Value) -> Result<Value, AdError>,
+) -> Result<InstData, AdError> {
+    let mut d = data.clone();
+    let mut first_error = None;
+    d.map_args(|a| match f(a) {
+        Ok(x) => x,
+        Err(e) => {
+            first_error.get_or_insert(e);
+            a
+        }
+    });
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(d),
     }
 }
