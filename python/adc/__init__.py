@@ -82,6 +82,31 @@ class _Jacobian:
         return result, jac.reshape(rows, cols)
 
 
+class _Hessian:
+    """`module.hessian(name)`: called with `name`'s arguments, returns
+    `(result, H)`, H of shape (float inputs, float inputs)."""
+
+    def __init__(self, module, name):
+        self.function = module[name]
+        self.derivative = module.derivative(name, "hessian")
+        self.__name__ = f"hessian({name})"
+
+    def __call__(self, *args):
+        import numpy as np
+
+        if len(args) != len(self.function.params):
+            return self.function(*args)  # the TypeError of a wrong count
+        cols = 0
+        for (_, text), a in zip(self.function.params, args):
+            words = text.split()
+            if words[0] == "out" or not words[-1].startswith(("double", "float")):
+                continue
+            cols += len(a) if words[-1].endswith("[]") else 1
+        hess = np.zeros(cols * cols)
+        result = self.derivative(*args, hess)
+        return result, hess.reshape(cols, cols)
+
+
 # Unpickling: one compile per process for each source and set of requests,
 # however many pickled functions of it arrive (a Dask worker gets one per task).
 @_functools.lru_cache(maxsize=64)

@@ -73,7 +73,7 @@ class Module:
         params: Optional[Sequence[str]] = None,
         result: Optional[str] = None,
     ) -> Function:
-        """The derivative of `of` (`mode` "reverse", "forward" or "jacobian"), with one
+        """The derivative of `of` (`mode` "reverse", "forward", "jacobian" or "hessian"), with one
         activity name per parameter (default activities if `None`) and the
         result's activity, as the attribute `[autodiff_reverse(...)]` would
         generate it."""
@@ -81,7 +81,8 @@ class Module:
         """The Jacobian of `name`: a callable returning `(result, J)`, J of
         shape (float outputs, float inputs)."""
     def hessian(self, name: str) -> Callable[..., Tuple[Any, npt.NDArray[np.float64]]]:
-        """Not yet: raises NotImplementedError (issue 36, vector mode)."""
+        """The Hessian of `name`, a function with a float result: a callable
+        returning `(result, H)`, H of shape (float inputs, float inputs)."""
 
 def compile(source: str, path: str = "<string>") -> Module:
     """Compiles `.ad` source in memory; `path` names it in messages."""

@@ -4,7 +4,7 @@
 use crate::errors::compile_error;
 use crate::function::{Function, Gradient, Kind, Origin, Request};
 use adc::{Activity, Derivative, JitModule};
-use pyo3::exceptions::{PyAttributeError, PyKeyError, PyNotImplementedError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use std::collections::BTreeMap;
@@ -244,9 +244,10 @@ impl Module {
                 ..Derivative::forward(of, &name, Vec::new(), ret)
             },
             ("jacobian", None) => Derivative::jacobian(of, &name),
+            ("hessian", None) => Derivative::hessian(of, &name),
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "mode is \"reverse\", \"forward\" or \"jacobian\" (without activities), not {mode:?}"
+                    "mode is \"reverse\", \"forward\", \"jacobian\" or \"hessian\" (without activities), not {mode:?}"
                 )))
             }
         };
@@ -320,12 +321,24 @@ impl Module {
             .unbind())
     }
 
-    /// Not yet: Hessians come with adc's vector mode (issue 36).
-    fn hessian(&self, name: &str) -> PyResult<()> {
-        Err(PyNotImplementedError::new_err(format!(
-            "module.hessian(\"{name}\"): Hessians come with vector mode and `[hessian]` \
-             (issue 36), which adc does not have yet"
-        )))
+    /// The Hessian of `name` (a function with a `float` or `double`
+    /// result, docs/derivatives.md#hessians): a callable taking `name`'s
+    /// arguments and returning `(result, H)`, `H` a 2-D array with a row
+    /// and a column per float input.
+    fn hessian(slf: &Bound<'_, Self>, name: &str) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let primal = slf.get().primal(name)?.get();
+        if !matches!(primal.returns.as_slice(), [t] if t.is_float()) {
+            return Err(PyValueError::new_err(format!(
+                "`hessian` needs a function that returns `float` or `double`; `{}` does not",
+                primal.symbol
+            )));
+        }
+        Ok(py
+            .import("adc")?
+            .getattr("_Hessian")?
+            .call1((slf, name))?
+            .unbind())
     }
 
     fn __repr__(&self) -> String {

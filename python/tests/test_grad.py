@@ -1,5 +1,5 @@
 """`module.grad` as `adc run --grad`, against finite differences;
-`module.derivative`; `jacobian`/`hessian` not yet."""
+`module.derivative`, `jacobian`, `hessian`."""
 
 import numpy as np
 import pytest
@@ -76,6 +76,14 @@ def test_jacobian(m):
     np.testing.assert_array_equal(J, want)
 
 
-def test_hessian_waits_for_issue_36(m):
-    with pytest.raises(NotImplementedError, match="issue 36"):
-        m.hessian("dot")
+def test_hessian(m):
+    x, y, z = np.array([1.0, 2.0]), np.array([3.0, 4.0]), np.array([5.0, 6.0])
+    value, H = m.hessian("norm3")(x, y, z)
+    assert value == m.norm3(x, y, z)
+    np.testing.assert_array_equal(H, 2.0 * np.eye(6))
+    xs = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="float"):
+        m.hessian("scale")
+    value, H = m.hessian("dot")(xs, np.array([4.0, 5.0, 6.0]))
+    assert value == 32.0 and H.shape == (6, 6)
+    np.testing.assert_array_equal(H, np.block([[np.zeros((3, 3)), np.eye(3)], [np.eye(3), np.zeros((3, 3))]]))

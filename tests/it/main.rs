@@ -15,6 +15,7 @@ mod editors;
 mod examples;
 mod fast_path;
 mod gradients;
+mod hessian;
 mod ir_filetests;
 mod jacobian;
 mod loop_bounds;

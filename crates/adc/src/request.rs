@@ -62,6 +62,9 @@ pub struct Derivative {
     /// A dense Jacobian (`[jacobian(name)]`, docs/derivatives.md#jacobians)
     /// instead: `mode`, `params` and `ret` are not used.
     pub jacobian: bool,
+    /// A dense Hessian (`[hessian(name)]`, docs/derivatives.md#hessians)
+    /// instead: `mode`, `params` and `ret` are not used.
+    pub hessian: bool,
 }
 
 impl Derivative {
@@ -85,6 +88,7 @@ impl Derivative {
             ret: Activity::Active,
             width: 1,
             jacobian: false,
+            hessian: false,
         }
     }
 
@@ -110,6 +114,7 @@ impl Derivative {
             ret,
             width: 1,
             jacobian: false,
+            hessian: false,
         }
     }
 
@@ -135,6 +140,7 @@ impl Derivative {
             ret,
             width: 1,
             jacobian: false,
+            hessian: false,
         }
     }
 }
@@ -180,6 +186,30 @@ impl Derivative {
             ret: Activity::Const,
             width: 1,
             jacobian: true,
+            hessian: false,
+        }
+    }
+}
+
+impl Derivative {
+    /// The dense Hessian of `of` (a function with a `float` or `double`
+    /// result) with default activities, as `[hessian(name)]` on it: `name`
+    /// takes `of`'s parameters, then `out double[] hess`.
+    ///
+    /// ```
+    /// let src = "double f(double x, double[] a) { return x * x * a[0] * a[1]; }";
+    /// let jit = adc::compile_jit_with("f.ad", src, &[adc::Derivative::hessian("f", "hf")])
+    ///     .expect("compiles");
+    /// let hf: adc::TypedFunc<(f64, &[f64], &mut [f64]), f64> = jit.typed("hf").expect("signature");
+    /// let mut hess = [0.0; 9];
+    /// assert_eq!(hf.call((2.0, &[3.0, 5.0][..], &mut hess[..])), Ok(60.0));
+    /// assert_eq!(hess, [30.0, 20.0, 12.0, 20.0, 0.0, 4.0, 12.0, 4.0, 0.0]);
+    /// ```
+    pub fn hessian(of: &str, name: &str) -> Derivative {
+        Derivative {
+            jacobian: false,
+            hessian: true,
+            ..Derivative::jacobian(of, name)
         }
     }
 }

@@ -1,6 +1,7 @@
-//! `adc run --jacobian` (docs/cli.md): the source with `[jacobian]` put on
-//! the entry, the generated function called on the arguments and a `jac`
-//! of the Jacobian's size, and its rows printed.
+//! `adc run --jacobian` and `--hessian` (docs/cli.md): the source with
+//! `[jacobian]` (`[hessian]`) put on the entry, the generated function
+//! called on the arguments and a `jac` (`hess`) of the matrix's size, and
+//! its rows printed.
 
 use crate::{read_args, report_failure, usage_error, ErrorFormat};
 use adc::derivs::{jacobian_json, jacobian_shape, JACOBIAN_ENTRY};
@@ -15,6 +16,8 @@ pub(crate) struct Run<'a> {
     pub args: Option<&'a str>,
     pub json: bool,
     pub cli_format: ErrorFormat,
+    /// `--hessian` rather than `--jacobian`.
+    pub hessian: bool,
 }
 
 impl Run<'_> {
@@ -33,11 +36,26 @@ impl Run<'_> {
             return usage_error(&adc::derivs::no_entry(self.entry, &names));
         };
         let (params, returns) = (func.params.clone(), func.returns.clone());
-        let source =
-            match adc_frontend::jacobian::with_request(self.source, self.entry, JACOBIAN_ENTRY) {
-                Ok(s) => s,
-                Err(m) => return usage_error(&format!("`--jacobian`: {m}")),
-            };
+        let (flag, key) = if self.hessian {
+            ("--hessian", "hessian")
+        } else {
+            ("--jacobian", "jacobian")
+        };
+        if self.hessian && !matches!(returns.as_slice(), [t] if t.elem().is_float()) {
+            return usage_error(&format!(
+                "`--hessian` needs an entry that returns `float` or `double`; `{}` does not",
+                self.entry
+            ));
+        }
+        let request = if self.hessian {
+            adc_frontend::hessian::with_request(self.source, self.entry, JACOBIAN_ENTRY)
+        } else {
+            adc_frontend::jacobian::with_request(self.source, self.entry, JACOBIAN_ENTRY)
+        };
+        let source = match request {
+            Ok(s) => s,
+            Err(m) => return usage_error(&format!("`{flag}`: {m}")),
+        };
         let jit = match driver::compile_jit(self.file, &source, self.options) {
             Ok(j) => j,
             Err(f) => {
@@ -49,7 +67,10 @@ impl Run<'_> {
             Ok(v) => v,
             Err(code) => return code,
         };
-        let (rows, cols) = jacobian_shape(&params, &returns, &values);
+        let (mut rows, cols) = jacobian_shape(&params, &returns, &values);
+        if self.hessian {
+            rows = cols;
+        }
         values.push(ArgValue::Array(ArrayValue::F64(vec![0.0; rows * cols])));
         let result = match jit.call(JACOBIAN_ENTRY, &mut values) {
             Ok(r) => r,
@@ -60,19 +81,19 @@ impl Run<'_> {
             Err(e) => return usage_error(&e.to_string()),
         };
         let Some(ArgValue::Array(ArrayValue::F64(jac))) = values.pop() else {
-            return usage_error("internal error: no Jacobian");
+            return usage_error(&format!("internal error: no {key}"));
         };
         let result_text = json::result_json(&result);
         let jac_text = jacobian_json(&jac, cols);
         if self.json {
             let args: Vec<String> = values.iter().map(json::arg_json).collect();
             println!(
-                "{{\"result\": {result_text}, \"args\": [{}], \"jacobian\": {jac_text}}}",
+                "{{\"result\": {result_text}, \"args\": [{}], \"{key}\": {jac_text}}}",
                 args.join(", ")
             );
         } else {
             println!("result: {result_text}");
-            println!("jacobian: {jac_text}");
+            println!("{key}: {jac_text}");
         }
         ExitCode::SUCCESS
     }

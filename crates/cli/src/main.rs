@@ -107,6 +107,10 @@ enum Command {
         /// printed as rows.
         #[arg(long, conflicts_with = "tangent")]
         jacobian: bool,
+        /// Also compute the dense Hessian of the entry's float result
+        /// (docs/derivatives.md), printed as rows.
+        #[arg(long, conflicts_with_all = ["tangent", "grad", "jacobian"])]
+        hessian: bool,
         /// Forward mode: a JSON array with one tangent per parameter (`null`
         /// for parameters without a derivative); `@FILE` and `@-` as for
         /// `--args`.
@@ -372,10 +376,11 @@ fn main() -> ExitCode {
             args,
             grad,
             jacobian,
+            hessian,
             tangent,
             json,
         } => {
-            if jacobian {
+            if jacobian || hessian {
                 let source = match read(&file) {
                     Ok(s) => s,
                     Err(c) => return c,
@@ -388,6 +393,7 @@ fn main() -> ExitCode {
                     args: args.as_deref(),
                     json,
                     cli_format,
+                    hessian,
                 };
                 return run.run();
             }

@@ -77,6 +77,12 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
 /// command line's `--jacobian` and the library's Jacobian requests ask
 /// this way); an error names what is missing.
 pub fn with_request(source: &str, of: &str, name: &str) -> Result<String, String> {
+    with_attribute(source, of, &format!("jacobian({name})"), "Jacobian")
+}
+
+/// `source` with `[attr]` put before the function `of`; the error names
+/// what is missing, the `what` of `of`.
+pub fn with_attribute(source: &str, of: &str, attr: &str, what: &str) -> Result<String, String> {
     let (items, _) = crate::parse::parse_program(source);
     let f = items
         .iter()
@@ -84,13 +90,9 @@ pub fn with_request(source: &str, of: &str, name: &str) -> Result<String, String
             Item::Func(f) if f.name.name == of && f.body.is_some() => Some(f),
             _ => None,
         })
-        .ok_or_else(|| format!("no function `{of}` with a body to take the Jacobian of"))?;
+        .ok_or_else(|| format!("no function `{of}` with a body to take the {what} of"))?;
     let at = f.span.start as usize;
-    Ok(format!(
-        "{}[jacobian({name})] {}",
-        &source[..at],
-        &source[at..]
-    ))
+    Ok(format!("{}[{attr}] {}", &source[..at], &source[at..]))
 }
 
 /// Every instruction of the generated functions points at its attribute.
@@ -106,7 +108,7 @@ pub fn point_at_attributes(module: &mut adc_ir::Module, generated: &[Generated])
     }
 }
 
-fn is_float(t: BaseType) -> bool {
+pub(crate) fn is_float(t: BaseType) -> bool {
     matches!(t, BaseType::Double | BaseType::Float)
 }
 
@@ -224,7 +226,7 @@ fn forward_attr(f: &FuncDecl, a: &Attr, cols: &str, dual: &[bool]) -> Attr {
     }
 }
 
-fn type_name(t: BaseType) -> &'static str {
+pub(crate) fn type_name(t: BaseType) -> &'static str {
     match t {
         BaseType::Double => "double",
         BaseType::Float => "float",

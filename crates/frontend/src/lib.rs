@@ -7,6 +7,7 @@
 pub mod ast;
 pub mod depth;
 pub mod diag;
+pub mod hessian;
 pub mod jacobian;
 pub mod lexer;
 pub mod parse;
@@ -49,8 +50,12 @@ fn compile_here(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     if !diags.is_empty() {
         return Err(diags);
     }
-    let (extra, generated) = jacobian::expand(&mut items, &mut diags);
+    // Hessians expand to `[jacobian]` attributes, expanded next.
+    let (extra, mut generated) = hessian::expand(&mut items, &mut diags);
     items.extend(extra);
+    let (extra, more) = jacobian::expand(&mut items, &mut diags);
+    items.extend(extra);
+    generated.extend(more);
     let mut module = lower::lower_program(&items, &mut diags);
     if let Some(m) = module.as_mut() {
         jacobian::point_at_attributes(m, &generated);

@@ -123,15 +123,19 @@ pub fn compile_jit_with_host(
     derivatives: &[Derivative],
     host: &HostFunctions,
 ) -> Result<adc_codegen::JitModule, Failure> {
-    // Jacobians are attributes put into the source.
+    // Jacobians and Hessians are attributes put into the source.
     let mut with_jacobians = source.to_string();
     for d in derivatives.iter().filter(|d| d.jacobian) {
         with_jacobians = adc_frontend::jacobian::with_request(&with_jacobians, &d.of, &d.name)
             .map_err(|m| plain_failure("E0309", format!("Jacobian request `{}`: {m}", d.name)))?;
     }
+    for d in derivatives.iter().filter(|d| d.hessian) {
+        with_jacobians = adc_frontend::hessian::with_request(&with_jacobians, &d.of, &d.name)
+            .map_err(|m| plain_failure("E0310", format!("Hessian request `{}`: {m}", d.name)))?;
+    }
     let source = with_jacobians.as_str();
     let mut module = load(path, source, &CompileOptions::default())?;
-    for d in derivatives.iter().filter(|d| !d.jacobian) {
+    for d in derivatives.iter().filter(|d| !d.jacobian && !d.hessian) {
         crate::request::add(&mut module, d)
             .map_err(|m| plain_failure("E0303", format!("derivative request `{}`: {m}", d.name)))?;
     }

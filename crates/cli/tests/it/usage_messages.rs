@@ -141,6 +141,35 @@ fn gradient_without_json_is_for_people() {
     );
 }
 
+#[test]
+fn hessian_needs_a_float_result_and_prints_rows() {
+    let src = "double f(double x, double[] ys) { return x * x * ys[0]; }\nvoid g(double x) { }\n";
+    let p = scratch("hess.ad", src);
+    let path = p.to_str().expect("utf-8 path");
+    let o = adc(&[
+        "run",
+        path,
+        "--entry",
+        "f",
+        "--args",
+        "[3, [2]]",
+        "--hessian",
+    ]);
+    assert_eq!((o.status.code(), stderr(&o).as_str()), (Some(0), ""));
+    assert_eq!(
+        stdout(&o),
+        "result: 18.0\nhessian: [[4.0, 6.0], [6.0, 0.0]]\n"
+    );
+    let o = adc(&["run", path, "--entry", "g", "--args", "[3]", "--hessian"]);
+    assert_eq!(
+        (o.status.code(), stderr(&o).as_str()),
+        (
+            Some(2),
+            "error: `--hessian` needs an entry that returns `float` or `double`; `g` does not\n"
+        )
+    );
+}
+
 /// `adc explain` prints plain text: no fence tags, no link targets in
 /// Markdown syntax.
 #[test]
@@ -202,9 +231,10 @@ Options:
       --args <JSON>                  The arguments: a JSON array with one value per parameter (`'[1.5, [1, 2, 3]]'`); `@FILE` reads it from a file, `@-` from standard input
       --grad                         Also compute the gradient of the entry's result (reverse mode, seed 1, default activities)
       --jacobian                     Also compute the dense Jacobian of the entry (docs/derivatives.md), printed as rows
+      --hessian                      Also compute the dense Hessian of the entry's float result (docs/derivatives.md), printed as rows
       --tangent <JSON>               Forward mode: a JSON array with one tangent per parameter (`null` for parameters without a derivative); `@FILE` and `@-` as for `--args`
-      --json                         Print one JSON object as the last line of stdout
       --error-format <ERROR_FORMAT>  How diagnostics are written to stderr: `human` (source lines and carets) or `json` (one object per line, for tools) [default: human] [possible values: human, json]
+      --json                         Print one JSON object as the last line of stdout
   -h, --help                         Print help
 "
     );
