@@ -71,6 +71,10 @@ pub struct Program {
     pub funcs: Vec<Func>,
     /// Length of `a` at the evaluation points.
     pub alen: usize,
+    /// Whether the oracles include the dense Jacobian (one seed in four:
+    /// its width-16 derivative costs more compile time than all the
+    /// other oracles together).
+    pub jacobian: bool,
 }
 
 fn line(s: String) -> Stmt {
@@ -634,5 +638,9 @@ pub fn generate(seed: u64) -> Program {
         sig: "double f(double x, double y, double[] a)".into(),
         body,
     });
-    Program { funcs, alen }
+    Program {
+        funcs,
+        alen,
+        jacobian: seed % 4 == 1,
+    }
 }

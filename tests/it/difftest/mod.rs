@@ -3,7 +3,8 @@
 //! `gen.rs` generates well-typed programs from a seed; `oracle.rs` checks
 //! reverse against forward mode, forward mode against central
 //! differences, on every third seed the four second-order compositions
-//! against each other, and the IR interpreter against the JIT after every
+//! against each other, on every fourth a dense Jacobian against reverse
+//! gradients (`jacobian.rs`), and the IR interpreter against the JIT after every
 //! pipeline stage (`interp.rs`). See `fixed_seeds` for the part that runs
 //! in CI and `campaign` for long runs (`campaign.py` survives programs
 //! that crash the process):
@@ -20,6 +21,7 @@
 #[path = "gen.rs"]
 pub mod gen;
 pub mod interp;
+pub mod jacobian;
 pub mod oracle;
 
 use oracle::Outcome;

@@ -9,7 +9,8 @@
 //! (e) the IR interpreter, after every stage, agrees with the JIT
 //! (`interp.rs`; off with `ADC_DIFFTEST_INTERP=0`); (f) vector mode: a
 //! width-3 forward derivative on three directions against the width-1
-//! one on each, to rounding.
+//! one on each, to rounding; (g) on one seed in four, a dense `[jacobian]`
+//! against reverse gradients (`jacobian.rs`).
 
 use super::gen::{Program, Rng};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
@@ -48,6 +49,9 @@ pub fn module(p: &Program, second: bool) -> String {
                [autodiff_forward(f_vec, Dual, Dual, Dual, Dual, width = 3)]\n"
         .into();
     let mut s = p.source();
+    if p.jacobian {
+        s.push_str(super::jacobian::SOURCE);
+    }
     if second {
         s.push_str(
             "[autodiff_reverse(f_r2, Active, Active, Const, Active)]
@@ -131,7 +135,7 @@ fn arr(v: &[f64]) -> ArgValue {
     ArgValue::Array(ArrayValue::F64(v.to_vec()))
 }
 
-fn call(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Result<Vec<f64>, Fail> {
+pub fn call(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Result<Vec<f64>, Fail> {
     if std::env::var("ADC_DIFFTEST_TRACE").is_ok() {
         eprintln!("call {name}({args:?})");
     }
@@ -155,7 +159,7 @@ pub fn close(got: f64, want: f64, rel: f64, scale: f64) -> bool {
 /// `second`) at `pts`.
 pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome {
     let src = module(p, second);
-    let r = catch_unwind(AssertUnwindSafe(|| run(&src, second, pts)));
+    let r = catch_unwind(AssertUnwindSafe(|| run(&src, second, p.jacobian, pts)));
     match r {
         Ok(Ok(o)) => o,
         Ok(Err(Fail(oracle, detail))) => Outcome::Fail { oracle, detail },
@@ -175,7 +179,12 @@ pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome
     }
 }
 
-fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome, Fail> {
+fn run(
+    src: &str,
+    second: bool,
+    jacobian: bool,
+    pts: &[(f64, f64, Vec<f64>)],
+) -> Result<Outcome, Fail> {
     let j = match adc::compile_jit("difftest.ad", src, &adc::CompileOptions::default()) {
         Ok(j) => j,
         Err(e) => {
@@ -287,6 +296,10 @@ fn run(src: &str, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Result<Outcome,
                     ),
                 );
             }
+        }
+        // (g) the dense Jacobian of a function of several rows.
+        if jacobian {
+            super::jacobian::check(&j, x, y, a)?;
         }
         // (b) forward against central differences along the random direction.
         let v = dirs.last().unwrap();
