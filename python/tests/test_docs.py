@@ -1,7 +1,9 @@
 """The Python examples of docs/python.md run: each ```python block, in order,
 in one namespace, in a directory holding the page's ```ad file=NAME blocks
-(as the Rust docs test runs its console blocks)."""
+(as the Rust docs test runs its console blocks). A block marked
+`requires=MODULE` runs where MODULE is installed."""
 
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -30,7 +32,10 @@ def test_python_examples_run(tmp_path, monkeypatch):
             (tmp_path / m.group(1)).write_text(body)
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "docs_python"}
-    for n, (lang, _, body) in enumerate(blocks()):
+    for n, (lang, attrs, body) in enumerate(blocks()):
+        needs = re.search(r"requires=(\S+)", attrs)
+        if needs and importlib.util.find_spec(needs.group(1)) is None:
+            continue
         if lang == "python":
             code = compile(body, f"{DOC.name} (python block {n})", "exec")
             exec(code, namespace)
