@@ -406,6 +406,30 @@ double f(double x, double[] a) {
     check(src, &[d(0.4), arr(&[0.1, 0.2, 0.3])], 5, 21);
 }
 
+/// Forward vector mode over a reverse derivative that keeps arrays on its
+/// tape (a checkpointed loop overwriting an array) cannot carry lanes: it
+/// runs the width-1 derivative once per direction, writing `f`'s `inout`
+/// arguments once.
+#[test]
+fn over_a_tape_of_arrays_lane_by_lane() {
+    let src = "
+[autodiff_reverse(dg, Active, Duplicated, Active)]
+double g(double x, inout double[] b) {
+    double s = 0.0;
+    [checkpoint(2)]
+    for (int i = 0; i < len(b); i++) { b[i] = b[i] * x + sin(s); s += b[i] * b[i]; }
+    return s;
+}
+double f(double x, inout double[] u, inout double acc) {
+    double db[len(u)];
+    auto [r, dx] = dg(x, u, db, 1.0);
+    acc = acc * 1.5 + dx * r;
+    for (int i = 0; i < len(u); i++) acc = acc + db[i] * u[i];
+    return acc * x;
+}";
+    check(src, &[d(0.7), arr(&[0.5, -0.4, 0.9, 0.2]), d(0.3)], 3, 13);
+}
+
 #[test]
 fn dual_only_and_the_signature() {
     let src = "[autodiff_forward(tv, Dual, Const, DualOnly, width = 2)]

@@ -75,6 +75,8 @@ pub struct Program {
     /// its width-16 derivative costs more compile time than all the
     /// other oracles together).
     pub jacobian: bool,
+    /// Whether the oracles include the dense Hessian (one seed in six).
+    pub hessian: bool,
 }
 
 fn line(s: String) -> Stmt {
@@ -642,5 +644,6 @@ pub fn generate(seed: u64) -> Program {
         funcs,
         alen,
         jacobian: seed % 4 == 1,
+        hessian: seed % 6 == 3,
     }
 }

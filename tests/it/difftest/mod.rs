@@ -20,6 +20,7 @@
 // `#[path]`s to `gen/` then mean the same in both.
 #[path = "gen.rs"]
 pub mod gen;
+pub mod hessian;
 pub mod interp;
 pub mod jacobian;
 pub mod oracle;

@@ -10,7 +10,8 @@
 //! (`interp.rs`; off with `ADC_DIFFTEST_INTERP=0`); (f) vector mode: a
 //! width-3 forward derivative on three directions against the width-1
 //! one on each, to rounding; (g) on one seed in four, a dense `[jacobian]`
-//! against reverse gradients (`jacobian.rs`).
+//! against reverse gradients (`jacobian.rs`); (h) on one seed in six, a
+//! dense `[hessian]` against differences of the gradient (`hessian.rs`).
 
 use super::gen::{Program, Rng};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
@@ -51,6 +52,9 @@ pub fn module(p: &Program, second: bool) -> String {
     let mut s = p.source();
     if p.jacobian {
         s.push_str(super::jacobian::SOURCE);
+    }
+    if super::hessian::enabled(p) {
+        s.push_str(super::hessian::SOURCE);
     }
     if second {
         s.push_str(
@@ -159,7 +163,9 @@ pub fn close(got: f64, want: f64, rel: f64, scale: f64) -> bool {
 /// `second`) at `pts`.
 pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome {
     let src = module(p, second);
-    let r = catch_unwind(AssertUnwindSafe(|| run(&src, second, p.jacobian, pts)));
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        run(&src, second, (p.jacobian, super::hessian::enabled(p)), pts)
+    }));
     match r {
         Ok(Ok(o)) => o,
         Ok(Err(Fail(oracle, detail))) => Outcome::Fail { oracle, detail },
@@ -182,7 +188,7 @@ pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome
 fn run(
     src: &str,
     second: bool,
-    jacobian: bool,
+    (jacobian, hessian): (bool, bool),
     pts: &[(f64, f64, Vec<f64>)],
 ) -> Result<Outcome, Fail> {
     let j = match adc::compile_jit("difftest.ad", src, &adc::CompileOptions::default()) {
@@ -300,6 +306,10 @@ fn run(
         // (g) the dense Jacobian of a function of several rows.
         if jacobian {
             super::jacobian::check(&j, x, y, a)?;
+        }
+        // (h) the dense Hessian.
+        if hessian {
+            super::hessian::check(&j, (x, y, a), p0, &mut fd_checked, &mut fd_skipped)?;
         }
         // (b) forward against central differences along the random direction.
         let v = dirs.last().unwrap();

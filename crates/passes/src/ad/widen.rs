@@ -27,15 +27,17 @@
 //! `seed` array.
 //! Lanes are not yet vector registers: codegen sees `W` scalar copies.
 //!
-//! Not handled (E0401): arrays on the tape (vector mode over a reverse
+//! Not carried in lanes: arrays on the tape (vector mode over a reverse
 //! derivative's tape of arrays), custom forward derivatives of functions
-//! that write through their parameters, and calls that stay calls in
-//! reverse mode.
+//! that write through their parameters. A forward request with those runs
+//! its width-1 body once per direction instead (`lanes.rs`); a reverse
+//! one is E0401, as are calls that stay calls in reverse mode.
 
 mod build;
+mod lanes;
 mod shadows;
 
-use crate::ad::{jvp_source, AdError};
+use crate::ad::{jvp_source, AdError, AdErrorKind};
 use adc_ir::{AdMode, FuncId, InstData, Module};
 
 pub(crate) use shadows::callee_spec;
@@ -46,8 +48,14 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let Some(spec) = func.deriv.clone().filter(|s| s.width > 1) else {
         return Ok(());
     };
-    let out = build::widen(module, id, &spec)?;
-    *module.func_mut(id) = out;
+    match build::widen(module, id, &spec) {
+        Ok(out) => *module.func_mut(id) = out,
+        // A forward request can run its width-1 body once per direction.
+        Err(e) if e.kind == AdErrorKind::Unsupported && spec.mode == AdMode::Forward => {
+            lanes::lanes(module, id, &spec)?
+        }
+        Err(e) => return Err(e),
+    }
     if cfg!(debug_assertions) {
         if let Err(e) = adc_ir::verify(module) {
             return Err(AdError::internal(
