@@ -53,7 +53,7 @@ pub fn module(p: &Program, second: bool) -> String {
     if p.jacobian {
         s.push_str(super::jacobian::SOURCE);
     }
-    if super::hessian::enabled(p) {
+    if super::hessian::enabled(&p) {
         s.push_str(super::hessian::SOURCE);
     }
     if second {
