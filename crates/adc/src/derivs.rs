@@ -52,6 +52,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                     params,
                     ret: Activity::Active,
                     width: 1,
+                    sets: false,
                 },
             )
         }
@@ -87,6 +88,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                     params,
                     ret,
                     width: 1,
+                    sets: false,
                 },
             )
         }

@@ -291,6 +291,7 @@ pub(crate) fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
         params,
         ret: d.ret,
         width: d.width,
+        sets: false,
     };
     declare(module, id, &d.name, spec, linkage);
     Ok(())

@@ -9,6 +9,8 @@
 //! the program's; their instructions point at the attribute
 //! ([`point_at_attributes`]).
 
+mod sparse;
+
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::Span;
@@ -39,9 +41,30 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                 continue;
             }
             match request(f, &a) {
-                Ok((name, dual)) => {
+                Ok((name, dual, true)) => {
                     let cols = format!("{name}__columns");
-                    f.attrs.push(forward_attr(f, &a, &cols, &dual));
+                    let pattern = format!("{name}__pattern");
+                    f.attrs
+                        .push(forward_attr(f, &a, &cols, &dual, Some(sparse::CHUNK)));
+                    f.attrs.push(forward_attr(f, &a, &pattern, &dual, None));
+                    text += &sparse::source(f, &name, &dual);
+                    for g in [
+                        name.clone(),
+                        format!("{name}_nnz"),
+                        format!("{name}__deps"),
+                        format!("{name}__fill"),
+                        cols,
+                        pattern,
+                    ] {
+                        generated.push(Generated {
+                            name: g,
+                            span: a.span,
+                        });
+                    }
+                }
+                Ok((name, dual, false)) => {
+                    let cols = format!("{name}__columns");
+                    f.attrs.push(forward_attr(f, &a, &cols, &dual, Some(CHUNK)));
                     text += &source(f, &name, &cols, &dual);
                     generated.push(Generated {
                         name: name.clone(),
@@ -116,9 +139,9 @@ fn err(message: String, span: Span) -> Diagnostic {
     Diagnostic::error("E0309", message, span)
 }
 
-/// The generated name and whether each parameter is `Dual` (a float one
-/// not made `Const`).
-fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
+/// The generated name, whether each parameter is `Dual` (a float one
+/// not made `Const`), and whether the Jacobian is `sparse`.
+fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnostic> {
     let args = a.args.clone().unwrap_or_default();
     let Some(AttrArg::Ident(name)) = args.first() else {
         return Err(err(
@@ -130,6 +153,7 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
         return Err(err(d, name.span));
     }
     let mut acts = Vec::new();
+    let mut sparse = false;
     for arg in &args[1..] {
         let AttrArg::Ident(id) = arg else {
             return Err(err("expected an activity or `forward`".into(), a.span));
@@ -137,7 +161,8 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
         match id.name.as_str() {
             "Const" | "Dual" if acts.len() < f.params.len() => acts.push(id.name == "Dual"),
             "forward" => (),
-            "reverse" | "sparse" => {
+            "sparse" => sparse = true,
+            "reverse" => {
                 return Err(err(
                     format!("`jacobian(..., {})` is not supported yet: the Jacobian is computed in forward vector mode", id.name),
                     id.span,
@@ -164,7 +189,7 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
     if acts.is_empty() {
         acts = vec![true; f.params.len()];
     }
-    let dual = f
+    let dual: Vec<bool> = f
         .params
         .iter()
         .zip(&acts)
@@ -179,20 +204,49 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
             a.span,
         ));
     }
-    if f.params.iter().any(|p| p.name.name == "jac") {
+    let own: &[&str] = if sparse {
+        &["vals", "cols", "rows"]
+    } else {
+        &["jac"]
+    };
+    if let Some(p) = f
+        .params
+        .iter()
+        .find(|p| own.contains(&p.name.name.as_str()))
+    {
         return Err(err(
             format!(
-                "`{}` has a parameter `jac`, the name of the Jacobian's parameter",
+                "`{}` has a parameter `{}`, the name of one of the Jacobian's parameters",
+                f.name.name, p.name.name
+            ),
+            a.span,
+        ));
+    }
+    if sparse && !has_float_output(f, &dual) {
+        return Err(err(
+            format!(
+                "a sparse Jacobian of `{}`, which has no floating output (a float result, or an `out` or `inout` float parameter not made `Const`)",
                 f.name.name
             ),
             a.span,
         ));
     }
-    Ok((name.name.clone(), dual))
+    Ok((name.name.clone(), dual, sparse))
 }
 
-/// `[autodiff_forward(COLS, ..., width = CHUNK)]` for `f`.
-fn forward_attr(f: &FuncDecl, a: &Attr, cols: &str, dual: &[bool]) -> Attr {
+/// Whether `f` has a row: a float result, or an `out`/`inout` float
+/// parameter that is `Dual`.
+fn has_float_output(f: &FuncDecl, dual: &[bool]) -> bool {
+    matches!(f.ret, ReturnType::Base(t) if is_float(t))
+        || f.params
+            .iter()
+            .zip(dual)
+            .any(|(p, d)| *d && p.mode != Mode::Value)
+}
+
+/// `[autodiff_forward(COLS, ..., width = W)]` for `f`; without a width,
+/// the dependency sweep (`__adc_sets`, the result `DualOnly`).
+fn forward_attr(f: &FuncDecl, a: &Attr, cols: &str, dual: &[bool], width: Option<u32>) -> Attr {
     let id = |s: &str| {
         AttrArg::Ident(Ident {
             name: s.into(),
@@ -205,15 +259,20 @@ fn forward_attr(f: &FuncDecl, a: &Attr, cols: &str, dual: &[bool]) -> Attr {
     }
     match f.ret {
         ReturnType::Void => (),
+        ReturnType::Base(t) if is_float(t) && width.is_none() => args.push(id("DualOnly")),
         ReturnType::Base(t) if is_float(t) => args.push(id("Dual")),
         _ => args.push(id("Const")),
     }
+    let (option, value) = match width {
+        Some(w) => ("width", i64::from(w)),
+        None => (crate::lower::SETS_OPTION, 1),
+    };
     args.push(AttrArg::Named(
         Ident {
-            name: "width".into(),
+            name: option.into(),
             span: a.span,
         },
-        Box::new(AttrArg::Int(i64::from(CHUNK), a.span)),
+        Box::new(AttrArg::Int(value, a.span)),
         a.span,
     ));
     Attr {

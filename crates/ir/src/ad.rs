@@ -3,7 +3,7 @@
 //! instruction tags, and the signatures generated functions get.
 
 use crate::function::{Function, Param, ParamMode};
-use crate::types::Type;
+use crate::types::{ScalarType, Type};
 use std::fmt;
 
 /// How a parameter or result takes part in a derivative
@@ -133,6 +133,10 @@ pub struct DerivSpec {
     /// mode, `width = W`; printed ` width W` after the activities when
     /// above 1).
     pub width: u32,
+    /// A dependency sweep (printed ` sets`): a width-1 forward derivative
+    /// whose tangents are sets of input indices (docs/derivatives.md#sparse-jacobians),
+    /// with a last parameter `arena: inout i64[]` that holds them.
+    pub sets: bool,
 }
 
 /// What an instruction computes, as the `propagate` pass classifies it:
@@ -265,6 +269,7 @@ pub fn default_spec(src: &Function, mode: AdMode) -> DerivSpec {
             (true, AdMode::Reverse) => Activity::ActiveOnly,
         },
         width: 1,
+        sets: false,
     }
 }
 
@@ -374,11 +379,30 @@ pub fn reverse_signature(
 
 /// The signature a request generates.
 pub fn spec_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type>) {
+    if spec.sets {
+        let (mut params, returns) = forward_signature(src, &spec.params, spec.ret);
+        params.push(sets_arena_param(&params));
+        return (params, returns);
+    }
     match (spec.mode, spec.width) {
         (AdMode::Forward, 0 | 1) => forward_signature(src, &spec.params, spec.ret),
         (AdMode::Reverse, 0 | 1) => reverse_signature(src, &spec.params, spec.ret),
         (AdMode::Forward, _) => vector_forward_signature(src, &spec.params, spec.ret),
         (AdMode::Reverse, _) => vector_reverse_signature(src, &spec.params, spec.ret),
+    }
+}
+
+/// The last parameter of a dependency sweep (`sets`): the arena of its
+/// index sets, named `arena` unless a parameter already is.
+pub fn sets_arena_param(params: &[Param]) -> Param {
+    let mut name = "arena".to_string();
+    while params.iter().any(|p| p.name == name) {
+        name.push('_');
+    }
+    Param {
+        name,
+        ty: Type::Array(ScalarType::I64),
+        mode: ParamMode::Inout,
     }
 }
 

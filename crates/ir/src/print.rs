@@ -176,6 +176,9 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
         if spec.width > 1 {
             write!(out, " width {}", spec.width)?;
         }
+        if spec.sets {
+            write!(out, " sets")?;
+        }
     }
     if func.linkage == Linkage::Import || func.layout.is_empty() {
         return writeln!(out);

@@ -83,13 +83,14 @@ struct FuncVerifier<'a> {
 impl FuncVerifier<'_> {
     /// The signature callers see. A reverse derivative still being
     /// generated has its forward-mode signature until `transpose`, a
-    /// vector-mode one its width-1 signature until `widen`; callers
+    /// vector-mode one its width-1 signature until `widen` (a dependency
+    /// sweep its signature without the arena until `sets`); callers
     /// already use the final one.
     fn callee_signature(&self, callee: &Function) -> (Vec<crate::function::Param>, Vec<Type>) {
         if let Some(spec) = callee
             .deriv
             .as_ref()
-            .filter(|d| d.mode == crate::ad::AdMode::Reverse || d.width > 1)
+            .filter(|d| d.mode == crate::ad::AdMode::Reverse || d.width > 1 || d.sets)
         {
             if let Some(src) = self.module.find(&spec.of) {
                 return crate::ad::spec_signature(self.module.func(src), spec);

@@ -50,7 +50,13 @@ pub(crate) fn check_function_attr(
                 .take_while(|a| matches!(a, AttrArg::Named(..)))
                 .count();
             let acts = &args[1..args.len() - named];
-            let width = vector_width(&args[args.len() - named..], mode, f, globals, diags)?;
+            // `__adc_sets = 1`, which only `[jacobian(.., sparse)]` writes:
+            // the dependency sweep (`ad::sets`).
+            let (sets, options): (Vec<&AttrArg>, Vec<&AttrArg>) = args[args.len() - named..]
+                .iter()
+                .partition(|a| matches!(a, AttrArg::Named(n, ..) if n.name == SETS_OPTION));
+            let options: Vec<AttrArg> = options.into_iter().cloned().collect();
+            let width = vector_width(&options, mode, f, globals, diags)?;
             if acts.len() != want {
                 diags.push(
                     Diagnostic::error("E0302", format!("`{}` has {} parameter{}{}, so `{name}` needs {want} activities, found {}", f.name.name, f.params.len(), if f.params.len() == 1 { "" } else { "s" }, if has_ret { " and a return value" } else { "" }, acts.len()), a.span)
@@ -116,6 +122,7 @@ pub(crate) fn check_function_attr(
                         params: activities,
                         ret: ret.unwrap_or(Activity::Const),
                         width,
+                        sets: !sets.is_empty() && mode == AdMode::Forward && width == 1,
                     },
                 ));
             }
@@ -243,6 +250,10 @@ fn vector_width(
     }
     Some(width)
 }
+
+/// The option of `autodiff_forward` that asks for a dependency sweep
+/// (docs/derivatives.md#sparse-jacobians); only generated code writes it.
+pub const SETS_OPTION: &str = "__adc_sets";
 
 /// The largest `width` of vector mode: the generated code holds `W` copies
 /// of the derivative part.

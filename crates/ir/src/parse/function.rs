@@ -59,6 +59,10 @@ impl Parser<'_> {
                 }
             };
         }
+        let sets = self.peek_word() == Some("sets");
+        if sets {
+            self.pos += 1;
+        }
         // The return activity is always written, `Const` for `void`.
         Ok(DerivSpec {
             mode,
@@ -66,6 +70,7 @@ impl Parser<'_> {
             params: acts,
             ret,
             width,
+            sets,
         })
     }
 

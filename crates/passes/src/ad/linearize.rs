@@ -66,6 +66,7 @@ pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
         let before = module.funcs.len();
         generate(module, id)?;
         crate::ad::widen::declare_callees(module, id);
+        crate::ad::sets::declare_callees(module, id);
         done.push(id);
         // Derivatives of callees declared while generating this one.
         work.extend(pending(module).into_iter().filter(|k| k.index() >= before));

@@ -9,6 +9,7 @@ pub mod linearize;
 pub mod lower_pairs;
 pub mod outline;
 pub mod propagate;
+pub mod sets;
 pub mod split;
 pub mod transpose;
 pub mod unzip;
@@ -370,6 +371,7 @@ pub fn differentiate_observed(
         }
         for &id in &generated {
             crate::ad::widen::run(module, id)?;
+            crate::ad::sets::run(module, id)?;
         }
         if reached(AdStage::Widen, module) {
             return Ok(());

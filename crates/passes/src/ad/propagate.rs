@@ -81,11 +81,12 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     for (i, t) in tags {
         func.set_tag(i, t);
     }
-    // Vector mode keeps it for `widen`, which finishes the function.
+    // Vector mode keeps it for `widen`, and a dependency sweep for `sets`,
+    // which finish the function.
     if func
         .deriv
         .as_ref()
-        .is_some_and(|d| d.mode == AdMode::Forward && d.width <= 1)
+        .is_some_and(|d| d.mode == AdMode::Forward && d.width <= 1 && !d.sets)
     {
         func.deriv = None;
     }

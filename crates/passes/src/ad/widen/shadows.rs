@@ -21,7 +21,8 @@ pub(crate) fn callee_spec(module: &Module, callee: FuncId) -> Option<DerivSpec> 
         .strip_prefix("__adc_fwd")
         .and_then(|rest| rest.split_once('_'))
     {
-        let mask = mask.split('x').next().unwrap_or("");
+        // `x` starts a vector width; a dependency sweep's mask ends in `s`.
+        let mask = mask.split('x').next().unwrap_or("").trim_end_matches('s');
         if mask.len() != spec.params.len() {
             return None;
         }

@@ -1,0 +1,425 @@
+//! `[jacobian(NAME, sparse)]` (docs/derivatives.md#sparse-jacobians) as
+//! source, in three steps:
+//!
+//! 1. The pattern: `NAME__pattern`, the dependency sweep of `F` (a forward
+//!    derivative whose tangents are index sets, `ad::sets`, asked for with
+//!    the internal option `__adc_sets`), run by `NAME__deps` with one
+//!    singleton set per column and an arena that grows (the sweep runs
+//!    again with twice the room when it did not fit).
+//! 2. The coloring: greedy distance-2 coloring of the columns in natural
+//!    order (Gebremedhin, Manne and Pothen, "What color is your
+//!    Jacobian?", SIAM Review 47(4), 2005): two columns that share a row
+//!    get different colors.
+//! 3. The compressed evaluation: `NAME__columns`, a vector forward
+//!    derivative of width [`CHUNK`], run once per [`CHUNK`] colors, each
+//!    lane seeded with the sum of one color's columns; an entry `(r, c)`
+//!    is lane `color(c)` of row `r`, since no other column of that color
+//!    reaches row `r`. Decompression writes it to its place in the rows.
+//!
+//! `NAME_nnz` runs step 1 only. All locals start with `adc_s_`.
+
+use super::{is_float, type_name};
+use crate::ast::*;
+use std::fmt::Write;
+
+/// Colors per run of the compressed evaluation.
+pub const CHUNK: u32 = 4;
+
+/// Where each parameter's columns and rows start (`None`: it has none),
+/// and the expressions counting them.
+struct Layout {
+    col_at: Vec<Option<String>>,
+    row_at: Vec<Option<String>>,
+    ncols: String,
+    nrows: String,
+}
+
+fn len(p: &ParamDecl) -> String {
+    if p.is_array {
+        format!("len({})", p.name.name)
+    } else {
+        "1".into()
+    }
+}
+
+fn layout(f: &FuncDecl, dual: &[bool]) -> Layout {
+    let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
+    let (mut ncols, mut nrows) = (
+        vec!["0".to_string()],
+        vec![(if float_ret { "1" } else { "0" }).to_string()],
+    );
+    let (mut col_at, mut row_at) = (Vec::new(), Vec::new());
+    for (p, &d) in f.params.iter().zip(dual) {
+        let is_col = d && p.mode != Mode::Out;
+        let is_row = d && p.mode != Mode::Value;
+        col_at.push(is_col.then(|| format!("({})", ncols.join(" + "))));
+        row_at.push(is_row.then(|| format!("({})", nrows.join(" + "))));
+        if is_col {
+            ncols.push(len(p));
+        }
+        if is_row {
+            nrows.push(len(p));
+        }
+    }
+    Layout {
+        col_at,
+        row_at,
+        ncols: ncols.join(" + "),
+        nrows: nrows.join(" + "),
+    }
+}
+
+fn params(f: &FuncDecl) -> Vec<String> {
+    f.params
+        .iter()
+        .map(|p| {
+            let mode = match p.mode {
+                Mode::Value => "",
+                Mode::Inout => "inout ",
+                Mode::Out => "out ",
+            };
+            let arr = if p.is_array { "[]" } else { "" };
+            format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name)
+        })
+        .collect()
+}
+
+fn ret_type(f: &FuncDecl) -> String {
+    match &f.ret {
+        ReturnType::Void => "void".to_string(),
+        ReturnType::Base(t) => type_name(*t).to_string(),
+        ReturnType::Tuple(_) => unreachable!("tuples are refused by `request`"),
+    }
+}
+
+fn names(f: &FuncDecl) -> String {
+    f.params
+        .iter()
+        .map(|p| p.name.name.clone())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Declarations saving `F`'s `inout` arguments on entry, and statements
+/// restoring them.
+fn save_restore(f: &FuncDecl, dual: &[bool]) -> (String, String) {
+    let (mut save, mut restore) = (String::new(), String::new());
+    for (p, &d) in f.params.iter().zip(dual) {
+        let n = &p.name.name;
+        if !d || p.mode != Mode::Inout {
+            continue;
+        }
+        let t = type_name(p.ty);
+        if p.is_array {
+            let _ = writeln!(save, "    {t} adc_s_s_{n}[len({n})];");
+            let _ = writeln!(save, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) adc_s_s_{n}[adc_s_i] = {n}[adc_s_i];");
+            let _ = writeln!(restore, "        for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) {n}[adc_s_i] = adc_s_s_{n}[adc_s_i];");
+        } else {
+            let _ = writeln!(save, "    {t} adc_s_s_{n} = {n};");
+            let _ = writeln!(restore, "        {n} = adc_s_s_{n};");
+        }
+    }
+    (save, restore)
+}
+
+/// The attributes `F` gets, and the `.ad` text of `NAME`, `NAME_nnz` and
+/// their helpers.
+pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
+    let l = layout(f, dual);
+    let stat = if f.is_static { "static " } else { "" };
+    let ps = params(f);
+    let args = names(f);
+    let ret = ret_type(f);
+    let has_ret = ret != "void";
+    let (save, restore) = save_restore(f, dual);
+    let mut s = String::new();
+    s += &deps(f, name, dual, &l);
+    // The sweep, again with twice the room until the sets fit; `BODY`
+    // then runs with the pattern in `adc_s_arena` and `adc_s_heads`.
+    let sweep = |body: &str| {
+        let mut t = String::new();
+        let _ = writeln!(t, "    int adc_s_nr = {};", l.nrows);
+        let _ = writeln!(t, "    int adc_s_heads[adc_s_nr];");
+        let _ = writeln!(
+            t,
+            "    int adc_s_cap = 64 + 2 * ({}) + 8 * ({} + adc_s_nr);",
+            l.ncols, l.ncols
+        );
+        t += &save;
+        let _ = writeln!(t, "    bool adc_s_done = false;");
+        let _ = writeln!(t, "    while (!adc_s_done) {{");
+        t += &restore;
+        let _ = writeln!(t, "        int adc_s_arena[adc_s_cap];");
+        let sep = if args.is_empty() { "" } else { ", " };
+        let _ = writeln!(
+            t,
+            "        if ({name}__deps({args}{sep}adc_s_arena, adc_s_heads)) {{"
+        );
+        let _ = writeln!(t, "            adc_s_done = true;");
+        t += body;
+        let _ = writeln!(t, "        }} else {{");
+        let _ = writeln!(t, "            adc_s_cap = 2 * adc_s_cap;");
+        let _ = writeln!(t, "        }}");
+        let _ = writeln!(t, "    }}");
+        t
+    };
+    // NAME_nnz
+    let _ = writeln!(s, "{stat}int {name}_nnz({}) {{", ps.join(", "));
+    let _ = writeln!(s, "    int adc_s_nnz = 0;");
+    s += &sweep("            for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) { if (adc_s_heads[adc_s_r] != 0) { adc_s_nnz += adc_s_arena[adc_s_heads[adc_s_r]]; } }\n");
+    let _ = writeln!(s, "    return adc_s_nnz;");
+    let _ = writeln!(s, "}}");
+    // NAME
+    let mut all = ps.clone();
+    all.extend([
+        "out double[] vals".to_string(),
+        "out int[] cols".into(),
+        "out int[] rows".into(),
+    ]);
+    let _ = writeln!(s, "{stat}{ret} {name}({}) {{", all.join(", "));
+    let zero = match f.ret {
+        ReturnType::Base(BaseType::Bool) => "false",
+        ReturnType::Base(BaseType::Int) => "0",
+        _ => "0.0",
+    };
+    if has_ret {
+        let _ = writeln!(s, "    {ret} adc_s_ret = {zero};");
+    }
+    let sep = if args.is_empty() { "" } else { ", " };
+    let call = format!("{name}__fill({args}{sep}vals, cols, rows, adc_s_arena, adc_s_heads)");
+    let body = if has_ret {
+        format!("{restore}            adc_s_ret = {call};\n")
+    } else {
+        format!("{restore}            {call};\n")
+    };
+    s += &sweep(&body);
+    if has_ret {
+        let _ = writeln!(s, "    return adc_s_ret;");
+    }
+    let _ = writeln!(s, "}}");
+    s += &fill(f, name, dual, &l);
+    s
+}
+
+/// `NAME__deps`: one run of the sweep with the arena given; the set of
+/// each row to `adc_s_heads`; false when the arena was too small.
+fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
+    let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
+    let mut s = String::new();
+    let mut ps = params(f);
+    ps.push("inout int[] adc_s_arena".into());
+    ps.push("out int[] adc_s_heads".into());
+    let _ = writeln!(s, "static bool {name}__deps({}) {{", ps.join(", "));
+    let _ = writeln!(s, "    int adc_s_nc = {};", l.ncols);
+    // Column c's set {c} at offset 2 + 2c.
+    let _ = writeln!(s, "    adc_s_arena[0] = 2 + 2 * adc_s_nc;");
+    let _ = writeln!(s, "    adc_s_arena[1] = 0;");
+    let _ = writeln!(s, "    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) {{ adc_s_arena[2 + 2 * adc_s_c] = 1; adc_s_arena[3 + 2 * adc_s_c] = adc_s_c; }}");
+    let mut args = Vec::new();
+    for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
+        let n = &p.name.name;
+        args.push(n.clone());
+        if !d {
+            continue;
+        }
+        let t = format!("adc_s_t_{n}");
+        args.push(t.clone());
+        if p.is_array {
+            let _ = writeln!(s, "    double {t}[len({n})];");
+            if let Some(at) = &l.col_at[k] {
+                let _ = writeln!(s, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) {t}[adc_s_i] = double(2 + 2 * ({at} + adc_s_i));");
+            }
+        } else {
+            let seed = match &l.col_at[k] {
+                Some(at) => format!("double(2 + 2 * {at})"),
+                None => "0.0".into(),
+            };
+            let _ = writeln!(s, "    double {t} = {seed};");
+        }
+    }
+    args.push("adc_s_arena".into());
+    let call = format!("{name}__pattern({})", args.join(", "));
+    if float_ret {
+        let _ = writeln!(s, "    adc_s_heads[0] = int({call});");
+    } else {
+        let _ = writeln!(s, "    {call};");
+    }
+    for (k, p) in f.params.iter().enumerate() {
+        let Some(at) = &l.row_at[k] else { continue };
+        let n = &p.name.name;
+        if p.is_array {
+            let _ = writeln!(s, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) adc_s_heads[{at} + adc_s_i] = int(adc_s_t_{n}[adc_s_i]);");
+        } else {
+            let _ = writeln!(s, "    adc_s_heads[{at}] = int(adc_s_t_{n});");
+        }
+    }
+    let _ = writeln!(s, "    return adc_s_arena[1] == 0;");
+    let _ = writeln!(s, "}}");
+    s
+}
+
+/// `NAME__fill`: the rows from the sets, the coloring, and the compressed
+/// evaluation; does what `F` does and returns its result.
+fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
+    let w = CHUNK;
+    let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
+    let ret = ret_type(f);
+    let has_ret = ret != "void";
+    let mut s = String::new();
+    let mut ps = params(f);
+    ps.extend([
+        "out double[] vals".to_string(),
+        "out int[] cols".into(),
+        "out int[] rows".into(),
+        "int[] adc_s_a".into(),
+        "int[] adc_s_h".into(),
+    ]);
+    let _ = writeln!(s, "static {ret} {name}__fill({}) {{", ps.join(", "));
+    let _ = writeln!(s, "    int adc_s_nc = {};", l.ncols);
+    let _ = writeln!(s, "    int adc_s_nr = {};", l.nrows);
+    s += "    int adc_s_nnz = 0;
+    for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) { if (adc_s_h[adc_s_r] != 0) { adc_s_nnz += adc_s_a[adc_s_h[adc_s_r]]; } }
+    if (len(vals) < adc_s_nnz) { vals[len(vals) + adc_s_nnz] = 0.0; }
+    if (len(cols) < adc_s_nnz) { cols[len(cols) + adc_s_nnz] = 0; }
+    if (len(rows) < adc_s_nr + 1) { rows[len(rows) + adc_s_nr + 1] = 0; }
+    int adc_s_q = 0;
+    for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) {
+        rows[adc_s_r] = adc_s_q;
+        int adc_s_at = adc_s_h[adc_s_r];
+        if (adc_s_at != 0) {
+            for (int adc_s_k = 0; adc_s_k < adc_s_a[adc_s_at]; adc_s_k++) { cols[adc_s_q] = adc_s_a[adc_s_at + 1 + adc_s_k]; adc_s_q++; }
+        }
+    }
+    rows[adc_s_nr] = adc_s_q;
+    int adc_s_cp[adc_s_nc + 1];
+    for (int adc_s_p = 0; adc_s_p < adc_s_nnz; adc_s_p++) { adc_s_cp[cols[adc_s_p] + 1] += 1; }
+    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) { adc_s_cp[adc_s_c + 1] += adc_s_cp[adc_s_c]; }
+    int adc_s_cur[adc_s_nc + 1];
+    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) { adc_s_cur[adc_s_c] = adc_s_cp[adc_s_c]; }
+    int adc_s_crow[adc_s_nnz];
+    for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) {
+        for (int adc_s_p = rows[adc_s_r]; adc_s_p < rows[adc_s_r + 1]; adc_s_p++) { int adc_s_c = cols[adc_s_p]; adc_s_crow[adc_s_cur[adc_s_c]] = adc_s_r; adc_s_cur[adc_s_c] += 1; }
+    }
+    int adc_s_color[adc_s_nc];
+    int adc_s_forbid[adc_s_nc + 1];
+    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) { adc_s_color[adc_s_c] = -1; adc_s_forbid[adc_s_c] = -1; }
+    adc_s_forbid[adc_s_nc] = -1;
+    int adc_s_ncolors = 0;
+    for (int adc_s_j = 0; adc_s_j < adc_s_nc; adc_s_j++) {
+        for (int adc_s_p = adc_s_cp[adc_s_j]; adc_s_p < adc_s_cp[adc_s_j + 1]; adc_s_p++) {
+            int adc_s_r = adc_s_crow[adc_s_p];
+            for (int adc_s_o = rows[adc_s_r]; adc_s_o < rows[adc_s_r + 1]; adc_s_o++) {
+                int adc_s_k = adc_s_color[cols[adc_s_o]];
+                if (adc_s_k >= 0) { adc_s_forbid[adc_s_k] = adc_s_j; }
+            }
+        }
+        int adc_s_c = 0;
+        while (adc_s_forbid[adc_s_c] == adc_s_j) { adc_s_c++; }
+        adc_s_color[adc_s_j] = adc_s_c;
+        if (adc_s_c >= adc_s_ncolors) { adc_s_ncolors = adc_s_c + 1; }
+    }
+";
+    let (save, restore) = save_restore(f, dual);
+    s += &save;
+    for (p, &d) in f.params.iter().zip(dual) {
+        if d {
+            let n = &p.name.name;
+            let _ = writeln!(s, "    {} adc_s_t_{n}[{w} * {}];", type_name(p.ty), len(p));
+        }
+    }
+    if float_ret {
+        let _ = writeln!(s, "    {ret} adc_s_tr[{w}];");
+    }
+    if has_ret {
+        let zero = match f.ret {
+            ReturnType::Base(BaseType::Bool) => "false",
+            ReturnType::Base(BaseType::Int) => "0",
+            _ => "0.0",
+        };
+        let _ = writeln!(s, "    {ret} adc_s_ret = {zero};");
+    }
+    let _ = writeln!(
+        s,
+        "    for (int adc_s_c0 = 0; adc_s_c0 < adc_s_ncolors || adc_s_c0 == 0; adc_s_c0 += {w}) {{"
+    );
+    s += &restore;
+    let mut args = Vec::new();
+    for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
+        let n = &p.name.name;
+        args.push(n.clone());
+        if !d {
+            continue;
+        }
+        args.push(format!("adc_s_t_{n}"));
+        let m = len(p);
+        let cell = format!("adc_s_t_{n}[adc_s_k * {m} + adc_s_i]");
+        let _ = writeln!(
+            s,
+            "        for (int adc_s_k = 0; adc_s_k < {w}; adc_s_k++) {{"
+        );
+        let _ = writeln!(
+            s,
+            "            for (int adc_s_i = 0; adc_s_i < {m}; adc_s_i++) {{"
+        );
+        match &l.col_at[k] {
+            Some(at) => {
+                let _ = writeln!(s, "                if (adc_s_color[{at} + adc_s_i] == adc_s_c0 + adc_s_k) {cell} = 1.0; else {cell} = 0.0;");
+            }
+            None => {
+                let _ = writeln!(s, "                {cell} = 0.0;");
+            }
+        }
+        let _ = writeln!(s, "            }}");
+        let _ = writeln!(s, "        }}");
+    }
+    if float_ret {
+        args.push("adc_s_tr".into());
+    }
+    let call = format!("{name}__columns({})", args.join(", "));
+    if has_ret {
+        let _ = writeln!(s, "        adc_s_ret = {call};");
+    } else {
+        let _ = writeln!(s, "        {call};");
+    }
+    // Entry q of row r: lane color(cols[q]) - c0 of the row's tangent.
+    let scatter = |s: &mut String, r: &str, lane: &str| {
+        let _ = writeln!(
+            s,
+            "            for (int adc_s_q = rows[{r}]; adc_s_q < rows[{r} + 1]; adc_s_q++) {{"
+        );
+        let _ = writeln!(
+            s,
+            "                int adc_s_k = adc_s_color[cols[adc_s_q]] - adc_s_c0;"
+        );
+        let _ = writeln!(
+            s,
+            "                if (adc_s_k >= 0 && adc_s_k < {w}) {{ vals[adc_s_q] = double({lane}); }}"
+        );
+        let _ = writeln!(s, "            }}");
+    };
+    if float_ret {
+        let _ = writeln!(s, "        {{");
+        scatter(&mut s, "0", "adc_s_tr[adc_s_k]");
+        let _ = writeln!(s, "        }}");
+    }
+    for (k, p) in f.params.iter().enumerate() {
+        let Some(at) = &l.row_at[k] else { continue };
+        let (n, m) = (&p.name.name, len(p));
+        let _ = writeln!(
+            s,
+            "        for (int adc_s_i = 0; adc_s_i < {m}; adc_s_i++) {{"
+        );
+        scatter(
+            &mut s,
+            &format!("{at} + adc_s_i"),
+            &format!("adc_s_t_{n}[adc_s_k * {m} + adc_s_i]"),
+        );
+        let _ = writeln!(s, "        }}");
+    }
+    let _ = writeln!(s, "    }}");
+    if has_ret {
+        let _ = writeln!(s, "    return adc_s_ret;");
+    }
+    let _ = writeln!(s, "}}");
+    s
+}

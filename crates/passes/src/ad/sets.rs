@@ -1,0 +1,276 @@
+//! `sets`: the dependency sweep of sparse Jacobians
+//! (docs/derivatives.md#sparse-jacobians). A forward derivative whose
+//! tangents are sets of input indices instead of numbers: the tangent of a
+//! value is the set of inputs it depends on along this execution.
+//!
+//! Assumes: `lower-pairs`' output for a request whose spec has `sets`
+//! (`propagate` keeps such a spec): a width-1 forward-mode derivative whose
+//! instructions `propagate` classified.
+//! Guarantees (check with `adc ir --after widen`, the stage it runs in):
+//! the function has the forward signature with one more parameter last,
+//! `arena: inout i64[]`; every differential `f64` value is a set handle,
+//! an offset into the arena held exactly as a `f64` (below 2^53), so
+//! shadows keep their type and layout. Handle 0 is the empty set (a zero
+//! tangent, and a fresh shadow's zeros, are empty); a set at offset
+//! `h >= 2` is `arena[h]` indices, increasing, in `arena[h + 1 ..]`.
+//! `arena[0]` is the next free offset and `arena[1]` becomes 1 when the
+//! arena is too small (the sets are then wrong, and the caller runs the
+//! sweep again with a larger arena). Each differential instruction maps to
+//! a set operation: a sum, difference, `min` or `max` is the union
+//! (a call of `__adc_set_union`, an internal function added to the
+//! module), a product or quotient by a primal value and a negation keep
+//! the set, a zero constant is the empty set; loads, stores, selects and
+//! block parameters move handles as they moved tangents. A call of a
+//! callee's forward derivative calls its dependency sweep
+//! (`__adc_fwdMASKs_NAME`, declared after `linearize` by
+//! [`declare_callees`]) with the arena. The primal instructions are the
+//! input's: the sweep runs the function once.
+//!
+//! Not handled (E0401): `float` (`f32`) derivative code, whose handles
+//! would lose precision, and custom forward derivatives.
+
+use crate::ad::widen::callee_spec;
+use crate::ad::{diff_values, jvp_source, AdError};
+use adc_ir::{
+    AdMode, BinaryOp, Constant, DerivSpec, FuncId, Function, InstData, Module, ScalarType, Tag,
+    Type, UnaryOp, Value,
+};
+use std::collections::BTreeMap;
+
+const UNION: &str = "__adc_set_union";
+
+/// Rewrites the function `id` into its dependency sweep if its request
+/// has `sets`.
+pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
+    if !module.func(id).deriv.as_ref().is_some_and(|s| s.sets) {
+        return Ok(());
+    }
+    let union = union_function(module);
+    let mut func = module.func(id).clone();
+    rewrite(module, &mut func, union)?;
+    *module.func_mut(id) = func;
+    Ok(())
+}
+
+/// The name of the dependency sweep standing for the width-1 forward
+/// derivative with `spec`: `__adc_fwdMASKs_NAME`.
+fn sets_name(spec: &DerivSpec) -> String {
+    let mask: String = spec
+        .params
+        .iter()
+        .map(|a| if a.is_active() { 'd' } else { 'c' })
+        .collect();
+    format!("__adc_fwd{mask}s_{}", spec.of)
+}
+
+/// The sweep a call of `callee` (a width-1 forward derivative) becomes.
+fn sets_callee(module: &Module, callee: FuncId) -> Option<FuncId> {
+    let spec = callee_spec(module, callee)?;
+    module.find(&sets_name(&spec))
+}
+
+/// After `linearize` generated `id`: when it is a dependency sweep,
+/// declares the sweep of every callee derivative it calls, so that
+/// `linearize` generates them in the same run.
+pub fn declare_callees(module: &mut Module, id: FuncId) {
+    let func = module.func(id);
+    if !func
+        .deriv
+        .as_ref()
+        .is_some_and(|s| s.sets && s.mode == AdMode::Forward)
+    {
+        return;
+    }
+    let mut wanted = Vec::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            if let InstData::Call { func: callee, .. } = func.dfg.inst(i) {
+                if jvp_source(module, *callee).is_some() {
+                    if let Some(spec) = callee_spec(module, *callee) {
+                        wanted.push((spec, func.span(i)));
+                    }
+                }
+            }
+        }
+    }
+    for (spec, span) in wanted {
+        let Some(src) = module.find(&spec.of) else {
+            continue;
+        };
+        let name = sets_name(&spec);
+        let spec = DerivSpec {
+            sets: true,
+            width: 1,
+            ..spec
+        };
+        crate::ad::declare(module, src, name, spec, span);
+    }
+}
+
+/// `@__adc_set_union(arena, a, b)`: the handle of the union of sets `a`
+/// and `b` (one of them when it holds the other), added to the module the
+/// first time a sweep needs it.
+fn union_function(module: &mut Module) -> FuncId {
+    if let Some(id) = module.find(UNION) {
+        return id;
+    }
+    let parsed = adc_ir::parse_module(include_str!("set_union.adir"))
+        .expect("invariant: set_union.adir is valid IR (tested by ad_helpers_parse)");
+    let func = parsed
+        .funcs
+        .into_iter()
+        .next()
+        .expect("invariant: set_union.adir defines one function");
+    module.push(func)
+}
+
+fn unsupported(func: &Function, inst: adc_ir::Inst, what: &str) -> AdError {
+    AdError::new(
+        format!("a sparse Jacobian's dependency sweep cannot yet handle {what}"),
+        func.span(inst),
+    )
+}
+
+/// True when `v` is the constant zero (the empty set).
+fn is_zero(func: &Function, v: Value) -> bool {
+    match func.dfg.value_def(v) {
+        adc_ir::ValueDef::Result(i, _) => {
+            matches!(func.dfg.inst(i), InstData::Const { value: Constant::F64(x) } if *x == 0.0)
+        }
+        _ => false,
+    }
+}
+
+fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), AdError> {
+    let diff = diff_values(module, func);
+    let entry = func
+        .entry_block()
+        .ok_or_else(|| AdError::internal("internal error: `sets`: no body", func.deriv_span))?;
+    let param = adc_ir::ad::sets_arena_param(&func.params);
+    func.params.push(param);
+    let arena = func
+        .dfg
+        .append_block_param(entry, Type::Array(ScalarType::I64));
+    for (v, &d) in diff.iter().enumerate() {
+        let v = Value::new(v);
+        if d && func.dfg.value_type(v).elem() != ScalarType::F64 {
+            return Err(AdError::new(
+                "a sparse Jacobian's dependency sweep cannot yet handle `float` (f32) derivatives: use `double`",
+                func.deriv_span,
+            ));
+        }
+    }
+    let mut subst: BTreeMap<Value, Value> = BTreeMap::new();
+    let insts: Vec<adc_ir::Inst> = func
+        .layout
+        .iter()
+        .flat_map(|&b| func.dfg.block(b).insts.clone())
+        .collect();
+    for i in insts {
+        let data = func.dfg.inst(i).clone();
+        let results = func.dfg.inst_results(i).to_vec();
+        let is_diff = |v: &Value| diff[v.index()];
+        match (func.tag(i), &data) {
+            (Tag::Diff, InstData::Binary { op, args }) => {
+                let d: Vec<Value> = args.iter().copied().filter(is_diff).collect();
+                let keep = matches!(
+                    op,
+                    BinaryOp::Mul | BinaryOp::MulZ | BinaryOp::Div | BinaryOp::DivZ
+                );
+                match (keep, d.as_slice()) {
+                    (true, [t]) => {
+                        subst.insert(results[0], *t);
+                    }
+                    (_, [_, _]) => {
+                        *func.dfg.inst_mut(i) = InstData::Call {
+                            func: union,
+                            args: vec![arena, args[0], args[1]],
+                        };
+                    }
+                    _ => return Err(unsupported(func, i, "an operation on no tangent")),
+                }
+            }
+            (
+                Tag::Diff,
+                InstData::Unary {
+                    op: UnaryOp::Neg,
+                    arg,
+                },
+            ) => {
+                subst.insert(results[0], *arg);
+            }
+            (Tag::Diff, InstData::Const { value }) => {
+                if value.ty().is_float() && !matches!(value, Constant::F64(x) if *x == 0.0) {
+                    return Err(unsupported(func, i, "a nonzero tangent constant"));
+                }
+            }
+            (Tag::Diff, InstData::Store { value, .. } | InstData::RefStore { value, .. })
+                if !is_diff(value) && !is_zero(func, *value) =>
+            {
+                return Err(unsupported(
+                    func,
+                    i,
+                    "a store of a primal value to a shadow",
+                ))
+            }
+            (Tag::Diff, InstData::Select { args, .. })
+                if args.iter().any(|a| !is_diff(a) && !is_zero(func, *a)) =>
+            {
+                return Err(unsupported(
+                    func,
+                    i,
+                    "a choice of a primal value as a tangent",
+                ))
+            }
+            (
+                Tag::Diff,
+                InstData::Load { .. }
+                | InstData::Store { .. }
+                | InstData::Select { .. }
+                | InstData::RefLoad { .. }
+                | InstData::RefStore { .. }
+                | InstData::CopyRange { .. }
+                | InstData::ArrayFree { .. }
+                | InstData::DeferFree { .. },
+            ) => (),
+            (Tag::Diff, InstData::Call { .. }) => {
+                return Err(unsupported(func, i, "a custom forward derivative"))
+            }
+            (Tag::Diff, other) => {
+                return Err(unsupported(
+                    func,
+                    i,
+                    &format!("`{}`", adc_ir::print::fmt_inst_data(Some(module), other)),
+                ))
+            }
+            (Tag::Mixed, InstData::Call { func: callee, args })
+                if jvp_source(module, *callee).is_some() =>
+            {
+                let wide = sets_callee(module, *callee).ok_or_else(|| {
+                    AdError::internal(
+                        "internal error: `sets`: a callee without its dependency sweep",
+                        func.span(i),
+                    )
+                })?;
+                let mut args = args.clone();
+                args.push(arena);
+                *func.dfg.inst_mut(i) = InstData::Call { func: wide, args };
+            }
+            (_, d) if d.is_terminator() => (),
+            (_, d) if d.args().iter().any(is_diff) => {
+                return Err(unsupported(
+                    func,
+                    i,
+                    &format!(
+                        "`{}` on a tangent",
+                        adc_ir::print::fmt_inst_data(Some(module), d)
+                    ),
+                ))
+            }
+            _ => (),
+        }
+    }
+    crate::rewrite::substitute(func, &subst);
+    func.deriv = None;
+    Ok(())
+}
