@@ -166,7 +166,6 @@ fn misuse_is_e0309() {
     for attr in [
         "jacobian",
         "jacobian(jf, reverse)",
-        "jacobian(jf, sparse)",
         "jacobian(jf, Dual)",
         "jacobian(jf, Maybe, Dual)",
     ] {

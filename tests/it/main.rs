@@ -24,6 +24,7 @@ mod promote;
 mod regressions;
 mod simd;
 mod sincos;
+mod sparse_jacobian;
 mod split;
 mod stack_arrays;
 mod vector;

@@ -384,3 +384,51 @@ double f(double[] a, int k) {
     }
     assert!(seen >= 5, "{undefined}");
 }
+
+/// A sparse Jacobian (docs/derivatives.md#sparse-jacobians) called from C
+/// through an object file: `NAME_nnz` sizes the arrays, `NAME` fills
+/// them in compressed sparse rows; the sweep's set helper is internal.
+#[test]
+fn sparse_jacobian_from_c() {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return;
+    }
+    let (header, run) = compile_and_link(
+        "sparse",
+        "[jacobian(jdiffs, sparse)]
+void diffs(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) y[i] = x[i + 1] * x[i + 1] - x[i];
+}",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "sparse.h"
+int main(void) {
+    double x[4] = {1, 2, 3, 4}, y[3];
+    int64_t nnz = jdiffs_nnz(x, 4, y, 3);
+    double *vals = malloc(nnz * sizeof(double));
+    int64_t *cols = malloc(nnz * sizeof(int64_t)), rows[4];
+    jdiffs(x, 4, y, 3, vals, nnz, cols, nnz, rows, 4);
+    printf("%lld:", (long long)nnz);
+    for (int r = 0; r < 3; r++)
+        for (int64_t q = rows[r]; q < rows[r + 1]; q++)
+            printf(" (%d,%lld)=%g", r, (long long)cols[q], vals[q]);
+    printf(" y=%g,%g,%g\n", y[0], y[1], y[2]);
+    fflush(stdout);
+    jdiffs(x, 4, y, 3, vals, nnz - 1, cols, nnz, rows, 4);
+    return 0;
+}
+"#,
+    );
+    assert!(!header.contains("__adc_set_union"), "{header}");
+    assert_eq!(
+        stdout(&run),
+        "6: (0,0)=-1 (0,1)=4 (1,1)=-1 (1,2)=6 (2,2)=-1 (2,3)=8 y=3,7,13\n"
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(3),
+        "a short `vals` is a runtime error"
+    );
+    assert!(stderr(&run).contains("runtime error: "), "{}", stderr(&run));
+}

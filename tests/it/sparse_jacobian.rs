@@ -1,0 +1,300 @@
+//! Sparse Jacobians (`[jacobian(NAME, sparse)]`,
+//! docs/derivatives.md#sparse-jacobians): against the dense Jacobian of the
+//! same function (pattern a superset of its nonzeros, values equal), the
+//! rows' layout, `NAME_nnz`, the function's own result and writes, exact
+//! patterns where the dependencies are known, and the errors.
+
+use crate::support::{arg_floats, arr, d, jit};
+use adc::{ArgValue, ArrayValue, CallError, Constant, JitModule};
+
+fn int(k: i64) -> ArgValue {
+    ArgValue::Scalar(Constant::I64(k))
+}
+
+fn ints(a: &ArgValue) -> Vec<i64> {
+    match a {
+        ArgValue::Array(ArrayValue::I64(v)) => v.clone(),
+        other => panic!("not ints: {other:?}"),
+    }
+}
+
+/// A sparse Jacobian in compressed sparse rows.
+struct Csr {
+    vals: Vec<f64>,
+    cols: Vec<i64>,
+    rows: Vec<i64>,
+}
+
+/// Calls `J` (dense, `nr * nc`), `S_nnz` and `S` (sparse) on `args`;
+/// checks that `S` does what `F` does (result and writes), that the rows
+/// are well formed, that `S_nnz` counts the entries, that every nonzero
+/// of the dense Jacobian is an entry and that the entries equal it.
+fn check(j: &JitModule, f: &str, args: &[ArgValue], nr: usize, nc: usize) -> Csr {
+    let mut fa = args.to_vec();
+    let fr = j.call(f, &mut fa).unwrap_or_else(|e| panic!("{f}: {e}"));
+    let mut da = args.to_vec();
+    da.push(arr(&vec![0.0; nr * nc]));
+    j.call("J", &mut da).unwrap_or_else(|e| panic!("J: {e}"));
+    let dense = arg_floats(&da[args.len()]);
+    let mut na = args.to_vec();
+    let nnz = j
+        .call("S_nnz", &mut na)
+        .unwrap_or_else(|e| panic!("S_nnz: {e}"));
+    let Constant::I64(nnz) = nnz[0] else {
+        panic!("S_nnz returns an int")
+    };
+    let nnz = nnz as usize;
+    let mut sa = args.to_vec();
+    sa.push(arr(&vec![0.0; nnz]));
+    sa.push(ArgValue::Array(ArrayValue::I64(vec![0; nnz])));
+    sa.push(ArgValue::Array(ArrayValue::I64(vec![0; nr + 1])));
+    let sr = j.call("S", &mut sa).unwrap_or_else(|e| panic!("S: {e}"));
+    assert_eq!(sr, fr, "S returns what {f} returns");
+    assert_eq!(&sa[..args.len()], &fa[..], "S writes what {f} writes");
+    let k = args.len();
+    let csr = Csr {
+        vals: arg_floats(&sa[k]),
+        cols: ints(&sa[k + 1]),
+        rows: ints(&sa[k + 2]),
+    };
+    assert_eq!(csr.rows[0], 0);
+    assert_eq!(csr.rows[nr] as usize, nnz, "the last row ends at NAME_nnz");
+    let mut listed = vec![false; nr * nc];
+    for r in 0..nr {
+        let (lo, hi) = (csr.rows[r] as usize, csr.rows[r + 1] as usize);
+        assert!(lo <= hi, "rows increase: {:?}", csr.rows);
+        for q in lo..hi {
+            let c = csr.cols[q];
+            assert!((0..nc as i64).contains(&c), "column {c} of row {r}");
+            if q > lo {
+                assert!(
+                    csr.cols[q - 1] < c,
+                    "columns increase in row {r}: {:?}",
+                    &csr.cols[lo..hi]
+                );
+            }
+            let c = c as usize;
+            listed[r * nc + c] = true;
+            let want = dense[r * nc + c];
+            let got = csr.vals[q];
+            assert!(
+                (got - want).abs() <= 1e-13 * (1.0 + want.abs()),
+                "entry ({r}, {c}): sparse {got}, dense {want}"
+            );
+        }
+    }
+    for r in 0..nr {
+        for c in 0..nc {
+            let v = dense[r * nc + c];
+            assert!(
+                v == 0.0 || listed[r * nc + c],
+                "nonzero ({r}, {c}) = {v} is missing"
+            );
+        }
+    }
+    csr
+}
+
+/// The entries' positions, row by row.
+fn pattern(csr: &Csr) -> Vec<Vec<i64>> {
+    csr.rows
+        .windows(2)
+        .map(|w| csr.cols[w[0] as usize..w[1] as usize].to_vec())
+        .collect()
+}
+
+#[test]
+fn tridiagonal_with_branches_has_exactly_its_pattern() {
+    let j = jit("[jacobian(J)]
+[jacobian(S, sparse)]
+void tri(double[] x, out double[] y) {
+    int n = len(x);
+    for (int i = 0; i < n; i++) {
+        double s = 2.0 * x[i];
+        if (i > 0) { s -= x[i - 1]; }
+        if (i < n - 1) { s = s * x[i + 1]; }
+        y[i] = sin(s);
+    }
+}");
+    let n = 23;
+    let x: Vec<f64> = (0..n).map(|i| 0.1 * i as f64 - 1.0).collect();
+    let csr = check(&j, "tri", &[arr(&x), arr(&vec![0.0; n])], n, n);
+    for (r, cols) in pattern(&csr).iter().enumerate() {
+        let want: Vec<i64> = (r.saturating_sub(1)..(r + 2).min(n))
+            .map(|c| c as i64)
+            .collect();
+        assert_eq!(cols, &want, "row {r}");
+    }
+}
+
+/// Scalars in and out, `inout` scalars and arrays (their value on entry
+/// is a column, at exit a row), an `out` scalar, an `int` parameter, a
+/// result; the pattern depends on the input through a branch.
+const MIXED: &str = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+double g(double x, inout double y, double[] a, inout double[] u, out double s, int n) {
+    double t = y;
+    for (int i = 0; i < len(a); i += 2) t = t + sin(a[i] * x) * (i + 1.0);
+    for (int i = 0; i < len(u); i++) {
+        u[i] = u[i] * t + a[(i * 3) % len(a)] * y;
+        if (u[i] > 1.0) u[i] = sqrt(u[i]);
+        else u[i] = 0.5;
+    }
+    y = t * x;
+    s = u[0] * n + y;
+    return exp(-t * t * 0.01) + u[len(u) - 1];
+}";
+
+#[test]
+fn scalars_inout_and_branches_against_the_dense_jacobian() {
+    let j = jit(MIXED);
+    let a: Vec<f64> = (0..13).map(|i| ((i * 7 % 5) as f64 - 2.0) * 0.3).collect();
+    for u in [vec![0.5, -0.3, 1.2, 0.8], vec![3.0, 2.0, -1.0, 4.0]] {
+        let args = [d(0.4), d(0.2), arr(&a), arr(&u), d(0.0), int(3)];
+        let csr = check(&j, "g", &args, 7, 19);
+        // Rows: the result, y, u (4), s. A `u[i]` set to 0.5 depends on
+        // nothing: its row is empty; the others are not.
+        let mut ga = args.to_vec();
+        j.call("g", &mut ga).expect("g runs");
+        let rows = pattern(&csr);
+        for (i, v) in arg_floats(&ga[3]).iter().enumerate() {
+            assert_eq!(rows[2 + i].is_empty(), *v == 0.5, "row of u[{i}] = {v}");
+        }
+        // Odd elements of `a` are read only as a[(i * 3) % 13], i < 4:
+        // a[1], a[5], a[7], a[11] (columns 3, 7, 9, 13) reach no row.
+        let used: Vec<i64> = rows.concat();
+        for c in [3, 7, 9, 13] {
+            assert!(!used.contains(&c), "column {c} is in no row");
+        }
+    }
+}
+
+#[test]
+fn calls_that_stay_calls_and_local_arrays() {
+    let j = jit("
+double pw(double x, int k) {
+    if (k == 0) return 1.0;
+    return x * pw(x, k - 1);
+}
+void axpy(double a, double[] x, inout double[] y) {
+    for (int i = 0; i < len(x); i++) y[i] += a * pw(x[i], 3);
+}
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, double[] z, out double[] y, int[] idx) {
+    double w[len(x)];
+    for (int i = 0; i < len(x); i++) { w[i] = z[idx[i]]; y[i] = 0.0; }
+    axpy(2.0, w, y);
+    axpy(x[0], x, y);
+}");
+    let x = [0.5, -1.0, 2.0, 1.5, 0.25];
+    let z = [1.0, 2.0, 3.0];
+    let idx = ArgValue::Array(ArrayValue::I64(vec![2, 0, 0, 1, 2]));
+    let args = [arr(&x), arr(&z), arr(&[0.0; 5]), idx];
+    let csr = check(&j, "f", &args, 5, 8);
+    // Row i: x[0], x[i], and z[idx[i]] (column 5 + idx[i]).
+    let want: [&[i64]; 5] = [&[0, 7], &[0, 1, 5], &[0, 2, 5], &[0, 3, 6], &[0, 4, 7]];
+    for (r, cols) in pattern(&csr).iter().enumerate() {
+        assert_eq!(cols, want[r], "row {r}");
+    }
+}
+
+#[test]
+fn const_parameters_are_no_columns() {
+    let j = jit("
+[jacobian(J, Const, Dual, Dual)]
+[jacobian(S, Const, Dual, Dual, sparse)]
+double h(double x, double[] a, out double[] o) {
+    for (int i = 0; i < len(o); i++) o[i] = a[i] * a[i] * x;
+    return a[0] * x;
+}");
+    let csr = check(&j, "h", &[d(3.0), arr(&[1.0, 2.0]), arr(&[0.0, 0.0])], 3, 2);
+    assert_eq!(pattern(&csr), [vec![0], vec![0], vec![1]]);
+    assert_eq!(csr.vals, [3.0, 6.0, 12.0]);
+}
+
+#[test]
+fn many_colors_take_several_runs() {
+    // Row i depends on columns i .. i + 9: at least 10 colors, so the
+    // compressed evaluation runs in several chunks of colors.
+    let j = jit("[jacobian(J)]
+[jacobian(S, sparse)]
+void band(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) {
+        double s = 0.0;
+        for (int k = 0; k < 10; k++) s += cos(x[i + k] * (k + 1.0));
+        y[i] = s * x[i];
+    }
+}");
+    let x: Vec<f64> = (0..30).map(|i| 0.05 * i as f64).collect();
+    let csr = check(&j, "band", &[arr(&x), arr(&[0.0; 21])], 21, 30);
+    assert_eq!(csr.vals.len(), 21 * 10);
+}
+
+#[test]
+fn a_large_reduction_grows_the_arena() {
+    // Every prefix sum's set is new: the sets outgrow the first arena.
+    let j = jit("[jacobian(J)]
+[jacobian(S, sparse)]
+void prefix(double[] x, out double[] y) {
+    double s = 0.0;
+    for (int i = 0; i < len(x); i++) { s += x[i] * x[i]; y[i] = s; }
+}");
+    let n = 120;
+    let x: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
+    let csr = check(&j, "prefix", &[arr(&x), arr(&vec![0.0; n])], n, n);
+    assert_eq!(csr.vals.len(), n * (n + 1) / 2);
+}
+
+#[test]
+fn short_arrays_are_runtime_errors() {
+    let j = jit("[jacobian(S, sparse)]
+void sq(double[] x, out double[] y) { for (int i = 0; i < len(x); i++) y[i] = x[i] * x[i]; }");
+    let args = |nv: usize, nc: usize, nr: usize| {
+        [
+            arr(&[1.0, 2.0, 3.0]),
+            arr(&[0.0; 3]),
+            arr(&vec![0.0; nv]),
+            ArgValue::Array(ArrayValue::I64(vec![0; nc])),
+            ArgValue::Array(ArrayValue::I64(vec![0; nr])),
+        ]
+    };
+    let mut ok = args(3, 3, 4);
+    j.call("S", &mut ok).expect("long enough");
+    assert_eq!(arg_floats(&ok[2]), [2.0, 4.0, 6.0]);
+    for (mut a, n) in [(args(2, 3, 4), 3), (args(3, 2, 4), 3), (args(3, 3, 3), 4)] {
+        match j.call("S", &mut a) {
+            Err(CallError::Runtime(m)) => {
+                assert!(m.contains(&format!("jacobian needs {n} entries")), "{m}")
+            }
+            other => panic!("a short array: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn sparse_needs_a_float_output() {
+    for src in [
+        "[jacobian(S, sparse)]\nint f(double x) { return int(x); }",
+        "[jacobian(S, sparse)]\nvoid f(double x, double[] y) { x = y[0]; }",
+        "[jacobian(S, Dual, Const, sparse)]\nvoid f(double x, out double[] y) { y[0] = x; }",
+    ] {
+        let e = adc::compile_jit("t.ad", src, &adc::CompileOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("{src} compiles"));
+        assert_eq!(e.diagnostics[0].code, "E0309", "{src}: {e}");
+        assert!(e.to_string().contains("no floating output"), "{e}");
+    }
+    // A `void` function with an `out` float array has rows.
+    let j = jit("[jacobian(S, sparse)]\nvoid f(double x, out double[] y) { y[0] = x; }");
+    let mut a = [
+        d(2.0),
+        arr(&[0.0]),
+        arr(&[0.0]),
+        ArgValue::Array(ArrayValue::I64(vec![0])),
+        ArgValue::Array(ArrayValue::I64(vec![0; 2])),
+    ];
+    j.call("S", &mut a).expect("runs");
+    assert_eq!(arg_floats(&a[2]), [1.0]);
+}
