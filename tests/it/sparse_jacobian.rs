@@ -263,11 +263,9 @@ void sq(double[] x, out double[] y) { for (int i = 0; i < len(x); i++) y[i] = x[
     let mut ok = args(3, 3, 4);
     j.call("S", &mut ok).expect("long enough");
     assert_eq!(arg_floats(&ok[2]), [2.0, 4.0, 6.0]);
-    for (mut a, n) in [(args(2, 3, 4), 3), (args(3, 2, 4), 3), (args(3, 3, 3), 4)] {
+    for mut a in [args(2, 3, 4), args(3, 2, 4), args(3, 3, 3)] {
         match j.call("S", &mut a) {
-            Err(CallError::Runtime(m)) => {
-                assert!(m.contains(&format!("jacobian needs {n} entries")), "{m}")
-            }
+            Err(CallError::Runtime(m)) => assert!(m.contains("index out of bounds"), "{m}"),
             other => panic!("a short array: {other:?}"),
         }
     }
