@@ -302,15 +302,15 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     }
     int adc_s_color[adc_s_nc];
     int adc_s_forbid[adc_s_nc + 1];
-    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) { adc_s_color[adc_s_c] = -1; adc_s_forbid[adc_s_c] = -1; }
+    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) { adc_s_color[adc_s_c] = adc_s_nc; adc_s_forbid[adc_s_c] = -1; }
     adc_s_forbid[adc_s_nc] = -1;
     int adc_s_ncolors = 0;
+    // An uncolored column has color `nc`, which no column takes.
     for (int adc_s_j = 0; adc_s_j < adc_s_nc; adc_s_j++) {
         for (int adc_s_p = adc_s_cp[adc_s_j]; adc_s_p < adc_s_cp[adc_s_j + 1]; adc_s_p++) {
             int adc_s_r = adc_s_crow[adc_s_p];
             for (int adc_s_o = rows[adc_s_r]; adc_s_o < rows[adc_s_r + 1]; adc_s_o++) {
-                int adc_s_k = adc_s_color[cols[adc_s_o]];
-                if (adc_s_k >= 0) { adc_s_forbid[adc_s_k] = adc_s_j; }
+                adc_s_forbid[adc_s_color[cols[adc_s_o]]] = adc_s_j;
             }
         }
         int adc_s_c = 0;
@@ -352,25 +352,20 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
         }
         args.push(format!("adc_s_t_{n}"));
         let m = len(p);
-        let cell = format!("adc_s_t_{n}[adc_s_k * {m} + adc_s_i]");
-        let _ = writeln!(
-            s,
-            "        for (int adc_s_k = 0; adc_s_k < {w}; adc_s_k++) {{"
-        );
-        let _ = writeln!(
-            s,
-            "            for (int adc_s_i = 0; adc_s_i < {m}; adc_s_i++) {{"
-        );
-        match &l.col_at[k] {
-            Some(at) => {
-                let _ = writeln!(s, "                if (adc_s_color[{at} + adc_s_i] == adc_s_c0 + adc_s_k) {cell} = 1.0; else {cell} = 0.0;");
-            }
-            None => {
-                let _ = writeln!(s, "                {cell} = 0.0;");
-            }
+        // Fresh arrays are zeros: later chunks zero what the last wrote.
+        let _ = writeln!(s, "        if (adc_s_c0 > 0) {{ for (int adc_s_i = 0; adc_s_i < {w} * {m}; adc_s_i++) adc_s_t_{n}[adc_s_i] = 0.0; }}");
+        if let Some(at) = &l.col_at[k] {
+            let _ = writeln!(
+                s,
+                "        for (int adc_s_i = 0; adc_s_i < {m}; adc_s_i++) {{"
+            );
+            let _ = writeln!(
+                s,
+                "            int adc_s_k = adc_s_color[{at} + adc_s_i] - adc_s_c0;"
+            );
+            let _ = writeln!(s, "            if (adc_s_k >= 0 && adc_s_k < {w}) adc_s_t_{n}[adc_s_k * {m} + adc_s_i] = 1.0;");
+            let _ = writeln!(s, "        }}");
         }
-        let _ = writeln!(s, "            }}");
-        let _ = writeln!(s, "        }}");
     }
     if float_ret {
         args.push("adc_s_tr".into());
