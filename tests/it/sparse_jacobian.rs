@@ -284,6 +284,14 @@ fn sparse_needs_a_float_output() {
         assert_eq!(e.diagnostics[0].code, "E0309", "{src}: {e}");
         assert!(e.to_string().contains("no floating output"), "{e}");
     }
+    let e = adc::compile_jit(
+        "t.ad",
+        "[jacobian(S, sparse)]\nfloat g(float x) { return x * x; }",
+        &adc::CompileOptions::default(),
+    )
+    .err()
+    .expect("a sparse Jacobian of `float` code is refused");
+    assert_eq!(e.diagnostics[0].code, "E0309", "{e}");
     // A `void` function with an `out` float array has rows.
     let j = jit("[jacobian(S, sparse)]\nvoid f(double x, out double[] y) { y[0] = x; }");
     let mut a = [

@@ -222,6 +222,19 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
             a.span,
         ));
     }
+    let single = |t: BaseType| t == BaseType::Float;
+    if sparse
+        && (matches!(f.ret, ReturnType::Base(t) if single(t))
+            || f.params.iter().zip(&dual).any(|(p, d)| *d && single(p.ty)))
+    {
+        return Err(err(
+            format!(
+                "a sparse Jacobian of `{}`, which has `float` inputs or outputs, is not supported yet: use `double`",
+                f.name.name
+            ),
+            a.span,
+        ));
+    }
     if sparse && !has_float_output(f, &dual) {
         return Err(err(
             format!(
