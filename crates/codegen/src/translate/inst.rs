@@ -29,7 +29,16 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             InstData::Cmp { cond, args } => vec![self.cmp(*cond, *args)],
             InstData::Select { cond, args } => {
                 let (c, x, y) = (self.v(*cond), self.v(args[0]), self.v(args[1]));
-                vec![self.b.ins().select(c, x, y)]
+                // The IR's `a && b` and `a || b` on booleans (0 or 1): one
+                // `and` or `or` instead of a test and a conditional move.
+                vec![match (
+                    bool_const(self.func, args[0]),
+                    bool_const(self.func, args[1]),
+                ) {
+                    (_, Some(false)) if is_bool(self.func, args[0]) => self.b.ins().band(c, x),
+                    (Some(true), _) if is_bool(self.func, args[1]) => self.b.ins().bor(c, y),
+                    _ => self.b.ins().select(c, x, y),
+                }]
             }
             InstData::Convert { arg } => {
                 let to = result_ty.map(|t| t.elem()).unwrap_or(ScalarType::F64);
@@ -494,4 +503,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             (UnaryOp::NoDiff, _) => x,
         }
     }
+}
+
+/// `v`'s value when it is a boolean constant.
+fn bool_const(func: &adc_ir::Function, v: adc_ir::Value) -> Option<bool> {
+    match func.dfg.value_def(v) {
+        adc_ir::ValueDef::Result(i, _) => match func.dfg.inst(i) {
+            InstData::Const {
+                value: adc_ir::Constant::Bool(b),
+            } => Some(*b),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn is_bool(func: &adc_ir::Function, v: adc_ir::Value) -> bool {
+    func.dfg.value_type(v) == adc_ir::Type::BOOL
 }

@@ -24,7 +24,9 @@
 //!   Values cheap to compute again from what the twin has (constants,
 //!   integer and float arithmetic, comparisons, conversions, loads from
 //!   array parameters the function never writes) are computed again
-//!   there instead.
+//!   there instead. Inside a counted loop, such a value may also be
+//!   computed from scalars defined before the loop, which are taped
+//!   instead of it: `transpose` pushes those once per run of the loop.
 //! - Tape instructions already in the input (code that is, or calls
 //!   inlined, a reverse derivative: reverse over reverse) move up one tape
 //!   level; the tape this pass pushes to and reads from is tape 0.

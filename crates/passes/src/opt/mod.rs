@@ -13,6 +13,7 @@ pub mod copy_loops;
 pub mod cse;
 pub mod dce;
 pub mod fast_path;
+pub mod indvars;
 pub mod inline;
 pub mod licm;
 pub mod mem2reg;
@@ -45,6 +46,7 @@ pub const PASSES: &[(&str, FuncPass)] = &[
     ("bce", bce::run),
     ("licm", licm::run),
     ("mem2reg", mem2reg::run),
+    ("indvars", indvars::run),
 ];
 
 /// Passes the `opt` stage runs once after the fixed point of `PASSES`, and

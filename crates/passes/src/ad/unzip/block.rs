@@ -170,14 +170,25 @@ impl Unzipper<'_> {
         needs.retain(|v| seen.insert(*v));
         // Cheap primal arithmetic is computed again in the differential
         // block instead of taped, when its operands are there anyway.
+        // Inside a counted loop, a value the loop computes from values
+        // defined before it is computed again from those, which are taped
+        // (`leaves`): `transpose` then pushes them once per run of the loop
+        // (`transpose/hoist.rs`) instead of the value once per iteration.
         let needed: BTreeSet<Value> = needs.iter().copied().collect();
+        let mut leaves: Vec<Value> = Vec::new();
         let recomputed: Vec<Value> = needs
             .iter()
             .copied()
             .filter(|&v| !forced.contains(&v) && !self.direct(v) && !self.carried(v, b))
-            .filter(|&v| self.recomputable(v, b, &needed, 0))
+            .filter(|&v| {
+                let mut mine = Vec::new();
+                let with_leaves = !self.invariant_in_loop(v, b);
+                let ok = self.recomputable(v, b, &needed, 0, with_leaves.then_some(&mut mine));
+                leaves.extend(mine);
+                ok
+            })
             .collect();
-        let taped: Vec<Value> = needs
+        let mut taped: Vec<Value> = needs
             .iter()
             .copied()
             .filter(|&v| {
@@ -185,6 +196,11 @@ impl Unzipper<'_> {
                     || (!self.direct(v) && !recomputed.contains(&v) && !self.carried(v, b))
             })
             .collect();
+        for v in leaves {
+            if !taped.contains(&v) {
+                taped.push(v);
+            }
+        }
         (recomputed, taped)
     }
 

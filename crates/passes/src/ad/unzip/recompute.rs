@@ -74,12 +74,17 @@ impl Unzipper<'_> {
     /// constant, or cheap arithmetic of block `b` (or a load from a parameter
     /// array nothing writes) whose operands are available, needed anyway,
     /// or recomputable themselves.
+    /// With `leaves`, an operand defined before a counted loop around `b`
+    /// (`invariant_in_loop`) that is not computed again without taping may
+    /// be taped itself: it is added to `leaves`, which holds garbage when
+    /// the answer is `false`.
     pub(super) fn recomputable(
         &self,
         v: Value,
         b: Block,
         needed: &BTreeSet<Value>,
         depth: u32,
+        mut leaves: Option<&mut Vec<Value>>,
     ) -> bool {
         let ValueDef::Result(i, _) = self.out.dfg.value_def(v) else {
             return false;
@@ -99,14 +104,37 @@ impl Unzipper<'_> {
         if !cheap || depth > 6 {
             return false;
         }
-        let mut ok = true;
-        data.for_each_arg(|a| {
-            ok &= self.direct(a)
-                || self.carried(a, b)
-                || (a != v && needed.contains(&a))
-                || self.recomputable(a, b, needed, depth + 1)
-        });
-        ok
+        let mut args = Vec::new();
+        data.for_each_arg(|a| args.push(a));
+        args.into_iter().all(|a| {
+            if self.direct(a) || self.carried(a, b) || (a != v && needed.contains(&a)) {
+                return true;
+            }
+            match leaves.as_deref_mut() {
+                Some(l) if self.invariant_in_loop(a, b) => {
+                    self.recomputable(a, b, needed, depth + 1, None) || {
+                        l.push(a);
+                        true
+                    }
+                }
+                l => self.recomputable(a, b, needed, depth + 1, l),
+            }
+        })
+    }
+
+    /// Whether the primal-part value `v` (a scalar) is defined outside a
+    /// counted loop that contains `b`: the same in all of that loop's
+    /// iterations, so `transpose` pushes it once per run of the loop when
+    /// `b` tapes it.
+    pub(super) fn invariant_in_loop(&self, v: Value, b: Block) -> bool {
+        let Some(d) = self.def_block.get(&v) else {
+            return false;
+        };
+        matches!(self.out.dfg.value_type(v), Type::Scalar(_))
+            && self
+                .counted
+                .iter()
+                .any(|lp| lp.body.contains(&b) && !lp.body.contains(d))
     }
 
     /// Adds the operands of the array views in `needs` that share their
