@@ -6,7 +6,7 @@
 use crate::support::{arg_floats, arr, d, jit, number};
 use adc::{ArgValue, CallError, Constant, JitModule};
 
-/// `g`: 1 + 1 + 13 + 4 = 19 columns (`x`, `y`, `a`, `u`: three chunks),
+/// `g`: 1 + 1 + 35 + 4 = 41 columns (`x`, `y`, `a`, `u`: two chunks),
 /// 7 rows (the result, `y`, `u` and `s`).
 const SRC: &str = "
 [jacobian(jg)]
@@ -24,7 +24,7 @@ double g(double x, inout double y, double[] a, inout double[] u, out double s, i
 }";
 
 fn inputs() -> (f64, f64, Vec<f64>, Vec<f64>) {
-    let a: Vec<f64> = (0..13).map(|i| ((i * 7 % 5) as f64 - 2.0) * 0.3).collect();
+    let a: Vec<f64> = (0..35).map(|i| ((i * 7 % 5) as f64 - 2.0) * 0.3).collect();
     (0.4, 0.2, a, vec![0.5, -0.3, 1.2, 0.8])
 }
 
@@ -38,7 +38,7 @@ fn jacobian(j: &JitModule) -> (f64, Vec<ArgValue>, Vec<f64>) {
         arr(&u),
         d(0.0),
         ArgValue::Scalar(Constant::I64(3)),
-        arr(&vec![0.0; 7 * 19]),
+        arr(&vec![0.0; 7 * 41]),
     ];
     let r = j
         .call("jg", &mut args)
@@ -67,10 +67,10 @@ fn columns_equal_forward_mode_and_the_function_does_what_g_does() {
         assert_eq!(after[k], g_args[k], "argument {k} after the call");
     }
     // Column by column, a forward call with that unit direction.
-    for c in 0..19 {
+    for c in 0..41 {
         let e = |k: usize| if k == c { 1.0 } else { 0.0 };
-        let ta: Vec<f64> = (0..13).map(|i| e(2 + i)).collect();
-        let tu: Vec<f64> = (0..4).map(|i| e(15 + i)).collect();
+        let ta: Vec<f64> = (0..35).map(|i| e(2 + i)).collect();
+        let tu: Vec<f64> = (0..4).map(|i| e(37 + i)).collect();
         let mut f_args = [
             d(x),
             d(e(0)),
@@ -90,7 +90,7 @@ fn columns_equal_forward_mode_and_the_function_does_what_g_does() {
         col.extend(arg_floats(&f_args[7]));
         col.extend(arg_floats(&f_args[9]));
         for (row, want) in col.iter().enumerate() {
-            let got = jac[row * 19 + c];
+            let got = jac[row * 41 + c];
             assert!(
                 (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
                 "jac[{row}][{c}] = {got}, forward mode {want}"
@@ -108,8 +108,8 @@ fn jacobian_against_central_differences() {
         let mut args = [
             d(v[0]),
             d(v[1]),
-            arr(&v[2..15]),
-            arr(&v[15..19]),
+            arr(&v[2..37]),
+            arr(&v[37..41]),
             d(0.0),
             ArgValue::Scalar(Constant::I64(3)),
         ];
@@ -124,14 +124,14 @@ fn jacobian_against_central_differences() {
     at.extend(&a);
     at.extend(&u);
     let h = 1e-6;
-    for c in 0..19 {
+    for c in 0..41 {
         let (mut p, mut m) = (at.clone(), at.clone());
         p[c] += h;
         m[c] -= h;
         let (rp, rm) = (rows(&p), rows(&m));
         for row in 0..7 {
             let fd = (rp[row] - rm[row]) / (2.0 * h);
-            let got = jac[row * 19 + c];
+            let got = jac[row * 41 + c];
             assert!(
                 (got - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
                 "jac[{row}][{c}] = {got}, central differences {fd}"
@@ -154,11 +154,23 @@ double h(double x, double[] a, out double[] o) {
     assert_eq!(number(&r[0]), 3.0);
     assert_eq!(arg_floats(&args[2]), [3.0, 12.0]);
     assert_eq!(arg_floats(&args[3]), [3.0, 0.0, 6.0, 0.0, 0.0, 12.0]);
-    let mut short = [d(3.0), arr(&[1.0, 2.0]), arr(&[0.0, 0.0]), arr(&[0.0; 5])];
-    assert!(matches!(
-        j.call("jh", &mut short),
-        Err(CallError::Runtime(_))
-    ));
+    for n in [5, 7, 0] {
+        let mut wrong = [
+            d(3.0),
+            arr(&[1.0, 2.0]),
+            arr(&[0.0, 0.0]),
+            arr(&vec![0.0; n]),
+        ];
+        match j.call("jh", &mut wrong) {
+            Err(CallError::Runtime(m)) => {
+                assert!(
+                    m.contains("len(jac) differs from nrows * ncols"),
+                    "{n}: {m}"
+                )
+            }
+            other => panic!("len(jac) = {n}: {other:?}"),
+        }
+    }
 }
 
 #[test]

@@ -25,7 +25,7 @@ pub use entity::{Block, FuncId, Inst, Span, Value};
 pub use function::{
     BlockData, DataFlowGraph, Function, Linkage, Module, Param, ParamMode, ValueDef,
 };
-pub use inst::{BinaryOp, BlockCall, CmpCond, Constant, InstData, MathFunc, UnaryOp};
+pub use inst::{BinaryOp, BlockCall, CmpCond, Constant, InstData, LenCheckOf, MathFunc, UnaryOp};
 pub use parse::{parse_module, ParseError};
 pub use types::{ScalarType, Type};
 pub use verify::{verify, VerifierError, VerifierErrors};

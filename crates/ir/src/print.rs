@@ -79,7 +79,7 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
         InstData::RefStore { ptr, value } => format!("rstore {ptr}, {value}"),
         InstData::Slot => "slot".into(),
         InstData::ArrayCopy { array } => format!("copy {array}"),
-        InstData::LenCheck { args } => format!("lencheck {}, {}", args[0], args[1]),
+        InstData::LenCheck { args, what } => format!("{} {}, {}", what.opcode(), args[0], args[1]),
         InstData::DeferFree { array } => format!("free.defer {array}"),
         InstData::TapePush { value, tape } => format!("{}.push {value}", tape_name(*tape)),
         InstData::CopyRange {

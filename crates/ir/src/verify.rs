@@ -386,7 +386,7 @@ impl FuncVerifier<'_> {
                 (Type::Array(_), Type::Array(_)) => Ok(vec![]),
                 _ => Err("aliascheck compares two arrays".into()),
             },
-            InstData::LenCheck { args } => match (self.ty(args[0]), self.ty(args[1])) {
+            InstData::LenCheck { args, .. } => match (self.ty(args[0]), self.ty(args[1])) {
                 (Type::Array(_) | Type::I64, Type::Array(_)) => Ok(vec![]),
                 _ => Err("lencheck compares an array with an array or an `i64` length".into()),
             },

@@ -72,7 +72,7 @@ pub struct Program {
     /// Length of `a` at the evaluation points.
     pub alen: usize,
     /// Whether the oracles include the dense Jacobian (one seed in four:
-    /// its width-16 derivative costs more compile time than all the
+    /// its width-32 derivative costs more compile time than all the
     /// other oracles together).
     pub jacobian: bool,
     /// Whether the oracles include the dense Hessian (one seed in six).

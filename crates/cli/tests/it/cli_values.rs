@@ -112,3 +112,35 @@ double m() {
     assert!(err.contains("shadow length differs"), "{err}");
     assert!(err.trim_end().ends_with("shadow_len.ad:5:5"), "{err}");
 }
+
+/// A `jac` of another length than rows times columns is the Jacobian's
+/// length error (exit 3), not an index out of bounds, too long or too short.
+#[test]
+fn jacobian_length_errors_name_both_lengths() {
+    let p = scratch(
+        "jac_len.ad",
+        "[jacobian(jp)]
+void p(double r, double t, out double[] xy) {
+    xy[0] = r * cos(t);
+    xy[1] = r * sin(t);
+}
+",
+    );
+    for (jac, code) in [
+        ("[0, 0, 0, 0]", 0),
+        ("[0, 0, 0]", 3),
+        ("[0, 0, 0, 0, 0]", 3),
+    ] {
+        let args = format!("[2, 0, [0, 0], {jac}]");
+        let o = adc(&["run", p.to_str().unwrap(), "--entry", "jp", "--args", &args]);
+        assert_eq!(o.status.code(), Some(code), "{jac}: {}", stderr(&o));
+        if code == 3 {
+            let err = stderr(&o);
+            assert!(
+                err.contains("runtime error: len(jac) differs from nrows * ncols at ")
+                    && err.trim_end().ends_with("jac_len.ad:1:1"),
+                "{err}"
+            );
+        }
+    }
+}

@@ -121,7 +121,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             InstData::PairMake { args } => vec![self.v(args[0]), self.v(args[1])],
             InstData::PairPrimal { pair } => vec![self.vs(*pair)[0]],
             InstData::PairDiff { pair } => vec![self.vs(*pair)[1]],
-            InstData::LenCheck { args } => {
+            InstData::LenCheck { args, what } => {
                 // `lencheck n, b` (vector mode) compares with a length.
                 let first = self.vs(args[0]);
                 let a = match first.as_slice() {
@@ -130,7 +130,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 };
                 let b = self.vs(args[1])[1];
                 let differ = self.b.ins().icmp(IntCC::NotEqual, a, b);
-                self.check(differ, inst, "shadow length differs from its primal's")?;
+                self.check(differ, inst, what.message())?;
                 vec![]
             }
             // A marker for the derivative passes.

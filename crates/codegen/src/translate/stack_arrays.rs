@@ -89,7 +89,7 @@ pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<V
                 | InstData::ElemRef { array, .. }
                 | InstData::ArrayLen { array }
                 | InstData::ArrayCopy { array } => vec![*array],
-                InstData::LenCheck { args } => args.to_vec(),
+                InstData::LenCheck { args, .. } => args.to_vec(),
                 InstData::CopyRange { dst, src, .. } => vec![*dst, *src],
                 InstData::Call { args, .. } => args.clone(),
                 _ => Vec::new(),

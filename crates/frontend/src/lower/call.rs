@@ -97,6 +97,31 @@ impl FnLowerer<'_> {
                     None => ExprVal::Error,
                 }
             }
+            // `__adc_jacobian_len(n, jac)`: the length check of the code
+            // `[jacobian]` generates (crates/frontend/src/jacobian.rs),
+            // `lencheck.jac`. A program cannot define a function of this
+            // name (the prefix is reserved), so the call is always this one.
+            JACOBIAN_LEN => {
+                if !self.arity(f, args, 2, span) {
+                    return ExprVal::Error;
+                }
+                let n = match self.scalar_expr(&args[0], None) {
+                    Some((n, ScalarType::I64)) => n,
+                    Some(_) => {
+                        let message = format!("`{JACOBIAN_LEN}` needs an `int` length first");
+                        self.error(Diagnostic::error("E0125", message, args[0].span));
+                        return ExprVal::Error;
+                    }
+                    None => return ExprVal::Error,
+                };
+                let Some((a, ..)) = self.array_arg(&args[1]) else {
+                    return ExprVal::Error;
+                };
+                self.span = span;
+                let what = adc_ir::LenCheckOf::Jacobian;
+                self.ins(InstData::LenCheck { args: [n, a], what }, &[]);
+                ExprVal::Void
+            }
             "min" | "max" => {
                 if !self.arity(f, args, 2, span) {
                     return ExprVal::Error;
@@ -300,7 +325,13 @@ impl FnLowerer<'_> {
         // for callers from C, names the attribute).
         for &(array, shadow) in &sig.shadow_pairs {
             if let (Some(&a), Some(&s)) = (vals.get(array), vals.get(shadow)) {
-                self.ins(InstData::LenCheck { args: [a, s] }, &[]);
+                self.ins(
+                    InstData::LenCheck {
+                        args: [a, s],
+                        what: adc_ir::LenCheckOf::Shadow,
+                    },
+                    &[],
+                );
             }
         }
         let types = sig.ret.types();
@@ -331,3 +362,6 @@ fn arity_message(callee: &str, want: usize, got: usize) -> String {
         if got == 1 { "was" } else { "were" }
     )
 }
+
+/// The built-in the code of `[jacobian]` checks `len(jac)` with.
+pub(crate) const JACOBIAN_LEN: &str = "__adc_jacobian_len";

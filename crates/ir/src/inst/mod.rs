@@ -9,6 +9,33 @@ mod operands;
 
 pub use constant::{fmt_f32, fmt_f64, Constant};
 
+/// What a `lencheck` checks the length of: its runtime error's message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LenCheckOf {
+    /// A shadow or tangent against its primal (`lencheck`).
+    Shadow,
+    /// A Jacobian's `jac` against its rows times columns (`lencheck.jac`).
+    Jacobian,
+}
+
+impl LenCheckOf {
+    /// The runtime error when the lengths differ.
+    pub fn message(self) -> &'static str {
+        match self {
+            LenCheckOf::Shadow => "shadow length differs from its primal's",
+            LenCheckOf::Jacobian => "len(jac) differs from nrows * ncols",
+        }
+    }
+
+    /// The instruction's name in textual IR.
+    pub fn opcode(self) -> &'static str {
+        match self {
+            LenCheckOf::Shadow => "lencheck",
+            LenCheckOf::Jacobian => "lencheck.jac",
+        }
+    }
+}
+
 use crate::entity::{Block, FuncId, Value};
 use crate::types::ScalarType;
 use std::fmt;
@@ -207,9 +234,11 @@ pub enum InstData {
     /// A runtime error unless the two arrays have the same length (a
     /// shadow must be as long as its primal); `lencheck n, a` with an
     /// `i64` first: unless `a` has `n` elements (a vector-mode shadow holds
-    /// `W` times its primal's elements).
+    /// `W` times its primal's elements). `what` is the length checked,
+    /// which the error names.
     LenCheck {
         args: [Value; 2],
+        what: LenCheckOf,
     },
     /// Releases an array when the function returns rather than now.
     DeferFree {

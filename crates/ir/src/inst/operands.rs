@@ -37,7 +37,7 @@ impl InstData {
             InstData::Unary { arg, .. } | InstData::Convert { arg } => *arg = f(*arg),
             InstData::Binary { args, .. }
             | InstData::Cmp { args, .. }
-            | InstData::LenCheck { args }
+            | InstData::LenCheck { args, .. }
             | InstData::AliasCheck { args }
             | InstData::PairMake { args } => {
                 args[0] = f(args[0]);

@@ -106,12 +106,10 @@ impl Machine<'_> {
                 }
                 _ => None,
             },
-            InstData::LenCheck { args } => match (get(&env, args[0]), get(&env, args[1])) {
-                (Val::Arr(_, _, a), Val::Arr(_, _, b)) if a != b => {
-                    return fail("shadow length differs from its primal's")
-                }
+            InstData::LenCheck { args, what } => match (get(&env, args[0]), get(&env, args[1])) {
+                (Val::Arr(_, _, a), Val::Arr(_, _, b)) if a != b => return fail(what.message()),
                 (Val::S(Constant::I64(a)), Val::Arr(_, _, b)) if a != b as i64 => {
-                    return fail("shadow length differs from its primal's")
+                    return fail(what.message())
                 }
                 _ => None,
             },

@@ -136,7 +136,14 @@ impl Parser<'_> {
             "copy" => InstData::ArrayCopy {
                 array: self.value()?,
             },
-            "lencheck" => InstData::LenCheck { args: self.two()? },
+            "lencheck" => InstData::LenCheck {
+                args: self.two()?,
+                what: crate::LenCheckOf::Shadow,
+            },
+            "lencheck.jac" => InstData::LenCheck {
+                args: self.two()?,
+                what: crate::LenCheckOf::Jacobian,
+            },
             "free.defer" => InstData::DeferFree {
                 array: self.value()?,
             },

@@ -327,7 +327,14 @@ impl Linearizer<'_> {
             let p = self.p(sp);
             match (self.tan_of(sp), ty) {
                 (Tan::Val(s), Type::Array(_)) => {
-                    self.emit(InstData::LenCheck { args: [p, s] }, &[], Tag::Primal);
+                    self.emit(
+                        InstData::LenCheck {
+                            args: [p, s],
+                            what: adc_ir::LenCheckOf::Shadow,
+                        },
+                        &[],
+                        Tag::Primal,
+                    );
                 }
                 (Tan::Zero, Type::Array(_)) if self.needs_shadow(sp) => {
                     let n = self.prim(InstData::ArrayLen { array: p }, Type::I64);

@@ -249,7 +249,14 @@ impl Transposer<'_> {
             &[Type::I64],
         );
         let w = w.expect("invariant: a constant has a result");
-        make(&mut self.out, InstData::LenCheck { args: [w, seed] }, &[]);
+        make(
+            &mut self.out,
+            InstData::LenCheck {
+                args: [w, seed],
+                what: adc_ir::LenCheckOf::Shadow,
+            },
+            &[],
+        );
         let mut seeds = Vec::new();
         for k in 0..width {
             let index = make(

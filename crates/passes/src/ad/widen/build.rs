@@ -241,7 +241,14 @@ impl Widener<'_> {
                         Type::I64,
                         Tag::Primal,
                     );
-                    self.emit(InstData::LenCheck { args: [wn, np] }, &[], Tag::Primal);
+                    self.emit(
+                        InstData::LenCheck {
+                            args: [wn, np],
+                            what: adc_ir::LenCheckOf::Shadow,
+                        },
+                        &[],
+                        Tag::Primal,
+                    );
                     let lanes = self.views(np, n)?;
                     Lanes::Wide {
                         lanes,
@@ -250,7 +257,14 @@ impl Widener<'_> {
                 }
                 Type::Ref(_) | Type::Scalar(_) => {
                     let wc = self.iconst(w);
-                    self.emit(InstData::LenCheck { args: [wc, np] }, &[], Tag::Primal);
+                    self.emit(
+                        InstData::LenCheck {
+                            args: [wc, np],
+                            what: adc_ir::LenCheckOf::Shadow,
+                        },
+                        &[],
+                        Tag::Primal,
+                    );
                     if self.reverse && matches!(ty, Type::Scalar(_)) {
                         // An `out` array of gradients.
                         let zero = self.emit1(
@@ -299,7 +313,14 @@ impl Widener<'_> {
         }
         for &p in &new_params[layout.len()..] {
             let wc = self.iconst(w);
-            self.emit(InstData::LenCheck { args: [wc, p] }, &[], Tag::Primal);
+            self.emit(
+                InstData::LenCheck {
+                    args: [wc, p],
+                    what: adc_ir::LenCheckOf::Shadow,
+                },
+                &[],
+                Tag::Primal,
+            );
             self.t_ret.push(p);
         }
         Ok(())
@@ -355,7 +376,7 @@ impl Widener<'_> {
             {
                 self.call(*func, args, &results)
             }
-            (Tag::Primal, InstData::LenCheck { args }) if self.laned[args[1].index()] => Ok(()),
+            (Tag::Primal, InstData::LenCheck { args, .. }) if self.laned[args[1].index()] => Ok(()),
             (Tag::Primal, _) if laned_result => self.shadow_inst(&data, &results, &types),
             (Tag::Primal, _) if laned_arg => Err(self.err(&format!(
                 "`{}` on a shadow",

@@ -80,7 +80,13 @@ pub(super) fn lanes(module: &mut Module, id: FuncId, spec: &DerivSpec) -> Result
     let t_ret = new_params[layout.len()..].to_vec();
     for &p in &t_ret {
         let wc = e.iconst(e.width as i64);
-        e.emit(InstData::LenCheck { args: [wc, p] }, &[]);
+        e.emit(
+            InstData::LenCheck {
+                args: [wc, p],
+                what: adc_ir::LenCheckOf::Shadow,
+            },
+            &[],
+        );
     }
     let n_src = src.returns.len();
     let mut primal = Vec::new();
@@ -187,7 +193,13 @@ impl Emit {
                     },
                     Type::I64,
                 );
-                self.emit(InstData::LenCheck { args: [wn, np] }, &[]);
+                self.emit(
+                    InstData::LenCheck {
+                        args: [wn, np],
+                        what: adc_ir::LenCheckOf::Shadow,
+                    },
+                    &[],
+                );
                 let mut lanes = Vec::new();
                 let mut lo = self.iconst(0);
                 for _ in 0..self.width {
@@ -205,7 +217,13 @@ impl Emit {
             }
             Type::Scalar(_) | Type::Ref(_) => {
                 let wc = self.iconst(w);
-                self.emit(InstData::LenCheck { args: [wc, np] }, &[]);
+                self.emit(
+                    InstData::LenCheck {
+                        args: [wc, np],
+                        what: adc_ir::LenCheckOf::Shadow,
+                    },
+                    &[],
+                );
                 let mut lanes = Vec::new();
                 for l in 0..self.width {
                     let index = self.iconst(l as i64);
