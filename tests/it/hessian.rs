@@ -45,7 +45,7 @@ fn assert_near(got: &[f64], want: &[f64], rel: f64, what: &str) {
     }
 }
 
-/// `g`: 1 + 13 + 4 = 18 columns (`x`, `a`, `u`: two chunks of 16), a
+/// `g`: 1 + 35 + 4 = 40 columns (`x`, `a`, `u`: two chunks of 32), a
 /// callee, `inout` `u`.
 const SRC: &str = "
 double w(double t, double u) { return t * exp(-u * t * 0.1); }
@@ -66,7 +66,7 @@ double g(double x, double[] a, inout double[] u, int n) {
 
 fn point() -> Vec<f64> {
     let mut v = vec![0.3];
-    v.extend((0..13).map(|i| ((i * 7 % 5) as f64 - 2.0) * 0.2));
+    v.extend((0..35).map(|i| ((i * 7 % 5) as f64 - 2.0) * 0.2));
     v.extend([0.5, -0.3, 0.4, 0.1]);
     v
 }
@@ -74,8 +74,8 @@ fn point() -> Vec<f64> {
 fn g_args(v: &[f64]) -> Vec<ArgValue> {
     vec![
         d(v[0]),
-        arr(&v[1..14]),
-        arr(&v[14..18]),
+        arr(&v[1..36]),
+        arr(&v[36..40]),
         ArgValue::Scalar(Constant::I64(2)),
     ]
 }
@@ -84,9 +84,9 @@ fn g_args(v: &[f64]) -> Vec<ArgValue> {
 fn g_gradient(j: &JitModule, v: &[f64]) -> Vec<f64> {
     let mut args = vec![
         d(v[0]),
-        arr(&v[1..14]),
-        arr(&[0.0; 13]),
-        arr(&v[14..18]),
+        arr(&v[1..36]),
+        arr(&[0.0; 35]),
+        arr(&v[36..40]),
         arr(&[0.0; 4]),
         ArgValue::Scalar(Constant::I64(2)),
         d(1.0),
@@ -103,19 +103,19 @@ fn symmetric_equal_to_differences_of_the_gradient_and_does_what_g_does() {
     let j = jit(SRC);
     let v = point();
     let mut args = g_args(&v);
-    args.push(arr(&[0.0; 18 * 18]));
+    args.push(arr(&[0.0; 40 * 40]));
     let r = j.call("hg", &mut args).expect("hg runs");
     let hess = arg_floats(&args[4]);
     let mut plain = g_args(&v);
     let want = j.call("g", &mut plain).expect("g runs");
     assert_eq!(r, want, "the result");
     assert_eq!(args[..4], plain[..], "the writes");
-    assert_symmetric(&hess, 18);
+    assert_symmetric(&hess, 40);
     let fd = differences(&|p| g_gradient(&j, p), &v);
     assert_near(&hess, &fd, 1e-5, "against central differences");
     // A wrong length is a runtime error.
     let mut short = g_args(&v);
-    short.push(arr(&[0.0; 18 * 18 - 1]));
+    short.push(arr(&[0.0; 40 * 40 - 1]));
     assert!(matches!(
         j.call("hg", &mut short),
         Err(CallError::Runtime(_))
