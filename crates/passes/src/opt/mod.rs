@@ -13,6 +13,7 @@ pub mod copy_loops;
 pub mod cse;
 pub mod dce;
 pub mod fast_path;
+pub mod hoist;
 pub mod indvars;
 pub mod inline;
 pub mod licm;
@@ -39,6 +40,7 @@ pub const PASSES: &[(&str, FuncPass)] = &[
     ("block-params", block_params::run),
     ("const-fold", const_fold::run),
     ("cse", cse::run),
+    ("hoist", hoist::run),
     ("tape-forward", tape_forward::run),
     ("rle", rle::run),
     ("dce", dce::run),
