@@ -77,6 +77,10 @@ pub struct Program {
     pub jacobian: bool,
     /// Whether the oracles include the dense Hessian (one seed in six).
     pub hessian: bool,
+    /// Whether the dense Jacobian's function also gets a sparse Jacobian:
+    /// on the dense Jacobian's seeds whose `f` calls no function with a
+    /// custom forward derivative (the dependency sweep has none, E0401).
+    pub sparse: bool,
 }
 
 fn line(s: String) -> Stmt {
@@ -640,10 +644,14 @@ pub fn generate(seed: u64) -> Program {
         sig: "double f(double x, double y, double[] a)".into(),
         body,
     });
+    let custom = funcs
+        .iter()
+        .any(|f| f.attrs.contains("[forward_derivative("));
     Program {
         funcs,
         alen,
         jacobian: seed % 4 == 1,
         hessian: seed % 6 == 3,
+        sparse: seed % 4 == 1 && !custom,
     }
 }

@@ -4,7 +4,8 @@
 //! reverse against forward mode, forward mode against central
 //! differences, on every third seed the four second-order compositions
 //! against each other, on every fourth a dense Jacobian against reverse
-//! gradients (`jacobian.rs`), and the IR interpreter against the JIT after every
+//! gradients (`jacobian.rs`), on every eighth a sparse Jacobian against
+//! the dense one (`sparse.rs`), and the IR interpreter against the JIT after every
 //! pipeline stage (`interp.rs`). See `fixed_seeds` for the part that runs
 //! in CI and `campaign` for long runs (`campaign.py` survives programs
 //! that crash the process):
@@ -24,6 +25,7 @@ pub mod hessian;
 pub mod interp;
 pub mod jacobian;
 pub mod oracle;
+pub mod sparse;
 
 use oracle::Outcome;
 use std::collections::BTreeMap;

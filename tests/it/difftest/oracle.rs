@@ -11,7 +11,9 @@
 //! width-3 forward derivative on three directions against the width-1
 //! one on each, to rounding; (g) on one seed in four, a dense `[jacobian]`
 //! against reverse gradients (`jacobian.rs`); (h) on one seed in six, a
-//! dense `[hessian]` against differences of the gradient (`hessian.rs`).
+//! dense `[hessian]` against differences of the gradient (`hessian.rs`);
+//! (i) on one seed in eight, a sparse `[jacobian]` against the dense one
+//! (`sparse.rs`).
 
 use super::gen::{Program, Rng};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
@@ -50,7 +52,9 @@ pub fn module(p: &Program, second: bool) -> String {
                [autodiff_forward(f_vec, Dual, Dual, Dual, Dual, width = 3)]\n"
         .into();
     let mut s = p.source();
-    if p.jacobian {
+    if super::sparse::enabled(&p) {
+        s.push_str(&super::sparse::source());
+    } else if p.jacobian {
         s.push_str(super::jacobian::SOURCE);
     }
     if super::hessian::enabled(&p) {
@@ -164,7 +168,12 @@ pub fn close(got: f64, want: f64, rel: f64, scale: f64) -> bool {
 pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome {
     let src = module(p, second);
     let r = catch_unwind(AssertUnwindSafe(|| {
-        run(&src, second, (p.jacobian, super::hessian::enabled(p)), pts)
+        let extra = (
+            p.jacobian,
+            super::hessian::enabled(p),
+            super::sparse::enabled(p),
+        );
+        run(&src, second, extra, pts)
     }));
     match r {
         Ok(Ok(o)) => o,
@@ -188,7 +197,7 @@ pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome
 fn run(
     src: &str,
     second: bool,
-    (jacobian, hessian): (bool, bool),
+    (jacobian, hessian, sparse): (bool, bool, bool),
     pts: &[(f64, f64, Vec<f64>)],
 ) -> Result<Outcome, Fail> {
     let j = match adc::compile_jit("difftest.ad", src, &adc::CompileOptions::default()) {
@@ -305,7 +314,11 @@ fn run(
         }
         // (g) the dense Jacobian of a function of several rows.
         if jacobian {
-            super::jacobian::check(&j, x, y, a)?;
+            let usable = super::jacobian::check(&j, x, y, a)?;
+            // (i) the sparse Jacobian of the same function against it.
+            if usable && sparse {
+                super::sparse::check(&j, x, y, a)?;
+            }
         }
         // (h) the dense Hessian.
         if hessian {
