@@ -45,6 +45,7 @@ mod min_and_max_ignore_nan;
 mod needless_kept_a_forward_derivative_call_primal;
 mod one_array_passed_to_two_read_only_parameters_of_a_call;
 mod returns_inside_infinite_loops_are_the_only_exits;
+mod reverse_of_two_calls_of_a_checkpointed_function_crashes;
 mod reverse_over_reverse_local_array;
 mod reverse_over_reverse_of_a_loop;
 mod reverse_over_reverse_shared_read_only_views;
