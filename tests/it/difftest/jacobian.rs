@@ -19,15 +19,15 @@ double g(double x, double y, double[] a, inout double[] o) {
 }
 ";
 
-fn s(v: f64) -> ArgValue {
+pub fn s(v: f64) -> ArgValue {
     ArgValue::Scalar(Constant::F64(v))
 }
 
-fn arr(v: &[f64]) -> ArgValue {
+pub fn arr(v: &[f64]) -> ArgValue {
     ArgValue::Array(ArrayValue::F64(v.to_vec()))
 }
 
-fn floats(v: &ArgValue) -> Vec<f64> {
+pub fn floats(v: &ArgValue) -> Vec<f64> {
     match v {
         ArgValue::Array(ArrayValue::F64(v)) => v.clone(),
         other => panic!("not a double array: {other:?}"),

@@ -8,6 +8,7 @@
 //! `g_sp` and `g_sp_nnz` return and write what `g` does.
 
 use super::gen::Program;
+use super::jacobian::{arr, floats, s};
 use super::oracle::{call, close, fail, Fail};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
 
@@ -21,21 +22,6 @@ pub fn source() -> String {
     let dense = "[jacobian(g_jac)]\n";
     debug_assert!(super::jacobian::SOURCE.contains(dense));
     super::jacobian::SOURCE.replacen(dense, "[jacobian(g_jac)]\n[jacobian(g_sp, sparse)]\n", 1)
-}
-
-fn s(v: f64) -> ArgValue {
-    ArgValue::Scalar(Constant::F64(v))
-}
-
-fn arr(v: &[f64]) -> ArgValue {
-    ArgValue::Array(ArrayValue::F64(v.to_vec()))
-}
-
-fn floats(v: &ArgValue) -> Vec<f64> {
-    match v {
-        ArgValue::Array(ArrayValue::F64(v)) => v.clone(),
-        other => panic!("not a double array: {other:?}"),
-    }
 }
 
 fn ints(v: &ArgValue) -> Vec<i64> {
