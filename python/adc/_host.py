@@ -126,6 +126,25 @@ class Spec:
     def float_inputs(self) -> list:
         return [i for i, p in enumerate(self.inputs) if p.float]
 
+    def check_args(self, args, framework: str, convert: Callable) -> list:
+        """The wrapped function's arguments, each converted by `convert(a, p)`
+        and checked: as many as the inputs, each of its parameter's rank
+        (`ndim` of the converted value)."""
+        if len(args) != len(self.inputs):
+            names = ", ".join(p.name for p in self.inputs)
+            raise TypeError(
+                f"`{self.name}` in {framework} takes {len(self.inputs)} arguments ({names}), got {len(args)}"
+            )
+        xs = []
+        for a, p in zip(args, self.inputs):
+            x = convert(a, p)
+            if x.ndim != p.rank:
+                raise ValueError(
+                    f"argument `{p.name}` of `{self.name}`: expected {p.rank} dimension(s), got {x.ndim}"
+                )
+            xs.append(x)
+        return xs
+
 
 # ---------------------------------------------------------------------------
 # The host side: NumPy arrays (with leading batch dimensions) in, calls of the

@@ -205,17 +205,7 @@ def function(
     spec = Spec(module, name, out, "adc.jax.function")
 
     def wrapped(*args):
-        if len(args) != len(spec.inputs):
-            names = ", ".join(p.name for p in spec.inputs)
-            raise TypeError(
-                f"`{name}` in JAX takes {len(spec.inputs)} arguments ({names}), got {len(args)}"
-            )
-        xs = [jnp.asarray(a, dtype=_jax_dtype(p.dtype)) for a, p in zip(args, spec.inputs)]
-        for x, p in zip(xs, spec.inputs):
-            if x.ndim != p.rank:
-                raise ValueError(
-                    f"argument `{p.name}` of `{name}`: expected {p.rank} dimension(s), got {x.ndim}"
-                )
+        xs = spec.check_args(args, "JAX", lambda a, p: jnp.asarray(a, dtype=_jax_dtype(p.dtype)))
         outs = _call_p.bind(*xs, spec=spec)
         return outs[0] if len(outs) == 1 else tuple(outs)
 

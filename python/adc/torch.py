@@ -35,6 +35,14 @@ def _numpy(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
+def _cpu_tensor(a: Any, p) -> torch.Tensor:
+    """An argument as a CPU tensor (a number or array in `p`'s dtype)."""
+    x = a if isinstance(a, torch.Tensor) else torch.as_tensor(np.asarray(a, dtype=p.dtype))
+    if x.device.type != "cpu":
+        raise ValueError(f"argument `{p.name}`: adc runs on the CPU; got a tensor on {x.device}")
+    return x
+
+
 def _tensors(arrays) -> tuple:
     return tuple(torch.as_tensor(np.asarray(a)) for a in arrays)
 
@@ -148,21 +156,7 @@ def function(
     spec = Spec(module, name, out, "adc.torch.function")
 
     def wrapped(*args):
-        if len(args) != len(spec.inputs):
-            names = ", ".join(p.name for p in spec.inputs)
-            raise TypeError(
-                f"`{name}` in PyTorch takes {len(spec.inputs)} arguments ({names}), got {len(args)}"
-            )
-        xs = []
-        for a, p in zip(args, spec.inputs):
-            x = a if isinstance(a, torch.Tensor) else torch.as_tensor(np.asarray(a, dtype=p.dtype))
-            if x.device.type != "cpu":
-                raise ValueError(f"argument `{p.name}` of `{name}`: adc runs on the CPU; got a tensor on {x.device}")
-            if x.dim() != p.rank:
-                raise ValueError(
-                    f"argument `{p.name}` of `{name}`: expected {p.rank} dimension(s), got {x.dim()}"
-                )
-            xs.append(x)
+        xs = spec.check_args(args, "PyTorch", _cpu_tensor)
         outs = _Call.apply(spec, *xs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
