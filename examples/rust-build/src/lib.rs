@@ -24,4 +24,53 @@ mod tests {
         // Named as in the source: `r#type`, `r#x_len`, `self_` and `__`.
         assert_eq!(super::names(&[1.0], 2, 3.0, 4.0, 5.0, 6.0), 21.0);
     }
+
+    /// `tri`'s Jacobian from the bindings, dense and sparse, against the
+    /// derivative by hand: row i is x[i-1] - 2 x[i]^2 + x[i+1], so the
+    /// entries are 1, -4 x[i], 1 on three diagonals.
+    #[test]
+    fn jacobians_and_hessians_from_the_bindings() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        let n = x.len();
+        let by_hand = |r: usize, c: usize| -> f64 {
+            if r == c {
+                -4.0 * x[r]
+            } else if r.abs_diff(c) == 1 {
+                1.0
+            } else {
+                0.0
+            }
+        };
+        let mut y = [0.0; 4];
+        let mut jac = [0.0; 16];
+        super::jtri(&x, &mut y, &mut jac);
+        assert_eq!(y, [0.0, -4.0, -12.0, -29.0]);
+        for r in 0..n {
+            for c in 0..n {
+                assert_eq!(jac[r * n + c], by_hand(r, c), "dense ({r}, {c})");
+            }
+        }
+        let nnz = super::stri_nnz(&x, &mut y);
+        assert_eq!(nnz, 10);
+        let (mut vals, mut cols, mut rows) = (vec![0.0; 10], vec![0i64; 10], vec![0i64; n + 1]);
+        super::stri(&x, &mut y, &mut vals, &mut cols, &mut rows);
+        assert_eq!(rows, [0, 2, 5, 8, 10]);
+        for r in 0..n {
+            for k in rows[r] as usize..rows[r + 1] as usize {
+                assert_eq!(
+                    vals[k],
+                    by_hand(r, cols[k] as usize),
+                    "sparse ({r}, {})",
+                    cols[k]
+                );
+            }
+        }
+        // The Hessian of the sum of x^4 is diagonal, 12 x^2.
+        let mut hess = [1.0; 9];
+        assert_eq!(
+            super::hnorm4(&[1.0, -2.0, 0.5], &mut hess),
+            1.0 + 16.0 + 0.0625
+        );
+        assert_eq!(hess, [12.0, 0.0, 0.0, 0.0, 48.0, 0.0, 0.0, 0.0, 3.0]);
+    }
 }

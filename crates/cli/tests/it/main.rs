@@ -1,8 +1,8 @@
 //! The `adc` binary's tests, one test binary: commands, exit codes and
 //! `--json` (`cli`), values on the command line (`cli_values`), object
 //! files linked with `cc` (`objects`), bad or extreme input (`robust`),
-//! the whole text of usage errors and help (`usage_messages`), and the
-//! documentation's examples (`docs`).
+//! the whole text of usage errors and help (`usage_messages`), `adc tape`
+//! (`tape`), and the documentation's examples (`docs`).
 
 mod common;
 
@@ -11,4 +11,5 @@ mod cli_values;
 mod docs;
 mod objects;
 mod robust;
+mod tape;
 mod usage_messages;
