@@ -7,6 +7,10 @@ use crate::function::Function;
 use crate::inst::{Constant, InstData};
 use crate::types::ScalarType;
 
+/// The runtime error of a reference to a stack slot used after the call
+/// that made it returned (compiled code would use a dead frame).
+const DEAD_SLOT: &str = "a reference to a stack slot of a call that has returned";
+
 impl Machine<'_> {
     pub(super) fn memory_inst(
         &mut self,
@@ -63,20 +67,41 @@ impl Machine<'_> {
                 self.memory.push(Vec::new());
                 Some(Val::Arr(self.memory.len() - 1, 0, 0))
             }
+            // A slot of a frame that has returned is empty (`run`).
             InstData::RefLoad { ptr } => match get(&env, *ptr) {
-                Val::Ref(id, i) => Some(Val::S(self.memory[id][i])),
+                Val::Ref(id, i) => match self.memory[id].get(i) {
+                    Some(c) => Some(Val::S(*c)),
+                    None => return fail(DEAD_SLOT),
+                },
                 _ => None,
             },
             InstData::RefStore { ptr, value } => {
                 if let Val::Ref(id, i) = get(&env, *ptr) {
-                    self.memory[id][i] = scalar(&env, *value);
+                    let Some(cell) = self.memory[id].get_mut(i) else {
+                        return fail(DEAD_SLOT);
+                    };
+                    *cell = scalar(&env, *value);
                 }
                 None
             }
+            // One cell per slot instruction and call, zeroed each time
+            // the instruction executes, as in compiled code's frame.
             InstData::Slot => {
                 let elem = result_ty.map(|t| t.elem()).unwrap_or(ScalarType::F64);
-                self.memory.push(vec![Constant::zero(elem)]);
-                Some(Val::Ref(self.memory.len() - 1, 0))
+                let frame = self
+                    .frames
+                    .last_mut()
+                    .expect("invariant: `run` pushes the frame of the call it runs");
+                let id = match frame.iter().find(|(i, _)| *i == inst) {
+                    Some((_, id)) => *id,
+                    None => {
+                        self.memory.push(Vec::new());
+                        frame.push((inst, self.memory.len() - 1));
+                        self.memory.len() - 1
+                    }
+                };
+                self.memory[id] = vec![Constant::zero(elem)];
+                Some(Val::Ref(id, 0))
             }
             InstData::Print { .. }
             | InstData::DeferFree { .. }

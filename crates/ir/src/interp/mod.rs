@@ -9,6 +9,10 @@
 //! `call_with_math` lets the caller supply some of them (a test comparing
 //! with compiled code passes the C library's, so that a program whose
 //! rounding errors grow a millionfold still agrees).
+//!
+//! A `slot` is one cell per instruction and call, zeroed each time it
+//! executes, as in a compiled frame; the cells are emptied when the call
+//! returns, so a reference to one used later is a runtime error.
 
 mod memory;
 mod ops;
@@ -56,6 +60,10 @@ struct Machine<'m> {
     fuel: u64,
     /// Tapes lent by `tape.lend`, by handle, while a callee has them.
     saved_tapes: Vec<Option<Vec<(Vec<Val>, usize)>>>,
+    /// Per active call, innermost last: its `slot` instructions' cells.
+    /// They are emptied when the call returns, so that a reference kept
+    /// past it is an error, not a read of stale memory.
+    frames: Vec<Vec<(crate::entity::Inst, usize)>>,
 }
 
 /// Calls `name` with `args`, with at most `fuel` instructions executed.
@@ -85,6 +93,7 @@ pub fn call_with_math<'m>(
         memory: Vec::new(),
         fuel,
         saved_tapes: Vec::new(),
+        frames: Vec::new(),
     };
     let func = module.func(id);
     let mut vals = Vec::new();
@@ -141,6 +150,23 @@ impl Machine<'_> {
     }
 
     fn run(&mut self, func: &Function, params: Vec<Val>) -> Result<Vec<Constant>, InterpError> {
+        self.frames.push(Vec::new());
+        let result = self.run_frame(func, params);
+        let frame = self
+            .frames
+            .pop()
+            .expect("invariant: pushed above, and calls pop what they push");
+        for (_, id) in frame {
+            self.memory[id] = Vec::new();
+        }
+        result
+    }
+
+    fn run_frame(
+        &mut self,
+        func: &Function,
+        params: Vec<Val>,
+    ) -> Result<Vec<Constant>, InterpError> {
         let mut env: Vec<Option<Val>> = vec![None; func.dfg.num_values()];
         // This call's tapes, one per level: pushed at the back, popped at
         // the back, read from the front (`read` is the forward replay of

@@ -29,7 +29,10 @@
 //! arrays are not copied for the call: its reverse half reads only their
 //! lengths (its loads from them are taped), which `build` checks. Arrays it
 //! only reads are copied when the caller may change them later, as in joint
-//! mode.
+//! mode. A stack slot of the forward half that the reverse half uses
+//! crosses the turn by content: the reverse half pops what it held into a
+//! slot of its own. No stack address is ever on the tape (`build` refuses
+//! one): the forward half's frame is gone when the reverse half runs.
 
 use crate::ad::AdError;
 use adc_ir::ad::{default_spec, spec_signature};

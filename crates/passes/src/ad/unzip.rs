@@ -27,6 +27,9 @@
 //!   there instead. Inside a counted loop, such a value may also be
 //!   computed from scalars defined before the loop, which are taped
 //!   instead of it: `transpose` pushes those once per run of the loop.
+//! - Every primal `slot` is defined in the entry block (a store of zero
+//!   stands where it was: `shape::hoist_slots`), so no stack address goes
+//!   on the tape, where it would outlive its frame in split mode.
 //! - Tape instructions already in the input (code that is, or calls
 //!   inlined, a reverse derivative: reverse over reverse) move up one tape
 //!   level; the tape this pass pushes to and reads from is tape 0.
@@ -48,7 +51,7 @@ mod calls;
 mod recompute;
 mod shape;
 
-use shape::{every_block_returns, shift_tapes, single_exit, split_exit};
+use shape::{every_block_returns, hoist_slots, shift_tapes, single_exit, split_exit};
 
 use crate::ad::{diff_values, AdError};
 use crate::cfg::incoming_edges;
@@ -74,6 +77,7 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
     shift_tapes(&mut g)?;
     every_block_returns(&g)?;
     single_exit(&mut g);
+    hoist_slots(&mut g);
     let all: BTreeSet<Block> = g.layout.iter().copied().collect();
     for lp in counted_loops(&g, &all) {
         split_exit(&mut g, lp.header, lp.exit);

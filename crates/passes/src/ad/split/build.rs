@@ -65,11 +65,20 @@ pub fn build(
     // `elemref`) is made again in the reverse half from its array and
     // index, which cross the turn instead.
     let mut remat: Vec<Inst> = Vec::new();
+    // A stack slot of the forward half (`unzip` defines them at entry)
+    // dies with its frame: the reverse half gets a slot of its own,
+    // holding what the forward half left in it (its content crosses).
+    let mut slots: Vec<Value> = Vec::new();
     let mut k = 0;
     while k < live.len() {
         let r = live[k];
         if !matches!(v.dfg.value_type(r), Type::Ref(_)) {
             k += 1;
+            continue;
+        }
+        if def_inst(v, r).is_some_and(|d| matches!(v.dfg.inst(d), InstData::Slot)) {
+            live.remove(k);
+            slots.push(r);
             continue;
         }
         let Some(d) = def_inst(v, r).filter(|d| matches!(v.dfg.inst(*d), InstData::ElemRef { .. }))
@@ -89,19 +98,71 @@ pub fn build(
         });
     }
     check_writable_params(module.func(g), v, &back, &entry_params, &remat)?;
-    let aug = forward_half(module.func(split.aug), v, &fwd, &setup_set, &live, turn)?;
+    no_slot_on_tape(v, &fwd)?;
+    let aug = forward_half(
+        module.func(split.aug),
+        v,
+        &fwd,
+        &setup_set,
+        (&live, &slots),
+        turn,
+    )?;
     let rev = reverse_half(
         module.func(split.rev),
         v,
         &back,
         &setups,
         &consts,
-        (&live, &remat),
+        (&live, &remat, &slots),
         turn,
     );
     *module.func_mut(split.aug) = aug;
     *module.func_mut(split.rev) = rev;
     Ok(())
+}
+
+/// No stack slot of the forward half goes on the tape (`unzip` defines
+/// every primal slot at entry, which the turn carries by content): the
+/// reverse half, which pops it after the forward half has returned, would
+/// read and write a dead frame. Refused here rather than miscompiled.
+fn no_slot_on_tape(v: &Function, fwd: &[Block]) -> Result<(), AdError> {
+    let edges = crate::cfg::incoming_edges(v);
+    for &b in fwd {
+        for &i in &v.dfg.block(b).insts {
+            if let InstData::TapePush { value, .. } = v.dfg.inst(i) {
+                if may_be_slot(v, &edges, *value, &mut BTreeSet::new()) {
+                    return Err(cannot("a stack slot goes on the tape", v.span(i)));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether reference `x` may be a stack slot: a `slot`, or a block
+/// parameter or `select` that may receive one.
+fn may_be_slot(
+    v: &Function,
+    edges: &BTreeMap<Block, Vec<crate::cfg::Edge>>,
+    x: Value,
+    seen: &mut BTreeSet<Value>,
+) -> bool {
+    if !matches!(v.dfg.value_type(x), Type::Ref(_)) || !seen.insert(x) {
+        return false;
+    }
+    match v.dfg.value_def(x) {
+        adc_ir::ValueDef::Result(i, _) => match v.dfg.inst(i) {
+            InstData::Slot => true,
+            InstData::Select { args, .. } => args.iter().any(|a| may_be_slot(v, edges, *a, seen)),
+            _ => false,
+        },
+        adc_ir::ValueDef::Param(b, k) => edges.get(&b).into_iter().flatten().any(|e| {
+            e.args
+                .get(k as usize)
+                .is_some_and(|a| may_be_slot(v, edges, *a, seen))
+        }),
+        adc_ir::ValueDef::Unused => false,
+    }
 }
 
 /// The reverse half gets the caller's own arrays for the callee's writable
@@ -202,7 +263,7 @@ fn forward_half(
     v: &Function,
     fwd: &[Block],
     setups: &BTreeSet<Inst>,
-    live: &[Value],
+    (live, slots): (&[Value], &[Value]),
     turn: &Turn,
 ) -> Result<Function, AdError> {
     let mut a = Function::new(
@@ -240,6 +301,13 @@ fn forward_half(
             tape: 0,
         };
         a.append_inst(exit, data, &[], span);
+    }
+    for &x in slots {
+        let e = v.dfg.value_type(x).elem();
+        let ptr = mapped(&vm, x);
+        let load = a.append_inst(exit, InstData::RefLoad { ptr }, &[Type::Scalar(e)], span);
+        let value = a.dfg.inst_results(load)[0];
+        a.append_inst(exit, InstData::TapePush { value, tape: 0 }, &[], span);
     }
     a.append_inst(exit, InstData::TapeGive { handle: tape }, &[], span);
     let rets: Vec<Value> = turn.results.iter().map(|r| mapped(&vm, *r)).collect();
@@ -288,7 +356,7 @@ fn reverse_half(
     back: &[Block],
     setups: &[Inst],
     consts: &[Inst],
-    (live, remat): (&[Value], &[Inst]),
+    (live, remat, slots): (&[Value], &[Inst], &[Value]),
     turn: &Turn,
 ) -> Function {
     let mut r = Function::new(
@@ -315,6 +383,20 @@ fn reverse_half(
     r.append_inst(e, InstData::TapeAdopt { handle: tape }, &[], span);
     for &i in setups.iter().chain(consts) {
         copy_entry_inst(v, &mut r, e, i, &mut vm, None);
+    }
+    for &x in slots.iter().rev() {
+        let ty = v.dfg.value_type(x);
+        let pop = r.append_inst(
+            e,
+            InstData::TapePop { tape: 0 },
+            &[Type::Scalar(ty.elem())],
+            span,
+        );
+        let value = r.dfg.inst_results(pop)[0];
+        let slot = r.append_inst(e, InstData::Slot, &[ty], span);
+        let ptr = r.dfg.inst_results(slot)[0];
+        r.append_inst(e, InstData::RefStore { ptr, value }, &[], span);
+        vm.insert(x, ptr);
     }
     for &x in live.iter().rev() {
         let pop = r.append_inst(

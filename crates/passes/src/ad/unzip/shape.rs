@@ -129,3 +129,54 @@ pub(super) fn split_exit(g: &mut Function, header: Block, exit: Block) {
         .expect("invariant: the header is in the layout");
     g.layout.insert(pos + 1, x);
 }
+
+/// Moves every primal `slot` outside the entry block to the top of the
+/// entry block, leaving a store of zero where it was. A slot is one piece
+/// of the frame that each execution zeroes, so this changes nothing; but
+/// the reference is then defined once per call and reaches the
+/// differential part directly instead of through the tape. A stack
+/// address on the tape would outlive its frame in split mode (the forward
+/// half returns before the reverse half pops it: the shadow slot of an
+/// `inout` scalar passed to a `[checkpoint]` function in a loop, written
+/// by the reverse half into a dead frame); one defined at entry crosses
+/// the turn as a live value, which `split::build` carries by content.
+pub(super) fn hoist_slots(g: &mut Function) {
+    let entry = g.layout[0];
+    let mut hoisted = Vec::new();
+    for b in g.layout[1..].to_vec() {
+        for i in g.dfg.block(b).insts.clone() {
+            if !matches!(g.dfg.inst(i), InstData::Slot) || g.tag(i) != Tag::Primal {
+                continue;
+            }
+            let r = g.dfg.inst_results(i)[0];
+            let e = g.dfg.value_type(r).elem();
+            let span = g.span(i);
+            // In its place: zero, as the slot held when it executed.
+            let z = g.dfg.make_inst(
+                InstData::Const {
+                    value: adc_ir::Constant::zero(e),
+                },
+                &[adc_ir::Type::Scalar(e)],
+            );
+            let zv = g.dfg.inst_results(z)[0];
+            let st = g
+                .dfg
+                .make_inst(InstData::RefStore { ptr: r, value: zv }, &[]);
+            for x in [z, st] {
+                g.set_span(x, span);
+                g.set_tag(x, Tag::Primal);
+            }
+            let insts = &mut g.dfg.block_mut(b).insts;
+            let at = insts
+                .iter()
+                .position(|x| *x == i)
+                .expect("invariant: the slot is in its block");
+            insts.splice(at..=at, [z, st]);
+            hoisted.push(i);
+        }
+    }
+    let insts = &mut g.dfg.block_mut(entry).insts;
+    for (k, i) in hoisted.into_iter().enumerate() {
+        insts.insert(k, i);
+    }
+}
