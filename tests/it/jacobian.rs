@@ -177,7 +177,8 @@ double h(double x, double[] a, out double[] o) {
 fn misuse_is_e0309() {
     for attr in [
         "jacobian",
-        "jacobian(jf, reverse)",
+        "jacobian(jf, forward, reverse)",
+        "jacobian(jf, reverse, sparse)",
         "jacobian(jf, Dual)",
         "jacobian(jf, Maybe, Dual)",
     ] {

@@ -18,6 +18,7 @@ mod gradients;
 mod hessian;
 mod ir_filetests;
 mod jacobian;
+mod jacobian_modes;
 mod loop_bounds;
 mod nested;
 mod promote;

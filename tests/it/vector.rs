@@ -289,15 +289,25 @@ double f(double x, out double[] o, double[] c) {
     check_reverse(src, &[d(0.4), arr(&[0.0; 3]), arr(&[0.5, -0.7])], 3, 5);
 }
 
+/// Reverse vector mode through calls that stay calls (recursion, a
+/// checkpointed loop) runs a width-1 reverse derivative once per
+/// direction, writing `inout` arguments once.
 #[test]
-fn reverse_vector_mode_through_calls_is_not_yet_supported() {
-    let src = "double pw(double x, int n) { if (n == 0) return 1.0; return x * pw(x, n - 1); }
-[autodiff_reverse(g, Active, Const, Active, width = 2)]
-double f(double x, int n) { return pw(x, n); }";
-    let e = adc::compile_jit("t.ad", src, &adc::CompileOptions::default())
-        .err()
-        .expect("E0401");
-    assert_eq!(e.diagnostics[0].code, "E0401", "{e}");
+fn reverse_vector_mode_through_calls_lane_by_lane() {
+    let src = "
+double pw(double x, int n) { if (n == 0) return 1.0; return x * pw(x, n - 1) + 0.1 * sin(x); }
+double f(double x, inout double[] b, double[] c) {
+    double s = pw(x, 5);
+    [checkpoint(2)]
+    for (int i = 0; i < len(b); i++) { b[i] = b[i] * s + c[i % len(c)]; s = s + sin(b[i]); }
+    return s * x;
+}";
+    check_reverse(
+        src,
+        &[d(0.8), arr(&[0.5, -0.4, 0.9]), arr(&[0.3, 1.1])],
+        3,
+        17,
+    );
 }
 
 const LOOPS: &str = "

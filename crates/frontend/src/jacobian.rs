@@ -9,10 +9,12 @@
 //! the program's; their instructions point at the attribute
 //! ([`point_at_attributes`]).
 
+mod rev;
 mod sparse;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
+use rev::has_float_result;
 use adc_ir::Span;
 use std::fmt::Write;
 
@@ -41,7 +43,7 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                 continue;
             }
             match request(f, &a) {
-                Ok((name, dual, true)) => {
+                Ok((name, dual, Some(By::Sparse))) => {
                     let cols = format!("{name}__columns");
                     let pattern = format!("{name}__pattern");
                     f.attrs
@@ -62,18 +64,43 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         });
                     }
                 }
-                Ok((name, dual, false)) => {
-                    let cols = format!("{name}__columns");
-                    f.attrs.push(forward_attr(f, &a, &cols, &dual, Some(CHUNK)));
-                    text += &source(f, &name, &cols, &dual);
-                    generated.push(Generated {
-                        name: name.clone(),
-                        span: a.span,
-                    });
-                    generated.push(Generated {
-                        name: cols,
-                        span: a.span,
-                    });
+                Ok((name, dual, by)) => {
+                    let mut names = vec![name.clone()];
+                    // Reverse mode, or both and a choice at each call.
+                    let by = match by {
+                        None if !has_float_result(f) => Some(By::Columns),
+                        by => by,
+                    };
+                    if by != Some(By::Columns) {
+                        let rows = format!("{name}__rows");
+                        f.attrs.push(rev::reverse_attr(f, &a, &rows, &dual));
+                        let to = if by.is_none() {
+                            format!("{name}__rev")
+                        } else {
+                            name.clone()
+                        };
+                        text += &rev::source(f, &to, &rows, &dual);
+                        names.extend([rows, to]);
+                    }
+                    if by != Some(By::Rows) {
+                        let cols = format!("{name}__columns");
+                        f.attrs.push(forward_attr(f, &a, &cols, &dual, Some(CHUNK)));
+                        let to = if by.is_none() {
+                            format!("{name}__fwd")
+                        } else {
+                            name.clone()
+                        };
+                        text += &source(f, &to, &cols, &dual);
+                        names.extend([cols, to]);
+                    }
+                    if by.is_none() {
+                        text += &rev::dispatch(f, &name, &dual);
+                    }
+                    names.sort();
+                    names.dedup();
+                    for name in names {
+                        generated.push(Generated { name, span: a.span });
+                    }
                 }
                 Err(d) => diags.push(d),
             }
@@ -139,9 +166,17 @@ fn err(message: String, span: Span) -> Diagnostic {
     Diagnostic::error("E0309", message, span)
 }
 
-/// The generated name, whether each parameter is `Dual` (a float one
-/// not made `Const`), and whether the Jacobian is `sparse`.
-fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnostic> {
+/// `forward` (by columns), `reverse` (by rows) or `sparse`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum By {
+    Columns,
+    Rows,
+    Sparse,
+}
+
+/// The generated name, whether each parameter is `Dual` (a float one not
+/// made `Const`), and the mode asked for.
+fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, Option<By>), Diagnostic> {
     let args = a.args.clone().unwrap_or_default();
     let Some(AttrArg::Ident(name)) = args.first() else {
         return Err(err(
@@ -153,24 +188,32 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
         return Err(err(d, name.span));
     }
     let mut acts = Vec::new();
-    let mut sparse = false;
+    let mut by = None;
     for arg in &args[1..] {
         let AttrArg::Ident(id) = arg else {
             return Err(err("expected an activity or `forward`".into(), a.span));
         };
         match id.name.as_str() {
             "Const" | "Dual" if acts.len() < f.params.len() => acts.push(id.name == "Dual"),
-            "forward" => (),
-            "sparse" => sparse = true,
-            "reverse" => {
+            "forward" if by.is_none() => by = Some(By::Columns),
+            "forward" if by == Some(By::Sparse) => (),
+            "sparse" if matches!(by, None | Some(By::Columns)) => by = Some(By::Sparse),
+            "reverse" if by.is_none() && !has_float_result(f) => {
                 return Err(err(
-                    format!("`jacobian(..., {})` is not supported yet: the Jacobian is computed in forward vector mode", id.name),
+                    format!("`jacobian(..., reverse)` needs a function with a `float` or `double` result; `{}` has none", f.name.name),
+                    id.span,
+                ))
+            }
+            "reverse" if by.is_none() => by = Some(By::Rows),
+            "forward" | "reverse" | "sparse" => {
+                return Err(err(
+                    "give one of `forward`, `reverse` and `sparse`, once (`sparse` computes by columns: `forward` may come with it)".into(),
                     id.span,
                 ))
             }
             other => {
                 return Err(err(
-                    format!("`{other}` is not an activity (`Const`, `Dual`, one per parameter) nor an option (`forward`) of `jacobian`"),
+                    format!("`{other}` is not an activity (`Const`, `Dual`, one per parameter) nor an option (`forward`, `reverse`) of `jacobian`"),
                     id.span,
                 ))
             }
@@ -204,6 +247,7 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
             a.span,
         ));
     }
+    let sparse = by == Some(By::Sparse);
     let own: &[&str] = if sparse {
         &["vals", "cols", "rows"]
     } else {
@@ -244,7 +288,7 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
             a.span,
         ));
     }
-    Ok((name.name.clone(), dual, sparse))
+    Ok((name.name.clone(), dual, by))
 }
 
 /// Whether `f` has a row: a float result, or an `out`/`inout` float

@@ -39,7 +39,7 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
     ("widen", |m| {
         generated(m, false)
             .into_iter()
-            .try_for_each(|id| ad::widen::run(m, id))
+            .try_for_each(|id| ad::widen::run(m, id).map(|_| ()))
     }),
     ("unzip", |m| {
         generated(m, true)

@@ -4,6 +4,10 @@
 //! the generated `f`. Its Jacobian is known from `f`'s reverse gradient at
 //! two points, so the forward vector-mode Jacobian is checked against
 //! reverse mode, entry by entry, and `g_jac` must do what `g` does.
+//! `g` has a float result, so `g_jac` chooses between columns (forward
+//! vector mode, `g_jac__fwd`) and rows (reverse vector mode, `g_jac__rev`)
+//! at each call; with 3 rows it takes rows. Both are checked, and the
+//! choice.
 
 use super::oracle::{call, close, fail, Fail};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
@@ -73,32 +77,58 @@ pub fn check(j: &JitModule, x: f64, y: f64, a: &[f64]) -> Result<bool, Fail> {
 
     let mut gargs = [s(x), s(y), arr(a), arr(&o)];
     let r = call(j, "g", &mut gargs)?[0];
-    let mut jargs = [s(x), s(y), arr(a), arr(&o), arr(&vec![f64::NAN; 3 * ncols])];
-    let rj = call(j, "g_jac", &mut jargs)?[0];
-    let (og, oj) = (floats(&gargs[3]), floats(&jargs[3]));
-    let at = format!("at x={x:?} y={y:?} a={a:?} o={o:?}");
+    let og = floats(&gargs[3]);
+    let mut by_rows = Vec::new();
+    for name in ["g_jac__fwd", "g_jac__rev", "g_jac"] {
+        let got = check_one(j, name, (x, y, a, &o), (r, &og), &want)?;
+        if name == "g_jac__rev" {
+            by_rows = got;
+        } else if name == "g_jac" && got != by_rows {
+            return fail(
+                "jacobian",
+                format!("g_jac did not choose rows (3 rows, {ncols} columns): {got:?}, by rows {by_rows:?}"),
+            );
+        }
+    }
+    Ok(true)
+}
+
+/// `name`'s primal and writes against `g`'s (`r`, `og`), and its Jacobian
+/// against `want`; returns the Jacobian.
+fn check_one(
+    j: &JitModule,
+    name: &str,
+    (x, y, a, o): (f64, f64, &[f64], &[f64; 2]),
+    (r, og): (f64, &[f64]),
+    want: &[f64],
+) -> Result<Vec<f64>, Fail> {
+    let ncols = want.len() / 3;
+    let mut jargs = [s(x), s(y), arr(a), arr(o), arr(&vec![f64::NAN; want.len()])];
+    let rj = call(j, name, &mut jargs)?[0];
+    let oj = floats(&jargs[3]);
+    let at = format!("{name} at x={x:?} y={y:?} a={a:?} o={o:?}");
     if !close(rj, r, 1e-12, 0.0)
         || !close(oj[0], og[0], 1e-12, 0.0)
         || !close(oj[1], og[1], 1e-12, 0.0)
     {
         return fail(
             "jacobian_primal",
-            format!("{at}\ng returns {r:?} and writes o={og:?}; g_jac returns {rj:?} and writes o={oj:?}"),
+            format!("{at}\ng returns {r:?} and writes o={og:?}; {name} returns {rj:?} and writes o={oj:?}"),
         );
     }
     let got = floats(&jargs[4]);
     let scale: f64 = want.iter().map(|w| w.abs()).fold(0.0, f64::max);
-    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
         if !close(*g, *w, 1e-9, scale) {
             return fail(
                 "jacobian",
                 format!(
-                    "{at}\nentry (row {}, column {}) is {g:?}; reverse gradients give {w:?}\ng_jac: {got:?}\nwant:  {want:?}",
+                    "{at}\nentry (row {}, column {}) is {g:?}; reverse gradients give {w:?}\n{name}: {got:?}\nwant:  {want:?}",
                     k / ncols,
                     k % ncols
                 ),
             );
         }
     }
-    Ok(true)
+    Ok(got)
 }

@@ -369,8 +369,12 @@ pub fn differentiate_observed(
         if reached(AdStage::LowerPairs, module) {
             return Ok(());
         }
-        for &id in &generated {
-            crate::ad::widen::run(module, id)?;
+        let mut generated = generated;
+        for k in 0..generated.len() {
+            let id = generated[k];
+            if let Some(more) = crate::ad::widen::run(module, id)? {
+                generated.push(more);
+            }
             crate::ad::sets::run(module, id)?;
         }
         if reached(AdStage::Widen, module) {

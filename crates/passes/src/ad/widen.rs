@@ -29,9 +29,9 @@
 //!
 //! Not carried in lanes: arrays on the tape (vector mode over a reverse
 //! derivative's tape of arrays), custom forward derivatives of functions
-//! that write through their parameters. A forward request with those runs
-//! its width-1 body once per direction instead (`lanes.rs`); a reverse
-//! one is E0401, as are calls that stay calls in reverse mode.
+//! that write through their parameters, calls that stay calls in reverse
+//! mode. A request with those runs a width-1 derivative once per
+//! direction instead (`lanes.rs`).
 
 mod build;
 mod lanes;
@@ -42,17 +42,23 @@ use adc_ir::{AdMode, FuncId, InstData, Module};
 
 pub(crate) use shadows::callee_spec;
 
-/// Widens the function `id` if its request has a width above 1.
-pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
+/// Widens the function `id` if its request has a width above 1. Where
+/// lanes cannot be carried, `id` calls a width-1 derivative once per
+/// direction (`lanes.rs`); a reverse one is a new request, returned, for
+/// `unzip` and `transpose`.
+pub fn run(module: &mut Module, id: FuncId) -> Result<Option<FuncId>, AdError> {
     let func = module.func(id);
     let Some(spec) = func.deriv.clone().filter(|s| s.width > 1) else {
-        return Ok(());
+        return Ok(None);
     };
+    let mut more = None;
     match build::widen(module, id, &spec) {
         Ok(out) => *module.func_mut(id) = out,
-        // A forward request can run its width-1 body once per direction.
         Err(e) if e.kind == AdErrorKind::Unsupported && spec.mode == AdMode::Forward => {
             lanes::lanes(module, id, &spec)?
+        }
+        Err(e) if e.kind == AdErrorKind::Unsupported => {
+            more = Some(lanes::reverse_lanes(module, id, &spec)?)
         }
         Err(e) => return Err(e),
     }
@@ -64,7 +70,7 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
             ));
         }
     }
-    Ok(())
+    Ok(more)
 }
 
 /// The name of the vector-mode derivative of width `width` standing for a

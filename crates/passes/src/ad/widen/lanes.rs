@@ -248,3 +248,122 @@ impl Emit {
         }
     }
 }
+
+/// `id` (a reverse request of width above 1, still in forward form) as
+/// `W` calls of a width-1 reverse derivative: its forward form, kept as a
+/// request of its own (`__adc_lanes_NAME`) that `unzip` and `transpose`
+/// turn around. Returns that request.
+pub(super) fn reverse_lanes(
+    module: &mut Module,
+    id: FuncId,
+    spec: &DerivSpec,
+) -> Result<FuncId, AdError> {
+    let old = module.func(id);
+    let span = old.deriv_span;
+    let src_id = module
+        .find(&spec.of)
+        .ok_or_else(|| AdError::internal(format!("internal error: no `{}`", spec.of), span))?;
+    let src = module.func(src_id).clone();
+    let one_spec = DerivSpec {
+        width: 1,
+        ..spec.clone()
+    };
+    let mut one = old.clone();
+    one.name = format!("__adc_lanes_{}", old.name);
+    one.linkage = Linkage::Static;
+    one.deriv = Some(one_spec.clone());
+    let (one_params, one_returns) = spec_signature(&src, &one_spec);
+    let (params, returns) = spec_signature(&src, spec);
+    let mut out = Function::new(old.name.clone(), params, returns, old.linkage);
+    out.deriv_span = span;
+    out.decl_span = old.decl_span;
+    let callee = module.push(one);
+    let b = out.dfg.make_block();
+    out.layout.push(b);
+    let mut e = Emit {
+        out,
+        b,
+        span,
+        width: spec.width as usize,
+    };
+    let param_types: Vec<Type> = e.out.params.iter().map(|p| p.ty).collect();
+    let new_params: Vec<Value> = param_types
+        .into_iter()
+        .map(|ty| e.out.dfg.append_block_param(b, ty))
+        .collect();
+    let mut next = new_params.iter().copied();
+    let mut bad = || AdError::internal("internal error: `widen`: a signature too short", span);
+    let mut args: Vec<Vec<Value>> = Vec::new();
+    // `out T[] d_x` of each `Active` parameter, in order.
+    let mut grads = Vec::new();
+    let mut k = 0;
+    for (p, a) in src.params.iter().zip(&spec.params) {
+        let np = next.next().ok_or_else(&mut bad)?;
+        k += 1;
+        let inout = p.mode == ParamMode::Inout;
+        args.push(
+            (0..e.width)
+                .map(|l| {
+                    if inout && l + 1 < e.width {
+                        e.copy_of(np)
+                    } else {
+                        np
+                    }
+                })
+                .collect(),
+        );
+        match a {
+            Activity::Active => {
+                let d = next.next().ok_or_else(&mut bad)?;
+                let wc = e.iconst(e.width as i64);
+                e.emit(InstData::LenCheck { args: [wc, d] }, &[]);
+                grads.push(d);
+            }
+            Activity::Duplicated | Activity::DuplicatedOnly => {
+                let d = next.next().ok_or_else(&mut bad)?;
+                let ty = one_params.get(k).map(|q| q.ty).ok_or_else(&mut bad)?;
+                k += 1;
+                args.push(e.tangent_lanes(d, np, ty)?);
+            }
+            _ => (),
+        }
+    }
+    let seeds: Vec<Value> = next.collect();
+    for &s in &seeds {
+        let ty = one_params.get(k).map(|q| q.ty).ok_or_else(&mut bad)?;
+        k += 1;
+        args.push(e.tangent_lanes(s, s, ty)?);
+    }
+    let n_primal = if spec.ret == Activity::ActiveOnly {
+        0
+    } else {
+        src.returns.len()
+    };
+    let mut primal = Vec::new();
+    for l in 0..e.width {
+        let lane_args: Vec<Value> = args.iter().map(|a| a[l]).collect();
+        let r = e.emit(
+            InstData::Call {
+                func: callee,
+                args: lane_args,
+            },
+            &one_returns,
+        );
+        primal = r[..n_primal].to_vec();
+        for (g, &d) in r[n_primal..].iter().zip(&grads) {
+            let index = e.iconst(l as i64);
+            e.emit(
+                InstData::Store {
+                    array: d,
+                    index,
+                    value: *g,
+                    checked: false,
+                },
+                &[],
+            );
+        }
+    }
+    e.emit(InstData::Return { args: primal }, &[]);
+    *module.func_mut(id) = e.out;
+    Ok(callee)
+}
