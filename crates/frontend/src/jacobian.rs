@@ -14,8 +14,8 @@ mod sparse;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
-use rev::has_float_result;
 use adc_ir::Span;
+use rev::has_float_result;
 use std::fmt::Write;
 
 /// Columns per run of the vector-mode derivative (see

@@ -9,8 +9,8 @@
 //! version (`NAME__fwd`) or the reverse one (`NAME__rev`) at each call:
 //! reverse when the Jacobian has fewer rows than columns.
 
-use crate::ast::*;
 use super::{is_float, type_name};
+use crate::ast::*;
 use std::fmt::Write;
 
 /// Rows per run of the vector-mode reverse derivative.
