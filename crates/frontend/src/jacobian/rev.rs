@@ -145,9 +145,11 @@ pub(crate) fn source(f: &FuncDecl, name: &str, rows: &str, dual: &[bool]) -> Str
     let _ = writeln!(s, "{stat}{rt} {name}({}) {{", params(f));
     let _ = writeln!(s, "    int adc_j_nc = {};", sh.ncols);
     let _ = writeln!(s, "    int adc_j_nr = {};", sh.nrows);
+    // A `jac` of another length: the runtime error `lencheck.jac`.
     let _ = writeln!(
         s,
-        "    if (len(jac) != adc_j_nr * adc_j_nc) {{ jac[len(jac) + adc_j_nr * adc_j_nc] = 0.0; }}"
+        "    {}(adc_j_nr * adc_j_nc, jac);",
+        crate::lower::JACOBIAN_LEN
     );
     let mut call = Vec::new();
     for (p, &d) in f.params.iter().zip(dual) {

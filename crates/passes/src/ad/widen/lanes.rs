@@ -316,7 +316,13 @@ pub(super) fn reverse_lanes(
             Activity::Active => {
                 let d = next.next().ok_or_else(&mut bad)?;
                 let wc = e.iconst(e.width as i64);
-                e.emit(InstData::LenCheck { args: [wc, d] }, &[]);
+                e.emit(
+                    InstData::LenCheck {
+                        args: [wc, d],
+                        what: adc_ir::LenCheckOf::Shadow,
+                    },
+                    &[],
+                );
                 grads.push(d);
             }
             Activity::Duplicated | Activity::DuplicatedOnly => {
