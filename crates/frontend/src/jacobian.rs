@@ -55,6 +55,10 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         format!("{name}_nnz"),
                         format!("{name}__deps"),
                         format!("{name}__fill"),
+                        format!("{name}__rows"),
+                        format!("{name}__color"),
+                        format!("{name}__seed"),
+                        format!("{name}__scatter"),
                         cols,
                         pattern,
                     ] {

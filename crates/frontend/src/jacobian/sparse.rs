@@ -140,11 +140,7 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
         let mut t = String::new();
         let _ = writeln!(t, "    int adc_s_nr = {};", l.nrows);
         let _ = writeln!(t, "    int adc_s_heads[adc_s_nr];");
-        let _ = writeln!(
-            t,
-            "    int adc_s_cap = 64 + 2 * ({}) + 8 * ({} + adc_s_nr);",
-            l.ncols, l.ncols
-        );
+        let _ = writeln!(t, "    int adc_s_cap = 64 + 8 * ({} + adc_s_nr);", l.ncols);
         t += &save;
         let _ = writeln!(t, "    bool adc_s_done = false;");
         let _ = writeln!(t, "    while (!adc_s_done) {{");
@@ -166,7 +162,7 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
     // NAME_nnz
     let _ = writeln!(s, "{stat}int {name}_nnz({}) {{", ps.join(", "));
     let _ = writeln!(s, "    int adc_s_nnz = 0;");
-    s += &sweep("            for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) { if (adc_s_heads[adc_s_r] != 0) { adc_s_nnz += adc_s_arena[adc_s_heads[adc_s_r]]; } }\n");
+    s += &sweep("            for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) { int adc_s_h = adc_s_heads[adc_s_r]; if (adc_s_h < 0) { adc_s_nnz++; } else if (adc_s_h > 0) { adc_s_nnz += adc_s_arena[adc_s_h]; } }\n");
     let _ = writeln!(s, "    return adc_s_nnz;");
     let _ = writeln!(s, "}}");
     // NAME
@@ -198,6 +194,7 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
     }
     let _ = writeln!(s, "}}");
     s += &fill(f, name, dual, &l);
+    s += &helpers(name);
     s
 }
 
@@ -210,11 +207,9 @@ fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     ps.push("inout int[] adc_s_arena".into());
     ps.push("out int[] adc_s_heads".into());
     let _ = writeln!(s, "static bool {name}__deps({}) {{", ps.join(", "));
-    let _ = writeln!(s, "    int adc_s_nc = {};", l.ncols);
-    // Column c's set {c} at offset 2 + 2c.
-    let _ = writeln!(s, "    adc_s_arena[0] = 2 + 2 * adc_s_nc;");
+    // Column c's set {c} is the handle -(c + 1), in no room.
+    let _ = writeln!(s, "    adc_s_arena[0] = 2;");
     let _ = writeln!(s, "    adc_s_arena[1] = 0;");
-    let _ = writeln!(s, "    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) {{ adc_s_arena[2 + 2 * adc_s_c] = 1; adc_s_arena[3 + 2 * adc_s_c] = adc_s_c; }}");
     let mut args = Vec::new();
     for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
         let n = &p.name.name;
@@ -227,11 +222,11 @@ fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
         if p.is_array {
             let _ = writeln!(s, "    double {t}[len({n})];");
             if let Some(at) = &l.col_at[k] {
-                let _ = writeln!(s, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) {t}[adc_s_i] = double(2 + 2 * ({at} + adc_s_i));");
+                let _ = writeln!(s, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) {t}[adc_s_i] = double(-1 - ({at} + adc_s_i));");
             }
         } else {
             let seed = match &l.col_at[k] {
-                Some(at) => format!("double(2 + 2 * {at})"),
+                Some(at) => format!("double(-1 - {at})"),
                 None => "0.0".into(),
             };
             let _ = writeln!(s, "    double {t} = {seed};");
@@ -259,7 +254,8 @@ fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
 }
 
 /// `NAME__fill`: the rows from the sets, the coloring, and the compressed
-/// evaluation; does what `F` does and returns its result.
+/// evaluation; does what `F` does and returns its result. Its loops are
+/// in the helpers of [`helpers`], one loop nest each, out of line.
 fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     let w = CHUNK;
     let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
@@ -276,49 +272,20 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     ]);
     let _ = writeln!(s, "static {ret} {name}__fill({}) {{", ps.join(", "));
     let _ = writeln!(s, "    int adc_s_nc = {};", l.ncols);
-    let _ = writeln!(s, "    int adc_s_nr = {};", l.nrows);
-    s += "    int adc_s_nnz = 0;
-    for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) { if (adc_s_h[adc_s_r] != 0) { adc_s_nnz += adc_s_a[adc_s_h[adc_s_r]]; } }
-    if (len(vals) < adc_s_nnz) { vals[len(vals) + adc_s_nnz] = 0.0; }
-    if (len(cols) < adc_s_nnz) { cols[len(cols) + adc_s_nnz] = 0; }
-    if (len(rows) < adc_s_nr + 1) { rows[len(rows) + adc_s_nr + 1] = 0; }
-    int adc_s_q = 0;
-    for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) {
-        rows[adc_s_r] = adc_s_q;
-        int adc_s_at = adc_s_h[adc_s_r];
-        if (adc_s_at != 0) {
-            for (int adc_s_k = 0; adc_s_k < adc_s_a[adc_s_at]; adc_s_k++) { cols[adc_s_q] = adc_s_a[adc_s_at + 1 + adc_s_k]; adc_s_q++; }
-        }
-    }
-    rows[adc_s_nr] = adc_s_q;
-    int adc_s_cp[adc_s_nc + 1];
-    for (int adc_s_p = 0; adc_s_p < adc_s_nnz; adc_s_p++) { adc_s_cp[cols[adc_s_p] + 1] += 1; }
-    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) { adc_s_cp[adc_s_c + 1] += adc_s_cp[adc_s_c]; }
-    int adc_s_cur[adc_s_nc + 1];
-    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) { adc_s_cur[adc_s_c] = adc_s_cp[adc_s_c]; }
-    int adc_s_crow[adc_s_nnz];
-    for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) {
-        for (int adc_s_p = rows[adc_s_r]; adc_s_p < rows[adc_s_r + 1]; adc_s_p++) { int adc_s_c = cols[adc_s_p]; adc_s_crow[adc_s_cur[adc_s_c]] = adc_s_r; adc_s_cur[adc_s_c] += 1; }
-    }
-    int adc_s_color[adc_s_nc];
-    int adc_s_forbid[adc_s_nc + 1];
-    for (int adc_s_c = 0; adc_s_c < adc_s_nc; adc_s_c++) { adc_s_color[adc_s_c] = adc_s_nc; adc_s_forbid[adc_s_c] = -1; }
-    adc_s_forbid[adc_s_nc] = -1;
-    int adc_s_ncolors = 0;
-    // An uncolored column has color `nc`, which no column takes.
-    for (int adc_s_j = 0; adc_s_j < adc_s_nc; adc_s_j++) {
-        for (int adc_s_p = adc_s_cp[adc_s_j]; adc_s_p < adc_s_cp[adc_s_j + 1]; adc_s_p++) {
-            int adc_s_r = adc_s_crow[adc_s_p];
-            for (int adc_s_o = rows[adc_s_r]; adc_s_o < rows[adc_s_r + 1]; adc_s_o++) {
-                adc_s_forbid[adc_s_color[cols[adc_s_o]]] = adc_s_j;
-            }
-        }
-        int adc_s_c = 0;
-        while (adc_s_forbid[adc_s_c] == adc_s_j) { adc_s_c++; }
-        adc_s_color[adc_s_j] = adc_s_c;
-        if (adc_s_c >= adc_s_ncolors) { adc_s_ncolors = adc_s_c + 1; }
-    }
-";
+    let _ = writeln!(s, "    int adc_s_cp[adc_s_nc + 2];");
+    let _ = writeln!(
+        s,
+        "    int adc_s_nnz = {name}__rows(adc_s_h, adc_s_a, rows, cols, adc_s_cp);"
+    );
+    let _ = writeln!(
+        s,
+        "    if (len(vals) < adc_s_nnz) {{ vals[len(vals) + adc_s_nnz] = 0.0; }}"
+    );
+    let _ = writeln!(s, "    int adc_s_color[adc_s_nc];");
+    let _ = writeln!(
+        s,
+        "    int adc_s_ncolors = {name}__color(len(adc_s_h), rows, cols, adc_s_cp, adc_s_color);"
+    );
     let (save, restore) = save_restore(f, dual);
     s += &save;
     for (p, &d) in f.params.iter().zip(dual) {
@@ -357,14 +324,8 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
         if let Some(at) = &l.col_at[k] {
             let _ = writeln!(
                 s,
-                "        for (int adc_s_i = 0; adc_s_i < {m}; adc_s_i++) {{"
+                "        {name}__seed(adc_s_t_{n}, {at}, {m}, adc_s_c0, adc_s_color);"
             );
-            let _ = writeln!(
-                s,
-                "            int adc_s_k = adc_s_color[{at} + adc_s_i] - adc_s_c0;"
-            );
-            let _ = writeln!(s, "            if (adc_s_k >= 0 && adc_s_k < {w}) adc_s_t_{n}[adc_s_k * {m} + adc_s_i] = 1.0;");
-            let _ = writeln!(s, "        }}");
         }
     }
     if float_ret {
@@ -376,40 +337,19 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     } else {
         let _ = writeln!(s, "        {call};");
     }
-    // Entry q of row r: lane color(cols[q]) - c0 of the row's tangent.
-    let scatter = |s: &mut String, r: &str, lane: &str| {
+    let scatter = |s: &mut String, t: &str, at: &str, m: &str| {
         let _ = writeln!(
             s,
-            "            for (int adc_s_q = rows[{r}]; adc_s_q < rows[{r} + 1]; adc_s_q++) {{"
+            "        {name}__scatter({t}, {at}, {m}, adc_s_c0, adc_s_ncolors, rows, cols, adc_s_color, vals);"
         );
-        let _ = writeln!(
-            s,
-            "                int adc_s_k = adc_s_color[cols[adc_s_q]] - adc_s_c0;"
-        );
-        let _ = writeln!(
-            s,
-            "                if (adc_s_k >= 0 && adc_s_k < {w}) {{ vals[adc_s_q] = double({lane}); }}"
-        );
-        let _ = writeln!(s, "            }}");
     };
     if float_ret {
-        let _ = writeln!(s, "        {{");
-        scatter(&mut s, "0", "adc_s_tr[adc_s_k]");
-        let _ = writeln!(s, "        }}");
+        scatter(&mut s, "adc_s_tr", "0", "1");
     }
     for (k, p) in f.params.iter().enumerate() {
         let Some(at) = &l.row_at[k] else { continue };
-        let (n, m) = (&p.name.name, len(p));
-        let _ = writeln!(
-            s,
-            "        for (int adc_s_i = 0; adc_s_i < {m}; adc_s_i++) {{"
-        );
-        scatter(
-            &mut s,
-            &format!("{at} + adc_s_i"),
-            &format!("adc_s_t_{n}[adc_s_k * {m} + adc_s_i]"),
-        );
-        let _ = writeln!(s, "        }}");
+        let n = &p.name.name;
+        scatter(&mut s, &format!("adc_s_t_{n}"), at, &len(p));
     }
     let _ = writeln!(s, "    }}");
     if has_ret {
@@ -417,4 +357,112 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     }
     let _ = writeln!(s, "}}");
     s
+}
+
+/// The loops of `NAME__fill`, each in its own function: `[checkpoint]`
+/// keeps them out of line (`inline` leaves such functions; nothing
+/// differentiates them), so each loop nest gets the registers to itself.
+///
+/// - `NAME__rows`: the rows from the sets (`heads`, `arena`), and each
+///   column's count at `cp[c + 2]`; returns the number of entries.
+/// - `NAME__color`: the columns' rows, `crow[cp[c] .. cp[c + 1]]` (the
+///   prefix sums make `cp[c + 1]` where column c's rows start, and filling
+///   `crow` moves it to where they end), then greedy distance-2 coloring
+///   of the columns in natural order; returns the number of colors. Only
+///   the columns before `j` are colored when `j` is, and a row's columns
+///   increase, so each of `j`'s rows is scanned up to `j` (which it holds,
+///   so the scan needs no other bound). `forbid[k] == j + 1` marks color
+///   `k` taken for `j`, so the fresh zeros need no setting.
+/// - `NAME__seed`: lane `color(c) - c0` of each column `c` of a parameter
+///   (`m` columns from `at`) is 1.
+/// - `NAME__scatter`: entry `q` of row `r` (`m` rows from `at`) is lane
+///   `color(cols[q]) - c0` of the row's tangent `t`; when one run covers
+///   all the colors every lane is there.
+fn helpers(name: &str) -> String {
+    let w = CHUNK;
+    format!(
+        "[checkpoint]
+static int {name}__rows(int[] heads, int[] arena, out int[] rows, out int[] cols, out int[] cp) {{
+    int nr = len(heads);
+    if (len(rows) < nr + 1) {{ rows[len(rows) + nr + 1] = 0; }}
+    int q = 0;
+    for (int r = 0; r < nr; r++) {{
+        rows[r] = q;
+        int at = heads[r];
+        if (at < 0) {{
+            int c = -1 - at;
+            cols[q] = c;
+            cp[c + 2] += 1;
+            q++;
+        }} else if (at > 0) {{
+            int m = arena[at];
+            for (int k = 1; k <= m; k++) {{
+                int c = arena[at + k];
+                cols[q] = c;
+                cp[c + 2] += 1;
+                q++;
+            }}
+        }}
+    }}
+    rows[nr] = q;
+    return q;
+}}
+[checkpoint]
+static int {name}__color(int nr, int[] rows, int[] cols, inout int[] cp, out int[] color) {{
+    int nc = len(color);
+    for (int c = 2; c < nc + 2; c++) {{ cp[c] += cp[c - 1]; }}
+    int crow[rows[nr]];
+    for (int r = 0; r < nr; r++) {{
+        for (int p = rows[r]; p < rows[r + 1]; p++) {{
+            int c = cols[p] + 1;
+            int at = cp[c];
+            crow[at] = r;
+            cp[c] = at + 1;
+        }}
+    }}
+    int forbid[nc + 1];
+    int ncolors = 0;
+    for (int j = 0; j < nc; j++) {{
+        for (int p = cp[j]; p < cp[j + 1]; p++) {{
+            int o = rows[crow[p]];
+            int c = cols[o];
+            while (c < j) {{
+                forbid[color[c]] = j + 1;
+                o++;
+                c = cols[o];
+            }}
+        }}
+        int k = 0;
+        while (forbid[k] == j + 1) {{ k++; }}
+        color[j] = k;
+        if (k >= ncolors) {{ ncolors = k + 1; }}
+    }}
+    return ncolors;
+}}
+[checkpoint]
+static void {name}__seed(inout double[] t, int at, int m, int c0, int[] color) {{
+    for (int i = 0; i < m; i++) {{
+        int k = color[at + i] - c0;
+        if (k >= 0 && k < {w}) {{ t[k * m + i] = 1.0; }}
+    }}
+}}
+[checkpoint]
+static void {name}__scatter(double[] t, int at, int m, int c0, int ncolors, int[] rows, int[] cols, int[] color, out double[] vals) {{
+    if (ncolors <= {w}) {{
+        for (int i = 0; i < m; i++) {{
+            for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
+                vals[q] = t[color[cols[q]] * m + i];
+            }}
+        }}
+    }} else {{
+        for (int i = 0; i < m; i++) {{
+            for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
+                int k = color[cols[q]] - c0;
+                if (k >= 0 && k < {w}) {{ vals[q] = t[k * m + i]; }}
+            }}
+        }}
+    }}
+}}
+"
+    )
 }

@@ -11,8 +11,10 @@
 //! `arena: inout i64[]`; every differential `f64` value is a set handle,
 //! an offset into the arena held exactly as a `f64` (below 2^53), so
 //! shadows keep their type and layout. Handle 0 is the empty set (a zero
-//! tangent, and a fresh shadow's zeros, are empty); a set at offset
-//! `h >= 2` is `arena[h]` indices, increasing, in `arena[h + 1 ..]`.
+//! tangent, and a fresh shadow's zeros, are empty); a negative handle
+//! `-(c + 1)` is the set `{c}`, held in the handle alone (the caller seeds
+//! each input this way); a set at offset `h >= 2` is `arena[h]` indices,
+//! increasing, in `arena[h + 1 ..]`.
 //! `arena[0]` is the next free offset and `arena[1]` becomes 1 when the
 //! arena is too small (the sets are then wrong, and the caller runs the
 //! sweep again with a larger arena). Each differential instruction maps to
