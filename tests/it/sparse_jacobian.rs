@@ -217,7 +217,8 @@ double h(double x, double[] a, out double[] o) {
 #[test]
 fn many_colors_take_several_runs() {
     // Row i depends on columns i .. i + 9: at least 10 colors, so the
-    // compressed evaluation runs in several chunks of colors.
+    // compressed evaluation runs in several chunks of colors; and its
+    // flat sets (ten unions a row) outgrow the first arena.
     let j = jit("[jacobian(J)]
 [jacobian(S, sparse)]
 void band(double[] x, out double[] y) {
@@ -233,8 +234,9 @@ void band(double[] x, out double[] y) {
 }
 
 #[test]
-fn a_large_reduction_grows_the_arena() {
-    // Every prefix sum's set is new: the sets outgrow the first arena.
+fn prefix_sums_share_union_nodes() {
+    // Every prefix sum's set is new: the first ones flat, the later ones
+    // union nodes on the earlier ones, each row flattened on its own.
     let j = jit("[jacobian(J)]
 [jacobian(S, sparse)]
 void prefix(double[] x, out double[] y) {
@@ -245,6 +247,69 @@ void prefix(double[] x, out double[] y) {
     let x: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
     let csr = check(&j, "prefix", &[arr(&x), arr(&vec![0.0; n])], n, n);
     assert_eq!(csr.vals.len(), n * (n + 1) / 2);
+}
+
+#[test]
+fn a_sum_over_many_inputs_is_linear() {
+    // The running sum's set outgrows the flat sets: union nodes, flattened
+    // per row (the total of every x, and x[i] beside it). The sets held
+    // flat would take n^2 / 2 words, 5 * 10^7 here.
+    let j = jit("[jacobian(J)]
+[jacobian(S, sparse)]
+void total(double[] x, out double[] y) {
+    double s = 0.0;
+    for (int i = 0; i < len(x); i++) s += x[i] * x[i];
+    for (int i = 0; i < len(y); i++) y[i] = s * x[i];
+}");
+    let n = 10_000;
+    let x: Vec<f64> = (0..n).map(|i| 1.0 + 1e-4 * i as f64).collect();
+    let mut na = [arr(&x), arr(&[0.0; 3])];
+    let nnz = j.call("S_nnz", &mut na).expect("S_nnz");
+    assert_eq!(nnz[0], Constant::I64(3 * n as i64));
+    let mut sa = [
+        arr(&x),
+        arr(&[0.0; 3]),
+        arr(&vec![0.0; 3 * n]),
+        ArgValue::Array(ArrayValue::I64(vec![0; 3 * n])),
+        ArgValue::Array(ArrayValue::I64(vec![0; 4])),
+    ];
+    j.call("S", &mut sa).expect("S");
+    assert_eq!(ints(&sa[4]), [0, n as i64, 2 * n as i64, 3 * n as i64]);
+    let cols = ints(&sa[3]);
+    let vals = arg_floats(&sa[2]);
+    let s: f64 = x.iter().map(|v| v * v).sum();
+    for r in 0..3 {
+        for c in 0..n {
+            let q = r * n + c;
+            assert_eq!(cols[q], c as i64);
+            let want = 2.0 * x[c] * x[r] + if c == r { s } else { 0.0 };
+            assert!((vals[q] - want).abs() <= 1e-9 * want.abs(), "({r}, {c})");
+        }
+    }
+    // Small: against the dense Jacobian.
+    check(&j, "total", &[arr(&x[..50]), arr(&[0.0; 7])], 7, 50);
+}
+
+#[test]
+fn shared_union_nodes_are_walked_once() {
+    // Each step joins two sets built from the last one: walked without
+    // marks, the last set's nodes would take 2^60 steps.
+    let j = jit("[jacobian(J)]
+[jacobian(S, sparse)]
+void twice(double[] x, out double[] y) {
+    double s = 0.0;
+    for (int i = 0; i < 40; i++) s += x[i];
+    for (int k = 0; k < 60; k++) {
+        double u = s + x[k % 50];
+        double v = s * x[(k + 7) % 50] + x[49 - k % 50];
+        s = 0.5 * (u + v);
+        if (k % 12 == 0) y[k / 12] = s;
+    }
+    y[5] = x[3] - x[1];
+}");
+    let x: Vec<f64> = (0..50).map(|i| 0.9 + 0.01 * i as f64).collect();
+    let csr = check(&j, "twice", &[arr(&x), arr(&[0.0; 6])], 6, 50);
+    assert_eq!(&csr.cols[csr.rows[5] as usize..], &[1, 3]);
 }
 
 #[test]

@@ -59,6 +59,7 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         format!("{name}__color"),
                         format!("{name}__seed"),
                         format!("{name}__scatter"),
+                        format!("{name}__lazy"),
                         cols,
                         pattern,
                     ] {

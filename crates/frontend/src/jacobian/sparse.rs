@@ -162,7 +162,25 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
     // NAME_nnz
     let _ = writeln!(s, "{stat}int {name}_nnz({}) {{", ps.join(", "));
     let _ = writeln!(s, "    int adc_s_nnz = 0;");
-    s += &sweep("            for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) { int adc_s_h = adc_s_heads[adc_s_r]; if (adc_s_h < 0) { adc_s_nnz++; } else if (adc_s_h > 0) { adc_s_nnz += adc_s_arena[adc_s_h]; } }\n");
+    // Union nodes (`ad::sets`) are flattened into a scratch row.
+    let count = format!(
+        "            int adc_s_nc = {nc};
+            int adc_s_seen[adc_s_arena[2] > 0 ? adc_s_nc : 0];
+            int adc_s_stack[2 * adc_s_arena[2] + 2];
+            int adc_s_buf[adc_s_arena[2] > 0 ? adc_s_nc : 0];
+            for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) {{
+                int adc_s_h = adc_s_heads[adc_s_r];
+                if (adc_s_h < 0) {{ adc_s_nnz++; }}
+                else if (adc_s_h > 0) {{
+                    int adc_s_n = adc_s_arena[adc_s_h];
+                    if (adc_s_n > 0) {{ adc_s_nnz += adc_s_n; }}
+                    else {{ adc_s_nnz += {name}__lazy(adc_s_h, adc_s_r + 1, adc_s_arena, adc_s_seen, adc_s_stack, adc_s_buf, 0); }}
+                }}
+            }}
+",
+        nc = l.ncols
+    );
+    s += &sweep(&count);
     let _ = writeln!(s, "    return adc_s_nnz;");
     let _ = writeln!(s, "}}");
     // NAME
@@ -208,8 +226,9 @@ fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     ps.push("out int[] adc_s_heads".into());
     let _ = writeln!(s, "static bool {name}__deps({}) {{", ps.join(", "));
     // Column c's set {c} is the handle -(c + 1), in no room.
-    let _ = writeln!(s, "    adc_s_arena[0] = 2;");
+    let _ = writeln!(s, "    adc_s_arena[0] = 3;");
     let _ = writeln!(s, "    adc_s_arena[1] = 0;");
+    let _ = writeln!(s, "    adc_s_arena[2] = 0;");
     let mut args = Vec::new();
     for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
         let n = &p.name.name;
@@ -267,15 +286,17 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
         "out double[] vals".to_string(),
         "out int[] cols".into(),
         "out int[] rows".into(),
-        "int[] adc_s_a".into(),
+        "inout int[] adc_s_a".into(),
         "int[] adc_s_h".into(),
     ]);
     let _ = writeln!(s, "static {ret} {name}__fill({}) {{", ps.join(", "));
     let _ = writeln!(s, "    int adc_s_nc = {};", l.ncols);
     let _ = writeln!(s, "    int adc_s_cp[adc_s_nc + 2];");
+    let _ = writeln!(s, "    int adc_s_seen[adc_s_a[2] > 0 ? adc_s_nc : 0];");
+    let _ = writeln!(s, "    int adc_s_stack[2 * adc_s_a[2] + 2];");
     let _ = writeln!(
         s,
-        "    int adc_s_nnz = {name}__rows(adc_s_h, adc_s_a, rows, cols, adc_s_cp);"
+        "    int adc_s_nnz = {name}__rows(adc_s_h, adc_s_a, rows, cols, adc_s_cp, adc_s_seen, adc_s_stack);"
     );
     let _ = writeln!(
         s,
@@ -365,6 +386,13 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
 ///
 /// - `NAME__rows`: the rows from the sets (`heads`, `arena`), and each
 ///   column's count at `cp[c + 2]`; returns the number of entries.
+/// - `NAME__lazy`: appends the set `h` holding union nodes to `dst` from
+///   `q`, increasing, and returns where it ends: a depth-first walk that
+///   marks the columns met (`seen[c] == stamp`, one stamp per row) and the
+///   nodes visited (`arena[g] == -1 - stamp`, so a node shared by two
+///   paths is walked once), then a scan of the columns between the least
+///   and the greatest met. The walk costs the set's nodes and leaves, the
+///   scan its span of columns.
 /// - `NAME__color`: the columns' rows, `crow[cp[c] .. cp[c + 1]]` (the
 ///   prefix sums make `cp[c + 1]` where column c's rows start, and filling
 ///   `crow` moves it to where they end), then greedy distance-2 coloring
@@ -382,7 +410,7 @@ fn helpers(name: &str) -> String {
     let w = CHUNK;
     format!(
         "[checkpoint]
-static int {name}__rows(int[] heads, int[] arena, out int[] rows, out int[] cols, out int[] cp) {{
+static int {name}__rows(int[] heads, inout int[] arena, out int[] rows, out int[] cols, out int[] cp, inout int[] seen, inout int[] stack) {{
     int nr = len(heads);
     if (len(rows) < nr + 1) {{ rows[len(rows) + nr + 1] = 0; }}
     int q = 0;
@@ -396,15 +424,64 @@ static int {name}__rows(int[] heads, int[] arena, out int[] rows, out int[] cols
             q++;
         }} else if (at > 0) {{
             int m = arena[at];
-            for (int k = 1; k <= m; k++) {{
-                int c = arena[at + k];
-                cols[q] = c;
-                cp[c + 2] += 1;
-                q++;
+            if (m > 0) {{
+                for (int k = 1; k <= m; k++) {{
+                    int c = arena[at + k];
+                    cols[q] = c;
+                    cp[c + 2] += 1;
+                    q++;
+                }}
+            }} else {{
+                int e = {name}__lazy(at, r + 1, arena, seen, stack, cols, q);
+                for (int k = q; k < e; k++) {{ cp[cols[k] + 2] += 1; }}
+                q = e;
             }}
         }}
     }}
     rows[nr] = q;
+    return q;
+}}
+[checkpoint]
+static int {name}__lazy(int h, int stamp, inout int[] arena, inout int[] seen, inout int[] stack, inout int[] dst, int q) {{
+    int lo = len(seen);
+    int hi = -1;
+    stack[0] = h;
+    int sp = 1;
+    while (sp > 0) {{
+        sp--;
+        int g = stack[sp];
+        if (g < 0) {{
+            int c = -1 - g;
+            if (seen[c] != stamp) {{
+                seen[c] = stamp;
+                if (c < lo) {{ lo = c; }}
+                if (c > hi) {{ hi = c; }}
+            }}
+        }} else if (g > 0) {{
+            int n = arena[g];
+            if (n > 0) {{
+                for (int k = 1; k <= n; k++) {{
+                    int c = arena[g + k];
+                    if (seen[c] != stamp) {{
+                        seen[c] = stamp;
+                        if (c < lo) {{ lo = c; }}
+                        if (c > hi) {{ hi = c; }}
+                    }}
+                }}
+            }} else if (n != -1 - stamp) {{
+                arena[g] = -1 - stamp;
+                stack[sp] = arena[g + 1];
+                stack[sp + 1] = arena[g + 2];
+                sp += 2;
+            }}
+        }}
+    }}
+    for (int c = lo; c <= hi; c++) {{
+        if (seen[c] == stamp) {{
+            dst[q] = c;
+            q++;
+        }}
+    }}
     return q;
 }}
 [checkpoint]

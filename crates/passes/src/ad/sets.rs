@@ -13,11 +13,15 @@
 //! shadows keep their type and layout. Handle 0 is the empty set (a zero
 //! tangent, and a fresh shadow's zeros, are empty); a negative handle
 //! `-(c + 1)` is the set `{c}`, held in the handle alone (the caller seeds
-//! each input this way); a set at offset `h >= 2` is `arena[h]` indices,
-//! increasing, in `arena[h + 1 ..]`.
+//! each input this way); a set at offset `h >= 3` is `arena[h]` indices,
+//! increasing, in `arena[h + 1 ..]`, or when `arena[h]` is negative a
+//! union node, the union of the sets `arena[h + 1]` and `arena[h + 2]`
+//! (made for large sets, so that a sum over many inputs costs constant
+//! time and room per term: the caller flattens it).
 //! `arena[0]` is the next free offset and `arena[1]` becomes 1 when the
 //! arena is too small (the sets are then wrong, and the caller runs the
-//! sweep again with a larger arena). Each differential instruction maps to
+//! sweep again with a larger arena); `arena[2]` counts the union nodes.
+//! Each differential instruction maps to
 //! a set operation: a sum, difference, `min` or `max` is the union
 //! (a call of `__adc_set_union`, an internal function added to the
 //! module), a product or quotient by a primal value and a negation keep
