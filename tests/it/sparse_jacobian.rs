@@ -313,6 +313,28 @@ void twice(double[] x, out double[] y) {
 }
 
 #[test]
+fn an_arrow_is_colored_greedily_and_a_band_by_span() {
+    // Row i of `arrow` reads x[0] and x[i]: its span grows to n, two
+    // entries a row, so the greedy coloring (2 colors) runs; `band`'s
+    // rows span 3 columns: colors i mod 3.
+    let j = jit("[jacobian(J)]
+[jacobian(S, sparse)]
+void arrow(double[] x, out double[] y) {
+    for (int i = 1; i < len(x); i++) y[i - 1] = x[i] * x[0] + sin(x[i]);
+}");
+    let x: Vec<f64> = (0..40).map(|i| 0.3 + 0.05 * i as f64).collect();
+    let csr = check(&j, "arrow", &[arr(&x), arr(&[0.0; 39])], 39, 40);
+    assert_eq!(&csr.cols[..4], &[0, 1, 0, 2]);
+    let jb = jit("[jacobian(J)]
+[jacobian(S, sparse)]
+void band(double[] x, out double[] y) {
+    for (int i = 0; i + 2 < len(x); i++) y[i] = x[i] * x[i + 2] - x[i + 1];
+}");
+    let csr = check(&jb, "band", &[arr(&x), arr(&[0.0; 38])], 38, 40);
+    assert_eq!(csr.vals.len(), 3 * 38);
+}
+
+#[test]
 fn short_arrays_are_runtime_errors() {
     let j = jit("[jacobian(S, sparse)]
 void sq(double[] x, out double[] y) { for (int i = 0; i < len(x); i++) y[i] = x[i] * x[i]; }");

@@ -56,6 +56,7 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         format!("{name}__deps"),
                         format!("{name}__fill"),
                         format!("{name}__rows"),
+                        format!("{name}__band"),
                         format!("{name}__color"),
                         format!("{name}__seed"),
                         format!("{name}__scatter"),

@@ -5,11 +5,13 @@
 //!    derivative whose tangents are index sets, `ad::sets`, asked for with
 //!    the internal option `__adc_sets`), run by `NAME__deps` with one
 //!    singleton set per column and an arena that grows (the sweep runs
-//!    again with twice the room when it did not fit).
+//!    again when it did not fit, with twice the room it asked for).
 //! 2. The coloring: greedy distance-2 coloring of the columns in natural
 //!    order (Gebremedhin, Manne and Pothen, "What color is your
 //!    Jacobian?", SIAM Review 47(4), 2005): two columns that share a row
-//!    get different colors.
+//!    get different colors; or, when it takes no more runs than any
+//!    coloring could, column `c` gets `c mod K`, `K` the widest span of a
+//!    row (banded patterns, in linear time).
 //! 3. The compressed evaluation: `NAME__columns`, a vector forward
 //!    derivative of width [`CHUNK`], run once per [`CHUNK`] colors, each
 //!    lane seeded with the sum of one color's columns; an entry `(r, c)`
@@ -134,13 +136,13 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
     let (save, restore) = save_restore(f, dual);
     let mut s = String::new();
     s += &deps(f, name, dual, &l);
-    // The sweep, again with twice the room until the sets fit; `BODY`
+    // The sweep, again with twice the room asked for until the sets fit; `BODY`
     // then runs with the pattern in `adc_s_arena` and `adc_s_heads`.
     let sweep = |body: &str| {
         let mut t = String::new();
         let _ = writeln!(t, "    int adc_s_nr = {};", l.nrows);
         let _ = writeln!(t, "    int adc_s_heads[adc_s_nr];");
-        let _ = writeln!(t, "    int adc_s_cap = 64 + 8 * ({} + adc_s_nr);", l.ncols);
+        let _ = writeln!(t, "    int adc_s_cap = 64 + 4 * ({} + adc_s_nr);", l.ncols);
         t += &save;
         let _ = writeln!(t, "    bool adc_s_done = false;");
         let _ = writeln!(t, "    while (!adc_s_done) {{");
@@ -154,7 +156,10 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
         let _ = writeln!(t, "            adc_s_done = true;");
         t += body;
         let _ = writeln!(t, "        }} else {{");
-        let _ = writeln!(t, "            adc_s_cap = 2 * adc_s_cap;");
+        let _ = writeln!(
+            t,
+            "            adc_s_cap = 2 * (adc_s_arena[0] > adc_s_cap ? adc_s_arena[0] : adc_s_cap);"
+        );
         let _ = writeln!(t, "        }}");
         let _ = writeln!(t, "    }}");
         t
@@ -291,12 +296,11 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     ]);
     let _ = writeln!(s, "static {ret} {name}__fill({}) {{", ps.join(", "));
     let _ = writeln!(s, "    int adc_s_nc = {};", l.ncols);
-    let _ = writeln!(s, "    int adc_s_cp[adc_s_nc + 2];");
     let _ = writeln!(s, "    int adc_s_seen[adc_s_a[2] > 0 ? adc_s_nc : 0];");
     let _ = writeln!(s, "    int adc_s_stack[2 * adc_s_a[2] + 2];");
     let _ = writeln!(
         s,
-        "    int adc_s_nnz = {name}__rows(adc_s_h, adc_s_a, rows, cols, adc_s_cp, adc_s_seen, adc_s_stack);"
+        "    int adc_s_nnz = {name}__rows(adc_s_h, adc_s_a, rows, cols, adc_s_seen, adc_s_stack);"
     );
     let _ = writeln!(
         s,
@@ -305,7 +309,11 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     let _ = writeln!(s, "    int adc_s_color[adc_s_nc];");
     let _ = writeln!(
         s,
-        "    int adc_s_ncolors = {name}__color(len(adc_s_h), rows, cols, adc_s_cp, adc_s_color);"
+        "    int adc_s_ncolors = {name}__band(len(adc_s_h), rows, cols, adc_s_color);"
+    );
+    let _ = writeln!(
+        s,
+        "    if (adc_s_ncolors == 0) {{ adc_s_ncolors = {name}__color(len(adc_s_h), rows, cols, adc_s_color); }}"
     );
     let (save, restore) = save_restore(f, dual);
     s += &save;
@@ -384,8 +392,8 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
 /// keeps them out of line (`inline` leaves such functions; nothing
 /// differentiates them), so each loop nest gets the registers to itself.
 ///
-/// - `NAME__rows`: the rows from the sets (`heads`, `arena`), and each
-///   column's count at `cp[c + 2]`; returns the number of entries.
+/// - `NAME__rows`: the rows from the sets (`heads`, `arena`); returns the
+///   number of entries.
 /// - `NAME__lazy`: appends the set `h` holding union nodes to `dst` from
 ///   `q`, increasing, and returns where it ends: a depth-first walk that
 ///   marks the columns met (`seen[c] == stamp`, one stamp per row) and the
@@ -393,8 +401,13 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
 ///   paths is walked once), then a scan of the columns between the least
 ///   and the greatest met. The walk costs the set's nodes and leaves, the
 ///   scan its span of columns.
-/// - `NAME__color`: the columns' rows, `crow[cp[c] .. cp[c + 1]]` (the
-///   prefix sums make `cp[c + 1]` where column c's rows start, and filling
+/// - `NAME__band`: when the widest span of columns in a row, `K`, needs
+///   no more runs of [`CHUNK`] colors than the longest row (whose columns
+///   all need colors of their own), column `c` gets color `c mod K` (two
+///   columns of one row are less than `K` apart), and returns the number
+///   of colors; otherwise 0. Linear in the rows and columns.
+/// - `NAME__color`: otherwise, the columns' rows, `crow[cp[c] .. cp[c + 1]]`
+///   (counts, then prefix sums make `cp[c + 1]` where column c's rows start, and filling
 ///   `crow` moves it to where they end), then greedy distance-2 coloring
 ///   of the columns in natural order; returns the number of colors. Only
 ///   the columns before `j` are colored when `j` is, and a row's columns
@@ -410,7 +423,7 @@ fn helpers(name: &str) -> String {
     let w = CHUNK;
     format!(
         "[checkpoint]
-static int {name}__rows(int[] heads, inout int[] arena, out int[] rows, out int[] cols, out int[] cp, inout int[] seen, inout int[] stack) {{
+static int {name}__rows(int[] heads, inout int[] arena, out int[] rows, out int[] cols, inout int[] seen, inout int[] stack) {{
     int nr = len(heads);
     if (len(rows) < nr + 1) {{ rows[len(rows) + nr + 1] = 0; }}
     int q = 0;
@@ -418,23 +431,17 @@ static int {name}__rows(int[] heads, inout int[] arena, out int[] rows, out int[
         rows[r] = q;
         int at = heads[r];
         if (at < 0) {{
-            int c = -1 - at;
-            cols[q] = c;
-            cp[c + 2] += 1;
+            cols[q] = -1 - at;
             q++;
         }} else if (at > 0) {{
             int m = arena[at];
             if (m > 0) {{
                 for (int k = 1; k <= m; k++) {{
-                    int c = arena[at + k];
-                    cols[q] = c;
-                    cp[c + 2] += 1;
+                    cols[q] = arena[at + k];
                     q++;
                 }}
             }} else {{
-                int e = {name}__lazy(at, r + 1, arena, seen, stack, cols, q);
-                for (int k = q; k < e; k++) {{ cp[cols[k] + 2] += 1; }}
-                q = e;
+                q = {name}__lazy(at, r + 1, arena, seen, stack, cols, q);
             }}
         }}
     }}
@@ -485,8 +492,33 @@ static int {name}__lazy(int h, int stamp, inout int[] arena, inout int[] seen, i
     return q;
 }}
 [checkpoint]
-static int {name}__color(int nr, int[] rows, int[] cols, inout int[] cp, out int[] color) {{
+static int {name}__band(int nr, int[] rows, int[] cols, out int[] color) {{
+    int span = 1;
+    int most = 1;
+    for (int r = 0; r < nr; r++) {{
+        int lo = rows[r];
+        int hi = rows[r + 1];
+        if (hi > lo) {{
+            int s = cols[hi - 1] - cols[lo] + 1;
+            if (s > span) {{ span = s; }}
+            if (hi - lo > most) {{ most = hi - lo; }}
+        }}
+    }}
+    if ((span + {w} - 1) / {w} > (most + {w} - 1) / {w}) {{ return 0; }}
+    int k = 0;
+    for (int c = 0; c < len(color); c++) {{
+        color[c] = k;
+        k++;
+        if (k == span) {{ k = 0; }}
+    }}
+    if (span > len(color)) {{ return len(color); }}
+    return span;
+}}
+[checkpoint]
+static int {name}__color(int nr, int[] rows, int[] cols, out int[] color) {{
     int nc = len(color);
+    int cp[nc + 2];
+    for (int p = 0; p < rows[nr]; p++) {{ cp[cols[p] + 2] += 1; }}
     for (int c = 2; c < nc + 2; c++) {{ cp[c] += cp[c - 1]; }}
     int crow[rows[nr]];
     for (int r = 0; r < nr; r++) {{

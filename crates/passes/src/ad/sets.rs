@@ -20,7 +20,8 @@
 //! time and room per term: the caller flattens it).
 //! `arena[0]` is the next free offset and `arena[1]` becomes 1 when the
 //! arena is too small (the sets are then wrong, and the caller runs the
-//! sweep again with a larger arena); `arena[2]` counts the union nodes.
+//! sweep again with a larger arena, sized from `arena[0]`, which goes on
+//! counting the room asked for); `arena[2]` counts the union nodes.
 //! Each differential instruction maps to
 //! a set operation: a sum, difference, `min` or `max` is the union
 //! (a call of `__adc_set_union`, an internal function added to the
