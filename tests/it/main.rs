@@ -25,6 +25,7 @@ mod promote;
 mod regressions;
 mod simd;
 mod sincos;
+mod sparse_elements;
 mod sparse_jacobian;
 mod split;
 mod stack_arrays;

@@ -7,7 +7,7 @@
 use crate::support::{arg_floats, arr, d, jit};
 use adc::{ArgValue, ArrayValue, CallError, Constant, JitModule};
 
-fn int(k: i64) -> ArgValue {
+pub(crate) fn int(k: i64) -> ArgValue {
     ArgValue::Scalar(Constant::I64(k))
 }
 
@@ -19,17 +19,17 @@ fn ints(a: &ArgValue) -> Vec<i64> {
 }
 
 /// A sparse Jacobian in compressed sparse rows.
-struct Csr {
-    vals: Vec<f64>,
-    cols: Vec<i64>,
-    rows: Vec<i64>,
+pub(crate) struct Csr {
+    pub vals: Vec<f64>,
+    pub cols: Vec<i64>,
+    pub rows: Vec<i64>,
 }
 
 /// Calls `J` (dense, `nr * nc`), `S_nnz` and `S` (sparse) on `args`;
 /// checks that `S` does what `F` does (result and writes), that the rows
 /// are well formed, that `S_nnz` counts the entries, that every nonzero
 /// of the dense Jacobian is an entry and that the entries equal it.
-fn check(j: &JitModule, f: &str, args: &[ArgValue], nr: usize, nc: usize) -> Csr {
+pub(crate) fn check(j: &JitModule, f: &str, args: &[ArgValue], nr: usize, nc: usize) -> Csr {
     let mut fa = args.to_vec();
     let fr = j.call(f, &mut fa).unwrap_or_else(|e| panic!("{f}: {e}"));
     let mut da = args.to_vec();
@@ -96,7 +96,7 @@ fn check(j: &JitModule, f: &str, args: &[ArgValue], nr: usize, nc: usize) -> Csr
 }
 
 /// The entries' positions, row by row.
-fn pattern(csr: &Csr) -> Vec<Vec<i64>> {
+pub(crate) fn pattern(csr: &Csr) -> Vec<Vec<i64>> {
     csr.rows
         .windows(2)
         .map(|w| csr.cols[w[0] as usize..w[1] as usize].to_vec())

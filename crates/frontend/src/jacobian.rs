@@ -10,6 +10,8 @@
 //! ([`point_at_attributes`]).
 
 mod rev;
+mod elements;
+mod elements_source;
 mod sparse;
 
 use crate::ast::*;
@@ -34,6 +36,8 @@ pub struct Generated {
 pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Vec<Generated>) {
     let mut text = String::new();
     let mut generated = Vec::new();
+    let mut outlined = Vec::new();
+    let all = items.to_vec();
     for item in items.iter_mut() {
         let Item::Func(f) = item else { continue };
         let attrs = std::mem::take(&mut f.attrs);
@@ -49,7 +53,22 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                     f.attrs
                         .push(forward_attr(f, &a, &cols, &dual, Some(sparse::CHUNK)));
                     f.attrs.push(forward_attr(f, &a, &pattern, &dual, None));
-                    text += &sparse::source(f, &name, &dual);
+                    let plan = elements::plan(&all, f, &dual);
+                    let colored = format!("{name}__colored");
+                    let entry = plan.as_ref().map(|_| colored.as_str());
+                    text += &sparse::source(f, &name, &dual, entry);
+                    if let Some(plan) = &plan {
+                        text += &elements_source::source(f, &name, &dual, plan, &colored);
+                        let (items, names) =
+                            elements_source::outlined(f, &name, &dual, plan, a.span);
+                        outlined.extend(items);
+                        for g in names.into_iter().chain([format!("{name}__elems"), colored]) {
+                            generated.push(Generated {
+                                name: g,
+                                span: a.span,
+                            });
+                        }
+                    }
                     for g in [
                         name.clone(),
                         format!("{name}_nnz"),
@@ -113,9 +132,10 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
         }
     }
     if text.is_empty() {
-        return (Vec::new(), generated);
+        return (outlined, generated);
     }
-    let (extra, errs) = crate::parse::parse_program(&text);
+    let (mut extra, errs) = crate::parse::parse_program(&text);
+    extra.extend(outlined);
     for e in errs {
         diags.push(Diagnostic::error(
             "E0999",

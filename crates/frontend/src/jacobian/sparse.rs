@@ -125,8 +125,9 @@ fn save_restore(f: &FuncDecl, dual: &[bool]) -> (String, String) {
 }
 
 /// The attributes `F` gets, and the `.ad` text of `NAME`, `NAME_nnz` and
-/// their helpers.
-pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
+/// their helpers; `NAME` is emitted as the `static` function `entry`
+/// when given (element Jacobians, `elements_source`, fall back to it).
+pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool], entry: Option<&str>) -> String {
     let l = layout(f, dual);
     let stat = if f.is_static { "static " } else { "" };
     let ps = params(f);
@@ -195,7 +196,11 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
         "out int[] cols".into(),
         "out int[] rows".into(),
     ]);
-    let _ = writeln!(s, "{stat}{ret} {name}({}) {{", all.join(", "));
+    let (stat_entry, entry) = match entry {
+        Some(e) => ("static ", e),
+        None => (stat, name),
+    };
+    let _ = writeln!(s, "{stat_entry}{ret} {entry}({}) {{", all.join(", "));
     let zero = match f.ret {
         ReturnType::Base(BaseType::Bool) => "false",
         ReturnType::Base(BaseType::Int) => "0",

@@ -1,0 +1,447 @@
+//! The code of element Jacobians (see `elements` for when they apply,
+//! docs/derivatives.md#sparse-jacobians for what they compute).
+//!
+//! For an element plan of `F`, `NAME`'s dependency sweep stays as it is
+//! (the pattern: the rows' columns, in `adc_s_a`/`adc_s_h`), and
+//! `NAME__elems` replaces the coloring and compressed evaluation:
+//!
+//! 1. Ownership: it replays `F`'s integer declarations and loop headers
+//!    and evaluates each loop's sites at every iteration; a row named by
+//!    two sites (of one iteration or two), or a row with entries that no
+//!    site names, sends it to `NAME__fill` (the coloring) instead.
+//! 2. Each loop `k` with `W` sites has its body outlined as the `static`
+//!    function `NAME__eK` (parameters: `F`'s, the loop variable, the
+//!    integers declared before the loop), with a reverse derivative
+//!    `NAME__eKb` of width `W` (`Duplicated` for `F`'s `Dual` arrays).
+//!    Per iteration, lane `j` of the `out` shadows is seeded at site `j`'s
+//!    row, one run gives the `W` rows' gradients, which are gathered into
+//!    `vals` at the pattern's columns; those shadow elements are zeroed
+//!    again, so the next iteration starts from zeros.
+//!
+//! Locals start with `adc_e_` (and `adc_s_` for the sweep's).
+
+use super::elements::{Plan, Top};
+use super::type_name;
+use crate::ast::*;
+use std::fmt::Write;
+
+/// Where each parameter's columns and rows start (`None`: it has none).
+struct Layout {
+    col_at: Vec<Option<String>>,
+    row_at: Vec<Option<String>>,
+    ncols: String,
+    nrows: String,
+}
+
+fn len(p: &ParamDecl) -> String {
+    if p.is_array {
+        format!("len({})", p.name.name)
+    } else {
+        "1".into()
+    }
+}
+
+fn layout(f: &FuncDecl, dual: &[bool]) -> Layout {
+    let (mut ncols, mut nrows) = (vec!["0".to_string()], vec!["0".to_string()]);
+    let (mut col_at, mut row_at) = (Vec::new(), Vec::new());
+    for (p, &d) in f.params.iter().zip(dual) {
+        let is_col = d && p.mode != Mode::Out;
+        let is_row = d && p.mode != Mode::Value;
+        col_at.push(is_col.then(|| format!("({})", ncols.join(" + "))));
+        row_at.push(is_row.then(|| format!("({})", nrows.join(" + "))));
+        if is_col {
+            ncols.push(len(p));
+        }
+        if is_row {
+            nrows.push(len(p));
+        }
+    }
+    Layout {
+        col_at,
+        row_at,
+        ncols: ncols.join(" + "),
+        nrows: nrows.join(" + "),
+    }
+}
+
+fn params(f: &FuncDecl) -> Vec<String> {
+    f.params
+        .iter()
+        .map(|p| {
+            let mode = match p.mode {
+                Mode::Value => "",
+                Mode::Inout => "inout ",
+                Mode::Out => "out ",
+            };
+            let arr = if p.is_array { "[]" } else { "" };
+            format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name)
+        })
+        .collect()
+}
+
+fn ident(name: &str, span: adc_ir::Span) -> Ident {
+    Ident {
+        name: name.into(),
+        span,
+    }
+}
+
+/// The integer declarations before the `k`th statement of the plan.
+fn captured(plan: &Plan, k: usize) -> Vec<(BaseType, String)> {
+    plan.tops[..k]
+        .iter()
+        .filter_map(|t| match t {
+            Top::Decl { ty, name, .. } => Some((*ty, name.clone())),
+            Top::Loop { .. } => None,
+        })
+        .collect()
+}
+
+/// The outlined loop bodies `NAME__eK`, each with its reverse derivative
+/// `NAME__eKb` requested, and their names.
+pub(super) fn outlined(
+    f: &FuncDecl,
+    name: &str,
+    dual: &[bool],
+    plan: &Plan,
+    span: adc_ir::Span,
+) -> (Vec<Item>, Vec<String>) {
+    let mut items = Vec::new();
+    let mut names = Vec::new();
+    for (k, t) in plan.tops.iter().enumerate() {
+        let Top::Loop {
+            var, body, sites, ..
+        } = t
+        else {
+            continue;
+        };
+        if sites.is_empty() {
+            continue;
+        }
+        let mut ps = f.params.clone();
+        let mut acts: Vec<AttrArg> = vec![AttrArg::Ident(ident(&format!("{name}__e{k}b"), span))];
+        for d in dual {
+            let a = if *d { "Duplicated" } else { "Const" };
+            acts.push(AttrArg::Ident(ident(a, span)));
+        }
+        let mut extra = vec![(BaseType::Int, var.clone())];
+        extra.extend(captured(plan, k));
+        for (ty, n) in extra {
+            ps.push(ParamDecl {
+                mode: Mode::Value,
+                ty,
+                is_array: false,
+                name: ident(&n, span),
+                span,
+            });
+            acts.push(AttrArg::Ident(ident("Const", span)));
+        }
+        // A `double` result (0, its seed 0): reverse vector mode needs one.
+        acts.push(AttrArg::Ident(ident("Active", span)));
+        if sites.len() > 1 {
+            acts.push(AttrArg::Named(
+                ident("width", span),
+                Box::new(AttrArg::Int(sites.len() as i64, span)),
+                span,
+            ));
+        }
+        // The dependency sweep: the same activities as `Dual`, no width.
+        let mut fwd: Vec<AttrArg> = vec![AttrArg::Ident(ident(&format!("{name}__e{k}p"), span))];
+        for a in &acts[1..] {
+            match a {
+                AttrArg::Ident(id) if id.name == "Duplicated" => {
+                    fwd.push(AttrArg::Ident(ident("Dual", span)))
+                }
+                AttrArg::Ident(id) if id.name == "Const" => fwd.push(a.clone()),
+                _ => (),
+            }
+        }
+        fwd.push(AttrArg::Ident(ident("Const", span)));
+        fwd.push(AttrArg::Named(
+            ident(crate::lower::SETS_OPTION, span),
+            Box::new(AttrArg::Int(1, span)),
+            span,
+        ));
+        let sweep = Attr {
+            name: ident("autodiff_forward", span),
+            args: Some(fwd),
+            span,
+        };
+        let mut body = body.clone();
+        let zero = Expr {
+            kind: ExprKind::Float("0.0".into()),
+            span,
+        };
+        body.push(Stmt::Return(Some(zero), span));
+        let attr = Attr {
+            name: ident("autodiff_reverse", span),
+            args: Some(acts),
+            span,
+        };
+        items.push(Item::Func(FuncDecl {
+            attrs: vec![attr, sweep],
+            ret: ReturnType::Base(BaseType::Double),
+            name: ident(&format!("{name}__e{k}"), span),
+            params: ps,
+            body: Some(body),
+            is_static: true,
+            span,
+        }));
+        names.push(format!("{name}__e{k}"));
+        names.push(format!("{name}__e{k}b"));
+        names.push(format!("{name}__e{k}p"));
+    }
+    (items, names)
+}
+
+/// The replayed declarations of `F` (each `Top::Decl`), and for each
+/// loop with sites, `per_loop(k)`.
+fn replay(plan: &Plan, s: &mut String, per_loop: &mut dyn FnMut(&mut String, usize)) {
+    for (k, t) in plan.tops.iter().enumerate() {
+        match t {
+            Top::Decl { ty, name, init } => {
+                let _ = writeln!(s, "        {} {name} = {init};", type_name(*ty));
+            }
+            Top::Loop { sites, .. } if !sites.is_empty() => per_loop(s, k),
+            Top::Loop { .. } => (),
+        }
+    }
+}
+
+/// `NAME`, which tries `NAME__elems` and else runs `colored` (the
+/// coloring), and `NAME__elems`.
+pub(super) fn source(
+    f: &FuncDecl,
+    name: &str,
+    dual: &[bool],
+    plan: &Plan,
+    colored: &str,
+) -> String {
+    let l = layout(f, dual);
+    let mut ps = params(f);
+    ps.extend([
+        "out double[] vals".to_string(),
+        "out int[] cols".into(),
+        "out int[] rows".into(),
+    ]);
+    let mut args: Vec<String> = f.params.iter().map(|p| p.name.name.clone()).collect();
+    args.extend(["vals", "cols", "rows"].map(String::from));
+    let args = args.join(", ");
+    let stat = if f.is_static { "static " } else { "" };
+    let mut s = String::new();
+    let _ = writeln!(s, "{stat}void {name}({}) {{", ps.join(", "));
+    let _ = writeln!(
+        s,
+        "    if (!{name}__elems({args})) {{ {colored}({args}); }}"
+    );
+    let _ = writeln!(s, "}}");
+    let _ = writeln!(s, "static bool {name}__elems({}) {{", ps.join(", "));
+    let _ = writeln!(s, "    int adc_s_nc = {};", l.ncols);
+    let _ = writeln!(s, "    int adc_s_nr = {};", l.nrows);
+    let _ = writeln!(
+        s,
+        "    if (len(rows) < adc_s_nr + 1) {{ rows[len(rows) + adc_s_nr + 1] = 0; }}"
+    );
+    // 1. The sites' rows, in the order they run, must increase.
+    let _ = writeln!(s, "    bool adc_e_ok = true;");
+    let _ = writeln!(s, "    {{");
+    let _ = writeln!(s, "        int adc_e_last = -1;");
+    replay(plan, &mut s, &mut |s, k| {
+        let Top::Loop {
+            var,
+            from,
+            cond,
+            sites,
+            ..
+        } = &plan.tops[k]
+        else {
+            return;
+        };
+        let _ = writeln!(s, "        for (int {var} = {from}; {cond}; {var}++) {{");
+        for site in sites {
+            let p = &f.params[site.param];
+            let at = row_at(&l, site.param);
+            let _ = writeln!(s, "            {{ int adc_e_r = {}; if (adc_e_r >= 0 && adc_e_r < len({})) {{ int adc_e_g = {at} + adc_e_r; if (adc_e_g <= adc_e_last) {{ adc_e_ok = false; }} adc_e_last = adc_e_g; }} }}", site.index, p.name.name);
+        }
+        let _ = writeln!(s, "        }}");
+    });
+    let _ = writeln!(s, "    }}");
+    let _ = writeln!(s, "    if (!adc_e_ok) {{ return false; }}");
+    // The sweep's tangents: column c's set {c} is at 2 + 2c.
+    for (p, (&d, at)) in f.params.iter().zip(dual.iter().zip(&l.col_at)) {
+        if !d {
+            continue;
+        }
+        let n = &p.name.name;
+        let _ = writeln!(s, "    double adc_e_t_{n}[len({n})];");
+        if let Some(at) = at {
+            let _ = writeln!(s, "    for (int adc_e_i = 0; adc_e_i < len({n}); adc_e_i++) {{ adc_e_t_{n}[adc_e_i] = double(2 + 2 * ({at} + adc_e_i)); }}");
+        }
+    }
+    // 2. The elements, again from the start with twice the room when an
+    // element's sets outgrow the arena.
+    s += "    int adc_e_cap = 2 + 2 * adc_s_nc + 4096;
+    bool adc_e_done = false;
+    while (!adc_e_done) {
+        adc_e_done = true;
+        int adc_e_a[adc_e_cap];
+        for (int adc_e_c = 0; adc_e_c < adc_s_nc; adc_e_c++) { adc_e_a[2 + 2 * adc_e_c] = 1; adc_e_a[3 + 2 * adc_e_c] = adc_e_c; }
+        int adc_e_q = 0;
+        int adc_e_next = 0;
+        {
+";
+    replay(plan, &mut s, &mut |s, k| {
+        element_loop(s, f, name, dual, plan, &l, k)
+    });
+    s += "        }
+        while (adc_e_next <= adc_s_nr) { rows[adc_e_next] = adc_e_q; adc_e_next++; }
+    }
+    return true;
+}
+";
+    s
+}
+
+fn row_at(l: &Layout, param: usize) -> &str {
+    l.row_at[param]
+        .as_deref()
+        .expect("invariant: a site's array is an `out` Dual array, a row block")
+}
+
+/// One loop of step 2: per iteration, the sweep of the outlined body for
+/// the rows' columns, its reverse run for their values.
+fn element_loop(
+    s: &mut String,
+    f: &FuncDecl,
+    name: &str,
+    dual: &[bool],
+    plan: &Plan,
+    l: &Layout,
+    k: usize,
+) {
+    let Top::Loop {
+        var,
+        from,
+        cond,
+        sites,
+        ..
+    } = &plan.tops[k]
+    else {
+        return;
+    };
+    let w = sites.len();
+    let _ = writeln!(s, "        {{");
+    let (mut rev, mut fwd) = (Vec::new(), Vec::new());
+    for (p, &d) in f.params.iter().zip(dual) {
+        let n = &p.name.name;
+        rev.push(n.clone());
+        fwd.push(n.clone());
+        if d {
+            let _ = writeln!(s, "            double adc_e_d_{n}[{w} * len({n})];");
+            rev.push(format!("adc_e_d_{n}"));
+            fwd.push(format!("adc_e_t_{n}"));
+        }
+    }
+    let mut extra = vec![var.clone()];
+    extra.extend(captured(plan, k).into_iter().map(|(_, n)| n));
+    rev.extend(extra.iter().cloned());
+    fwd.extend(extra);
+    fwd.push("adc_e_a".into());
+    if w > 1 {
+        let _ = writeln!(s, "            double adc_e_seed[{w}];");
+    }
+    let _ = writeln!(
+        s,
+        "            for (int {var} = {from}; {cond}; {var}++) {{"
+    );
+    let _ = writeln!(s, "                if (adc_e_done) {{");
+    let _ = writeln!(s, "                adc_e_a[0] = 2 + 2 * adc_s_nc;");
+    let _ = writeln!(s, "                adc_e_a[1] = 0;");
+    let _ = writeln!(s, "                {name}__e{k}p({});", fwd.join(", "));
+    let _ = writeln!(
+        s,
+        "                if (adc_e_a[1] != 0) {{ adc_e_done = false; adc_e_cap = 2 * adc_e_cap; }}"
+    );
+    let _ = writeln!(s, "                }}");
+    let _ = writeln!(s, "                if (adc_e_done) {{");
+    for (j, site) in sites.iter().enumerate() {
+        let n = &f.params[site.param].name.name;
+        let _ = writeln!(s, "                int adc_e_r{j} = {};", site.index);
+        let _ = writeln!(
+            s,
+            "                bool adc_e_v{j} = adc_e_r{j} >= 0 && adc_e_r{j} < len({n});"
+        );
+        let _ = writeln!(
+            s,
+            "                if (adc_e_v{j}) {{ adc_e_d_{n}[{j} * len({n}) + adc_e_r{j}] = 1.0; }}"
+        );
+    }
+    if w > 1 {
+        rev.push("adc_e_seed".into());
+    } else {
+        rev.push("0.0".into());
+    }
+    let _ = writeln!(s, "                {name}__e{k}b({});", rev.join(", "));
+    // Column `c` of lane `j`: in the shadow of the parameter holding it.
+    let lane = |j: &str, body: &dyn Fn(&str) -> String| {
+        let mut t = String::new();
+        for (p, at) in f.params.iter().zip(&l.col_at) {
+            let Some(at) = at else { continue };
+            let n = &p.name.name;
+            let cell = format!("adc_e_d_{n}[{j} * len({n}) + adc_e_c - {at}]");
+            let sep = if t.is_empty() { "" } else { " else " };
+            let _ = write!(
+                t,
+                "{sep}if (adc_e_c >= {at} && adc_e_c < {at} + len({n})) {{ {} }}",
+                body(&cell)
+            );
+        }
+        t
+    };
+    let _ = writeln!(s, "                int adc_e_s0 = adc_e_q;");
+    for (j, site) in sites.iter().enumerate() {
+        let n = &f.params[site.param].name.name;
+        let at = row_at(l, site.param);
+        let _ = writeln!(s, "                if (adc_e_v{j}) {{");
+        let _ = writeln!(
+            s,
+            "                    adc_e_d_{n}[{j} * len({n}) + adc_e_r{j}] = 0.0;"
+        );
+        let _ = writeln!(s, "                    int adc_e_g = {at} + adc_e_r{j};");
+        let _ = writeln!(s, "                    while (adc_e_next <= adc_e_g) {{ rows[adc_e_next] = adc_e_q; adc_e_next++; }}");
+        let _ = writeln!(
+            s,
+            "                    int adc_e_h = int(adc_e_t_{n}[adc_e_r{j}]);"
+        );
+        let _ = writeln!(s, "                    if (adc_e_h != 0) {{");
+        let _ = writeln!(s, "                        for (int adc_e_k = 0; adc_e_k < adc_e_a[adc_e_h]; adc_e_k++) {{");
+        let _ = writeln!(
+            s,
+            "                            int adc_e_c = adc_e_a[adc_e_h + 1 + adc_e_k];"
+        );
+        let _ = writeln!(s, "                            cols[adc_e_q] = adc_e_c;");
+        let get = lane(&j.to_string(), &|cell| format!("vals[adc_e_q] = {cell};"));
+        let _ = writeln!(s, "                            {get}");
+        let _ = writeln!(s, "                            adc_e_q++;");
+        let _ = writeln!(s, "                        }}");
+        let _ = writeln!(s, "                    }}");
+        let _ = writeln!(s, "                }}");
+    }
+    // Zero every lane at the columns this iteration's rows reached.
+    let _ = writeln!(
+        s,
+        "                for (int adc_e_p = adc_e_s0; adc_e_p < adc_e_q; adc_e_p++) {{"
+    );
+    let _ = writeln!(s, "                    int adc_e_c = cols[adc_e_p];");
+    let _ = writeln!(
+        s,
+        "                    for (int adc_e_l = 0; adc_e_l < {w}; adc_e_l++) {{"
+    );
+    let zero = lane("adc_e_l", &|cell| format!("{cell} = 0.0;"));
+    let _ = writeln!(s, "                        {zero}");
+    let _ = writeln!(s, "                    }}");
+    let _ = writeln!(s, "                }}");
+    let _ = writeln!(s, "                }}");
+    let _ = writeln!(s, "            }}");
+    let _ = writeln!(s, "        }}");
+}

@@ -1,0 +1,207 @@
+//! Element Jacobians of sparse Jacobians (docs/derivatives.md#element-jacobians):
+//! functions whose loops write disjoint rows take them (`S__elems` is
+//! generated), others do not, and a loop whose iterations turn out to
+//! share a row at run time falls back to the coloring; every case against
+//! the dense Jacobian.
+
+use crate::sparse_jacobian::{check, int, pattern};
+use crate::support::{arr, jit};
+use adc::{ArgValue, ArrayValue};
+
+/// Whether `S`'s element code was generated for `source`.
+fn takes_elements(source: &str) -> bool {
+    let m = adc::driver::frontend("t.ad", source, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("does not compile:\n{f}"));
+    m.find("S__elems").is_some()
+}
+
+/// Bundle adjustment's shape: each observation writes two rows through a
+/// callee's `out` parameter at an offset, from a few elements of two
+/// blocks picked by an index array; a second loop writes one row each.
+const BA_LIKE: &str = "
+const int NC = 3;
+static void proj(double[] cam, int co, double[] pt, int po, double w, out double[] err, int eo) {
+    double t[2];
+    for (int k = 0; k < 2; k++) t[k] = sin(cam[co + k]) * pt[po + k] + cam[co + 2];
+    if (t[0] > 0.0) { t[0] = sqrt(t[0]); }
+    err[eo + 0] = w * t[0] * pt[po + 1];
+    err[eo + 1] = w * t[1] / (1.0 + pt[po] * pt[po]);
+}
+static void wt(double[] w, int i, out double[] e) {
+    e[i] = 1.0 - w[i] * w[i];
+}
+[jacobian(J)]
+[jacobian(S, sparse)]
+void obj(double[] cams, double[] pts, double[] w, int[] obs, out double[] err, out double[] werr) {
+    int p = len(w);
+    for (int i = 0; i < p; i++) {
+        int c = obs[2 * i];
+        int q = obs[2 * i + 1];
+        proj(cams, c * NC, pts, q * 2, w[i], err, 2 * i);
+    }
+    for (int i = 0; i < p; i++) {
+        wt(w, i, werr);
+    }
+}";
+
+#[test]
+fn bundle_adjustment_shape_takes_elements() {
+    assert!(takes_elements(BA_LIKE));
+    let j = jit(BA_LIKE);
+    let (n, m, p) = (3, 4, 7);
+    let cams: Vec<f64> = (0..n * 3).map(|k| 0.3 + 0.1 * k as f64).collect();
+    let pts: Vec<f64> = (0..m * 2).map(|k| 0.2 * k as f64 - 0.5).collect();
+    let w: Vec<f64> = (0..p).map(|k| 0.9 + 0.05 * k as f64).collect();
+    let obs: Vec<i64> = (0..p)
+        .flat_map(|i| [(i % n) as i64, ((i * 3) % m) as i64])
+        .collect();
+    let args = [
+        arr(&cams),
+        arr(&pts),
+        arr(&w),
+        ArgValue::Array(ArrayValue::I64(obs.clone())),
+        arr(&vec![0.0; 2 * p]),
+        arr(&vec![0.0; p]),
+    ];
+    let csr = check(&j, "obj", &args, 3 * p, n * 3 + m * 2 + p);
+    // Row 2i + k: camera obs[2i]'s 3, point obs[2i+1]'s 2 (where they
+    // reach it) and w[i]; row 2p + i: w[i].
+    for (r, cols) in pattern(&csr).iter().enumerate() {
+        if r >= 2 * p {
+            assert_eq!(cols, &[(n * 3 + m * 2 + r - 2 * p) as i64]);
+        } else {
+            let i = r / 2;
+            assert!(
+                cols.contains(&((n * 3 + m * 2 + i) as i64)),
+                "row {r}: {cols:?}"
+            );
+            let cam = obs[2 * i] * 3;
+            assert!(cols.contains(&(cam + 2)), "row {r}: {cols:?}");
+        }
+    }
+}
+
+#[test]
+fn direct_writes_branches_and_integers_before_the_loop() {
+    // Two sites per iteration, one of them conditional, from 1 on; the
+    // rows of y[0] and y[1] are written by no iteration (empty).
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y, int k) {
+    int h = len(y) / 2;
+    int s = k + 1;
+    for (int i = 1; i < h; i++) {
+        double a = x[i] * x[i - 1];
+        y[2 * i] = a * s;
+        if (x[i] > 0.0) { y[2 * i + 1] = cos(a) + x[i + 1]; }
+    }
+}";
+    assert!(takes_elements(src));
+    let j = jit(src);
+    let x = [0.5, -1.0, 2.0, 1.5, -0.25, 0.75];
+    let csr = check(&j, "f", &[arr(&x), arr(&[0.0; 10]), int(2)], 10, 6);
+    let rows = pattern(&csr);
+    assert!(rows[0].is_empty() && rows[1].is_empty());
+    assert_eq!(rows[3], Vec::<i64>::new(), "x[1] < 0: y[3] not written");
+    assert_eq!(rows[5], [1, 2, 3]);
+}
+
+#[test]
+fn shared_rows_fall_back_to_the_coloring() {
+    // Iterations i and i + 3 write the same row (the last one wins), and
+    // one iteration writes one row twice: correct by the coloring.
+    for src in [
+        "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    for (int i = 0; i < len(x); i++) { y[i % 3] = x[i] * x[i]; }
+}",
+        "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) { y[i] = x[i] * x[i]; y[i] = sin(x[i + 1]) * 2.0; }
+}",
+    ] {
+        assert!(takes_elements(src));
+        let j = jit(src);
+        let x = [0.5, -1.0, 2.0, 1.5, -0.25, 0.75];
+        let csr = check(&j, "f", &[arr(&x), arr(&[0.0; 3])], 3, 6);
+        assert_eq!(csr.vals.len(), 3);
+    }
+}
+
+#[test]
+fn state_carried_between_iterations_keeps_the_coloring() {
+    for src in [
+        // A float carried in a variable.
+        "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    double acc = 1.0;
+    for (int i = 0; i < len(y); i++) { acc = acc * x[i]; y[i] = acc; }
+}",
+        // In the output itself.
+        "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) {
+        y[i] = x[i];
+        if (i > 0) { y[i] = y[i] * y[i - 1]; }
+    }
+}",
+        // Through a callee that reads its `out` parameter.
+        "
+static void g(double[] x, int i, out double[] y) { y[i] = x[i]; y[i] = y[i] * x[i + 1]; }
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) { g(x, i, y); }
+}",
+        // Through a local array declared before the loop.
+        "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    double t[1];
+    for (int i = 0; i < len(y); i++) { t[0] = t[0] + x[i]; y[i] = t[0]; }
+}",
+        // A site in an inner loop.
+        "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    for (int i = 0; i < len(y) / 2; i++) { for (int k = 0; k < 2; k++) { y[2 * i + k] = x[i] * x[k]; } }
+}",
+    ] {
+        assert!(!takes_elements(src), "{src}");
+        let j = jit(src);
+        let x = [0.5, -1.0, 2.0, 1.5, -0.25, 0.75, 2.0];
+        check(&j, "f", &[arr(&x), arr(&[0.0; 6])], 6, 7);
+    }
+}
+
+#[test]
+fn an_iteration_outgrowing_the_buffer_starts_again_with_more_room() {
+    // Each iteration sums 150 products: its prefix sums' sets outgrow the
+    // first buffer (4096 past the columns' own sets).
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) {
+        double s = 0.0;
+        for (int k = 0; k < 150; k++) { s += x[i + k] * x[k]; }
+        y[i] = s;
+    }
+}";
+    assert!(takes_elements(src));
+    let j = jit(src);
+    let x: Vec<f64> = (0..153).map(|k| 0.01 * k as f64 - 0.5).collect();
+    let csr = check(&j, "f", &[arr(&x), arr(&[0.0; 3])], 3, 153);
+    assert_eq!(pattern(&csr)[2].len(), 152);
+}
