@@ -9,9 +9,9 @@
 //! the program's; their instructions point at the attribute
 //! ([`point_at_attributes`]).
 
-mod rev;
 mod elements;
 mod elements_source;
+mod rev;
 mod sparse;
 
 use crate::ast::*;

@@ -267,7 +267,7 @@ pub(super) fn source(
     });
     let _ = writeln!(s, "    }}");
     let _ = writeln!(s, "    if (!adc_e_ok) {{ return false; }}");
-    // The sweep's tangents: column c's set {c} is at 2 + 2c.
+    // The sweep's tangents: column c's set {c} is the handle -(c + 1).
     for (p, (&d, at)) in f.params.iter().zip(dual.iter().zip(&l.col_at)) {
         if !d {
             continue;
@@ -275,17 +275,19 @@ pub(super) fn source(
         let n = &p.name.name;
         let _ = writeln!(s, "    double adc_e_t_{n}[len({n})];");
         if let Some(at) = at {
-            let _ = writeln!(s, "    for (int adc_e_i = 0; adc_e_i < len({n}); adc_e_i++) {{ adc_e_t_{n}[adc_e_i] = double(2 + 2 * ({at} + adc_e_i)); }}");
+            let _ = writeln!(s, "    for (int adc_e_i = 0; adc_e_i < len({n}); adc_e_i++) {{ adc_e_t_{n}[adc_e_i] = double(-1 - ({at} + adc_e_i)); }}");
         }
     }
     // 2. The elements, again from the start with twice the room when an
     // element's sets outgrow the arena.
-    s += "    int adc_e_cap = 2 + 2 * adc_s_nc + 4096;
+    // (`seen` and the stamps: `NAME__lazy`'s, flattening union nodes.)
+    s += "    int adc_e_cap = 4096;
+    int adc_e_seen[adc_s_nc];
+    int adc_e_stamp = 0;
     bool adc_e_done = false;
     while (!adc_e_done) {
         adc_e_done = true;
         int adc_e_a[adc_e_cap];
-        for (int adc_e_c = 0; adc_e_c < adc_s_nc; adc_e_c++) { adc_e_a[2 + 2 * adc_e_c] = 1; adc_e_a[3 + 2 * adc_e_c] = adc_e_c; }
         int adc_e_q = 0;
         int adc_e_next = 0;
         {
@@ -355,12 +357,13 @@ fn element_loop(
         "            for (int {var} = {from}; {cond}; {var}++) {{"
     );
     let _ = writeln!(s, "                if (adc_e_done) {{");
-    let _ = writeln!(s, "                adc_e_a[0] = 2 + 2 * adc_s_nc;");
+    let _ = writeln!(s, "                adc_e_a[0] = 3;");
     let _ = writeln!(s, "                adc_e_a[1] = 0;");
+    let _ = writeln!(s, "                adc_e_a[2] = 0;");
     let _ = writeln!(s, "                {name}__e{k}p({});", fwd.join(", "));
     let _ = writeln!(
         s,
-        "                if (adc_e_a[1] != 0) {{ adc_e_done = false; adc_e_cap = 2 * adc_e_cap; }}"
+        "                if (adc_e_a[1] != 0) {{ adc_e_done = false; adc_e_cap = 2 * (adc_e_a[0] > adc_e_cap ? adc_e_a[0] : adc_e_cap); }}"
     );
     let _ = writeln!(s, "                }}");
     let _ = writeln!(s, "                if (adc_e_done) {{");
@@ -409,21 +412,37 @@ fn element_loop(
         );
         let _ = writeln!(s, "                    int adc_e_g = {at} + adc_e_r{j};");
         let _ = writeln!(s, "                    while (adc_e_next <= adc_e_g) {{ rows[adc_e_next] = adc_e_q; adc_e_next++; }}");
+        // The row's set: a singleton in its handle, a list, or union
+        // nodes that `NAME__lazy` flattens into `cols`.
         let _ = writeln!(
             s,
             "                    int adc_e_h = int(adc_e_t_{n}[adc_e_r{j}]);"
         );
-        let _ = writeln!(s, "                    if (adc_e_h != 0) {{");
-        let _ = writeln!(s, "                        for (int adc_e_k = 0; adc_e_k < adc_e_a[adc_e_h]; adc_e_k++) {{");
+        let _ = writeln!(s, "                    int adc_e_b = adc_e_q;");
         let _ = writeln!(
             s,
-            "                            int adc_e_c = adc_e_a[adc_e_h + 1 + adc_e_k];"
+            "                    if (adc_e_h < 0) {{ cols[adc_e_q] = -1 - adc_e_h; adc_e_q++; }}"
         );
-        let _ = writeln!(s, "                            cols[adc_e_q] = adc_e_c;");
-        let get = lane(&j.to_string(), &|cell| format!("vals[adc_e_q] = {cell};"));
-        let _ = writeln!(s, "                            {get}");
-        let _ = writeln!(s, "                            adc_e_q++;");
-        let _ = writeln!(s, "                        }}");
+        let _ = writeln!(
+            s,
+            "                    else if (adc_e_h > 0 && adc_e_a[adc_e_h] > 0) {{"
+        );
+        let _ = writeln!(s, "                        for (int adc_e_k = 0; adc_e_k < adc_e_a[adc_e_h]; adc_e_k++) {{ cols[adc_e_q] = adc_e_a[adc_e_h + 1 + adc_e_k]; adc_e_q++; }}");
+        let _ = writeln!(s, "                    }} else if (adc_e_h > 0) {{");
+        let _ = writeln!(
+            s,
+            "                        int adc_e_stack[2 * adc_e_a[2] + 2];"
+        );
+        let _ = writeln!(s, "                        adc_e_stamp++;");
+        let _ = writeln!(s, "                        adc_e_q = {name}__lazy(adc_e_h, adc_e_stamp, adc_e_a, adc_e_seen, adc_e_stack, cols, adc_e_q);");
+        let _ = writeln!(s, "                    }}");
+        let _ = writeln!(
+            s,
+            "                    for (int adc_e_p = adc_e_b; adc_e_p < adc_e_q; adc_e_p++) {{"
+        );
+        let _ = writeln!(s, "                        int adc_e_c = cols[adc_e_p];");
+        let get = lane(&j.to_string(), &|cell| format!("vals[adc_e_p] = {cell};"));
+        let _ = writeln!(s, "                        {get}");
         let _ = writeln!(s, "                    }}");
         let _ = writeln!(s, "                }}");
     }
