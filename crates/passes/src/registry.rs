@@ -19,7 +19,8 @@ pub enum Pass {
 }
 
 /// The passes that need the module: `inline` and `fast-path` (optimisations
-/// that read callees, against the module as it was), and the derivative
+/// that read callees, against the module as it was), `specialize` (which
+/// adds clones to it), and the derivative
 /// passes. `linearize` generates what is ready; the others apply to every
 /// generated function at their stage (`unzip` and `transpose` to reverse
 /// ones); `outline` to every function with a body, its checkpointed loops
@@ -27,6 +28,10 @@ pub enum Pass {
 const MODULE_PASSES: &[(&str, ModulePass)] = &[
     ("inline", |m| against_itself(m, opt::inline::run)),
     ("fast-path", |m| against_itself(m, opt::fast_path::run)),
+    ("specialize", |m| {
+        opt::specialize::run(m, None);
+        Ok(())
+    }),
     ("linearize", |m| ad::linearize::run(m).map(|_| ())),
     ("propagate", |m| {
         generated(m, false)

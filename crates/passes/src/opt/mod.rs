@@ -2,7 +2,8 @@
 //! `LATE_PASSES`, the `LOOP_SHAPE_PASSES` and the `FINAL_PASSES` once
 //! each, in turn (each followed by the fixed point again if it changed
 //! anything). Between the fixed point and the late passes, `inline` and
-//! `fast-path` (which read the module's callees) run on every function.
+//! `fast-path` (which read the module's callees) run on every function,
+//! then `specialize` on the module.
 //! The derivative passes (`ad`) use these; nothing here uses them.
 
 pub mod bce;
@@ -22,6 +23,7 @@ pub mod promote;
 pub mod rle;
 pub mod rotate;
 pub mod simplify_cfg;
+pub mod specialize;
 pub mod sroa;
 pub mod tape_forward;
 pub mod unroll;
@@ -89,7 +91,9 @@ pub const FINAL_PASSES: &[(&str, FuncPass)] = &[("unswitch", unswitch::run)];
 /// then small callees are inlined (the rules of `inline`: not
 /// recursive, at most 400 instructions, no `[checkpoint]` or custom
 /// derivative; tape-free generated forward derivatives too) and the caller
-/// optimised again; then the late, loop-shape and final passes in turn,
+/// optimised again; calls that stay calls with constant integer arguments
+/// call clones specialised on them (`specialize`), each optimised; then
+/// the late, loop-shape and final passes in turn,
 /// each followed by the fixed point again if it changed anything.
 pub fn optimize(module: &mut Module) {
     optimize_except(module, &[]);
@@ -116,6 +120,9 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
             optimize_function(func);
         }
     }
+    if !skip.contains(&"specialize") {
+        specialize_calls(module);
+    }
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
         for passes in [LATE_PASSES, SCALAR_PASSES, LOOP_SHAPE_PASSES, FINAL_PASSES] {
             let mut changed = false;
@@ -128,6 +135,24 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
                 optimize_function(func);
             }
         }
+    }
+}
+
+/// Calls that stay calls, with constant integer arguments, call clones
+/// specialised on them (`specialize`), each optimised; a clone's own calls
+/// get the same in the next round (at most `SPECIALIZE_ROUNDS`).
+fn specialize_calls(module: &mut Module) {
+    const SPECIALIZE_ROUNDS: usize = 3;
+    let mut callers: Option<Vec<adc_ir::FuncId>> = None;
+    for _ in 0..SPECIALIZE_ROUNDS {
+        let clones = specialize::run(module, callers.as_deref());
+        if clones.is_empty() {
+            break;
+        }
+        for &id in &clones {
+            optimize_function(module.func_mut(id));
+        }
+        callers = Some(clones);
     }
 }
 
