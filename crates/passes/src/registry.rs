@@ -29,7 +29,7 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
     ("inline", |m| against_itself(m, opt::inline::run)),
     ("fast-path", |m| against_itself(m, opt::fast_path::run)),
     ("specialize", |m| {
-        opt::specialize::run(m, None);
+        opt::specialize::run(m, None, &mut Default::default());
         Ok(())
     }),
     ("linearize", |m| ad::linearize::run(m).map(|_| ())),

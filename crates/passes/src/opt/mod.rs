@@ -140,12 +140,14 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
 
 /// Calls that stay calls, with constant integer arguments, call clones
 /// specialised on them (`specialize`), each optimised; a clone's own calls
-/// get the same in the next round (at most `SPECIALIZE_ROUNDS`).
+/// get the same in the next round (at most `SPECIALIZE_ROUNDS`, all
+/// within one `specialize::Budget`).
 fn specialize_calls(module: &mut Module) {
     const SPECIALIZE_ROUNDS: usize = 3;
     let mut callers: Option<Vec<adc_ir::FuncId>> = None;
+    let mut budget = specialize::Budget::default();
     for _ in 0..SPECIALIZE_ROUNDS {
-        let clones = specialize::run(module, callers.as_deref());
+        let clones = specialize::run(module, callers.as_deref(), &mut budget);
         if clones.is_empty() {
             break;
         }

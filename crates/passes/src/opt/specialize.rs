@@ -20,8 +20,10 @@
 //! `tape.pop`, `tape.read`, `defer.free`: split mode's halves stay as the
 //! derivative passes paired them, and `adc tape` reports them by name).
 //! One clone per callee and distinct constants, at most
-//! `MAX_CLONES_PER_CALLEE` per callee and `MAX_CLONES` per run; a call
-//! whose constants would need one more clone stays as it is.
+//! `MAX_CLONES_PER_CALLEE` per callee and run, and `MAX_CLONES` clones and
+//! `MAX_CLONED_INSTS` copied instructions per `Budget` (which the `opt`
+//! stage's rounds share); a call whose constants would need one more
+//! clone stays as it is.
 //!
 //! The clone: a copy of `f` named `__adc_spec_F_PARAMVALUE..` (a negative
 //! value's `-` written `m`), `static`, without derivative request, custom
@@ -42,15 +44,26 @@ use std::collections::BTreeMap;
 const MAX_CALLEE_INSTS: usize = 3000;
 /// At most this many clones of one callee (distinct constants).
 const MAX_CLONES_PER_CALLEE: usize = 4;
-/// At most this many clones per run.
+/// At most this many clones per `Budget`.
 const MAX_CLONES: usize = 32;
+/// At most this many instructions copied per `Budget`.
+const MAX_CLONED_INSTS: usize = 16_000;
+
+/// What the runs sharing it have cloned (the `opt` stage's rounds share
+/// one: a recursive callee with constant arguments is cloned again in
+/// each round).
+#[derive(Default)]
+pub struct Budget {
+    clones: usize,
+    insts: usize,
+}
 
 /// A clone's constants: (parameter index, value; `bool`s as 0 and 1).
 type Key = (FuncId, Vec<(usize, i64)>);
 
 /// Specialises the calls in `callers` (every function with a body when
 /// `None`); returns the clones added to `module`.
-pub fn run(module: &mut Module, callers: Option<&[FuncId]>) -> Vec<FuncId> {
+pub fn run(module: &mut Module, callers: Option<&[FuncId]>, budget: &mut Budget) -> Vec<FuncId> {
     let callers: Vec<FuncId> = match callers {
         Some(ids) => ids.to_vec(),
         None => module.func_ids().collect(),
@@ -92,10 +105,16 @@ pub fn run(module: &mut Module, callers: Option<&[FuncId]>) -> Vec<FuncId> {
                 Some(id) => *id,
                 None => {
                     let n = per_callee.entry(callee).or_default();
-                    if *n >= MAX_CLONES_PER_CALLEE || added.len() >= MAX_CLONES {
+                    let size = size(module.func(callee));
+                    if *n >= MAX_CLONES_PER_CALLEE
+                        || budget.clones >= MAX_CLONES
+                        || budget.insts + size > MAX_CLONED_INSTS
+                    {
                         continue;
                     }
                     *n += 1;
+                    budget.clones += 1;
+                    budget.insts += size;
                     let id = module.push(clone(module, &key));
                     clones.insert(key, id);
                     added.push(id);
@@ -108,6 +127,10 @@ pub fn run(module: &mut Module, callers: Option<&[FuncId]>) -> Vec<FuncId> {
         }
     }
     added
+}
+
+fn size(f: &Function) -> usize {
+    f.layout.iter().map(|b| f.dfg.block(*b).insts.len()).sum()
 }
 
 /// Whether `f` may be cloned: the signature its callers see, a body of at most `MAX_CALLEE_INSTS`
@@ -126,7 +149,7 @@ fn cloneable(module: &Module, f: &Function) -> bool {
     same_signature
         && !f.is_import()
         && !f.layout.is_empty()
-        && insts().count() <= MAX_CALLEE_INSTS
+        && size(f) <= MAX_CALLEE_INSTS
         && !insts().any(|i| {
             matches!(
                 f.dfg.inst(*i),
