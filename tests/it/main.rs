@@ -26,6 +26,7 @@ mod regressions;
 mod simd;
 mod sincos;
 mod sparse_elements;
+mod sparse_hessian;
 mod sparse_jacobian;
 mod split;
 mod stack_arrays;

@@ -39,13 +39,25 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                 continue;
             }
             match request(f, &a) {
-                Ok((name, dual)) => {
+                Ok((name, dual, sparse)) => {
                     let h = Names::new(&name);
                     f.attrs.push(reverse_attr(f, &a, &h.gradient, &dual));
                     text += &gradient_source(f, &h, &dual);
-                    text += &hessian_source(f, &h, &dual);
-                    jacobians.push((h.gw.clone(), jacobian_attr(f, &a, &h, &dual)));
-                    for n in [name, h.gradient, h.gw] {
+                    let mut names = vec![name.clone(), h.gradient.clone(), h.gw.clone()];
+                    if sparse {
+                        text += &crate::hessian_sparse::source(f, &name, &ncols(f, &dual));
+                        names.push(format!("{name}_nnz"));
+                    } else {
+                        text += &hessian_source(f, &h, &dual);
+                    }
+                    let mut attr = jacobian_attr(f, &a, &h, &dual);
+                    if sparse {
+                        if let Some(args) = attr.args.as_mut() {
+                            args.push(ident("sparse", a.span));
+                        }
+                    }
+                    jacobians.push((h.gw.clone(), attr));
+                    for n in names {
                         generated.push(Generated {
                             name: n,
                             span: a.span,
@@ -109,9 +121,9 @@ fn err(message: String, span: Span) -> Diagnostic {
     Diagnostic::error("E0310", message, span)
 }
 
-/// The generated name and whether each parameter is `Dual` (a float one
-/// not made `Const`).
-fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
+/// The generated name, whether each parameter is `Dual` (a float one
+/// not made `Const`), and whether the Hessian is sparse.
+fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnostic> {
     let args = a.args.clone().unwrap_or_default();
     let Some(AttrArg::Ident(name)) = args.first() else {
         return Err(err(
@@ -123,7 +135,12 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
         return Err(err(d, name.span));
     }
     let mut acts = Vec::new();
-    for arg in &args[1..] {
+    let mut args = &args[1..];
+    let sparse = matches!(args.last(), Some(AttrArg::Ident(id)) if id.name == "sparse");
+    if sparse {
+        args = &args[..args.len() - 1];
+    }
+    for arg in args {
         let AttrArg::Ident(id) = arg else {
             return Err(err(
                 "expected an activity (`Const` or `Dual`)".into(),
@@ -134,7 +151,7 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
             "Const" | "Dual" => acts.push(id.name == "Dual"),
             "sparse" => {
                 return Err(err(
-                    "`hessian(..., sparse)` is not supported yet: the Hessian is dense".into(),
+                    "`sparse` comes last in `hessian`, after the activities".into(),
                     id.span,
                 ))
             }
@@ -174,11 +191,16 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
             a.span,
         ));
     }
-    if f.params.iter().any(|p| p.name.name == "hess") {
+    let outs: &[&str] = if sparse {
+        &["vals", "cols", "rows"]
+    } else {
+        &["hess"]
+    };
+    if let Some(p) = f.params.iter().find(|p| outs.contains(&p.name.name.as_str())) {
         return Err(err(
             format!(
-                "`{}` has a parameter `hess`, the name of the Hessian's parameter",
-                f.name.name
+                "`{}` has a parameter `{}`, the name of one of the Hessian's parameters",
+                f.name.name, p.name.name
             ),
             a.span,
         ));
@@ -189,7 +211,7 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>), Diagnostic> {
         .zip(&acts)
         .map(|(p, d)| *d && is_float(p.ty))
         .collect();
-    Ok((name.name.clone(), dual))
+    Ok((name.name.clone(), dual, sparse))
 }
 
 fn ident(s: &str, span: Span) -> AttrArg {
@@ -262,7 +284,7 @@ fn jacobian_attr(f: &FuncDecl, a: &Attr, h: &Names, dual: &[bool]) -> Attr {
 /// `NAME__gw`'s parameters (without the gradient) as declared and as
 /// passed by `NAME`: `inout` and `out` arrays become read-only, `inout`
 /// scalars by-value ones, `out` scalars are left out.
-fn gw_params(f: &FuncDecl) -> (Vec<String>, Vec<String>) {
+pub(crate) fn gw_params(f: &FuncDecl) -> (Vec<String>, Vec<String>) {
     let mut decls = Vec::new();
     let mut args = Vec::new();
     for p in &f.params {
