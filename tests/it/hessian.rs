@@ -233,7 +233,10 @@ double use_it() { double h[1]; double r = hs(2.0, h); return h[0] + r; }";
 fn misuse_is_e0310() {
     for (attr, f) in [
         ("hessian", "double f(double x, double y)"),
-        ("hessian(hf, sparse, Dual, Dual)", "double f(double x, double y)"),
+        (
+            "hessian(hf, sparse, Dual, Dual)",
+            "double f(double x, double y)",
+        ),
         ("hessian(hf, Dual)", "double f(double x, double y)"),
         ("hessian(hf, Maybe, Dual)", "double f(double x, double y)"),
         ("hessian(hf, width = 2)", "double f(double x, double y)"),

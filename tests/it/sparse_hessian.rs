@@ -2,7 +2,8 @@
 //! docs/derivatives.md#sparse-hessians): the lower triangle of the dense
 //! Hessian of the same function (pattern a superset of its nonzeros,
 //! values equal), the rows' layout, `NAME_nnz`, the function's own result
-//! and writes, an exact banded pattern, and the errors.
+//! and writes, exact patterns (a band, through calls, per branch taken),
+//! checkpointed loops and recursion, and the errors.
 
 use crate::support::{arg_floats, arr, d, jit};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
@@ -126,12 +127,144 @@ double g(double x, double[] c, inout double[] u, out double[] w) {
     assert_eq!(pattern, vec![vec![0], vec![0, 1], vec![0, 2], vec![0, 3]]);
 }
 
+/// `k(x, a)` with a dense `[hessian(H)]` and a sparse `[hessian(S)]`,
+/// checked at a point; returns the pattern.
+fn check_k(body: &str, helpers: &str, n: usize) -> Vec<Vec<i64>> {
+    let j = jit(&format!(
+        "{helpers}
+[hessian(H)]
+[hessian(S, sparse)]
+double k(double x, double[] a) {{
+{body}
+}}"
+    ));
+    let a: Vec<f64> = (0..n).map(|i| 0.3 + 0.1 * (i % 4) as f64).collect();
+    check(&j, "k", &[d(0.4), arr(&a)], n + 1)
+}
+
+#[test]
+fn through_calls() {
+    // pair(u, v) = u exp(v) meets v with u and v; x meets a[0] and a[2].
+    let helpers = "double pair(double u, double v) { return u * exp(v); }
+double scale(double x, double[] a, int i) { return x * a[i]; }";
+    let body = "    double s = 0.0;
+    for (int i = 0; i + 1 < len(a); i++) { s += pair(a[i], a[i + 1]); }
+    return s + scale(x, a, 0) * scale(x, a, 2);";
+    let p = check_k(body, helpers, 5);
+    // Columns: x, a[0..5] (column 1 + i).
+    assert_eq!(p[0], vec![0]);
+    // a[0] enters only linearly, but meets x in x² a[0] a[2].
+    assert_eq!(p[1], vec![0]);
+    assert_eq!(p[2], vec![1, 2]);
+    assert_eq!(p[3], vec![0, 1, 2, 3]);
+    assert_eq!(p[4], vec![3, 4]);
+    assert_eq!(p[5], vec![4, 5]);
+}
+
+#[test]
+fn through_a_checkpointed_loop() {
+    for checkpoint in ["[checkpoint(3)]", "[checkpoint]"] {
+        let body = format!(
+            "    double s = x;
+    {checkpoint}
+    for (int i = 0; i < 20; i++) {{
+        s = s + sin(s * a[i % len(a)]) * 0.5 + x * a[(i + 1) % len(a)];
+    }}
+    return s * s;"
+        );
+        check_k(&body, "", 5);
+    }
+}
+
+#[test]
+fn through_a_checkpointed_loop_that_overwrites_an_array() {
+    // The reverse derivative keeps the array on its tape: the sweep moves
+    // the shadow array's handles through it.
+    let body = "    double t[len(a)];
+    for (int i = 0; i < len(a); i++) { t[i] = a[i]; }
+    [checkpoint(2)]
+    for (int k = 0; k < 4; k++) {
+        for (int i = 1; i < len(t); i++) { t[i] = t[i] * t[i - 1] * 0.5 + x; }
+    }
+    double s = 0.0;
+    for (int i = 0; i < len(t); i++) { s += t[i] * t[i]; }
+    return s;";
+    check_k(body, "", 6);
+}
+
+#[test]
+fn through_recursion() {
+    let helpers = "double power(double x, double[] a, int i) {
+    if (i == len(a)) return 1.0;
+    return a[i] * x + sin(x * power(x, a, i + 1));
+}";
+    check_k("    return power(x, a, 0) * a[0];", helpers, 4);
+}
+
+#[test]
+fn branches_taken_decide_the_pattern() {
+    // Only the branch taken at this input counts: a[0] * a[1] when x > 0.
+    let j = jit("[hessian(H)]
+[hessian(S, sparse)]
+double b(double x, double[] a) {
+    if (x > 0.0) { return a[0] * a[1] + x; }
+    return a[1] * a[2] * x;
+}");
+    let a = arr(&[1.0, 2.0, 3.0]);
+    assert_eq!(
+        check(&j, "b", &[d(0.5), a.clone()], 4),
+        vec![vec![], vec![], vec![1], vec![]]
+    );
+    assert_eq!(
+        check(&j, "b", &[d(-0.5), a], 4),
+        vec![vec![], vec![], vec![0], vec![0, 2]]
+    );
+}
+
+#[test]
+fn static_and_called_from_the_module() {
+    let j = jit("[hessian(hs, sparse)]
+static double cube(double[] x) { return x[0] * x[0] * x[1]; }
+double use_it() {
+    double x[2] = {1.0, 3.0};
+    int n = hs_nnz(x);
+    double v[n];
+    int c[n];
+    int r[3];
+    double f = hs(x, v, c, r);
+    return f + 10.0 * double(n) + 100.0 * v[0] + 1000.0 * v[1];
+}");
+    // x0² x1 at (1, 3): f = 3, entries (0, 0) = 6, (1, 0) = 2.
+    let r = j.call("use_it", &mut []).expect("runs");
+    assert_eq!(r, vec![Constant::F64(3.0 + 20.0 + 600.0 + 2000.0)]);
+}
+
+#[test]
+fn short_arrays_are_a_runtime_error() {
+    let j = jit("[hessian(S, sparse)]
+double sq(double[] x) { return x[0] * x[0] * x[1]; }");
+    let mut args = [
+        arr(&[1.0, 2.0]),
+        arr(&[0.0; 1]),
+        ArgValue::Array(ArrayValue::I64(vec![0; 1])),
+        ArgValue::Array(ArrayValue::I64(vec![0; 3])),
+    ];
+    // Two entries, (0, 0) and (1, 0): `vals` has room for one.
+    let e = j.call("S", &mut args).expect_err("one entry too few");
+    assert!(e.to_string().contains("out of bounds"), "{e}");
+}
+
 #[test]
 fn misuse_is_e0310() {
     for (attr, f) in [
         ("hessian(hf, sparse, Dual)", "double f(double x)"),
         ("hessian(hf, sparse)", "double f(double x, double rows)"),
+        ("hessian(hf, sparse)", "double f(double x, double[] vals)"),
         ("hessian(hf, sparse)", "void f(double x)"),
+        ("hessian(hf, sparse)", "int f(double x)"),
+        ("hessian(hf, sparse)", "float f(double x)"),
+        ("hessian(hf, sparse)", "double f(float x)"),
+        ("hessian(hf, sparse, sparse)", "double f(double x)"),
     ] {
         let body = if f.starts_with("void") {
             "{ }"

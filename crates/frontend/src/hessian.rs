@@ -16,6 +16,8 @@
 //! `Const` ones. `out` parameters are no columns; `NAME__gw` takes an `out`
 //! array as a read-only one (for its length) and leaves `out` scalars out.
 
+mod sparse;
+
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::jacobian::{is_float, type_name, Generated};
@@ -45,7 +47,7 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                     text += &gradient_source(f, &h, &dual);
                     let mut names = vec![name.clone(), h.gradient.clone(), h.gw.clone()];
                     if sparse {
-                        text += &crate::hessian_sparse::source(f, &name, &ncols(f, &dual));
+                        text += &sparse::source(f, &name, &ncols(f, &dual));
                         names.push(format!("{name}_nnz"));
                     } else {
                         text += &hessian_source(f, &h, &dual);
@@ -196,7 +198,11 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
     } else {
         &["hess"]
     };
-    if let Some(p) = f.params.iter().find(|p| outs.contains(&p.name.name.as_str())) {
+    if let Some(p) = f
+        .params
+        .iter()
+        .find(|p| outs.contains(&p.name.name.as_str()))
+    {
         return Err(err(
             format!(
                 "`{}` has a parameter `{}`, the name of one of the Hessian's parameters",
@@ -205,12 +211,27 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
             a.span,
         ));
     }
-    let dual = f
+    let dual: Vec<bool> = f
         .params
         .iter()
         .zip(&acts)
         .map(|(p, d)| *d && is_float(p.ty))
         .collect();
+    // The dependency sweep of a sparse Jacobian keeps set handles in
+    // doubles (crate::jacobian refuses `float` there, E0309).
+    let single = |t: BaseType| t == BaseType::Float;
+    if sparse
+        && (matches!(f.ret, ReturnType::Base(t) if single(t))
+            || f.params.iter().zip(&dual).any(|(p, d)| *d && single(p.ty)))
+    {
+        return Err(err(
+            format!(
+                "a sparse Hessian of `{}`, which has a `float` result or parameter not made `Const`, is not supported yet: use `double`",
+                f.name.name
+            ),
+            a.span,
+        ));
+    }
     Ok((name.name.clone(), dual, sparse))
 }
 
@@ -284,7 +305,7 @@ fn jacobian_attr(f: &FuncDecl, a: &Attr, h: &Names, dual: &[bool]) -> Attr {
 /// `NAME__gw`'s parameters (without the gradient) as declared and as
 /// passed by `NAME`: `inout` and `out` arrays become read-only, `inout`
 /// scalars by-value ones, `out` scalars are left out.
-pub(crate) fn gw_params(f: &FuncDecl) -> (Vec<String>, Vec<String>) {
+fn gw_params(f: &FuncDecl) -> (Vec<String>, Vec<String>) {
     let mut decls = Vec::new();
     let mut args = Vec::new();
     for p in &f.params {

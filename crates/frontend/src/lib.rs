@@ -8,7 +8,6 @@ pub mod ast;
 pub mod depth;
 pub mod diag;
 pub mod hessian;
-pub mod hessian_sparse;
 pub mod jacobian;
 pub mod lexer;
 pub mod parse;

@@ -81,6 +81,10 @@ pub struct Program {
     /// on the dense Jacobian's seeds whose `f` calls no function with a
     /// custom forward derivative (the dependency sweep has none, E0401).
     pub sparse: bool,
+    /// Whether the dense Hessian's function also gets a sparse Hessian
+    /// (on the dense Hessian's seeds without custom forward derivatives,
+    /// as `sparse`).
+    pub sparse_hessian: bool,
 }
 
 fn line(s: String) -> Stmt {
@@ -653,5 +657,6 @@ pub fn generate(seed: u64) -> Program {
         jacobian: seed % 4 == 1,
         hessian: seed % 6 == 3,
         sparse: seed % 4 == 1 && !custom,
+        sparse_hessian: seed % 6 == 3 && !custom,
     }
 }

@@ -5,7 +5,8 @@
 //! differences, on every third seed the four second-order compositions
 //! against each other, on every fourth a dense Jacobian against reverse
 //! gradients (`jacobian.rs`), on every eighth a sparse Jacobian against
-//! the dense one (`sparse.rs`), and the IR interpreter against the JIT after every
+//! the dense one (`sparse.rs`), on the Hessian's seeds a sparse Hessian
+//! against the dense one (`sparse_hessian.rs`), and the IR interpreter against the JIT after every
 //! pipeline stage (`interp.rs`). See `fixed_seeds` for the part that runs
 //! in CI and `campaign` for long runs (`campaign.py` survives programs
 //! that crash the process):
@@ -26,6 +27,7 @@ pub mod interp;
 pub mod jacobian;
 pub mod oracle;
 pub mod sparse;
+pub mod sparse_hessian;
 
 use oracle::Outcome;
 use std::collections::BTreeMap;

@@ -13,7 +13,8 @@
 //! against reverse gradients (`jacobian.rs`); (h) on one seed in six, a
 //! dense `[hessian]` against differences of the gradient (`hessian.rs`);
 //! (i) on one seed in eight, a sparse `[jacobian]` against the dense one
-//! (`sparse.rs`).
+//! (`sparse.rs`); (j) on the Hessian's seeds, a sparse `[hessian]` against
+//! the dense one (`sparse_hessian.rs`).
 
 use super::gen::{Program, Rng};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
@@ -57,7 +58,9 @@ pub fn module(p: &Program, second: bool) -> String {
     } else if p.jacobian {
         s.push_str(super::jacobian::SOURCE);
     }
-    if super::hessian::enabled(&p) {
+    if super::sparse_hessian::enabled(&p) {
+        s.push_str(&super::sparse_hessian::source());
+    } else if super::hessian::enabled(&p) {
         s.push_str(super::hessian::SOURCE);
     }
     if second {
@@ -172,6 +175,7 @@ pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome
             p.jacobian,
             super::hessian::enabled(p),
             super::sparse::enabled(p),
+            super::sparse_hessian::enabled(p),
         );
         run(&src, second, extra, pts)
     }));
@@ -197,7 +201,7 @@ pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome
 fn run(
     src: &str,
     second: bool,
-    (jacobian, hessian, sparse): (bool, bool, bool),
+    (jacobian, hessian, sparse, sparse_hessian): (bool, bool, bool, bool),
     pts: &[(f64, f64, Vec<f64>)],
 ) -> Result<Outcome, Fail> {
     let j = match adc::compile_jit("difftest.ad", src, &adc::CompileOptions::default()) {
@@ -322,6 +326,10 @@ fn run(
         }
         // (h) the dense Hessian.
         if hessian {
+            // (j) the sparse Hessian of the same function against it.
+            if sparse_hessian {
+                super::sparse_hessian::check(&j, (x, y, a), p0)?;
+            }
             super::hessian::check(&j, (x, y, a), p0, &mut fd_checked, &mut fd_skipped)?;
         }
         // (b) forward against central differences along the random direction.

@@ -26,8 +26,10 @@
 //! a set operation: a sum, difference, `min` or `max` is the union
 //! (a call of `__adc_set_union`, an internal function added to the
 //! module), a product or quotient by a primal value and a negation keep
-//! the set, a zero constant is the empty set; loads, stores, selects and
-//! block parameters move handles as they moved tangents. A call of a
+//! the set, a zero constant is the empty set; loads, stores, selects,
+//! block parameters and the tape's pushes, pops and reads (in the sweep
+//! of a reverse derivative, as sparse Hessians run it) move handles as
+//! they moved tangents. A call of a
 //! callee's forward derivative calls its dependency sweep
 //! (`__adc_fwdMASKs_NAME`, declared after `linearize` by
 //! [`declare_callees`]) with the arena. The primal instructions are the
@@ -238,7 +240,10 @@ fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), Ad
                 | InstData::RefStore { .. }
                 | InstData::CopyRange { .. }
                 | InstData::ArrayFree { .. }
-                | InstData::DeferFree { .. },
+                | InstData::DeferFree { .. }
+                | InstData::TapePush { .. }
+                | InstData::TapePop { .. }
+                | InstData::TapeRead { .. },
             ) => (),
             (Tag::Diff, InstData::Call { .. }) => {
                 return Err(unsupported(func, i, "a custom forward derivative"))

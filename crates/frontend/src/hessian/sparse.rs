@@ -1,5 +1,5 @@
 //! `[hessian(NAME, ..., sparse)]` (docs/derivatives.md#sparse-hessians):
-//! the sparse Jacobian of the gradient. [`crate::hessian`] generates the
+//! the sparse Jacobian of the gradient. [`super`] generates the
 //! gradient wrapper `NAME__gw` as for a dense Hessian and puts
 //! `[jacobian(NAME__gj, ..., sparse)]` on it ([`crate::jacobian`]'s sparse
 //! expansion: dependency sweep, column coloring, compressed forward
@@ -59,13 +59,13 @@ fn sweep(name: &str, gw_args: &str, body: &str) -> String {
 }
 
 /// The `.ad` text of `NAME_nnz` and `NAME`; `ncols` counts the columns.
-pub fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
+pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
     let ReturnType::Base(rt) = f.ret else {
         unreachable!("`hessian::request` refuses results other than float ones")
     };
     let stat = if f.is_static { "static " } else { "" };
     let ps = params(f);
-    let (_, gw) = crate::hessian::gw_params(f);
+    let (_, gw) = super::gw_params(f);
     let gw_args: String = gw.iter().map(|a| format!("{a}, ")).collect();
     let all: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
     let call_f = format!("{}({})", f.name.name, all.join(", "));
@@ -97,12 +97,7 @@ pub fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
         "out int[] cols".into(),
         "out int[] rows".into(),
     ]);
-    let _ = writeln!(
-        s,
-        "{stat}{} {name}({}) {{",
-        type_name(rt),
-        decl.join(", ")
-    );
+    let _ = writeln!(s, "{stat}{} {name}({}) {{", type_name(rt), decl.join(", "));
     let _ = writeln!(s, "    int adc_hs_n = {ncols};");
     let body = format!(
         "            int adc_hs_m = 0;

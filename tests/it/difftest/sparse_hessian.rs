@@ -1,0 +1,114 @@
+//! (j) The sparse Hessian oracle, on the dense Hessian's seeds whose `f`
+//! calls no function with a custom forward derivative:
+//! `[hessian(f_hsp, sparse)]` on the same wrapper `fh` as the dense oracle
+//! (`hessian.rs`), checked against its `f_hess` at the same point: every
+//! nonzero of the dense lower triangle is an entry, the entries equal it
+//! (to 1e-12 relative), only the lower triangle is listed, the rows are
+//! well formed (`rows` from 0 to the number of entries, never
+//! decreasing, columns increasing within a row), `f_hsp_nnz` counts the
+//! entries, and `f_hsp` returns what `f` does.
+
+use super::gen::Program;
+use super::jacobian::{arr, floats, s};
+use super::oracle::{call, close, fail, Fail};
+use adc::{ArgValue, ArrayValue, Constant, JitModule};
+
+/// Whether `p` gets this oracle (it needs the dense one's `f_hess`).
+pub fn enabled(p: &Program) -> bool {
+    super::hessian::enabled(p) && p.sparse_hessian
+}
+
+/// The dense oracle's source with the sparse Hessian on `fh` as well.
+pub fn source() -> String {
+    let dense = "[hessian(f_hess)]\n";
+    debug_assert!(super::hessian::SOURCE.contains(dense));
+    super::hessian::SOURCE.replacen(dense, "[hessian(f_hess)]\n[hessian(f_hsp, sparse)]\n", 1)
+}
+
+fn ints(v: &ArgValue) -> Vec<i64> {
+    match v {
+        ArgValue::Array(ArrayValue::I64(v)) => v.clone(),
+        other => panic!("not an int array: {other:?}"),
+    }
+}
+
+/// Equal to rounding, or the same non-finite value.
+fn same(got: f64, want: f64) -> bool {
+    close(got, want, 1e-12, 0.0) || (got.is_nan() && want.is_nan()) || got == want
+}
+
+/// Whether `rows` and `cols` are a well-formed lower triangle of `n`
+/// columns with `nnz` entries.
+fn well_formed(rows: &[i64], cols: &[i64], n: usize, nnz: usize) -> bool {
+    rows.len() == n + 1
+        && rows[0] == 0
+        && rows[n] == nnz as i64
+        && rows.windows(2).all(|w| w[0] <= w[1])
+        && (0..n).all(|r| {
+            let row = &cols[rows[r] as usize..rows[r + 1] as usize];
+            row.iter().all(|&c| 0 <= c && c as usize <= r) && row.windows(2).all(|w| w[0] < w[1])
+        })
+}
+
+/// Checks `f_hsp` and `f_hsp_nnz` against `f_hess` at `(x, y, a)`, where
+/// `f` gives `p0`.
+pub fn check(j: &JitModule, (x, y, a): (f64, f64, &[f64]), p0: f64) -> Result<(), Fail> {
+    let n = a.len() + 2;
+    let at = format!("at x={x:?} y={y:?} a={a:?}");
+    let mut dargs = [s(x), s(y), arr(a), arr(&vec![f64::NAN; n * n])];
+    call(j, "f_hess", &mut dargs)?;
+    let dense = floats(&dargs[3]);
+    let nnz = match j.call("f_hsp_nnz", &mut [s(x), s(y), arr(a)]) {
+        Ok(v) => match v.as_slice() {
+            [Constant::I64(k)] if *k >= 0 => *k as usize,
+            other => return fail("abi", format!("f_hsp_nnz returned {other:?}")),
+        },
+        Err(e) => return fail("runtime", format!("f_hsp_nnz: {e}")),
+    };
+    let mut sargs = [
+        s(x),
+        s(y),
+        arr(a),
+        arr(&vec![f64::NAN; nnz]),
+        ArgValue::Array(ArrayValue::I64(vec![-1; nnz])),
+        ArgValue::Array(ArrayValue::I64(vec![-1; n + 1])),
+    ];
+    let rs = call(j, "f_hsp", &mut sargs)?[0];
+    if !same(rs, p0) {
+        return fail(
+            "sparse_hessian_primal",
+            format!("{at}\nf returns {p0:?}; f_hsp returns {rs:?}"),
+        );
+    }
+    let (vals, cols, rows) = (floats(&sargs[3]), ints(&sargs[4]), ints(&sargs[5]));
+    let csr = format!("vals={vals:?}\ncols={cols:?}\nrows={rows:?}\ndense={dense:?}");
+    if !well_formed(&rows, &cols, n, nnz) {
+        return fail(
+            "sparse_hessian_csr",
+            format!("{at}\n{n} columns, f_hsp_nnz {nnz}\n{csr}"),
+        );
+    }
+    for r in 0..n {
+        let (lo, hi) = (rows[r] as usize, rows[r + 1] as usize);
+        for c in 0..=r {
+            let want = dense[r * n + c];
+            let got = (lo..hi).find(|&k| cols[k] as usize == c).map(|k| vals[k]);
+            match got {
+                None if want != 0.0 => {
+                    return fail(
+                        "sparse_hessian_pattern",
+                        format!("{at}\nentry (row {r}, column {c}) is {want:?} in f_hess but not in f_hsp's pattern\n{csr}"),
+                    )
+                }
+                Some(v) if !same(v, want) => {
+                    return fail(
+                        "sparse_hessian_value",
+                        format!("{at}\nentry (row {r}, column {c}) is {v:?} in f_hsp, {want:?} in f_hess\n{csr}"),
+                    )
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
