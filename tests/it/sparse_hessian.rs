@@ -278,3 +278,52 @@ fn misuse_is_e0310() {
         assert_eq!(e.diagnostics[0].code, "E0310", "{attr} on {f}: {e}");
     }
 }
+
+#[test]
+fn the_sweep_drops_the_set_of_the_discarded_result() {
+    // The sweep runs over the reverse derivative, which also computes the
+    // result `s`: a union per term, all inputs in the end, quadratic in
+    // their number. Nothing reads it, so the internal sweep returns the
+    // empty set for it and no union carries it around the loop.
+    let src = "[hessian(hchain, sparse)]
+double chain(double[] x) {
+    double s = 0.0;
+    for (int i = 0; i + 1 < len(x); i++) { s += x[i] * x[i] * x[i + 1]; }
+    return s;
+}";
+    let mut m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Transpose).expect("stages run");
+    let union = m.find("__adc_set_union").expect("the sweep unites sets");
+    let sweep = m
+        .funcs
+        .iter()
+        .find(|f| f.name.starts_with("__adc_fwd") && f.name.ends_with("s_hchain__gradient"))
+        .unwrap_or_else(|| panic!("no sweep of the gradient in\n{m}"));
+    let is_param = |v: adc_ir::Value| matches!(sweep.dfg.value_def(v), adc_ir::ValueDef::Param(..));
+    let mut unions = 0;
+    for &b in &sweep.layout {
+        for &i in &sweep.dfg.block(b).insts {
+            match sweep.dfg.inst(i) {
+                adc_ir::InstData::Call { func, args } if *func == union => {
+                    unions += 1;
+                    assert!(
+                        !is_param(args[1]) && !is_param(args[2]),
+                        "a union carried by a block parameter:\n{m}"
+                    );
+                }
+                adc_ir::InstData::Return { args } => {
+                    let last = *args.last().expect("a handle is returned");
+                    let zero = matches!(
+                        sweep.dfg.value_def(last),
+                        adc_ir::ValueDef::Result(d, _)
+                            if matches!(sweep.dfg.inst(d), adc_ir::InstData::Const { .. })
+                    );
+                    assert!(zero, "the result's set is returned:\n{m}");
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(unions > 0, "the gradient's own sets still unite:\n{m}");
+}

@@ -400,6 +400,10 @@ pub fn differentiate_observed(
         for &id in &reverse {
             crate::ad::transpose::run(module, id, split)?;
         }
+        // Every sweep exists once the last round is through.
+        if last {
+            crate::ad::sets::prune(module);
+        }
         reached(AdStage::Transpose, module);
     }
 }

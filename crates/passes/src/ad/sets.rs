@@ -286,3 +286,124 @@ fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), Ad
     func.deriv = None;
     Ok(())
 }
+
+/// Whether `name` is an internal dependency sweep, `__adc_fwdMASKs_NAME`
+/// (called only from other sweeps, never from user code).
+fn is_internal_sweep(name: &str) -> bool {
+    name.strip_prefix("__adc_fwd")
+        .and_then(|rest| rest.split_once('_'))
+        .and_then(|(mask, _)| mask.strip_suffix('s'))
+        .is_some_and(|mask| mask.chars().all(|c| c == 'c' || c == 'd'))
+}
+
+/// After every derivative is generated: the float results of internal
+/// sweeps that no call reads become zero (an empty set), and set unions
+/// whose handle nothing observable needs go. A sparse Hessian's sweep runs
+/// over the reverse derivative and discards the set of its primal result,
+/// which for a sum over all inputs grows one union per term: without this,
+/// quadratic in the number of inputs. Repeated while a caller's pruning
+/// leaves results of its own callees unread.
+///
+/// Assumes: `run` rewrote every sweep. Guarantees: each sweep's handles
+/// that reach a store, a branch, a call other than a union or a read
+/// result are unchanged; the sets they stand for too.
+pub fn prune(module: &mut Module) {
+    let Some(union) = module.find(UNION) else {
+        return;
+    };
+    for _ in 0..8 {
+        let mut used: BTreeMap<FuncId, Vec<bool>> = module
+            .func_ids()
+            .filter(|&id| is_internal_sweep(&module.func(id).name))
+            .map(|id| (id, vec![false; module.func(id).returns.len()]))
+            .collect();
+        for f in module.funcs.iter().filter(|f| !f.layout.is_empty()) {
+            let counts = crate::defs::use_counts(f);
+            for &b in &f.layout {
+                for &i in &f.dfg.block(b).insts {
+                    let InstData::Call { func: callee, .. } = f.dfg.inst(i) else {
+                        continue;
+                    };
+                    if let Some(u) = used.get_mut(callee) {
+                        for (k, r) in f.dfg.inst_results(i).iter().enumerate() {
+                            u[k] |= counts[r.index()] > 0;
+                        }
+                    }
+                }
+            }
+        }
+        let mut changed = false;
+        for (id, u) in &used {
+            changed |= zero_unread_returns(module.func_mut(*id), u);
+        }
+        if !changed {
+            return;
+        }
+        for f in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+            drop_dead_unions(f, union);
+        }
+    }
+}
+
+/// Returns a zero in place of each float result not `used`; whether it
+/// changed any.
+fn zero_unread_returns(func: &mut Function, used: &[bool]) -> bool {
+    let mut changed = false;
+    for b in func.layout.clone() {
+        let Some(term) = func.terminator(b) else {
+            continue;
+        };
+        let InstData::Return { args } = func.dfg.inst(term).clone() else {
+            continue;
+        };
+        let mut args = args;
+        for (k, a) in args.iter_mut().enumerate() {
+            let float = func.dfg.value_type(*a) == Type::F64;
+            if used.get(k).copied().unwrap_or(true) || !float || is_zero(func, *a) {
+                continue;
+            }
+            let zero = InstData::Const {
+                value: Constant::F64(0.0),
+            };
+            let c = func.dfg.make_inst(zero, &[Type::F64]);
+            func.set_tag(c, Tag::Diff);
+            func.set_span(c, func.span(term));
+            let insts = &mut func.dfg.block_mut(b).insts;
+            insts.insert(insts.len() - 1, c);
+            *a = func.dfg.inst_results(c)[0];
+            changed = true;
+        }
+        *func.dfg.inst_mut(term) = InstData::Return { args };
+    }
+    changed
+}
+
+/// Removes the unions of `func` whose handles nothing observable needs:
+/// each becomes a pure stand-in (an `add` of its two handles) for
+/// `opt::dce`, which removes the dead ones (a loop-carried chain too);
+/// the live ones become unions again.
+fn drop_dead_unions(func: &mut Function, union: FuncId) {
+    let mut stand_ins = BTreeMap::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            if let InstData::Call { func: f, args } = func.dfg.inst(i) {
+                if *f == union {
+                    stand_ins.insert(i, args.clone());
+                }
+            }
+        }
+    }
+    if stand_ins.is_empty() {
+        return;
+    }
+    for (&i, args) in &stand_ins {
+        *func.dfg.inst_mut(i) = InstData::Binary {
+            op: BinaryOp::Add,
+            args: [args[1], args[2]],
+        };
+    }
+    crate::opt::dce::run(func);
+    for (i, args) in stand_ins {
+        *func.dfg.inst_mut(i) = InstData::Call { func: union, args };
+    }
+}
