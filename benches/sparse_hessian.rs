@@ -62,9 +62,8 @@ fn measure(
                 .expect("defined"),
         )
     };
-    let hess: Hess = unsafe {
-        std::mem::transmute(jit.raw_function(&format!("{name}_hess")).expect("defined"))
-    };
+    let hess: Hess =
+        unsafe { std::mem::transmute(jit.raw_function(&format!("{name}_hess")).expect("defined")) };
     let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() * 0.5).collect();
     let k = nnz(x.as_ptr(), n as i64) as usize;
     assert_eq!(k, nnz_of(n));
@@ -106,17 +105,29 @@ fn main() {
     println!("|---|---|---|---|---|---|---|");
     for n in [10_000usize, 100_000] {
         // Row 1: columns 0 and 1, -400 x[0] and 202 + 1200 x[1]^2 - 400 x[2].
-        measure(&jit, "rosen", n, |n| 2 * n - 1, |x, rows, cols, vals| {
-            assert_eq!(&rows[..3], &[0, 1, 3]);
-            assert_eq!(&cols[1..3], &[0, 1]);
-            assert!((vals[1] + 400.0 * x[0]).abs() < 1e-9);
-            assert!((vals[2] - (202.0 + 1200.0 * x[1] * x[1] - 400.0 * x[2])).abs() < 1e-9);
-        });
+        measure(
+            &jit,
+            "rosen",
+            n,
+            |n| 2 * n - 1,
+            |x, rows, cols, vals| {
+                assert_eq!(&rows[..3], &[0, 1, 3]);
+                assert_eq!(&cols[1..3], &[0, 1]);
+                assert!((vals[1] + 400.0 * x[0]).abs() < 1e-9);
+                assert!((vals[2] - (202.0 + 1200.0 * x[1] * x[1] - 400.0 * x[2])).abs() < 1e-9);
+            },
+        );
         // Row 1: columns 0 and 1, -4 and 10 (x[1] is in two terms, -2 and 1).
-        measure(&jit, "smooth", n, |n| 3 * n - 3, |_, rows, cols, vals| {
-            assert_eq!(&rows[..3], &[0, 1, 3]);
-            assert_eq!(&cols[1..3], &[0, 1]);
-            assert_eq!(&vals[1..3], &[-4.0, 10.0]);
-        });
+        measure(
+            &jit,
+            "smooth",
+            n,
+            |n| 3 * n - 3,
+            |_, rows, cols, vals| {
+                assert_eq!(&rows[..3], &[0, 1, 3]);
+                assert_eq!(&cols[1..3], &[0, 1]);
+                assert_eq!(&vals[1..3], &[-4.0, 10.0]);
+            },
+        );
     }
 }
