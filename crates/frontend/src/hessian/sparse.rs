@@ -5,10 +5,11 @@
 //! expansion: dependency sweep, column coloring, compressed forward
 //! evaluation). This module writes the two functions the user calls:
 //!
-//! - `NAME_nnz`: one sweep (`NAME__gj__deps`, growing its arena as
-//!   `NAME__gj_nnz` does), counting the entries `(r, c)` with `c <= r`;
-//! - `NAME`: the same sweep, then `NAME__gj__fill` into full-size rows,
-//!   then the lower triangle's entries copied to `vals`, `cols`, `rows`.
+//! - `NAME`: `NAME__gj_nnz` and `NAME__gj` (the sparse Jacobian of the
+//!   gradient, both triangles), then the lower triangle's entries copied
+//!   to `vals`, `cols`, `rows`;
+//! - `NAME_nnz`: the same, counting the entries `(r, c)` with `c <= r`
+//!   (so it runs the compressed evaluation too, not only the sweep).
 //!
 //! Both then call `F` for its result and writes, since `NAME__gw` writes
 //! none of its arguments. All locals start with `adc_hs_`.
@@ -33,29 +34,21 @@ fn params(f: &FuncDecl) -> Vec<String> {
         .collect()
 }
 
-/// The sweep of `NAME__gw`'s gradient rows over its columns, again with
-/// twice the room until the sets fit; `body` then runs with row `r`'s set
-/// at `adc_hs_arena[adc_hs_heads[r]]` (its size, then its sorted columns;
-/// a head of 0 is the empty set).
-fn sweep(name: &str, gw_args: &str, body: &str) -> String {
-    let mut t = String::new();
-    let _ = writeln!(t, "    int adc_hs_heads[adc_hs_n];");
-    let _ = writeln!(t, "    double adc_hs_g[adc_hs_n];");
-    let _ = writeln!(t, "    int adc_hs_cap = 64 + 18 * adc_hs_n;");
-    let _ = writeln!(t, "    bool adc_hs_done = false;");
-    let _ = writeln!(t, "    while (!adc_hs_done) {{");
-    let _ = writeln!(t, "        int adc_hs_arena[adc_hs_cap];");
-    let _ = writeln!(
-        t,
-        "        if ({name}__gj__deps({gw_args}adc_hs_g, adc_hs_arena, adc_hs_heads)) {{"
-    );
-    let _ = writeln!(t, "            adc_hs_done = true;");
-    t += body;
-    let _ = writeln!(t, "        }} else {{");
-    let _ = writeln!(t, "            adc_hs_cap = 2 * adc_hs_cap;");
-    let _ = writeln!(t, "        }}");
-    let _ = writeln!(t, "    }}");
-    t
+/// The statements that fill `adc_hs_v`, `adc_hs_c` and `adc_hs_p` with
+/// the sparse Jacobian of `NAME__gw` (both triangles), through the
+/// functions [`crate::jacobian`] generates for it: `NAME__gj_nnz` for the
+/// number of entries, then `NAME__gj`. They read no set representation,
+/// which is the sparse Jacobian's own business.
+fn full(name: &str, gw_args: &str) -> String {
+    format!(
+        "    double adc_hs_g[adc_hs_n];
+    int adc_hs_m = {name}__gj_nnz({gw_args}adc_hs_g);
+    double adc_hs_v[adc_hs_m];
+    int adc_hs_c[adc_hs_m];
+    int adc_hs_p[adc_hs_n + 1];
+    {name}__gj({gw_args}adc_hs_g, adc_hs_v, adc_hs_c, adc_hs_p);
+"
+    )
 }
 
 /// The `.ad` text of `NAME_nnz` and `NAME`; `ncols` counts the columns.
@@ -73,20 +66,14 @@ pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
     // NAME_nnz
     let _ = writeln!(s, "{stat}int {name}_nnz({}) {{", ps.join(", "));
     let _ = writeln!(s, "    int adc_hs_n = {ncols};");
-    let _ = writeln!(s, "    int adc_hs_nnz = 0;");
-    s += &sweep(
-        name,
-        &gw_args,
-        "            for (int adc_hs_r = 0; adc_hs_r < adc_hs_n; adc_hs_r++) {
-                int adc_hs_h = adc_hs_heads[adc_hs_r];
-                if (adc_hs_h != 0) {
-                    for (int adc_hs_k = 1; adc_hs_k <= adc_hs_arena[adc_hs_h]; adc_hs_k++) {
-                        if (adc_hs_arena[adc_hs_h + adc_hs_k] <= adc_hs_r) { adc_hs_nnz += 1; }
-                    }
-                }
-            }
-",
-    );
+    s += &full(name, &gw_args);
+    s += "    int adc_hs_nnz = 0;
+    for (int adc_hs_r = 0; adc_hs_r < adc_hs_n; adc_hs_r++) {
+        for (int adc_hs_k = adc_hs_p[adc_hs_r]; adc_hs_k < adc_hs_p[adc_hs_r + 1]; adc_hs_k++) {
+            if (adc_hs_c[adc_hs_k] <= adc_hs_r) { adc_hs_nnz += 1; }
+        }
+    }
+";
     let _ = writeln!(s, "    {call_f};");
     let _ = writeln!(s, "    return adc_hs_nnz;");
     let _ = writeln!(s, "}}");
@@ -99,30 +86,20 @@ pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
     ]);
     let _ = writeln!(s, "{stat}{} {name}({}) {{", type_name(rt), decl.join(", "));
     let _ = writeln!(s, "    int adc_hs_n = {ncols};");
-    let body = format!(
-        "            int adc_hs_m = 0;
-            for (int adc_hs_r = 0; adc_hs_r < adc_hs_n; adc_hs_r++) {{
-                if (adc_hs_heads[adc_hs_r] != 0) {{ adc_hs_m += adc_hs_arena[adc_hs_heads[adc_hs_r]]; }}
-            }}
-            double adc_hs_v[adc_hs_m];
-            int adc_hs_c[adc_hs_m];
-            int adc_hs_p[adc_hs_n + 1];
-            {name}__gj__fill({gw_args}adc_hs_g, adc_hs_v, adc_hs_c, adc_hs_p, adc_hs_arena, adc_hs_heads);
-            int adc_hs_q = 0;
-            for (int adc_hs_r = 0; adc_hs_r < adc_hs_n; adc_hs_r++) {{
-                rows[adc_hs_r] = adc_hs_q;
-                for (int adc_hs_k = adc_hs_p[adc_hs_r]; adc_hs_k < adc_hs_p[adc_hs_r + 1]; adc_hs_k++) {{
-                    if (adc_hs_c[adc_hs_k] <= adc_hs_r) {{
-                        vals[adc_hs_q] = adc_hs_v[adc_hs_k];
-                        cols[adc_hs_q] = adc_hs_c[adc_hs_k];
-                        adc_hs_q += 1;
-                    }}
-                }}
-            }}
-            rows[adc_hs_n] = adc_hs_q;
-"
-    );
-    s += &sweep(name, &gw_args, &body);
+    s += &full(name, &gw_args);
+    s += "    int adc_hs_q = 0;
+    for (int adc_hs_r = 0; adc_hs_r < adc_hs_n; adc_hs_r++) {
+        rows[adc_hs_r] = adc_hs_q;
+        for (int adc_hs_k = adc_hs_p[adc_hs_r]; adc_hs_k < adc_hs_p[adc_hs_r + 1]; adc_hs_k++) {
+            if (adc_hs_c[adc_hs_k] <= adc_hs_r) {
+                vals[adc_hs_q] = adc_hs_v[adc_hs_k];
+                cols[adc_hs_q] = adc_hs_c[adc_hs_k];
+                adc_hs_q += 1;
+            }
+        }
+    }
+    rows[adc_hs_n] = adc_hs_q;
+";
     let _ = writeln!(s, "    return {call_f};");
     let _ = writeln!(s, "}}");
     s
