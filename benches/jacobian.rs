@@ -3,7 +3,7 @@
 //! against the function itself, and the forward vector-mode derivative
 //! the Jacobian is made of at each width `W`, per call and per
 //! Jacobian (`ceil(26 / W)` calls). Then the choice between columns and
-//! rows (docs/derivatives.md#by-columns-or-by-rows): the Jacobians by
+//! rows (docs/jacobians.md#by-columns-or-by-rows): the Jacobians by
 //! columns (`forward`), by rows (`reverse`) and chosen at each call of two
 //! functions with a float result, the ht-shaped one (26 columns, 3001
 //! rows) and a wide one (1000 columns, 3 rows). Everything runs in

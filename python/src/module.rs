@@ -307,7 +307,7 @@ impl Module {
         Ok(grads.entry(name.to_string()).or_insert(g).clone_ref(py))
     }
 
-    /// The Jacobian of `name` (docs/derivatives.md#jacobians): a callable
+    /// The Jacobian of `name` (docs/jacobians.md#jacobians): a callable
     /// taking `name`'s arguments and returning `(result, J)`, `J` a 2-D
     /// array with a row per float output (the result, then `out`/`inout`
     /// floats) and a column per float input.
@@ -322,7 +322,7 @@ impl Module {
     }
 
     /// The Hessian of `name` (a function with a `float` or `double`
-    /// result, docs/derivatives.md#hessians): a callable taking `name`'s
+    /// result, docs/jacobians.md#hessians): a callable taking `name`'s
     /// arguments and returning `(result, H)`, `H` a 2-D array with a row
     /// and a column per float input.
     fn hessian(slf: &Bound<'_, Self>, name: &str) -> PyResult<Py<PyAny>> {

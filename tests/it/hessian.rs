@@ -1,4 +1,4 @@
-//! Dense Hessians (`[hessian(NAME)]`, docs/derivatives.md#hessians):
+//! Dense Hessians (`[hessian(NAME)]`, docs/jacobians.md#hessians):
 //! symmetric, equal to central differences of the gradient and to a
 //! Hessian computed by hand, through calls, a checkpointed loop and
 //! recursion, with `inout` arguments; and the errors (E0310).

@@ -1,4 +1,4 @@
-//! Dense Jacobians (`[jacobian(NAME)]`, docs/derivatives.md#jacobians):
+//! Dense Jacobians (`[jacobian(NAME)]`, docs/jacobians.md#jacobians):
 //! against forward-mode calls column by column and against central
 //! differences, in several chunks of columns, with `inout` arguments
 //! (restored between chunks), `Const` activities, and the errors.

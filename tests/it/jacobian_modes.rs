@@ -1,5 +1,5 @@
 //! `[jacobian(NAME, reverse)]`, `[jacobian(NAME, forward)]` and the choice
-//! between them at each call (docs/derivatives.md#jacobians): the reverse
+//! between them at each call (docs/jacobians.md#jacobians): the reverse
 //! Jacobian against the forward one, in several chunks of rows, with
 //! `inout` arguments; the automatic choice by shape; calls that stay calls;
 //! the errors.

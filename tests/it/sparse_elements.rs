@@ -1,4 +1,4 @@
-//! Element Jacobians of sparse Jacobians (docs/derivatives.md#element-jacobians):
+//! Element Jacobians of sparse Jacobians (docs/jacobians.md#element-jacobians):
 //! functions whose loops write disjoint rows take them (`S__elems` is
 //! generated), others do not, and a loop whose iterations turn out to
 //! share a row at run time falls back to the coloring; every case against

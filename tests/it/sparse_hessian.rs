@@ -1,5 +1,5 @@
 //! Sparse Hessians (`[hessian(NAME, sparse)]`,
-//! docs/derivatives.md#sparse-hessians): the lower triangle of the dense
+//! docs/jacobians.md#sparse-hessians): the lower triangle of the dense
 //! Hessian of the same function (pattern a superset of its nonzeros,
 //! values equal), the rows' layout, `NAME_nnz`, the function's own result
 //! and writes, exact patterns (a band, through calls, per branch taken),

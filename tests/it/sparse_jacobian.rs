@@ -1,5 +1,5 @@
 //! Sparse Jacobians (`[jacobian(NAME, sparse)]`,
-//! docs/derivatives.md#sparse-jacobians): against the dense Jacobian of the
+//! docs/jacobians.md#sparse-jacobians): against the dense Jacobian of the
 //! same function (pattern a superset of its nonzeros, values equal), the
 //! rows' layout, `NAME_nnz`, the function's own result and writes, exact
 //! patterns where the dependencies are known, and the errors.

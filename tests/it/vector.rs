@@ -1,4 +1,4 @@
-//! Vector mode (`width = W`, docs/derivatives.md#vector-mode): a width-`W`
+//! Vector mode (`width = W`, docs/jacobians.md#vector-mode): a width-`W`
 //! forward derivative against `W` calls of the width-1 one, on programs
 //! with loops, branches, local and `inout` arrays, calls that stay calls,
 //! recursion, views and custom derivatives; its signature, its length

@@ -253,7 +253,7 @@ pub const JACOBIAN_ENTRY: &str = "adc_cli_jacobian";
 
 /// The rows and columns of the dense Jacobian of a function with
 /// parameters `params` (default activities) at arguments `args`
-/// (docs/derivatives.md#jacobians): columns are float scalars by value,
+/// (docs/jacobians.md#jacobians): columns are float scalars by value,
 /// read-only and `inout` float arrays and `inout` float scalars; rows the
 /// float result, then `out`/`inout` float arrays and scalars.
 pub fn jacobian_shape(

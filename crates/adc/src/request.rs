@@ -57,12 +57,12 @@ pub struct Derivative {
     /// The result's activity (`Const` for a `void` function).
     pub ret: Activity,
     /// Derivative directions at once (vector mode,
-    /// docs/derivatives.md#vector-mode); 1 for the plain derivative.
+    /// docs/jacobians.md#vector-mode); 1 for the plain derivative.
     pub width: u32,
-    /// A dense Jacobian (`[jacobian(name)]`, docs/derivatives.md#jacobians)
+    /// A dense Jacobian (`[jacobian(name)]`, docs/jacobians.md#jacobians)
     /// instead: `mode`, `params` and `ret` are not used.
     pub jacobian: bool,
-    /// A dense Hessian (`[hessian(name)]`, docs/derivatives.md#hessians)
+    /// A dense Hessian (`[hessian(name)]`, docs/jacobians.md#hessians)
     /// instead: `mode`, `params` and `ret` are not used.
     pub hessian: bool,
 }

@@ -1,4 +1,4 @@
-//! `[hessian(NAME, ...)]` (docs/derivatives.md#hessians): forward vector
+//! `[hessian(NAME, ...)]` (docs/jacobians.md#hessians): forward vector
 //! mode over the reverse gradient, written as ordinary source. On a
 //! function `F` with a float result the attribute becomes
 //!

@@ -1,4 +1,4 @@
-//! `[jacobian(NAME, ...)]` (docs/derivatives.md#jacobians): the attribute
+//! `[jacobian(NAME, ...)]` (docs/jacobians.md#jacobians): the attribute
 //! becomes ordinary source. The function `F` it stands on gets a
 //! vector-mode forward derivative `NAME__columns` (`width =`
 //! [`CHUNK`]), and `NAME` is written in `.ad`: it runs that derivative
@@ -21,7 +21,7 @@ use rev::has_float_result;
 use std::fmt::Write;
 
 /// Columns per run of the vector-mode derivative (see
-/// docs/derivatives.md#jacobians for the measurement behind it).
+/// docs/jacobians.md#jacobians for the measurement behind it).
 pub const CHUNK: u32 = 32;
 
 /// A generated function and the attribute it came from.

@@ -134,7 +134,7 @@ pub struct DerivSpec {
     /// above 1).
     pub width: u32,
     /// A dependency sweep (printed ` sets`): a width-1 forward derivative
-    /// whose tangents are sets of input indices (docs/derivatives.md#sparse-jacobians),
+    /// whose tangents are sets of input indices (docs/jacobians.md#sparse-jacobians),
     /// with a last parameter `arena: inout i64[]` that holds them.
     pub sets: bool,
 }
@@ -423,7 +423,7 @@ fn vector_tangent_param(p: &Param) -> Param {
 }
 
 /// The forward-mode signature of vector mode (`width = W`,
-/// docs/derivatives.md#vector-mode): each tangent an array of `W`
+/// docs/jacobians.md#vector-mode): each tangent an array of `W`
 /// directions ([`vector_tangent_param`]) right after its parameter; an
 /// active return returns the primal results (none for `DualOnly`) and
 /// writes each float result's `W` tangents to an `out` array appended last

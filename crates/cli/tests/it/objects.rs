@@ -385,7 +385,7 @@ double f(double[] a, int k) {
     assert!(seen >= 5, "{undefined}");
 }
 
-/// A sparse Jacobian (docs/derivatives.md#sparse-jacobians) called from C
+/// A sparse Jacobian (docs/jacobians.md#sparse-jacobians) called from C
 /// through an object file: `NAME_nnz` sizes the arrays, `NAME` fills
 /// them in compressed sparse rows; the sweep's set helper is internal.
 #[test]

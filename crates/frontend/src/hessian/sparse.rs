@@ -1,4 +1,4 @@
-//! `[hessian(NAME, ..., sparse)]` (docs/derivatives.md#sparse-hessians):
+//! `[hessian(NAME, ..., sparse)]` (docs/jacobians.md#sparse-hessians):
 //! the sparse Jacobian of the gradient. [`super`] generates the
 //! gradient wrapper `NAME__gw` as for a dense Hessian and puts
 //! `[jacobian(NAME__gj, ..., sparse)]` on it ([`crate::jacobian`]'s sparse

@@ -1,5 +1,5 @@
 //! Element Jacobians for `[jacobian(NAME, sparse)]`
-//! (docs/derivatives.md#sparse-jacobians): recognizing a partially
+//! (docs/jacobians.md#sparse-jacobians): recognizing a partially
 //! separable function (Griewank and Toint's element functions), whose
 //! body is a sequence of counted loops whose iterations write disjoint
 //! output rows from the inputs alone. [`plan`] decides from the syntax

@@ -1,5 +1,5 @@
 //! The code of element Jacobians (see `elements` for when they apply,
-//! docs/derivatives.md#sparse-jacobians for what they compute).
+//! docs/jacobians.md#sparse-jacobians for what they compute).
 //!
 //! For an element plan of `F`, `NAME`'s dependency sweep stays as it is
 //! (the pattern: the rows' columns, in `adc_s_a`/`adc_s_h`), and

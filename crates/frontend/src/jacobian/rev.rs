@@ -1,5 +1,5 @@
 //! `[jacobian(NAME, reverse)]` and the automatic choice
-//! (docs/derivatives.md#jacobians): the rows in chunks of [`CHUNK`] by a
+//! (docs/jacobians.md#jacobians): the rows in chunks of [`CHUNK`] by a
 //! vector-mode reverse derivative `NAME__rows` of `F` (a function with a
 //! float result: reverse vector mode needs one). Each run seeds the
 //! chunk's rows (the result's seed, the shadows of `out` and `inout`

@@ -1,4 +1,4 @@
-//! `[jacobian(NAME, sparse)]` (docs/derivatives.md#sparse-jacobians) as
+//! `[jacobian(NAME, sparse)]` (docs/jacobians.md#sparse-jacobians) as
 //! source, in three steps:
 //!
 //! 1. The pattern: `NAME__pattern`, the dependency sweep of `F` (a forward

@@ -252,7 +252,7 @@ fn vector_width(
 }
 
 /// The option of `autodiff_forward` that asks for a dependency sweep
-/// (docs/derivatives.md#sparse-jacobians); only generated code writes it.
+/// (docs/jacobians.md#sparse-jacobians); only generated code writes it.
 pub const SETS_OPTION: &str = "__adc_sets";
 
 /// The largest `width` of vector mode: the generated code holds `W` copies

@@ -1,5 +1,5 @@
 //! `sets`: the dependency sweep of sparse Jacobians
-//! (docs/derivatives.md#sparse-jacobians). A forward derivative whose
+//! (docs/jacobians.md#sparse-jacobians). A forward derivative whose
 //! tangents are sets of input indices instead of numbers: the tangent of a
 //! value is the set of inputs it depends on along this execution.
 //!

@@ -5,7 +5,7 @@
 //! above 1 (`propagate` keeps such a spec): a width-1 forward-mode
 //! derivative whose instructions `propagate` classified.
 //! Guarantees (check with `adc ir --after widen`): the function has the
-//! signature of docs/derivatives.md#vector-mode. Its primal instructions
+//! signature of docs/jacobians.md#vector-mode. Its primal instructions
 //! are the input's, once each, so the primal runs once. Every differential
 //! value, differential instruction and block parameter that carries a
 //! tangent stands `W` times, one lane per direction, in lane order (the
