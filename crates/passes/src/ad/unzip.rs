@@ -22,9 +22,15 @@
 //!   differential twin, in push order. So values of loop iterations are
 //!   kept per iteration, and the tape follows the actual trip count.
 //!   Values cheap to compute again from what the twin has (constants,
-//!   integer and float arithmetic, comparisons, conversions, loads from
-//!   array parameters the function never writes) are computed again
-//!   there instead. Inside a counted loop, such a value may also be
+//!   integer and float arithmetic, comparisons, conversions, math
+//!   functions of operands the twin has anyway, at most two calls of the
+//!   math library per value, loads from array parameters the function
+//!   never writes) are computed again there instead: the tape-minimality
+//!   rule, a value is taped only when computing it again from values taped
+//!   anyway (or available in the twin) would cost more, and never when it
+//!   would tape more. So `y = sin(y) * y` in a loop tapes `y` alone, not
+//!   `sin(y)` and `cos(y)` too (`recompute::MAX_MATH_CALLS`). Math
+//!   functions only in loops, whose tape grows with the trip count. Inside a counted loop, such a value may also be
 //!   computed from scalars defined before the loop, which are taped
 //!   instead of it: `transpose` pushes those once per run of the loop.
 //! - Every primal `slot` is defined in the entry block (a store of zero
@@ -127,6 +133,9 @@ struct Unzipper<'a> {
     /// Block of G that defines each primal-part value.
     def_block: BTreeMap<Value, Block>,
     once: BTreeMap<Block, bool>,
+    /// Blocks on a cycle of the CFG (in a loop): where math functions are
+    /// computed again rather than taped (`recompute::math_cost`).
+    cyclic: BTreeSet<Block>,
     preds: BTreeMap<Block, usize>,
     /// Entry parameters (by position) whose arrays the function may write.
     written_params: Vec<bool>,
@@ -184,6 +193,7 @@ impl<'a> Unzipper<'a> {
             dmap: vec![None; g.dfg.num_values()],
             def_block: BTreeMap::new(),
             once,
+            cyclic,
             preds,
             written_params: recompute::written_params(module, g, split_half),
             frozen_locals,

@@ -183,8 +183,18 @@ impl Unzipper<'_> {
             .filter(|&v| {
                 let mut mine = Vec::new();
                 let with_leaves = !self.invariant_in_loop(v, b);
-                let ok = self.recomputable(v, b, &needed, 0, with_leaves.then_some(&mut mine));
-                leaves.extend(mine);
+                let mut calls = 0;
+                let ok = self.recomputable(
+                    v,
+                    b,
+                    &needed,
+                    0,
+                    &mut calls,
+                    with_leaves.then_some(&mut mine),
+                );
+                if ok {
+                    leaves.extend(mine);
+                }
                 ok
             })
             .collect();

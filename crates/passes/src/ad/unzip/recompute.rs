@@ -7,9 +7,36 @@ use super::Unzipper;
 use crate::ad::jvp_source;
 use crate::loops::LoopInit;
 use adc_ir::{
-    BinaryOp, Block, Constant, Function, InstData, Module, ParamMode, Tag, Type, Value, ValueDef,
+    BinaryOp, Block, Constant, Function, InstData, MathFunc, Module, ParamMode, Tag, Type, Value,
+    ValueDef,
 };
 use std::collections::{BTreeMap, BTreeSet};
+
+/// The most calls of the math library (`math_cost`) the differential twin
+/// makes to compute one primal value again rather than read it from the
+/// tape: two, so `sin(y)` and `cos(y)` (one `sincos` call after codegen)
+/// or `exp(x) * y` are computed again, a chain of three is taped. A math
+/// call's operands must be values the twin has anyway (`recomputable`):
+/// computing them again too made GradBench's lse and lstm 1.5-2x slower.
+const MAX_MATH_CALLS: u32 = 2;
+
+/// The cost of computing `func` again, in calls of the math library:
+/// `None` for `lgamma` (slow: always taped), 0 for the functions the
+/// machine computes in an instruction or two (`sqrt`, `abs`, rounding).
+/// `pow` counts as two (it is a `log` and an `exp`).
+fn math_cost(func: MathFunc) -> Option<u32> {
+    match func {
+        MathFunc::Sqrt
+        | MathFunc::Abs
+        | MathFunc::Floor
+        | MathFunc::Ceil
+        | MathFunc::Round
+        | MathFunc::Trunc => Some(0),
+        MathFunc::Lgamma => None,
+        MathFunc::Pow => Some(2),
+        _ => Some(1),
+    }
+}
 
 impl Unzipper<'_> {
     /// The primal-part value of counted loop `k`'s counter.
@@ -74,6 +101,9 @@ impl Unzipper<'_> {
     /// constant, or cheap arithmetic of block `b` (or a load from a parameter
     /// array nothing writes) whose operands are available, needed anyway,
     /// or recomputable themselves.
+    /// Math functions count against `calls` (`math_cost`): the computation
+    /// again of one value makes at most `MAX_MATH_CALLS` calls of the math
+    /// library, so a value costlier than that is taped.
     /// With `leaves`, an operand defined before a counted loop around `b`
     /// (`invariant_in_loop`) that is not computed again without taping may
     /// be taped itself: it is added to `leaves`, which holds garbage when
@@ -84,6 +114,7 @@ impl Unzipper<'_> {
         b: Block,
         needed: &BTreeSet<Value>,
         depth: u32,
+        calls: &mut u32,
         mut leaves: Option<&mut Vec<Value>>,
     ) -> bool {
         let ValueDef::Result(i, _) = self.out.dfg.value_def(v) else {
@@ -99,6 +130,16 @@ impl Unzipper<'_> {
                 InstData::Load { array, .. } => {
                     self.unwritten_param(*array) || self.unwritten_local(*array, v)
                 }
+                // In a loop only: elsewhere the entry is one per call,
+                // and the call costs more time than it saves.
+                InstData::Math { .. } if !self.cyclic.contains(&b) => false,
+                InstData::Math { func, .. } => match math_cost(*func) {
+                    Some(c) if *calls + c <= MAX_MATH_CALLS => {
+                        *calls += c;
+                        true
+                    }
+                    _ => false,
+                },
                 _ => false,
             };
         if !cheap || depth > 6 {
@@ -106,18 +147,26 @@ impl Unzipper<'_> {
         }
         let mut args = Vec::new();
         data.for_each_arg(|a| args.push(a));
+        if matches!(data, InstData::Math { .. }) {
+            // A math call costs more than reading its result from the
+            // tape: it is worth it only when it saves a tape entry without
+            // computing anything else again, from operands the twin has.
+            return args
+                .iter()
+                .all(|&a| self.direct(a) || self.carried(a, b) || (a != v && needed.contains(&a)));
+        }
         args.into_iter().all(|a| {
             if self.direct(a) || self.carried(a, b) || (a != v && needed.contains(&a)) {
                 return true;
             }
             match leaves.as_deref_mut() {
                 Some(l) if self.invariant_in_loop(a, b) => {
-                    self.recomputable(a, b, needed, depth + 1, None) || {
+                    self.recomputable(a, b, needed, depth + 1, calls, None) || {
                         l.push(a);
                         true
                     }
                 }
-                l => self.recomputable(a, b, needed, depth + 1, l),
+                l => self.recomputable(a, b, needed, depth + 1, calls, l),
             }
         })
     }
