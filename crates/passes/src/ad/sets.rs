@@ -25,11 +25,11 @@
 //! Each differential instruction maps to
 //! a set operation: a sum, difference, `min` or `max` is the union
 //! (a call of `__adc_set_union`, an internal function added to the
-//! module), a product or quotient by a primal value and a negation keep
-//! the set, a zero constant is the empty set; loads, stores, selects,
-//! block parameters and the tape's pushes, pops and reads (in the sweep
-//! of a reverse derivative, as sparse Hessians run it) move handles as
-//! they moved tangents. A call of a
+//! module; of one value with itself, that value), a product or quotient
+//! by a primal value and a negation keep the set, a zero constant is the
+//! empty set; loads, stores, selects, block parameters and the tape's
+//! pushes, pops and reads (in the sweep of a reverse derivative, as sparse
+//! Hessians run it) move handles as they moved tangents. A call of a
 //! callee's forward derivative calls its dependency sweep
 //! (`__adc_fwdMASKs_NAME`, declared after `linearize` by
 //! [`declare_callees`]) with the arena. The primal instructions are the
@@ -189,6 +189,10 @@ fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), Ad
                 match (keep, d.as_slice()) {
                     (true, [t]) => {
                         subst.insert(results[0], *t);
+                    }
+                    // `x + x`: the union of a set with itself is the set.
+                    (_, [a, b]) if a == b => {
+                        subst.insert(results[0], *a);
                     }
                     (_, [_, _]) => {
                         *func.dfg.inst_mut(i) = InstData::Call {
