@@ -175,7 +175,11 @@ def main():
                     help="least wall-clock time of all calls, instead of that of the clean calls (bench.h)")
     ap.add_argument("--tol", type=float, default=1e-9, help="relative tolerance of A vs B outputs")
     ap.add_argument("--nice", type=int, default=5, help="niceness of the timed runs (default 5)")
-    ap.add_argument("--build-dir", default="/tmp/adc-ab")
+    # One build directory per checkout: two worktrees measuring at once
+    # must not overwrite each other's compiler copy.
+    here = hashlib.sha1(os.path.dirname(os.path.abspath(__file__)).encode()).hexdigest()[:8]
+    ap.add_argument("--build-dir", default=f"/tmp/adc-ab-{here}",
+                    help="where builds go (default /tmp/adc-ab-HASH, HASH of this checkout's path)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     ap.add_argument("--timeout", type=float, default=300, help="seconds per driver run")
     ap.add_argument("--a-evals", metavar="DIR", default=EVALS_DIR,

@@ -28,7 +28,7 @@ in gradbench/evals/plain compiled by the same adc copy and linked with the
 same drivers; the table adds its time, plain/manual and plain/adc, and its
 outputs are compared with the tuned ports' (ab.py's check, --plain-tol).
 """
-import argparse, array, io, math, os, re, shutil, statistics, subprocess, sys, tarfile, time
+import argparse, array, hashlib, io, math, os, re, shutil, statistics, subprocess, sys, tarfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -242,7 +242,11 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-6,
                     help="relative tolerance of adc's vs manual's outputs, elementwise (default 1e-6)")
     ap.add_argument("--nice", type=int, default=5, help="niceness of the timed runs (default 5)")
-    ap.add_argument("--build-dir", default="/tmp/adc-manual")
+    # One build directory per checkout: two worktrees measuring at once
+    # must not overwrite each other's compiler copy.
+    here = hashlib.sha1(os.path.dirname(os.path.abspath(__file__)).encode()).hexdigest()[:8]
+    ap.add_argument("--build-dir", default=f"/tmp/adc-manual-{here}",
+                    help="where builds go (default /tmp/adc-manual-HASH, HASH of this checkout's path)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler of the adc drivers")
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"), help="C++ compiler of manual (default g++)")
     ap.add_argument("--manual-flag", action="append", default=[], metavar="FLAG",
