@@ -431,16 +431,7 @@ fn hessian_source(f: &FuncDecl, h: &Names, dual: &[bool]) -> String {
     let ReturnType::Base(rt) = f.ret else {
         unreachable!("`request` refuses results other than float ones")
     };
-    let mut params = Vec::new();
-    for p in &f.params {
-        let mode = match p.mode {
-            Mode::Value => "",
-            Mode::Inout => "inout ",
-            Mode::Out => "out ",
-        };
-        let arr = if p.is_array { "[]" } else { "" };
-        params.push(format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name));
-    }
+    let mut params = crate::jacobian::layout::param_decls(f);
     params.push("out double[] hess".into());
     let stat = if f.is_static { "static " } else { "" };
     let mut s = String::new();

@@ -11,6 +11,7 @@
 
 mod elements;
 mod elements_source;
+pub(crate) mod layout;
 mod rev;
 mod sparse;
 
@@ -386,53 +387,21 @@ fn source(f: &FuncDecl, name: &str, cols: &str, dual: &[bool]) -> String {
         ReturnType::Tuple(_) => unreachable!("tuples are refused by `request`"),
     };
     let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
-    let mut params = Vec::new();
-    for p in &f.params {
-        let mode = match p.mode {
-            Mode::Value => "",
-            Mode::Inout => "inout ",
-            Mode::Out => "out ",
-        };
-        let arr = if p.is_array { "[]" } else { "" };
-        params.push(format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name));
-    }
+    let mut params = layout::param_decls(f);
     params.push("out double[] jac".into());
     let mut s = String::new();
     let stat = if f.is_static { "static " } else { "" };
     let _ = writeln!(s, "{stat}{ret} {name}({}) {{", params.join(", "));
     // The columns and rows, each a block of `len` entries at an offset.
-    let len = |p: &ParamDecl| {
-        if p.is_array {
-            format!("len({})", p.name.name)
-        } else {
-            "1".into()
-        }
-    };
-    let (mut ncols, mut nrows) = (
-        vec!["0".to_string()],
-        vec![(if float_ret { "1" } else { "0" }).to_string()],
-    );
-    let mut col_at = Vec::new();
-    let mut row_at = Vec::new();
-    for (p, &d) in f.params.iter().zip(dual) {
-        if !d {
-            col_at.push(None);
-            row_at.push(None);
-            continue;
-        }
-        let is_col = p.mode != Mode::Out;
-        let is_row = p.mode != Mode::Value;
-        col_at.push(is_col.then(|| format!("({})", ncols.join(" + "))));
-        row_at.push(is_row.then(|| format!("({})", nrows.join(" + "))));
-        if is_col {
-            ncols.push(len(p));
-        }
-        if is_row {
-            nrows.push(len(p));
-        }
-    }
-    let _ = writeln!(s, "    int adc_j_nc = {};", ncols.join(" + "));
-    let _ = writeln!(s, "    int adc_j_nr = {};", nrows.join(" + "));
+    let layout::Layout {
+        col_at,
+        row_at,
+        ncols,
+        nrows,
+    } = layout::layout(f, dual, float_ret);
+    let len = layout::len;
+    let _ = writeln!(s, "    int adc_j_nc = {ncols};");
+    let _ = writeln!(s, "    int adc_j_nr = {nrows};");
     // A `jac` of another length: the runtime error `lencheck.jac`.
     let _ = writeln!(
         s,

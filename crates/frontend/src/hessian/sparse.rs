@@ -15,24 +15,9 @@
 //! none of its arguments. All locals start with `adc_hs_`.
 
 use crate::ast::*;
+use crate::jacobian::layout::param_decls as params;
 use crate::jacobian::type_name;
 use std::fmt::Write;
-
-/// `F`'s parameters as declared.
-fn params(f: &FuncDecl) -> Vec<String> {
-    f.params
-        .iter()
-        .map(|p| {
-            let mode = match p.mode {
-                Mode::Value => "",
-                Mode::Inout => "inout ",
-                Mode::Out => "out ",
-            };
-            let arr = if p.is_array { "[]" } else { "" };
-            format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name)
-        })
-        .collect()
-}
 
 /// The statements that fill `adc_hs_v`, `adc_hs_c` and `adc_hs_p` with
 /// the sparse Jacobian of `NAME__gw` (both triangles), through the

@@ -21,63 +21,10 @@
 //! Locals start with `adc_e_` (and `adc_s_` for the sweep's).
 
 use super::elements::{Plan, Top};
+use super::layout::{layout, param_decls as params, Layout};
 use super::type_name;
 use crate::ast::*;
 use std::fmt::Write;
-
-/// Where each parameter's columns and rows start (`None`: it has none).
-struct Layout {
-    col_at: Vec<Option<String>>,
-    row_at: Vec<Option<String>>,
-    ncols: String,
-    nrows: String,
-}
-
-fn len(p: &ParamDecl) -> String {
-    if p.is_array {
-        format!("len({})", p.name.name)
-    } else {
-        "1".into()
-    }
-}
-
-fn layout(f: &FuncDecl, dual: &[bool]) -> Layout {
-    let (mut ncols, mut nrows) = (vec!["0".to_string()], vec!["0".to_string()]);
-    let (mut col_at, mut row_at) = (Vec::new(), Vec::new());
-    for (p, &d) in f.params.iter().zip(dual) {
-        let is_col = d && p.mode != Mode::Out;
-        let is_row = d && p.mode != Mode::Value;
-        col_at.push(is_col.then(|| format!("({})", ncols.join(" + "))));
-        row_at.push(is_row.then(|| format!("({})", nrows.join(" + "))));
-        if is_col {
-            ncols.push(len(p));
-        }
-        if is_row {
-            nrows.push(len(p));
-        }
-    }
-    Layout {
-        col_at,
-        row_at,
-        ncols: ncols.join(" + "),
-        nrows: nrows.join(" + "),
-    }
-}
-
-fn params(f: &FuncDecl) -> Vec<String> {
-    f.params
-        .iter()
-        .map(|p| {
-            let mode = match p.mode {
-                Mode::Value => "",
-                Mode::Inout => "inout ",
-                Mode::Out => "out ",
-            };
-            let arr = if p.is_array { "[]" } else { "" };
-            format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name)
-        })
-        .collect()
-}
 
 fn ident(name: &str, span: adc_ir::Span) -> Ident {
     Ident {
@@ -217,7 +164,7 @@ pub(super) fn source(
     plan: &Plan,
     colored: &str,
 ) -> String {
-    let l = layout(f, dual);
+    let l = layout(f, dual, false);
     let mut ps = params(f);
     ps.extend([
         "out double[] vals".to_string(),

@@ -9,6 +9,7 @@
 //! version (`NAME__fwd`) or the reverse one (`NAME__rev`) at each call:
 //! reverse when the Jacobian has fewer rows than columns.
 
+use super::layout::{layout, len, param_decls};
 use super::{is_float, type_name};
 use crate::ast::*;
 use std::fmt::Write;
@@ -53,26 +54,9 @@ pub(crate) fn reverse_attr(f: &FuncDecl, a: &Attr, rows: &str, dual: &[bool]) ->
 
 /// `f`'s parameters as declared, then `out double[] jac`.
 fn params(f: &FuncDecl) -> String {
-    let mut params = Vec::new();
-    for p in &f.params {
-        let mode = match p.mode {
-            Mode::Value => "",
-            Mode::Inout => "inout ",
-            Mode::Out => "out ",
-        };
-        let arr = if p.is_array { "[]" } else { "" };
-        params.push(format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name));
-    }
+    let mut params = param_decls(f);
     params.push("out double[] jac".into());
     params.join(", ")
-}
-
-fn len(p: &ParamDecl) -> String {
-    if p.is_array {
-        format!("len({})", p.name.name)
-    } else {
-        "1".into()
-    }
 }
 
 fn ret_type(f: &FuncDecl) -> BaseType {
@@ -82,42 +66,10 @@ fn ret_type(f: &FuncDecl) -> BaseType {
     }
 }
 
-/// The numbers of columns and rows, and each parameter's column and row
-/// offsets (as expressions), for the `Dual` parameters `dual`.
-struct Shape {
-    ncols: String,
-    nrows: String,
-    col_at: Vec<Option<String>>,
-    row_at: Vec<Option<String>>,
-}
-
-fn shape(f: &FuncDecl, dual: &[bool]) -> Shape {
-    let (mut ncols, mut nrows) = (vec!["0".to_string()], vec!["1".to_string()]);
-    let (mut col_at, mut row_at) = (Vec::new(), Vec::new());
-    for (p, &d) in f.params.iter().zip(dual) {
-        let is_col = d && p.mode != Mode::Out;
-        let is_row = d && p.mode != Mode::Value;
-        col_at.push(is_col.then(|| format!("({})", ncols.join(" + "))));
-        row_at.push(is_row.then(|| format!("({})", nrows.join(" + "))));
-        if is_col {
-            ncols.push(len(p));
-        }
-        if is_row {
-            nrows.push(len(p));
-        }
-    }
-    Shape {
-        ncols: ncols.join(" + "),
-        nrows: nrows.join(" + "),
-        col_at,
-        row_at,
-    }
-}
-
 /// The `.ad` text of `NAME`, the dispatcher between `NAME__fwd` and
 /// `NAME__rev`.
 pub(crate) fn dispatch(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
-    let sh = shape(f, dual);
+    let sh = layout(f, dual, true);
     let stat = if f.is_static { "static " } else { "" };
     let mut args: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
     args.push("jac");
@@ -138,7 +90,7 @@ pub(crate) fn dispatch(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
 /// The `.ad` text of `name`, the Jacobian by rows through `rows`.
 pub(crate) fn source(f: &FuncDecl, name: &str, rows: &str, dual: &[bool]) -> String {
     let w = CHUNK;
-    let sh = shape(f, dual);
+    let sh = layout(f, dual, true);
     let rt = type_name(ret_type(f));
     let stat = if f.is_static { "static " } else { "" };
     let mut s = String::new();

@@ -20,71 +20,13 @@
 //!
 //! `NAME_nnz` runs step 1 only. All locals start with `adc_s_`.
 
+use super::layout::{layout, len, param_decls as params, Layout};
 use super::{is_float, type_name};
 use crate::ast::*;
 use std::fmt::Write;
 
 /// Colors per run of the compressed evaluation.
 pub const CHUNK: u32 = 4;
-
-/// Where each parameter's columns and rows start (`None`: it has none),
-/// and the expressions counting them.
-struct Layout {
-    col_at: Vec<Option<String>>,
-    row_at: Vec<Option<String>>,
-    ncols: String,
-    nrows: String,
-}
-
-fn len(p: &ParamDecl) -> String {
-    if p.is_array {
-        format!("len({})", p.name.name)
-    } else {
-        "1".into()
-    }
-}
-
-fn layout(f: &FuncDecl, dual: &[bool]) -> Layout {
-    let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
-    let (mut ncols, mut nrows) = (
-        vec!["0".to_string()],
-        vec![(if float_ret { "1" } else { "0" }).to_string()],
-    );
-    let (mut col_at, mut row_at) = (Vec::new(), Vec::new());
-    for (p, &d) in f.params.iter().zip(dual) {
-        let is_col = d && p.mode != Mode::Out;
-        let is_row = d && p.mode != Mode::Value;
-        col_at.push(is_col.then(|| format!("({})", ncols.join(" + "))));
-        row_at.push(is_row.then(|| format!("({})", nrows.join(" + "))));
-        if is_col {
-            ncols.push(len(p));
-        }
-        if is_row {
-            nrows.push(len(p));
-        }
-    }
-    Layout {
-        col_at,
-        row_at,
-        ncols: ncols.join(" + "),
-        nrows: nrows.join(" + "),
-    }
-}
-
-fn params(f: &FuncDecl) -> Vec<String> {
-    f.params
-        .iter()
-        .map(|p| {
-            let mode = match p.mode {
-                Mode::Value => "",
-                Mode::Inout => "inout ",
-                Mode::Out => "out ",
-            };
-            let arr = if p.is_array { "[]" } else { "" };
-            format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name)
-        })
-        .collect()
-}
 
 fn ret_type(f: &FuncDecl) -> String {
     match &f.ret {
@@ -128,7 +70,8 @@ fn save_restore(f: &FuncDecl, dual: &[bool]) -> (String, String) {
 /// their helpers; `NAME` is emitted as the `static` function `entry`
 /// when given (element Jacobians, `elements_source`, fall back to it).
 pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool], entry: Option<&str>) -> String {
-    let l = layout(f, dual);
+    let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
+    let l = layout(f, dual, float_ret);
     let stat = if f.is_static { "static " } else { "" };
     let ps = params(f);
     let args = names(f);
