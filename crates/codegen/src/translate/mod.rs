@@ -43,6 +43,7 @@ mod stack_arrays;
 mod strong_zero;
 mod symbols;
 pub(crate) mod tape_lowering;
+mod tape_reserve;
 mod views;
 
 pub(crate) use frame::{single_pass, zeroed_ctx, zeroed_slot16, FrameGuard, CTX_STACK_FLOOR};
@@ -278,6 +279,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.enter_block_homes(blk);
         self.cur_block = blk;
         self.cur_self_loop = self.func.successors(blk).contains(&blk);
+        self.tape_enter_block(blk);
         let insts = &self.func.dfg.block(blk).insts;
         let mut k = 0;
         if self.cur_self_loop {
@@ -293,6 +295,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             // A run of pushes (or pops) on one tape shares one capacity
             // check (or one length update).
             let first = self.func.dfg.inst(insts[k]);
+            self.tape_before(first);
             // Only tape instructions form runs: measuring a run of any
             // other kind made a block of n adds cost O(n^2).
             let run = if matches!(first, InstData::TapePush { .. } | InstData::TapePop { .. }) {

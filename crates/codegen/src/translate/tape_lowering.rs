@@ -63,6 +63,26 @@ pub(crate) fn tape_of(data: &InstData) -> Option<u8> {
     }
 }
 
+/// Whether `data` may read or write the tapes' state: a tape instruction,
+/// a call, or the end of a block (a `return` frees the tapes).
+fn touches_state(data: &InstData) -> bool {
+    matches!(
+        data,
+        InstData::TapePush { .. }
+            | InstData::TapePop { .. }
+            | InstData::TapeRead { .. }
+            | InstData::DeferFree { .. }
+            | InstData::TapeLend
+            | InstData::TapeReclaim { .. }
+            | InstData::TapeAdopt { .. }
+            | InstData::TapeGive { .. }
+            | InstData::Call { .. }
+            | InstData::Jump { .. }
+            | InstData::Branch { .. }
+            | InstData::Return { .. }
+    )
+}
+
 /// How many tapes the function uses (levels 0 to the highest it names).
 fn tape_count(func: &adc_ir::Function) -> usize {
     func.layout
@@ -111,6 +131,11 @@ pub(crate) struct TapeState {
     defer: clif::Value,
     /// One set of variables per tape level.
     tapes: Vec<TapeVars>,
+    /// Room that a block's first push checked for the pushes after it.
+    pub(crate) reserve: super::tape_reserve::Reserve,
+    /// Whether the instruction before this one was `tape.give`, which left
+    /// tape 0 and the deferred list empty (a `return` then frees neither).
+    given: bool,
 }
 
 /// Pointer, length and capacity in bytes, and read position of one tape.
@@ -138,8 +163,24 @@ pub(crate) fn init_state(b: &mut FunctionBuilder, func: &adc_ir::Function) -> Ta
     ));
     let defer = b.ins().stack_addr(PTR, slot, 0);
     let z = b.ins().iconst(types::I64, 0);
-    for k in 0..STATE_WORDS {
-        b.ins().store(TRUSTED, z, defer, k * 8);
+    // Only the deferred list's words are read before they are written (the
+    // exchange words before each growth, the lending words by `tape.lend`),
+    // and a function that starts by adopting a tape overwrites those too:
+    // a split-mode half is called once per call of the source (GradBench
+    // det's minors), and twelve stores per call were a tenth of det's gradient.
+    let adopts = func.layout.first().is_some_and(|&entry| {
+        func.dfg
+            .block(entry)
+            .insts
+            .iter()
+            .map(|&i| func.dfg.inst(i))
+            .find(|d| touches_state(d))
+            .is_some_and(|d| matches!(d, InstData::TapeAdopt { .. }))
+    });
+    if !adopts {
+        for k in 0..3 {
+            b.ins().store(TRUSTED, z, defer, DEFER + k * 8);
+        }
     }
     let mut var = || {
         let v = b.declare_var(types::I64);
@@ -154,7 +195,12 @@ pub(crate) fn init_state(b: &mut FunctionBuilder, func: &adc_ir::Function) -> Ta
             front: var(),
         })
         .collect();
-    TapeState { tapes, defer }
+    TapeState {
+        tapes,
+        defer,
+        reserve: Default::default(),
+        given: false,
+    }
 }
 
 /// A field of a growable stack's state.
@@ -170,6 +216,42 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.tape_state
             .as_ref()
             .expect("invariant: functions with tape instructions get a tape state")
+    }
+
+    fn state_mut(&mut self) -> &mut TapeState {
+        self.tape_state
+            .as_mut()
+            .expect("invariant: functions with tape instructions get a tape state")
+    }
+
+    /// Plans one capacity check for the pushes of IR block `blk`
+    /// (`crate::translate::tape_reserve`).
+    pub(crate) fn tape_enter_block(&mut self, blk: adc_ir::Block) {
+        let func = self.func;
+        if let Some(state) = self.tape_state.as_mut() {
+            state.given = false;
+            state.reserve.enter_block(func, blk, |d| match d {
+                InstData::TapePush { value, tape } => {
+                    let ty = func.dfg.value_type(*value);
+                    let bytes: u32 = crate::translate::clif_types(ty)
+                        .iter()
+                        .map(|t| t.bytes())
+                        .sum();
+                    Some((*tape, i64::from(bytes)))
+                }
+                _ => None,
+            });
+        }
+    }
+
+    /// Before instruction `data`: a barrier ends the block's reservations.
+    pub(crate) fn tape_before(&mut self, data: &InstData) {
+        if let Some(state) = self.tape_state.as_mut() {
+            state.reserve.barrier(data);
+            if !matches!(data, InstData::Return { .. }) {
+                state.given = matches!(data, InstData::TapeGive { .. });
+            }
+        }
     }
 
     /// The variables of tape `level` (`init_state` made one set per level
@@ -259,9 +341,26 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             .collect();
         let n: i32 = sizes.iter().sum();
         let len = self.get(stack, Field::Len);
-        let cap = self.get(stack, Field::Cap);
         let need = self.b.ins().iadd_imm_s(len, n as i64);
-        let full = self.b.ins().icmp(IntCC::SignedGreaterThan, need, cap);
+        // The bytes to make room for: these, and on a tape the pushes
+        // after them in this block that a check here covers.
+        let room = match stack {
+            Stack::Tape(level) => {
+                let reserve = &mut self.state_mut().reserve;
+                if reserve.take_reserved(level, i64::from(n)) {
+                    return self.store_cells(stack, len, need, cells, &sizes);
+                }
+                reserve.check_for(inst, level, i64::from(n))
+            }
+            Stack::Defer => i64::from(n),
+        };
+        let cap = self.get(stack, Field::Cap);
+        let room_end = if room == i64::from(n) {
+            need
+        } else {
+            self.b.ins().iadd_imm_s(len, room)
+        };
+        let full = self.b.ins().icmp(IntCC::SignedGreaterThan, room_end, cap);
         let grow = self.b.create_block();
         let cont = self.b.create_block();
         self.b.set_cold_block(grow);
@@ -287,7 +386,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         }
         let fref = self.m.declare_func_in_func(grow_fn, self.b.func);
         let area_addr = self.b.ins().iadd_imm_s(st, area as i64);
-        self.b.ins().call(fref, &[area_addr, need]);
+        self.b.ins().call(fref, &[area_addr, room_end]);
         let p = self.b.ins().load(PTR, TRUSTED, st, area);
         let new_cap = self.b.ins().load(types::I64, TRUSTED, st, area + 16);
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
@@ -296,6 +395,19 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.set(stack, Field::Cap, new_cap);
         self.b.ins().jump(cont, &[]);
         self.b.switch_to_block(cont);
+        self.store_cells(stack, len, need, cells, &sizes)
+    }
+
+    /// Stores cells at the top of `stack` (length `len`, room for them
+    /// made), which then has length `need`.
+    fn store_cells(
+        &mut self,
+        stack: Stack,
+        len: clif::Value,
+        need: clif::Value,
+        cells: &[clif::Value],
+        sizes: &[i32],
+    ) -> Result<(), CodegenError> {
         let ptr = self.get(stack, Field::Ptr);
         let base_addr = self.b.ins().iadd(ptr, len);
         let mut off = 0;
@@ -445,10 +557,15 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             return Ok(());
         };
         let levels = state.tapes.len() as u8;
+        // Right after `tape.give`, tape 0 and the deferred list are empty.
+        let given = state.given;
         let free_fn = self.syms.tape_alloc.1;
-        for level in 0..levels {
+        for level in u8::from(given)..levels {
             let tape = self.get(Stack::Tape(level), Field::Ptr);
-            self.call_symbol(free_fn, &[PTR], &[], &[tape])?;
+            self.free_if_allocated(free_fn, tape)?;
+        }
+        if given {
+            return Ok(());
         }
         let head = self.b.create_block();
         let body = self.b.create_block();
@@ -469,7 +586,21 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         self.b.switch_to_block(done);
         // The list grew through `__adc_tape_grow`, so it goes back the same way.
         let list = self.get(Stack::Defer, Field::Ptr);
-        self.call_symbol(free_fn, &[PTR], &[], &[list])?;
+        self.free_if_allocated(free_fn, list)
+    }
+
+    /// Gives a stack's buffer back through `free_fn` unless it was never
+    /// allocated (null): most calls of a recursive derivative (GradBench
+    /// det's minors) tape nothing of their own, and the call cost a tenth
+    /// of det's gradient.
+    fn free_if_allocated(&mut self, free_fn: &str, p: clif::Value) -> Result<(), CodegenError> {
+        let call = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(p, call, &[], done, &[]);
+        self.b.switch_to_block(call);
+        self.call_symbol(free_fn, &[PTR], &[], &[p])?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
         Ok(())
     }
 
