@@ -30,6 +30,7 @@ mod sparse_hessian;
 mod sparse_jacobian;
 mod split;
 mod stack_arrays;
+mod tape_reserve;
 mod vector;
 mod version;
 mod views;
