@@ -10,34 +10,15 @@
 //!
 //! Their cost must grow with the number of colors, not with n.
 //!
-//! Run: `cargo bench --bench sparse_hessian`.
+//! Run: `cargo bench --bench sparse_hessian` (the JIT, wall-clock time);
+//! `benches/sparse.sh hess` times the same functions compiled to an object
+//! and called from C, in thread CPU time.
 
 mod common;
 
 use common::best_of;
 
-const SOURCE: &str = r#"
-[hessian(rosen_hess, sparse)]
-double rosen(double[] x) {
-    double s = 0.0;
-    for (int i = 0; i + 1 < len(x); i++) {
-        double a = 1.0 - x[i];
-        double b = x[i + 1] - x[i] * x[i];
-        s += a * a + 100.0 * b * b;
-    }
-    return s;
-}
-
-[hessian(smooth_hess, sparse)]
-double smooth(double[] x) {
-    double s = 0.0;
-    for (int i = 1; i + 1 < len(x); i++) {
-        double d = x[i - 1] - 2.0 * x[i] + x[i + 1];
-        s += d * d;
-    }
-    return s;
-}
-"#;
+const SOURCE: &str = include_str!("ad/banded.ad");
 
 type Primal = extern "C" fn(*const f64, i64) -> f64;
 type Nnz = extern "C" fn(*const f64, i64) -> i64;

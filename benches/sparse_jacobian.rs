@@ -5,26 +5,15 @@
 //! and `NAME_nnz` (the sweep alone). Its cost must grow with the number of
 //! colors (3), not with n: the ratio stays the same as n grows.
 //!
-//! Run: `cargo bench --bench sparse_jacobian`.
+//! Run: `cargo bench --bench sparse_jacobian` (the JIT, wall-clock time);
+//! `benches/sparse.sh jac` times the same function compiled to an object
+//! and called from C, in thread CPU time.
 
 mod common;
 
 use common::best_of;
 
-const SOURCE: &str = r#"
-[jacobian(bratu_jac, sparse)]
-void bratu(double[] x, out double[] y) {
-    int n = len(x);
-    double h2 = 1.0 / ((n + 1.0) * (n + 1.0));
-    for (int i = 0; i < n; i++) {
-        double l = 0.0;
-        double r = 0.0;
-        if (i > 0) l = x[i - 1];
-        if (i < n - 1) r = x[i + 1];
-        y[i] = l - 2.0 * x[i] + r + h2 * exp(x[i]);
-    }
-}
-"#;
+const SOURCE: &str = include_str!("ad/bratu.ad");
 
 fn main() {
     let jit =

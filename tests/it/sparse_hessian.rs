@@ -327,3 +327,53 @@ double chain(double[] x) {
     }
     assert!(unions > 0, "the gradient's own sets still unite:\n{m}");
 }
+
+/// The functions `f` reaches by calls in `m` (itself too).
+fn reached(m: &adc_ir::Module, f: &str) -> Vec<String> {
+    let mut seen = vec![m.find(f).unwrap_or_else(|| panic!("no {f} in\n{m}"))];
+    let mut k = 0;
+    while k < seen.len() {
+        let func = m.func(seen[k]);
+        for &b in &func.layout {
+            for &i in &func.dfg.block(b).insts {
+                if let adc_ir::InstData::Call { func: c, .. } = func.dfg.inst(i) {
+                    if !seen.contains(c) {
+                        seen.push(*c);
+                    }
+                }
+            }
+        }
+        k += 1;
+    }
+    seen.into_iter().map(|id| m.func(id).name.clone()).collect()
+}
+
+#[test]
+fn the_sweep_runs_once_and_nnz_runs_it_alone() {
+    // `NAME_nnz` counts the lower triangle from the sweep's sets (no
+    // compressed evaluation); `NAME` runs the sweep once, then the
+    // compressed evaluation (not `NAME__gj_nnz`'s sweep first).
+    let src = "[hessian(hchain, sparse)]
+double chain(double[] x) {
+    double s = 0.0;
+    for (int i = 0; i + 1 < len(x); i++) { s += x[i] * x[i] * x[i + 1]; }
+    return s;
+}";
+    let m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    let nnz = reached(&m, "hchain_nnz");
+    assert!(nnz.iter().any(|f| f == "hchain__gj__deps"), "{nnz:?}");
+    assert!(!nnz.iter().any(|f| f.ends_with("__columns")), "{nnz:?}");
+    let all = reached(&m, "hchain");
+    assert!(all.iter().any(|f| f.ends_with("__columns")), "{all:?}");
+    assert!(!all.iter().any(|f| f.ends_with("_nnz")), "{all:?}");
+    let deps = m.find("hchain__gj__deps").expect("the sweep");
+    let h = m.func(m.find("hchain").expect("defined"));
+    let calls = h
+        .layout
+        .iter()
+        .flat_map(|&b| h.dfg.block(b).insts.iter())
+        .filter(|&&i| matches!(h.dfg.inst(i), adc_ir::InstData::Call { func, .. } if *func == deps))
+        .count();
+    assert_eq!(calls, 1, "{m}");
+}

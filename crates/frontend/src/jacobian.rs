@@ -13,7 +13,7 @@ mod elements;
 mod elements_source;
 pub(crate) mod layout;
 mod rev;
-mod sparse;
+pub(crate) mod sparse;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;

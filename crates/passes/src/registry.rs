@@ -46,6 +46,11 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
             .into_iter()
             .try_for_each(|id| ad::widen::run(m, id).map(|_| ()))
     }),
+    ("sets", |m| {
+        generated(m, false)
+            .into_iter()
+            .try_for_each(|id| ad::sets::run(m, id))
+    }),
     ("unzip", |m| {
         generated(m, true)
             .into_iter()

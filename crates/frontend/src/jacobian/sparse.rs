@@ -80,56 +80,11 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool], entry: Option<&str
     let (save, restore) = save_restore(f, dual);
     let mut s = String::new();
     s += &deps(f, name, dual, &l);
-    // The sweep, again with twice the room asked for until the sets fit; `BODY`
-    // then runs with the pattern in `adc_s_arena` and `adc_s_heads`.
-    let sweep = |body: &str| {
-        let mut t = String::new();
-        let _ = writeln!(t, "    int adc_s_nr = {};", l.nrows);
-        let _ = writeln!(t, "    int adc_s_heads[adc_s_nr];");
-        let _ = writeln!(t, "    int adc_s_cap = 64 + 4 * ({} + adc_s_nr);", l.ncols);
-        t += &save;
-        let _ = writeln!(t, "    bool adc_s_done = false;");
-        let _ = writeln!(t, "    while (!adc_s_done) {{");
-        t += &restore;
-        let _ = writeln!(t, "        int adc_s_arena[adc_s_cap];");
-        let sep = if args.is_empty() { "" } else { ", " };
-        let _ = writeln!(
-            t,
-            "        if ({name}__deps({args}{sep}adc_s_arena, adc_s_heads)) {{"
-        );
-        let _ = writeln!(t, "            adc_s_done = true;");
-        t += body;
-        let _ = writeln!(t, "        }} else {{");
-        let _ = writeln!(
-            t,
-            "            adc_s_cap = 2 * (adc_s_arena[0] > adc_s_cap ? adc_s_arena[0] : adc_s_cap);"
-        );
-        let _ = writeln!(t, "        }}");
-        let _ = writeln!(t, "    }}");
-        t
-    };
+    let sweep = |body: &str| sweep(name, &args, &l.nrows, &l.ncols, (&save, &restore), body);
     // NAME_nnz
     let _ = writeln!(s, "{stat}int {name}_nnz({}) {{", ps.join(", "));
     let _ = writeln!(s, "    int adc_s_nnz = 0;");
-    // Union nodes (`ad::sets`) are flattened into a scratch row.
-    let count = format!(
-        "            int adc_s_nc = {nc};
-            int adc_s_seen[adc_s_arena[2] > 0 ? adc_s_nc : 0];
-            int adc_s_stack[2 * adc_s_arena[2] + 2];
-            int adc_s_buf[adc_s_arena[2] > 0 ? adc_s_nc : 0];
-            for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) {{
-                int adc_s_h = adc_s_heads[adc_s_r];
-                if (adc_s_h < 0) {{ adc_s_nnz++; }}
-                else if (adc_s_h > 0) {{
-                    int adc_s_n = adc_s_arena[adc_s_h];
-                    if (adc_s_n > 0) {{ adc_s_nnz += adc_s_n; }}
-                    else {{ adc_s_nnz += {name}__lazy(adc_s_h, adc_s_r + 1, adc_s_arena, adc_s_seen, adc_s_stack, adc_s_buf, 0); }}
-                }}
-            }}
-",
-        nc = l.ncols
-    );
-    s += &sweep(&count);
+    s += &sweep(&count(name, &l.ncols, false, None));
     let _ = writeln!(s, "    return adc_s_nnz;");
     let _ = writeln!(s, "}}");
     // NAME
@@ -167,6 +122,88 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool], entry: Option<&str
     s += &fill(f, name, dual, &l);
     s += &helpers(name);
     s
+}
+
+/// The sweep of `NAME__deps` (called with `args`, `F`'s arguments), run
+/// again with twice the room asked for until the sets fit; `body` then
+/// runs with the pattern in `adc_s_arena` and `adc_s_heads` (`adc_s_nr`
+/// rows). `save_restore`: declarations saving `F`'s `inout` arguments
+/// and statements restoring them before each run.
+pub(crate) fn sweep(
+    name: &str,
+    args: &str,
+    nrows: &str,
+    ncols: &str,
+    (save, restore): (&str, &str),
+    body: &str,
+) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "    int adc_s_nr = {nrows};");
+    let _ = writeln!(t, "    int adc_s_heads[adc_s_nr];");
+    let _ = writeln!(t, "    int adc_s_cap = 64 + 4 * ({ncols} + adc_s_nr);");
+    t += save;
+    let _ = writeln!(t, "    bool adc_s_done = false;");
+    let _ = writeln!(t, "    while (!adc_s_done) {{");
+    t += restore;
+    let _ = writeln!(t, "        int adc_s_arena[adc_s_cap];");
+    let sep = if args.is_empty() { "" } else { ", " };
+    let _ = writeln!(
+        t,
+        "        if ({name}__deps({args}{sep}adc_s_arena, adc_s_heads)) {{"
+    );
+    let _ = writeln!(t, "            adc_s_done = true;");
+    t += body;
+    let _ = writeln!(t, "        }} else {{");
+    let _ = writeln!(
+        t,
+        "            adc_s_cap = 2 * (adc_s_arena[0] > adc_s_cap ? adc_s_arena[0] : adc_s_cap);"
+    );
+    let _ = writeln!(t, "        }}");
+    let _ = writeln!(t, "    }}");
+    t
+}
+
+/// Statements, in the body of [`sweep`], adding to `adc_s_nnz` the
+/// number of entries of the rows (of those `(r, c)` with `c <= r` when
+/// `lower`); `nc` counts the columns. Union nodes (`ad::sets`) are
+/// flattened into a scratch row by `NAME__lazy` with the stamps
+/// `stamp0 + r + 1` (`r + 1` without `stamp0`): a later flattening of the same sets must use other
+/// stamps (the nodes it visits are marked with them).
+pub(crate) fn count(name: &str, nc: &str, lower: bool, stamp0: Option<&str>) -> String {
+    let (one, set, lazy) = if lower {
+        (
+            "if (-1 - adc_s_h <= adc_s_r) { adc_s_nnz++; }",
+            "for (int adc_s_k = 1; adc_s_k <= adc_s_n; adc_s_k++) { if (adc_s_arena[adc_s_h + adc_s_k] <= adc_s_r) { adc_s_nnz++; } }",
+            "int adc_s_q = {name}__lazy(adc_s_h, {stamp0} + adc_s_r + 1, adc_s_arena, adc_s_seen, adc_s_stack, adc_s_buf, 0);
+                        for (int adc_s_k = 0; adc_s_k < adc_s_q; adc_s_k++) { if (adc_s_buf[adc_s_k] <= adc_s_r) { adc_s_nnz++; } }",
+        )
+    } else {
+        (
+            "adc_s_nnz++;",
+            "adc_s_nnz += adc_s_n;",
+            "adc_s_nnz += {name}__lazy(adc_s_h, {stamp0} + adc_s_r + 1, adc_s_arena, adc_s_seen, adc_s_stack, adc_s_buf, 0);",
+        )
+    };
+    let stamp0 = stamp0.map(|s| format!("{s} + ")).unwrap_or_default();
+    let lazy = lazy.replace("{name}", name).replace("{stamp0} + ", &stamp0);
+    format!(
+        "            int adc_s_nc = {nc};
+            int adc_s_seen[adc_s_arena[2] > 0 ? adc_s_nc : 0];
+            int adc_s_stack[2 * adc_s_arena[2] + 2];
+            int adc_s_buf[adc_s_arena[2] > 0 ? adc_s_nc : 0];
+            for (int adc_s_r = 0; adc_s_r < adc_s_nr; adc_s_r++) {{
+                int adc_s_h = adc_s_heads[adc_s_r];
+                if (adc_s_h < 0) {{ {one} }}
+                else if (adc_s_h > 0) {{
+                    int adc_s_n = adc_s_arena[adc_s_h];
+                    if (adc_s_n > 0) {{ {set} }}
+                    else {{
+                        {lazy}
+                    }}
+                }}
+            }}
+"
+    )
 }
 
 /// `NAME__deps`: one run of the sweep with the arena given; the set of

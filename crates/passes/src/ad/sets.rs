@@ -25,7 +25,8 @@
 //! Each differential instruction maps to
 //! a set operation: a sum, difference, `min` or `max` is the union
 //! (a call of `__adc_set_union`, an internal function added to the
-//! module; of one value with itself, that value), a product or quotient
+//! module; none when it is one of its operands: of one value with itself,
+//! with the empty set, or with a set the other is a union of), a product or quotient
 //! by a primal value and a negation keep the set, a zero constant is the
 //! empty set; loads, stores, selects, block parameters and the tape's
 //! pushes, pops and reads (in the sweep of a reverse derivative, as sparse
@@ -44,7 +45,7 @@ use adc_ir::{
     AdMode, BinaryOp, Constant, DerivSpec, FuncId, Function, InstData, Module, ScalarType, Tag,
     Type, UnaryOp, Value,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 const UNION: &str = "__adc_set_union";
 
@@ -170,6 +171,8 @@ fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), Ad
         }
     }
     let mut subst: BTreeMap<Value, Value> = BTreeMap::new();
+    // The operands (after `subst`) each union result is the union of.
+    let mut parts: BTreeMap<Value, BTreeSet<Value>> = BTreeMap::new();
     let insts: Vec<adc_ir::Inst> = func
         .layout
         .iter()
@@ -186,20 +189,23 @@ fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), Ad
                     op,
                     BinaryOp::Mul | BinaryOp::MulZ | BinaryOp::Div | BinaryOp::DivZ
                 );
+                let d: Vec<Value> = d.iter().map(|&v| resolve(&subst, v)).collect();
                 match (keep, d.as_slice()) {
                     (true, [t]) => {
                         subst.insert(results[0], *t);
                     }
-                    // `x + x`: the union of a set with itself is the set.
-                    (_, [a, b]) if a == b => {
-                        subst.insert(results[0], *a);
-                    }
-                    (_, [_, _]) => {
-                        *func.dfg.inst_mut(i) = InstData::Call {
-                            func: union,
-                            args: vec![arena, args[0], args[1]],
-                        };
-                    }
+                    (_, &[a, b]) => match absorbed(func, &parts, a, b) {
+                        Some(v) => {
+                            subst.insert(results[0], v);
+                        }
+                        None => {
+                            *func.dfg.inst_mut(i) = InstData::Call {
+                                func: union,
+                                args: vec![arena, a, b],
+                            };
+                            parts.insert(results[0], union_parts(&parts, a, b));
+                        }
+                    },
                     _ => return Err(unsupported(func, i, "an operation on no tangent")),
                 }
             }
@@ -287,8 +293,100 @@ fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), Ad
         }
     }
     crate::rewrite::substitute(func, &subst);
+    // Common subexpressions make more unions of a set with itself (two
+    // choices between a tangent and zero on one condition).
+    crate::opt::cse::run(func);
+    simplify_unions(func, union);
+    crate::opt::dce::run(func);
     func.deriv = None;
     Ok(())
+}
+
+/// Removes the union calls of `func` that [`absorbed`] finds to be one
+/// of their operands.
+fn simplify_unions(func: &mut Function, union: FuncId) {
+    let mut subst: BTreeMap<Value, Value> = BTreeMap::new();
+    let mut parts: BTreeMap<Value, BTreeSet<Value>> = BTreeMap::new();
+    for b in func.layout.clone() {
+        let mut kept = Vec::new();
+        for i in func.dfg.block(b).insts.clone() {
+            if let InstData::Call { func: f, args } = func.dfg.inst(i) {
+                if *f == union {
+                    let (a, c) = (resolve(&subst, args[1]), resolve(&subst, args[2]));
+                    let r = func.dfg.inst_results(i)[0];
+                    if let Some(v) = absorbed(func, &parts, a, c) {
+                        subst.insert(r, v);
+                        continue;
+                    }
+                    parts.insert(r, union_parts(&parts, a, c));
+                }
+            }
+            kept.push(i);
+        }
+        func.dfg.block_mut(b).insts = kept;
+    }
+    crate::rewrite::substitute(func, &subst);
+}
+
+/// `v` after the substitutions made so far.
+fn resolve(subst: &BTreeMap<Value, Value>, mut v: Value) -> Value {
+    while let Some(&w) = subst.get(&v) {
+        v = w;
+    }
+    v
+}
+
+/// Most operands a union's `parts` records: a long sum keeps its last
+/// ones only, so the map stays linear in the function.
+const MAX_PARTS: usize = 16;
+
+/// The union of `a` and `b` when it is one of them, with no call: of a
+/// value with itself (`x + x`, or two products of one tangent), with the
+/// empty set, or with a set one of them is already the union of
+/// (`(a + b) + a`, as in `x[i-1] - 2 x[i] + x[i+1] + h exp(x[i])`).
+fn absorbed(
+    func: &Function,
+    parts: &BTreeMap<Value, BTreeSet<Value>>,
+    a: Value,
+    b: Value,
+) -> Option<Value> {
+    let part = |u: Value, v: Value| u == v || parts.get(&u).is_some_and(|p| p.contains(&v));
+    // A choice between the empty set and `t` is within `t`.
+    let holds = |u: Value, v: Value| {
+        part(u, v) || chosen(func, v).is_some_and(|t| part(u, t) || is_zero(func, t))
+    };
+    if holds(a, b) || is_zero(func, b) {
+        Some(a)
+    } else if holds(b, a) || is_zero(func, a) {
+        Some(b)
+    } else {
+        None
+    }
+}
+
+/// `t` when `v` is a choice between the empty set and `t`.
+fn chosen(func: &Function, v: Value) -> Option<Value> {
+    let adc_ir::ValueDef::Result(i, _) = func.dfg.value_def(v) else {
+        return None;
+    };
+    match func.dfg.inst(i) {
+        InstData::Select { args: [a, b], .. } if is_zero(func, *a) => Some(*b),
+        InstData::Select { args: [a, b], .. } if is_zero(func, *b) => Some(*a),
+        _ => None,
+    }
+}
+
+/// The parts of the union of `a` and `b`, at most [`MAX_PARTS`].
+fn union_parts(parts: &BTreeMap<Value, BTreeSet<Value>>, a: Value, b: Value) -> BTreeSet<Value> {
+    let mut p: BTreeSet<Value> = [a, b].into();
+    for v in [a, b] {
+        for &w in parts.get(&v).into_iter().flatten() {
+            if p.len() < MAX_PARTS {
+                p.insert(w);
+            }
+        }
+    }
+    p
 }
 
 /// Whether `name` is an internal dependency sweep, `__adc_fwdMASKs_NAME`

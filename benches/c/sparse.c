@@ -1,0 +1,107 @@
+/* Benchmark driver (not a test): the sparse Jacobian of benches/ad/bratu.ad
+ * and the sparse Hessians of benches/ad/banded.ad, compiled by `adc compile`,
+ * against their primals, in thread CPU time (CLOCK_THREAD_CPUTIME_ID), each
+ * call timed alone, the best of `reps` calls; the three calls of one
+ * function alternate in every round. Prints a Markdown table.
+ *
+ * Run: benches/sparse.sh (builds adc, the objects and this driver). */
+#include "banded.h"
+#include "bratu.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double sink;
+
+/* The best of `reps` rounds of the primal, the derivative and `NAME_nnz`. */
+static void bratu_row(long n, int reps) {
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    double *v = malloc(3 * n * sizeof *v);
+    int64_t *c = malloc(3 * n * sizeof *c), *r = malloc((n + 1) * sizeof *r);
+    for (long i = 0; i < n; i++) x[i] = sin(i * 0.37) * 0.5;
+    if (bratu_jac_nnz(x, n, y, n) != 3 * n - 2) { printf("bratu: wrong nnz\n"); exit(1); }
+    double best[3] = {1e9, 1e9, 1e9};
+    for (int k = 0; k < reps; k++) {
+        double t0 = now();
+        bratu(x, n, y, n);
+        double t1 = now();
+        bratu_jac(x, n, y, n, v, 3 * n, c, 3 * n, r, n + 1);
+        double t2 = now();
+        sink += (double)bratu_jac_nnz(x, n, y, n);
+        double t3 = now();
+        if (t1 - t0 < best[0]) best[0] = t1 - t0;
+        if (t2 - t1 < best[1]) best[1] = t2 - t1;
+        if (t3 - t2 < best[2]) best[2] = t3 - t2;
+    }
+    double h2 = 1.0 / ((n + 1.0) * (n + 1.0));
+    if (r[1] != 2 || c[2] != 0 || v[2] != 1.0 || fabs(v[3] - (-2.0 + h2 * exp(x[1]))) > 1e-12) {
+        printf("bratu: wrong row 1\n");
+        exit(1);
+    }
+    printf("| `bratu` | %ld | %.3f | %.3f | %.1f | %.3f | %.1f |\n", n, best[0] * 1e3, best[1] * 1e3,
+           best[1] / best[0], best[2] * 1e3, best[2] / best[0]);
+    free(x), free(y), free(v), free(c), free(r);
+}
+
+typedef double (*Primal)(const double *, int64_t);
+typedef int64_t (*Nnz)(const double *, int64_t);
+typedef double (*Hess)(const double *, int64_t, double *, int64_t, int64_t *, int64_t, int64_t *,
+                       int64_t);
+
+static void hess_row(const char *name, Primal f, Hess h, Nnz nnz, long n, long expect, int reps) {
+    double *x = malloc(n * sizeof *x);
+    for (long i = 0; i < n; i++) x[i] = sin(i * 0.37) * 0.5;
+    long m = (long)nnz(x, n);
+    if (m != expect) { printf("%s: nnz %ld, not %ld\n", name, m, expect); exit(1); }
+    double *v = malloc(m * sizeof *v);
+    int64_t *c = malloc(m * sizeof *c), *r = malloc((n + 1) * sizeof *r);
+    double best[3] = {1e9, 1e9, 1e9};
+    for (int k = 0; k < reps; k++) {
+        double t0 = now();
+        sink += f(x, n);
+        double t1 = now();
+        sink += h(x, n, v, m, c, m, r, n + 1);
+        double t2 = now();
+        sink += (double)nnz(x, n);
+        double t3 = now();
+        if (t1 - t0 < best[0]) best[0] = t1 - t0;
+        if (t2 - t1 < best[1]) best[1] = t2 - t1;
+        if (t3 - t2 < best[2]) best[2] = t3 - t2;
+    }
+    if (r[1] != 1 || r[2] != 3 || c[1] != 0 || c[2] != 1) { printf("%s: wrong row 1\n", name); exit(1); }
+    printf("| `%s` | %ld | %.3f | %.3f | %.1f | %.3f | %.1f |\n", name, n, best[0] * 1e3,
+           best[1] * 1e3, best[1] / best[0], best[2] * 1e3, best[2] / best[0]);
+    free(x), free(v), free(c), free(r);
+}
+
+/* Usage: sparse [jac|hess|all] [n ...] (default: all, 10^4 10^5 10^6). */
+int main(int argc, char **argv) {
+    const char *which = argc > 1 ? argv[1] : "all";
+    long ns[16] = {10000, 100000, 1000000};
+    int count = 3;
+    if (argc > 2) {
+        count = 0;
+        for (int a = 2; a < argc && count < 16; a++) ns[count++] = atol(argv[a]);
+    }
+    int jac = which[0] != 'h', hess = which[0] != 'j';
+    printf("| function | n | primal (ms) | derivative (ms) | derivative / primal | NAME_nnz (ms) | "
+           "NAME_nnz / primal |\n|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < count; k++) {
+        long n = ns[k];
+        int reps = n >= 1000000 ? 20 : (int)(20000000 / n);
+        if (reps > 2000) reps = 2000;
+        if (jac) bratu_row(n, reps);
+        if (hess) {
+            hess_row("rosen", rosen, rosen_hess, rosen_hess_nnz, n, 2 * n - 1, reps);
+            hess_row("smooth", smooth, smooth_hess, smooth_hess_nnz, n, 3 * n - 3, reps);
+        }
+    }
+    return sink == 12345.678;
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): sparse Jacobians and Hessians in thread CPU time,
+# through `adc compile`'s objects called from C (benches/c/sparse.c):
+# the sparse Jacobian of benches/ad/bratu.ad and the sparse Hessians of
+# benches/ad/banded.ad against their primals. The compiler's own build
+# profile does not change the code it writes (Cranelift makes it), so the
+# dev build serves.
+#
+# Run: benches/sparse.sh [jac|hess|all] [n ...]   (default: all, 10^4 10^5 10^6)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --quiet -p adc-cli
+dir="${TMPDIR:-/tmp}/adc-bench-sparse"
+mkdir -p "$dir"
+for f in bratu banded; do
+    target/debug/adc compile "benches/ad/$f.ad" -o "$dir/$f.o" --emit-header "$dir/$f.h"
+done
+cc -O2 -I"$dir" benches/c/sparse.c "$dir/bratu.o" "$dir/banded.o" -lm -o "$dir/sparse"
+uptime
+"$dir/sparse" "$@"
