@@ -26,7 +26,8 @@ pub(crate) struct Csr {
 }
 
 /// Calls `J` (dense, `nr * nc`), `S_nnz` and `S` (sparse) on `args`;
-/// checks that `S` does what `F` does (result and writes), that the rows
+/// checks that `S` does what `F` does (result and writes), that `S_nnz`
+/// writes what `F` writes (its sweep writes no `out` array), that the rows
 /// are well formed, that `S_nnz` counts the entries, that every nonzero
 /// of the dense Jacobian is an entry and that the entries equal it.
 pub(crate) fn check(j: &JitModule, f: &str, args: &[ArgValue], nr: usize, nc: usize) -> Csr {
@@ -43,6 +44,7 @@ pub(crate) fn check(j: &JitModule, f: &str, args: &[ArgValue], nr: usize, nc: us
     let Constant::I64(nnz) = nnz[0] else {
         panic!("S_nnz returns an int")
     };
+    assert_eq!(&na[..], &fa[..], "S_nnz writes what {f} writes");
     let nnz = nnz as usize;
     let mut sa = args.to_vec();
     sa.push(arr(&vec![0.0; nnz]));
@@ -212,6 +214,26 @@ double h(double x, double[] a, out double[] o) {
     let csr = check(&j, "h", &[d(3.0), arr(&[1.0, 2.0]), arr(&[0.0, 0.0])], 3, 2);
     assert_eq!(pattern(&csr), [vec![0], vec![0], vec![1]]);
     assert_eq!(csr.vals, [3.0, 6.0, 12.0]);
+}
+
+#[test]
+fn const_inout_arguments_are_written_once() {
+    // `c` is written by each run of `F`'s code (the sweep, each chunk of
+    // the compressed evaluation): every run starts from the argument as it
+    // came, so `S` and `S_nnz` add 1 once, as `F` does (twice, 3, before).
+    let j = jit("[jacobian(J, Dual, Dual, Const)]
+[jacobian(S, Dual, Dual, Const, sparse)]
+void f(double[] x, out double[] y, inout double[] c) {
+    c[0] = c[0] + 1.0;
+    for (int i = 0; i < len(y); i++) {
+        double s = 0.0;
+        for (int k = 0; k < 6; k++) s += x[i + k] * x[i + k];
+        y[i] = s * c[0];
+    }
+}");
+    let x: Vec<f64> = (0..12).map(|i| 0.1 * i as f64).collect();
+    let csr = check(&j, "f", &[arr(&x), arr(&[0.0; 7]), arr(&[1.0])], 7, 12);
+    assert_eq!(csr.vals[0], 2.0 * 2.0 * x[0], "y = 2 sum x^2");
 }
 
 #[test]
@@ -390,4 +412,28 @@ fn sparse_needs_a_float_output() {
     ];
     j.call("S", &mut a).expect("runs");
     assert_eq!(arg_floats(&a[2]), [1.0]);
+}
+
+#[test]
+fn the_sweep_skips_work_only_the_outputs_need() {
+    // `exp(x[i])` only feeds `y`, which the sweep does not write (its
+    // callers get `y` from the compressed evaluation or from `F`): it has
+    // no `exp`; the compressed evaluation has.
+    let src = "[jacobian(S, sparse)]
+void bratu(double[] x, out double[] y) {
+    for (int i = 1; i + 1 < len(x); i++) y[i] = x[i - 1] - 2.0 * x[i] + x[i + 1] + exp(x[i]);
+}";
+    let mut m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
+    let exps = |name: &str| {
+        let f = m.func(m.find(name).unwrap_or_else(|| panic!("no {name}")));
+        f.layout
+            .iter()
+            .flat_map(|&b| f.dfg.block(b).insts.iter())
+            .filter(|&&i| matches!(f.dfg.inst(i), adc_ir::InstData::Math { .. }))
+            .count()
+    };
+    assert_eq!(exps("S__pattern"), 0, "{m}");
+    assert!(exps("S__columns") > 0, "{m}");
 }

@@ -44,13 +44,14 @@ fn names(f: &FuncDecl) -> String {
         .join(", ")
 }
 
-/// Declarations saving `F`'s `inout` arguments on entry, and statements
+/// Declarations saving `F`'s `inout` arguments on entry (`Const` ones
+/// and integers too: each run of `F`'s code writes them), and statements
 /// restoring them.
-fn save_restore(f: &FuncDecl, dual: &[bool]) -> (String, String) {
+fn save_restore(f: &FuncDecl) -> (String, String) {
     let (mut save, mut restore) = (String::new(), String::new());
-    for (p, &d) in f.params.iter().zip(dual) {
+    for p in &f.params {
         let n = &p.name.name;
-        if !d || p.mode != Mode::Inout {
+        if p.mode != Mode::Inout {
             continue;
         }
         let t = type_name(p.ty);
@@ -77,7 +78,7 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool], entry: Option<&str
     let args = names(f);
     let ret = ret_type(f);
     let has_ret = ret != "void";
-    let (save, restore) = save_restore(f, dual);
+    let (save, restore) = save_restore(f);
     let mut s = String::new();
     s += &deps(f, name, dual, &l);
     let sweep = |body: &str| sweep(name, &args, &l.nrows, &l.ncols, (&save, &restore), body);
@@ -85,6 +86,12 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool], entry: Option<&str
     let _ = writeln!(s, "{stat}int {name}_nnz({}) {{", ps.join(", "));
     let _ = writeln!(s, "    int adc_s_nnz = 0;");
     s += &sweep(&count(name, &l.ncols, false, None));
+    // The sweep writes no `out` array (`ad::sets`' unread outputs): `F`
+    // does, from the arguments as they came.
+    if f.params.iter().any(|p| p.mode == Mode::Out && p.is_array) {
+        s += &restore;
+        let _ = writeln!(s, "    {}({args});", f.name.name);
+    }
     let _ = writeln!(s, "    return adc_s_nnz;");
     let _ = writeln!(s, "}}");
     // NAME
@@ -300,7 +307,7 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
         s,
         "    if (adc_s_ncolors == 0) {{ adc_s_ncolors = {name}__color(len(adc_s_h), rows, cols, adc_s_color); }}"
     );
-    let (save, restore) = save_restore(f, dual);
+    let (save, restore) = save_restore(f);
     s += &save;
     for (p, &d) in f.params.iter().zip(dual) {
         if d {

@@ -42,8 +42,8 @@
 use crate::ad::widen::callee_spec;
 use crate::ad::{diff_values, jvp_source, AdError};
 use adc_ir::{
-    AdMode, BinaryOp, Constant, DerivSpec, FuncId, Function, InstData, Module, ScalarType, Tag,
-    Type, UnaryOp, Value,
+    AdMode, BinaryOp, Constant, DerivSpec, FuncId, Function, InstData, Module, ParamMode,
+    ScalarType, Tag, Type, UnaryOp, Value,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,6 +58,9 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let union = union_function(module);
     let mut func = module.func(id).clone();
     rewrite(module, &mut func, union)?;
+    if !is_internal_sweep(&func.name) {
+        drop_unread_outputs(&mut func);
+    }
     *module.func_mut(id) = func;
     Ok(())
 }
@@ -326,6 +329,68 @@ fn simplify_unions(func: &mut Function, union: FuncId) {
         func.dfg.block_mut(b).insts = kept;
     }
     crate::rewrite::substitute(func, &subst);
+}
+
+/// Unread outputs (a requested sweep only, not a callee's): the primal
+/// stores to an `out` array parameter that the sweep only stores to (no
+/// load, view, copy or call reads it) go, and with them the primal work
+/// that only they needed (Bratu's `exp`), which `dce` then removes. The
+/// sweep computes the pattern, not `F`'s outputs: its callers (generated
+/// by `[jacobian(NAME, sparse)]` and `[hessian(NAME, sparse)]`) get those
+/// from the compressed evaluation or a call of `F`. A callee's sweep keeps
+/// them, since its caller may read them.
+fn drop_unread_outputs(func: &mut Function) {
+    let Some(entry) = func.entry_block() else {
+        return;
+    };
+    let outs: Vec<Value> = func
+        .params
+        .iter()
+        .zip(func.dfg.block_params(entry))
+        .filter(|(p, v)| {
+            p.mode == ParamMode::Out && matches!(func.dfg.value_type(**v), Type::Array(_))
+        })
+        .map(|(_, &v)| v)
+        .collect();
+    let mut drop = Vec::new();
+    for out in outs {
+        let mut stores = Vec::new();
+        let mut only_stored = true;
+        for &b in &func.layout {
+            for &i in &func.dfg.block(b).insts {
+                let data = func.dfg.inst(i);
+                if !data.args().contains(&out) {
+                    continue;
+                }
+                match data {
+                    InstData::Store {
+                        array,
+                        index,
+                        value,
+                        ..
+                    } if *array == out
+                        && *index != out
+                        && *value != out
+                        && func.tag(i) == Tag::Primal =>
+                    {
+                        stores.push(i)
+                    }
+                    InstData::ArrayLen { .. } | InstData::LenCheck { .. } => (),
+                    _ => only_stored = false,
+                }
+            }
+        }
+        if only_stored {
+            drop.extend(stores);
+        }
+    }
+    if drop.is_empty() {
+        return;
+    }
+    for b in func.layout.clone() {
+        func.dfg.block_mut(b).insts.retain(|i| !drop.contains(i));
+    }
+    crate::opt::dce::run(func);
 }
 
 /// `v` after the substitutions made so far.
