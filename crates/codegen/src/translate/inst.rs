@@ -454,7 +454,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             InstData::TapeLend => vec![self.tape_lend()],
             InstData::TapeReclaim { handle } | InstData::TapeAdopt { handle } => {
                 let h = self.vs(*handle)[0];
-                self.tape_take_over(h);
+                // This call's own lending words hold its deferred list.
+                let own = matches!(self.func.dfg.value_def(*handle), adc_ir::ValueDef::Result(i, _)
+                    if matches!(self.func.dfg.inst(i), InstData::TapeLend));
+                self.tape_take_over(h, own);
                 vec![]
             }
             InstData::TapeGive { handle } => {

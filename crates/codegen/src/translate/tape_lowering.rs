@@ -22,15 +22,18 @@ use cranelift_codegen::ir::{self as clif, types, InstBuilder, StackSlotData, Sta
 use cranelift_frontend::{FunctionBuilder, Variable};
 use cranelift_module::Module;
 
-/// The deferred-free list's state, at the start of the state slot.
-const DEFER: i32 = 0;
-/// What `tape.lend` lends: tape 0's and the deferred list's pointer,
-/// length and capacity.
-const LENT: i32 = 48;
-const STATE_WORDS: i32 = 12;
 /// Where the tape's pointer and capacity go to and come back from
 /// `__adc_tape_grow` (pointer, unused, capacity).
-const EXCHANGE: i32 = 24;
+const EXCHANGE: i32 = 0;
+/// What `tape.lend` lends: six words, tape 0's pointer, length and
+/// capacity, then the deferred list's, which are `DEFER` itself: a lend
+/// copies only tape 0's words there, and taking them back only those (a
+/// split-mode half is called once per call of its source, and copying the
+/// list's words both ways was a tenth of GradBench det's gradient).
+const LENT: i32 = 24;
+/// The deferred-free list's state (pointer, length, capacity).
+const DEFER: i32 = LENT + 24;
+const STATE_WORDS: i32 = 9;
 /// Tape contents: unaligned, never trapping.
 const CELL: cranelift_codegen::ir::MemFlagsData =
     cranelift_codegen::ir::MemFlagsData::new().with_notrap();
@@ -499,27 +502,39 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         out
     }
 
+    /// The stacks whose state a handle's six words hold: tape 0 and, unless
+    /// the handle is this call's own lending words (whose last three are
+    /// this call's deferred list already), the deferred list.
+    fn handle_stacks(own: bool) -> &'static [Stack] {
+        if own {
+            &[Stack::Tape(0)]
+        } else {
+            &[Stack::Tape(0), Stack::Defer]
+        }
+    }
+
     /// Copies tape 0's and the deferred list's state to the six words at
-    /// `to` (pointer, length, capacity of each).
-    fn store_state(&mut self, to: clif::Value) {
-        let mut k = 0;
-        for stack in [Stack::Tape(0), Stack::Defer] {
-            for field in [Field::Ptr, Field::Len, Field::Cap] {
+    /// `to` (pointer, length, capacity of each); `own`: `to` is this call's
+    /// lending words.
+    fn store_state(&mut self, to: clif::Value, own: bool) {
+        for (k, &stack) in Self::handle_stacks(own).iter().enumerate() {
+            for (j, field) in [Field::Ptr, Field::Len, Field::Cap].into_iter().enumerate() {
                 let v = self.get(stack, field);
-                self.b.ins().store(TRUSTED, v, to, 8 * k);
-                k += 1;
+                self.b.ins().store(TRUSTED, v, to, 8 * (3 * k + j) as i32);
             }
         }
     }
 
-    /// Makes tape 0's and the deferred list's state the six words at `from`.
-    fn load_state(&mut self, from: clif::Value) {
-        let mut k = 0;
-        for stack in [Stack::Tape(0), Stack::Defer] {
-            for field in [Field::Ptr, Field::Len, Field::Cap] {
-                let v = self.b.ins().load(types::I64, TRUSTED, from, 8 * k);
+    /// Makes tape 0's and the deferred list's state the six words at `from`
+    /// (`own`: this call's lending words).
+    fn load_state(&mut self, from: clif::Value, own: bool) {
+        for (k, &stack) in Self::handle_stacks(own).iter().enumerate() {
+            for (j, field) in [Field::Ptr, Field::Len, Field::Cap].into_iter().enumerate() {
+                let v = self
+                    .b
+                    .ins()
+                    .load(types::I64, TRUSTED, from, 8 * (3 * k + j) as i32);
                 self.set(stack, field, v);
-                k += 1;
             }
         }
     }
@@ -529,20 +544,20 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     pub(crate) fn tape_lend(&mut self) -> clif::Value {
         let st = self.state().defer;
         let area = self.b.ins().iadd_imm_s(st, LENT as i64);
-        self.store_state(area);
+        self.store_state(area, true);
         area
     }
 
     /// `tape.reclaim h` and `tape.adopt h`: the state at `h` becomes this
-    /// call's.
-    pub(crate) fn tape_take_over(&mut self, h: clif::Value) {
-        self.load_state(h);
+    /// call's. `own`: `h` is this call's `tape.lend` (a reclaim).
+    pub(crate) fn tape_take_over(&mut self, h: clif::Value, own: bool) {
+        self.load_state(h, own);
     }
 
     /// `tape.give h`: this call's state goes back to `h`, and its own is
     /// empty again.
     pub(crate) fn tape_give(&mut self, h: clif::Value) {
-        self.store_state(h);
+        self.store_state(h, false);
         let z = self.b.ins().iconst(types::I64, 0);
         for stack in [Stack::Tape(0), Stack::Defer] {
             for field in [Field::Ptr, Field::Len, Field::Cap] {
