@@ -18,6 +18,7 @@
 //! removing, appending and copying instructions).
 
 pub mod ad;
+mod alias;
 mod cfg;
 mod defs;
 mod loops;

@@ -1,8 +1,9 @@
 //! The one registry of passes by name, as the `.adir` filetests (`; test:
 //! inline linearize ...`) run them one at a time. It sits above both
 //! families: the optimisations by the names of `opt`'s schedule
-//! (`PASSES`, `LATE_PASSES`, `SCALAR_PASSES`, `LOOP_SHAPE_PASSES`, `FINAL_PASSES`), run on
-//! every function with a body, and the module passes below.
+//! (`PASSES`, `LATE_PASSES`, `SCALAR_PASSES`, `LOOP_SHAPE_PASSES`,
+//! `FINAL_PASSES`, `SCHEDULE_PASSES`), run on every function with a body,
+//! and the module passes below.
 
 use crate::ad::{self, AdError};
 use crate::opt::{self, FuncPass};
@@ -72,6 +73,7 @@ pub fn find_pass(name: &str) -> Option<Pass> {
         .chain(opt::SCALAR_PASSES)
         .chain(opt::LOOP_SHAPE_PASSES)
         .chain(opt::FINAL_PASSES)
+        .chain(opt::SCHEDULE_PASSES)
         .find(|(n, _)| *n == name)
         .map(|(_, p)| Pass::Function(*p));
     function.or_else(|| {
@@ -145,6 +147,7 @@ mod tests {
             .chain(opt::SCALAR_PASSES)
             .chain(opt::LOOP_SHAPE_PASSES)
             .chain(opt::FINAL_PASSES)
+            .chain(opt::SCHEDULE_PASSES)
             .map(|(n, _)| *n)
             .chain(MODULE_PASSES.iter().map(|(n, _)| *n))
             .collect();

@@ -1,7 +1,7 @@
 //! The optimisations: `PASSES` run to a fixed point, then the
 //! `LATE_PASSES`, the `LOOP_SHAPE_PASSES` and the `FINAL_PASSES` once
 //! each, in turn (each followed by the fixed point again if it changed
-//! anything). Between the fixed point and the late passes, `inline` and
+//! anything), and last the `SCHEDULE_PASSES`. Between the fixed point and the late passes, `inline` and
 //! `fast-path` (which read the module's callees) run on every function,
 //! then `specialize` on the module.
 //! The derivative passes (`ad`) use these; nothing here uses them.
@@ -23,6 +23,7 @@ pub mod promote;
 pub mod rle;
 pub mod rotate;
 pub mod simplify_cfg;
+pub mod sink;
 pub mod specialize;
 pub mod sroa;
 pub mod tape_forward;
@@ -87,6 +88,11 @@ pub const LOOP_SHAPE_PASSES: &[(&str, FuncPass)] = &[
 /// anything.
 pub const FINAL_PASSES: &[(&str, FuncPass)] = &[("unswitch", unswitch::run)];
 
+/// Passes that only reorder instructions within blocks for the machine
+/// code, run last, once, with no fixed point after them (which does not
+/// undo their order, but has nothing left to do).
+pub const SCHEDULE_PASSES: &[(&str, FuncPass)] = &[("sink", sink::run)];
+
 /// The `opt` stage: every pass, repeated until nothing changes (bounded);
 /// then small callees are inlined (the rules of `inline`: not
 /// recursive, at most 400 instructions, no `[checkpoint]` or custom
@@ -133,6 +139,11 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
             }
             if changed {
                 optimize_function(func);
+            }
+        }
+        for (name, pass) in SCHEDULE_PASSES {
+            if !skip.contains(name) {
+                pass(func);
             }
         }
     }

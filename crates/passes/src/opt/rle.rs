@@ -6,33 +6,48 @@
 //! load is also a value the tape no longer keeps.
 //!
 //! A store of the value an element is known to hold (reverse mode's
-//! `d_y[r]` put back as it was read) is removed too.
+//! `d_y[r]` put back as it was read) is removed too, and so is a store that
+//! a later store to the same element (same array value, same index value)
+//! overwrites before anything may read it: no load of an element that may
+//! be it, no instruction that may read memory or stop the program (a
+//! checked access, a call, ...) in between. Vector mode's unrolled inner
+//! products stored each lane's partial sum after every term.
 //!
 //! A store to `a[j]` keeps what is known of `a[i]` when `i` and `j` are
 //! the same value plus different constants (`i`, `i + 1`), and what is known
-//! of other arrays when both are objects of their own (array parameters
-//! never alias, docs/arrays.md#the-aliasing-rule; arrays made by `new` or `copy` are fresh). Calls, reference stores and frees forget
-//! everything. A checked load may go: the earlier access checked the same
-//! index of the same array.
+//! of other arrays when the two never share an element (`alias::Alias`:
+//! objects of their own, such as two parameters, docs/arrays.md#the-aliasing-rule,
+//! or views of one array over ranges that are apart, such as vector mode's
+//! lanes). Calls, reference stores and frees forget everything. A checked
+//! load may go: the earlier access checked the same index of the same array.
 //!
 //! Assumes: verified input. Guarantees: verified output.
 
-use crate::predicates::is_fresh_array;
+use crate::alias::Alias;
+use crate::predicates::is_float_div;
 use crate::rewrite::substitute;
-use adc_ir::offset::offset_of;
-use adc_ir::{Function, InstData, Value};
+use adc_ir::{Function, Inst, InstData, Value};
 use std::collections::BTreeMap;
 
 pub fn run(func: &mut Function) -> bool {
     let mut map: BTreeMap<Value, Value> = BTreeMap::new();
     let mut dead = std::collections::BTreeSet::new();
+    let alias = Alias::new(func);
     for &b in &func.layout {
         // (array, index) -> the element's value.
         let mut known: Vec<((Value, Value), Value)> = Vec::new();
+        // Stores no instruction may have read yet, by (array, index).
+        let mut unread: Vec<((Value, Value), Inst)> = Vec::new();
         for &inst in &func.dfg.block(b).insts {
             let resolve = |v: Value| *map.get(&v).unwrap_or(&v);
+            // Whether an access to `(a, j)` cannot touch the element at `key`.
+            let apart = |key: (Value, Value), a: Value, j: Value| alias.apart(key, (a, j));
             match func.dfg.inst(inst) {
-                InstData::Load { array, index, .. } => {
+                InstData::Load {
+                    array,
+                    index,
+                    checked,
+                } => {
                     let key = (resolve(*array), resolve(*index));
                     let result = func.dfg.inst_results(inst)[0];
                     match known.iter().find(|(k, _)| *k == key) {
@@ -40,14 +55,20 @@ pub fn run(func: &mut Function) -> bool {
                             map.insert(result, v);
                             dead.insert(inst);
                         }
-                        None => known.push((key, result)),
+                        None => {
+                            known.push((key, result));
+                            if *checked {
+                                unread.clear();
+                            }
+                            unread.retain(|(k, _)| apart(*k, key.0, key.1));
+                        }
                     }
                 }
                 InstData::Store {
                     array,
                     index,
                     value,
-                    ..
+                    checked,
                 } => {
                     let (a, j) = (resolve(*array), resolve(*index));
                     if known.contains(&((a, j), resolve(*value))) {
@@ -55,19 +76,31 @@ pub fn run(func: &mut Function) -> bool {
                         dead.insert(inst);
                         continue;
                     }
-                    let (jb, jd) = offset_of(func, j);
-                    known.retain(|&((ka, ki), _)| {
-                        let (ib, id) = offset_of(func, ki);
-                        let other_array =
-                            ka != a && is_fresh_array(func, ka) && is_fresh_array(func, a);
-                        other_array || (ka == a && ib == jb && id != jd)
-                    });
+                    known.retain(|&(k, _)| apart(k, a, j));
                     known.push(((a, j), resolve(*value)));
+                    // An earlier store to the element that nothing read is
+                    // overwritten.
+                    if let Some(n) = unread.iter().position(|(k, _)| *k == (a, j)) {
+                        dead.insert(unread.remove(n).1);
+                    }
+                    if *checked {
+                        // May stop the program (not at this element, which
+                        // an earlier store reached), with the others done.
+                        unread.clear();
+                    }
+                    unread.push(((a, j), inst));
                 }
                 InstData::Call { .. }
                 | InstData::RefStore { .. }
                 | InstData::ArrayFree { .. }
-                | InstData::CopyRange { .. } => known.clear(),
+                | InstData::CopyRange { .. } => {
+                    known.clear();
+                    unread.clear();
+                }
+                // Reads memory, or may stop the program with the stores
+                // done so far.
+                d if d.has_side_effects() && !is_float_div(func, inst) => unread.clear(),
+                InstData::RefLoad { .. } => unread.clear(),
                 _ => (),
             }
         }

@@ -7,8 +7,12 @@
 //! `h` holding only `cmp lt i, C` and the branch on it (into the loop, else
 //! to the exit), and one body block `B` that jumps back; the counter starts
 //! at a constant `c0` and steps by `s > 0`, `C` is a constant, so the loop
-//! runs `T = max(0, ceil((C - c0) / s))` times; `T <= MAX_TRIPS` and
-//! `T * len(B) <= MAX_INSTS`; no `checkpoint` marker in `B`.
+//! runs `T = max(0, ceil((C - c0) / s))` times; `T <= MAX_TRIPS`,
+//! `T * n <= MAX_INSTS` where `n` counts `B`'s instructions that are not
+//! tagged `diff`, and `T * len(B) <= MAX_LANE_INSTS`; no `checkpoint`
+//! marker in `B`. (Vector mode repeats a body's tangent instructions once
+//! per lane: a width-32 inner product of three terms is about 200
+//! instructions, whose 32 partial sums stay in memory as a loop.)
 //!
 //! Then a new block `U` takes the entry edge: `T` copies of `B`'s
 //! instructions, each with the header's parameters mapped to what the
@@ -23,11 +27,12 @@
 
 use crate::defs::int_const;
 use crate::loops::{counted_header, counted_loops, CountedLoop, LoopInit};
-use adc_ir::{Block, BlockCall, Constant, Function, InstData, Type, Value};
+use adc_ir::{Block, BlockCall, Constant, Function, InstData, Tag, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 const MAX_TRIPS: i64 = 8;
 const MAX_INSTS: i64 = 96;
+const MAX_LANE_INSTS: i64 = 1024;
 
 pub fn run(func: &mut Function) -> bool {
     let mut changed = false;
@@ -96,7 +101,9 @@ fn plan(func: &Function, lp: &CountedLoop) -> Option<Plan> {
         0
     };
     let body = lp.latch;
-    let n = func.dfg.block(body).insts.len() as i64;
+    let insts = &func.dfg.block(body).insts;
+    let all = insts.len() as i64;
+    let n = insts.iter().filter(|i| func.tag(**i) != Tag::Diff).count() as i64;
     let marker = func
         .dfg
         .block(body)
@@ -109,6 +116,7 @@ fn plan(func: &Function, lp: &CountedLoop) -> Option<Plan> {
     );
     (trips <= MAX_TRIPS
         && trips * n <= MAX_INSTS
+        && trips * all <= MAX_LANE_INSTS
         && !marker
         && back_to_header
         && head.then_dest.args.is_empty())
