@@ -6,7 +6,7 @@
 # profile does not change the code it writes (Cranelift makes it), so the
 # dev build serves.
 #
-# Run: benches/sparse.sh [jac|hess|all] [n ...]   (default: all, 10^4 10^5 10^6)
+# Run: benches/sparse.sh [jac|hess|rosen|smooth|all] [n ...]   (default: all, 10^4 10^5 10^6)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet -p adc-cli
@@ -16,5 +16,25 @@ for f in bratu banded; do
     target/debug/adc compile "benches/ad/$f.ad" -o "$dir/$f.o" --emit-header "$dir/$f.h"
 done
 cc -O2 -I"$dir" benches/c/sparse.c "$dir/bratu.o" "$dir/banded.o" -lm -o "$dir/sparse"
+which="${1:-all}"
+shift || true
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 1000000)
 uptime
-"$dir/sparse" "$@"
+# One process per function and size: the allocator's state (glibc's
+# thresholds for returning memory, set by earlier, smaller calls) would
+# otherwise decide how many pages each call faults in (a factor of two at
+# 10^5).
+echo "| function | n | primal (ms) | derivative (ms) | derivative / primal | NAME_nnz (ms) | NAME_nnz / primal |"
+echo "|---|---|---|---|---|---|---|"
+for n in "${sizes[@]}"; do
+    for w in jac rosen smooth; do
+        case "$which" in
+            all) ;;
+            hess) [ "$w" != jac ] || continue ;;
+            *) [ "$w" = "$which" ] || continue ;;
+        esac
+        "$dir/sparse" "$w" "$n" | tail -n +3
+    done
+done
+uptime

@@ -81,7 +81,8 @@ static void hess_row(const char *name, Primal f, Hess h, Nnz nnz, long n, long e
     free(x), free(v), free(c), free(r);
 }
 
-/* Usage: sparse [jac|hess|all] [n ...] (default: all, 10^4 10^5 10^6). */
+/* Usage: sparse [jac|hess|rosen|smooth|all] [n ...] (default: all, 10^4 10^5 10^6);
+ * benches/sparse.sh runs one process per function and size. */
 int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
     long ns[16] = {10000, 100000, 1000000};
@@ -90,7 +91,9 @@ int main(int argc, char **argv) {
         count = 0;
         for (int a = 2; a < argc && count < 16; a++) ns[count++] = atol(argv[a]);
     }
-    int jac = which[0] != 'h', hess = which[0] != 'j';
+    int all = which[0] == 'a', jac = all || which[0] == 'j';
+    int rosen_too = all || which[0] == 'h' || which[0] == 'r';
+    int smooth_too = all || which[0] == 'h' || which[0] == 's';
     printf("| function | n | primal (ms) | derivative (ms) | derivative / primal | NAME_nnz (ms) | "
            "NAME_nnz / primal |\n|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < count; k++) {
@@ -98,10 +101,8 @@ int main(int argc, char **argv) {
         int reps = n >= 1000000 ? 20 : (int)(20000000 / n);
         if (reps > 2000) reps = 2000;
         if (jac) bratu_row(n, reps);
-        if (hess) {
-            hess_row("rosen", rosen, rosen_hess, rosen_hess_nnz, n, 2 * n - 1, reps);
-            hess_row("smooth", smooth, smooth_hess, smooth_hess_nnz, n, 3 * n - 3, reps);
-        }
+        if (rosen_too) hess_row("rosen", rosen, rosen_hess, rosen_hess_nnz, n, 2 * n - 1, reps);
+        if (smooth_too) hess_row("smooth", smooth, smooth_hess, smooth_hess_nnz, n, 3 * n - 3, reps);
     }
     return sink == 12345.678;
 }

@@ -437,3 +437,25 @@ void bratu(double[] x, out double[] y) {
     assert_eq!(exps("S__pattern"), 0, "{m}");
     assert!(exps("S__columns") > 0, "{m}");
 }
+
+#[test]
+fn a_set_another_value_holds_is_not_grown_in_place() {
+    // `p`'s set {0, 1} is the newest in the arena when `(p + x[k]) + x[2]`
+    // unites: with k = 0, `p + x[k]` returns `p`'s set itself, so the
+    // second union, whose first operand nothing else uses, must not merge
+    // x[2] into that set in place: row 0 stays {0, 1}.
+    let j = jit("[jacobian(J, Dual, Dual, Const)]
+[jacobian(S, Dual, Dual, Const, sparse)]
+void f(double[] x, out double[] y, int k) {
+    double p = x[0] * x[1];
+    y[0] = p;
+    y[1] = (p + x[k]) + x[2];
+    for (int i = 2; i < len(y); i++) y[i] = (x[i - 1] + x[i]) + x[i + 1];
+}");
+    let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+    let csr = check(&j, "f", &[arr(&x), arr(&[0.0; 4]), int(0)], 4, 5);
+    assert_eq!(
+        pattern(&csr),
+        [vec![0, 1], vec![0, 1, 2], vec![1, 2, 3], vec![2, 3, 4]]
+    );
+}

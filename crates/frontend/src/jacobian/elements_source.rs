@@ -304,9 +304,10 @@ fn element_loop(
         "            for (int {var} = {from}; {cond}; {var}++) {{"
     );
     let _ = writeln!(s, "                if (adc_e_done) {{");
-    let _ = writeln!(s, "                adc_e_a[0] = 3;");
+    let _ = writeln!(s, "                adc_e_a[0] = 4;");
     let _ = writeln!(s, "                adc_e_a[1] = 0;");
     let _ = writeln!(s, "                adc_e_a[2] = 0;");
+    let _ = writeln!(s, "                adc_e_a[3] = 0;");
     let _ = writeln!(s, "                {name}__e{k}p({});", fwd.join(", "));
     let _ = writeln!(
         s,

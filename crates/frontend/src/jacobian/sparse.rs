@@ -223,9 +223,12 @@ fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     ps.push("out int[] adc_s_heads".into());
     let _ = writeln!(s, "static bool {name}__deps({}) {{", ps.join(", "));
     // Column c's set {c} is the handle -(c + 1), in no room.
-    let _ = writeln!(s, "    adc_s_arena[0] = 3;");
+    // The header: the next free offset, the overflow flag, the number of
+    // union nodes, the set the last union made (`ad::sets`).
+    let _ = writeln!(s, "    adc_s_arena[0] = 4;");
     let _ = writeln!(s, "    adc_s_arena[1] = 0;");
     let _ = writeln!(s, "    adc_s_arena[2] = 0;");
+    let _ = writeln!(s, "    adc_s_arena[3] = 0;");
     let mut args = Vec::new();
     for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
         let n = &p.name.name;

@@ -13,7 +13,7 @@
 //! shadows keep their type and layout. Handle 0 is the empty set (a zero
 //! tangent, and a fresh shadow's zeros, are empty); a negative handle
 //! `-(c + 1)` is the set `{c}`, held in the handle alone (the caller seeds
-//! each input this way); a set at offset `h >= 3` is `arena[h]` indices,
+//! each input this way); a set at offset `h >= 4` is `arena[h]` indices,
 //! increasing, in `arena[h + 1 ..]`, or when `arena[h]` is negative a
 //! union node, the union of the sets `arena[h + 1]` and `arena[h + 2]`
 //! (made for large sets, so that a sum over many inputs costs constant
@@ -21,7 +21,10 @@
 //! `arena[0]` is the next free offset and `arena[1]` becomes 1 when the
 //! arena is too small (the sets are then wrong, and the caller runs the
 //! sweep again with a larger arena, sized from `arena[0]`, which goes on
-//! counting the room asked for); `arena[2]` counts the union nodes.
+//! counting the room asked for); `arena[2]` counts the union nodes;
+//! `arena[3]` is the set the last union made (0 when it made none), which
+//! a union whose caller uses its first operand for nothing else (`grow`)
+//! may extend in place.
 //! Each differential instruction maps to
 //! a set operation: a sum, difference, `min` or `max` is the union
 //! (a call of `__adc_set_union`, an internal function added to the
@@ -301,6 +304,7 @@ fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), Ad
     crate::opt::cse::run(func);
     simplify_unions(func, union);
     crate::opt::dce::run(func);
+    mark_growable(func, union);
     func.deriv = None;
     Ok(())
 }
@@ -391,6 +395,55 @@ fn drop_unread_outputs(func: &mut Function) {
         func.dfg.block_mut(b).insts.retain(|i| !drop.contains(i));
     }
     crate::opt::dce::run(func);
+}
+
+/// Gives each union call its last argument, `grow`: true when one operand
+/// is the result of a union call that nothing else uses (that operand
+/// then goes first), so that `__adc_set_union` may merge the other into
+/// its set in place when it is the set the last call made (a chain of
+/// sums, `((a + b) + c) + d`, then makes one set instead of one per
+/// term). Every other use of a handle, a store or a tape push or a block
+/// argument, keeps it from growing.
+fn mark_growable(func: &mut Function, union: FuncId) {
+    let counts = crate::defs::use_counts(func);
+    let made_here = |func: &Function, v: Value| {
+        counts[v.index()] == 1
+            && matches!(func.dfg.value_def(v), adc_ir::ValueDef::Result(i, _)
+                if matches!(func.dfg.inst(i), InstData::Call { func: f, .. } if *f == union))
+    };
+    // A constant before each call (`cse` merges them), in its block.
+    let flag = |func: &mut Function, b: adc_ir::Block, at: adc_ir::Inst, yes: bool| {
+        let c = func.dfg.make_inst(
+            InstData::Const {
+                value: Constant::Bool(yes),
+            },
+            &[Type::BOOL],
+        );
+        func.set_span(c, func.span(at));
+        let insts = &mut func.dfg.block_mut(b).insts;
+        let k = insts.iter().position(|&i| i == at).unwrap_or(0);
+        insts.insert(k, c);
+        func.dfg.inst_results(c)[0]
+    };
+    for b in func.layout.clone() {
+        for i in func.dfg.block(b).insts.clone() {
+            let InstData::Call { func: f, args } = func.dfg.inst(i) else {
+                continue;
+            };
+            if *f != union || args.len() != 3 {
+                continue;
+            }
+            let (arena, a, c) = (args[0], args[1], args[2]);
+            let args = if made_here(func, a) {
+                vec![arena, a, c, flag(func, b, i, true)]
+            } else if made_here(func, c) {
+                vec![arena, c, a, flag(func, b, i, true)]
+            } else {
+                vec![arena, a, c, flag(func, b, i, false)]
+            };
+            *func.dfg.inst_mut(i) = InstData::Call { func: union, args };
+        }
+    }
 }
 
 /// `v` after the substitutions made so far.
@@ -570,7 +623,10 @@ fn drop_dead_unions(func: &mut Function, union: FuncId) {
         };
     }
     crate::opt::dce::run(func);
+    // `dce` took the `grow` flags, which only the calls used: made again.
     for (i, args) in stand_ins {
+        let args = args[..3].to_vec();
         *func.dfg.inst_mut(i) = InstData::Call { func: union, args };
     }
+    mark_growable(func, union);
 }
