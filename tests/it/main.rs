@@ -19,6 +19,7 @@ mod hessian;
 mod ir_filetests;
 mod jacobian;
 mod jacobian_modes;
+mod jam;
 mod loop_bounds;
 mod nested;
 mod promote;
