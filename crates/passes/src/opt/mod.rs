@@ -80,17 +80,15 @@ pub const LOOP_SHAPE_PASSES: &[(&str, FuncPass)] = &[
     ("version", version::run),
     ("rotate", rotate::run),
     ("zero-skip", zero_skip::run),
+    ("jam", jam::run),
+    ("unroll-inner", unroll_inner::run),
 ];
 
 /// Passes the `opt` stage runs last, once, after the fixed point that
 /// follows the late passes (`unswitch` needs the tests `version` adds
 /// hoisted by `licm` first); then the fixed point again if they changed
 /// anything.
-pub const FINAL_PASSES: &[(&str, FuncPass)] = &[
-    ("unswitch", unswitch::run),
-    ("jam", jam::run),
-    ("unroll-inner", unroll_inner::run),
-];
+pub const FINAL_PASSES: &[(&str, FuncPass)] = &[("unswitch", unswitch::run)];
 
 /// Passes that only reorder instructions within blocks for the machine
 /// code, run last, once, with no fixed point after them (which does not
