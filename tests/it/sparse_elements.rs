@@ -205,3 +205,86 @@ void f(double[] x, out double[] y) {
     let csr = check(&j, "f", &[arr(&x), arr(&[0.0; 3])], 3, 153);
     assert_eq!(pattern(&csr)[2].len(), 152);
 }
+
+/// Calls `S` and its coloring `S__colored` on `args` (after `check`
+/// against the dense Jacobian): the element path gives exactly the
+/// coloring's entries, pattern and values.
+fn same_as_coloring(j: &adc::JitModule, f: &str, args: &[ArgValue], nr: usize, nc: usize) {
+    let csr = check(j, f, args, nr, nc);
+    let nnz = csr.vals.len();
+    let mut ca = args.to_vec();
+    ca.push(arr(&vec![0.0; nnz]));
+    ca.push(ArgValue::Array(ArrayValue::I64(vec![0; nnz])));
+    ca.push(ArgValue::Array(ArrayValue::I64(vec![0; nr + 1])));
+    j.call("S__colored", &mut ca)
+        .unwrap_or_else(|e| panic!("S__colored: {e}"));
+    let k = args.len();
+    assert_eq!(
+        ca[k + 2],
+        ArgValue::Array(ArrayValue::I64(csr.rows.clone())),
+        "rows"
+    );
+    assert_eq!(
+        ca[k + 1],
+        ArgValue::Array(ArrayValue::I64(csr.cols.clone())),
+        "cols"
+    );
+    assert_eq!(crate::support::arg_floats(&ca[k]), csr.vals, "vals");
+}
+
+#[test]
+fn bit_sets_follow_reads_whose_order_ties_and_branches_change() {
+    // Each iteration reads x at three indices whose order changes, some
+    // equal (a column read twice), and a branch changes which reads reach
+    // the second row: the plan of one iteration serves the next only when
+    // its reads keep their order and ties.
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, int[] a, out double[] y) {
+    for (int i = 0; i < len(y) / 2; i++) {
+        double u = x[a[3 * i]];
+        double v = x[a[3 * i + 1]];
+        double t = u * v;
+        y[2 * i] = t + x[a[3 * i + 2]];
+        if (u > 0.0) { y[2 * i + 1] = sin(v) * x[a[3 * i]]; } else { y[2 * i + 1] = u * x[a[3 * i + 2]] + 1.0; }
+    }
+}";
+    assert!(takes_elements(src));
+    let j = jit(src);
+    let x = [0.5, -1.0, 2.0, 1.5, -0.25, 0.75, 0.3];
+    let a: Vec<i64> = vec![
+        0, 1, 2, 0, 1, 2, 2, 1, 0, 3, 3, 5, 3, 3, 5, 6, 4, 6, 4, 4, 4, 1, 5, 0, 1, 5, 0,
+    ];
+    let p = a.len() / 3;
+    let args = [
+        arr(&x),
+        ArgValue::Array(ArrayValue::I64(a)),
+        arr(&vec![0.0; 2 * p]),
+    ];
+    same_as_coloring(&j, "f", &args, 2 * p, 7);
+}
+
+#[test]
+fn more_reads_than_bits_take_the_index_sets() {
+    // 52 reads of x per iteration fit the bit sets, 53 do not (the
+    // iteration takes the index-set sweep): both give the coloring's rows.
+    for reads in [52, 53] {
+        let src = format!(
+            "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {{
+    for (int i = 0; i < len(y); i++) {{
+        double s = 0.0;
+        for (int k = 0; k < {reads}; k++) {{ s += x[(i + 2 * k) % len(x)] * 0.5; }}
+        y[i] = s;
+    }}
+}}"
+        );
+        assert!(takes_elements(&src));
+        let j = jit(&src);
+        let x: Vec<f64> = (0..70).map(|k| 0.01 * k as f64 - 0.5).collect();
+        same_as_coloring(&j, "f", &[arr(&x), arr(&[0.0; 3])], 3, 70);
+    }
+}

@@ -53,6 +53,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                     ret: Activity::Active,
                     width: 1,
                     sets: false,
+                    masks: false,
                 },
             )
         }
@@ -89,6 +90,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                     ret,
                     width: 1,
                     sets: false,
+                    masks: false,
                 },
             )
         }

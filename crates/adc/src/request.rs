@@ -292,6 +292,7 @@ pub(crate) fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
         ret: d.ret,
         width: d.width,
         sets: false,
+        masks: false,
     };
     declare(module, id, &d.name, spec, linkage);
     Ok(())

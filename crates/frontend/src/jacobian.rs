@@ -10,6 +10,7 @@
 //! ([`point_at_attributes`]).
 
 mod elements;
+mod elements_masks;
 mod elements_source;
 pub(crate) mod layout;
 mod rev;

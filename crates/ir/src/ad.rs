@@ -137,6 +137,10 @@ pub struct DerivSpec {
     /// whose tangents are sets of input indices (docs/jacobians.md#sparse-jacobians),
     /// with a last parameter `arena: inout i64[]` that holds them.
     pub sets: bool,
+    /// With `sets`, the sweep of an element Jacobian (printed ` masks`):
+    /// its sets are bit sets of the input reads of one run, held in the
+    /// handles, instead of index sets in the arena (`ad::sets`).
+    pub masks: bool,
 }
 
 /// What an instruction computes, as the `propagate` pass classifies it:
@@ -270,6 +274,7 @@ pub fn default_spec(src: &Function, mode: AdMode) -> DerivSpec {
         },
         width: 1,
         sets: false,
+        masks: false,
     }
 }
 

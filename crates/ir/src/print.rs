@@ -179,6 +179,9 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
         if spec.sets {
             write!(out, " sets")?;
         }
+        if spec.masks {
+            write!(out, " masks")?;
+        }
     }
     if func.linkage == Linkage::Import || func.layout.is_empty() {
         return writeln!(out);

@@ -229,7 +229,7 @@ impl FuncVerifier<'_> {
                 if a != b {
                     Err(format!("operand types differ: `{a}` and `{b}`"))
                 } else if !numeric(a)
-                    || (*op == BinaryOp::Rem && a != Type::I64)
+                    || (matches!(op, BinaryOp::Rem | BinaryOp::Or) && a != Type::I64)
                     || (matches!(op, BinaryOp::MulZ | BinaryOp::DivZ) && !a.elem().is_float())
                 {
                     Err(format!("`{op}` does not apply to `{a}`"))

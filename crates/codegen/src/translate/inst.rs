@@ -221,6 +221,9 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                     self.b.ins().select(minus_one, z, r)
                 }
             }
+            (BinaryOp::Or, false) => self.b.ins().bor(x, y),
+            // The verifier rejects a float `or`.
+            (BinaryOp::Or, true) => x,
             (BinaryOp::Min, false) => self.b.ins().smin(x, y),
             (BinaryOp::Max, false) => self.b.ins().smax(x, y),
             // C's `fmin`/`fmax` (docs/language.md#built-in-functions): a NaN operand is ignored,

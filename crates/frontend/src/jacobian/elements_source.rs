@@ -109,9 +109,20 @@ pub(super) fn outlined(
             Box::new(AttrArg::Int(1, span)),
             span,
         ));
+        // The sweep of bit sets (`masks`): the same, `__adc_sets = 2`.
+        let mut masks = fwd.clone();
+        masks[0] = AttrArg::Ident(ident(&format!("{name}__e{k}m"), span));
+        if let Some(AttrArg::Named(_, v, _)) = masks.last_mut() {
+            **v = AttrArg::Int(2, span);
+        }
         let sweep = Attr {
             name: ident("autodiff_forward", span),
             args: Some(fwd),
+            span,
+        };
+        let masks = Attr {
+            name: ident("autodiff_forward", span),
+            args: Some(masks),
             span,
         };
         let mut body = body.clone();
@@ -126,7 +137,7 @@ pub(super) fn outlined(
             span,
         };
         items.push(Item::Func(FuncDecl {
-            attrs: vec![attr, sweep],
+            attrs: vec![attr, sweep, masks],
             ret: ReturnType::Base(BaseType::Double),
             name: ident(&format!("{name}__e{k}"), span),
             params: ps,
@@ -137,6 +148,7 @@ pub(super) fn outlined(
         names.push(format!("{name}__e{k}"));
         names.push(format!("{name}__e{k}b"));
         names.push(format!("{name}__e{k}p"));
+        names.push(format!("{name}__e{k}m"));
     }
     (items, names)
 }
@@ -299,11 +311,34 @@ fn element_loop(
     if w > 1 {
         let _ = writeln!(s, "            double adc_e_seed[{w}];");
     }
+    super::elements_masks::declare(s, w);
     let _ = writeln!(
         s,
         "            for (int {var} = {from}; {cond}; {var}++) {{"
     );
+    for (j, site) in sites.iter().enumerate() {
+        let n = &f.params[site.param].name.name;
+        let _ = writeln!(s, "                int adc_e_r{j} = {};", site.index);
+        let _ = writeln!(
+            s,
+            "                bool adc_e_v{j} = adc_e_r{j} >= 0 && adc_e_r{j} < len({n});"
+        );
+    }
+    let _ = writeln!(s, "                bool adc_e_fast = false;");
     let _ = writeln!(s, "                if (adc_e_done) {{");
+    let mut fwdm = fwd.clone();
+    fwdm.pop();
+    fwdm.push("adc_e_m".into());
+    let masks: Vec<String> = sites
+        .iter()
+        .enumerate()
+        .map(|(j, site)| {
+            let n = &f.params[site.param].name.name;
+            format!("adc_e_v{j} ? int(adc_e_t_{n}[adc_e_r{j}]) : -1")
+        })
+        .collect();
+    super::elements_masks::sweep(s, &format!("{name}__e{k}m({})", fwdm.join(", ")), &masks);
+    let _ = writeln!(s, "                if (!adc_e_fast) {{");
     let _ = writeln!(s, "                adc_e_a[0] = 4;");
     let _ = writeln!(s, "                adc_e_a[1] = 0;");
     let _ = writeln!(s, "                adc_e_a[2] = 0;");
@@ -314,14 +349,10 @@ fn element_loop(
         "                if (adc_e_a[1] != 0) {{ adc_e_done = false; adc_e_cap = 2 * (adc_e_a[0] > adc_e_cap ? adc_e_a[0] : adc_e_cap); }}"
     );
     let _ = writeln!(s, "                }}");
+    let _ = writeln!(s, "                }}");
     let _ = writeln!(s, "                if (adc_e_done) {{");
     for (j, site) in sites.iter().enumerate() {
         let n = &f.params[site.param].name.name;
-        let _ = writeln!(s, "                int adc_e_r{j} = {};", site.index);
-        let _ = writeln!(
-            s,
-            "                bool adc_e_v{j} = adc_e_r{j} >= 0 && adc_e_r{j} < len({n});"
-        );
         let _ = writeln!(
             s,
             "                if (adc_e_v{j}) {{ adc_e_d_{n}[{j} * len({n}) + adc_e_r{j}] = 1.0; }}"
@@ -349,7 +380,6 @@ fn element_loop(
         }
         t
     };
-    let _ = writeln!(s, "                int adc_e_s0 = adc_e_q;");
     for (j, site) in sites.iter().enumerate() {
         let n = &f.params[site.param].name.name;
         let at = row_at(l, site.param);
@@ -367,9 +397,10 @@ fn element_loop(
             "                    int adc_e_h = int(adc_e_t_{n}[adc_e_r{j}]);"
         );
         let _ = writeln!(s, "                    int adc_e_b = adc_e_q;");
+        super::elements_masks::columns(s, j);
         let _ = writeln!(
             s,
-            "                    if (adc_e_h < 0) {{ cols[adc_e_q] = -1 - adc_e_h; adc_e_q++; }}"
+            "                    else if (adc_e_h < 0) {{ cols[adc_e_q] = -1 - adc_e_h; adc_e_q++; }}"
         );
         let _ = writeln!(
             s,
@@ -389,25 +420,17 @@ fn element_loop(
             "                    for (int adc_e_p = adc_e_b; adc_e_p < adc_e_q; adc_e_p++) {{"
         );
         let _ = writeln!(s, "                        int adc_e_c = cols[adc_e_p];");
-        let get = lane(&j.to_string(), &|cell| format!("vals[adc_e_p] = {cell};"));
+        // Lane `j` is zero outside row `j`'s columns (its adjoint reaches
+        // only what the row depends on, which the sweep over-approximates,
+        // and adjoints times partials are strong zeros): zeroing what was
+        // read leaves every lane zero for the next iteration.
+        let get = lane(&j.to_string(), &|cell| {
+            format!("vals[adc_e_p] = {cell}; {cell} = 0.0;")
+        });
         let _ = writeln!(s, "                        {get}");
         let _ = writeln!(s, "                    }}");
         let _ = writeln!(s, "                }}");
     }
-    // Zero every lane at the columns this iteration's rows reached.
-    let _ = writeln!(
-        s,
-        "                for (int adc_e_p = adc_e_s0; adc_e_p < adc_e_q; adc_e_p++) {{"
-    );
-    let _ = writeln!(s, "                    int adc_e_c = cols[adc_e_p];");
-    let _ = writeln!(
-        s,
-        "                    for (int adc_e_l = 0; adc_e_l < {w}; adc_e_l++) {{"
-    );
-    let zero = lane("adc_e_l", &|cell| format!("{cell} = 0.0;"));
-    let _ = writeln!(s, "                        {zero}");
-    let _ = writeln!(s, "                    }}");
-    let _ = writeln!(s, "                }}");
     let _ = writeln!(s, "                }}");
     let _ = writeln!(s, "            }}");
     let _ = writeln!(s, "        }}");

@@ -123,6 +123,9 @@ pub(crate) fn check_function_attr(
                         ret: ret.unwrap_or(Activity::Const),
                         width,
                         sets: !sets.is_empty() && mode == AdMode::Forward && width == 1,
+                        masks: mode == AdMode::Forward
+                            && width == 1
+                            && sets.iter().any(|a| matches!(a, AttrArg::Named(_, v, _) if matches!(**v, AttrArg::Int(2, _)))),
                     },
                 ));
             }

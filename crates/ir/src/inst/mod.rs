@@ -73,9 +73,11 @@ op_enum!(
     /// adjoint times an infinite or NaN partial contributes nothing);
     /// `divz a, b` is `a / b` the same way (a tangent or adjoint divided by
     /// a primal value, which `1 / b` would overflow for a subnormal `b`).
+    /// `or` is the bitwise or of two `i64` (no `.ad` operator: the
+    /// dependency sweep of element Jacobians unites its bit sets with it).
     BinaryOp {
         Add = "add", Sub = "sub", Mul = "mul", Div = "div", Rem = "rem",
-        Min = "min", Max = "max", MulZ = "mulz", DivZ = "divz",
+        Min = "min", Max = "max", MulZ = "mulz", DivZ = "divz", Or = "or",
     }
 );
 

@@ -63,6 +63,10 @@ impl Parser<'_> {
         if sets {
             self.pos += 1;
         }
+        let masks = sets && self.peek_word() == Some("masks");
+        if masks {
+            self.pos += 1;
+        }
         // The return activity is always written, `Const` for `void`.
         Ok(DerivSpec {
             mode,
@@ -71,6 +75,7 @@ impl Parser<'_> {
             ret,
             width,
             sets,
+            masks,
         })
     }
 

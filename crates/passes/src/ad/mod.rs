@@ -7,6 +7,7 @@
 pub mod copies;
 pub mod linearize;
 pub mod lower_pairs;
+pub mod masks;
 pub mod outline;
 pub mod propagate;
 pub mod sets;

@@ -60,29 +60,35 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     }
     let union = union_function(module);
     let mut func = module.func(id).clone();
-    rewrite(module, &mut func, union)?;
+    let masks = func.deriv.as_ref().is_some_and(|s| s.masks);
+    rewrite(module, &mut func, union, masks)?;
     if !is_internal_sweep(&func.name) {
         drop_unread_outputs(&mut func);
+    }
+    if masks {
+        crate::ad::masks::rewrite(&mut func, union);
     }
     *module.func_mut(id) = func;
     Ok(())
 }
 
 /// The name of the dependency sweep standing for the width-1 forward
-/// derivative with `spec`: `__adc_fwdMASKs_NAME`.
-fn sets_name(spec: &DerivSpec) -> String {
+/// derivative with `spec`: `__adc_fwdMASKs_NAME`, or `__adc_fwdMASKm_NAME`
+/// for a sweep of bit sets (`masks`).
+fn sets_name(spec: &DerivSpec, masks: bool) -> String {
     let mask: String = spec
         .params
         .iter()
         .map(|a| if a.is_active() { 'd' } else { 'c' })
         .collect();
-    format!("__adc_fwd{mask}s_{}", spec.of)
+    let kind = if masks { 'm' } else { 's' };
+    format!("__adc_fwd{mask}{kind}_{}", spec.of)
 }
 
 /// The sweep a call of `callee` (a width-1 forward derivative) becomes.
-fn sets_callee(module: &Module, callee: FuncId) -> Option<FuncId> {
+fn sets_callee(module: &Module, callee: FuncId, masks: bool) -> Option<FuncId> {
     let spec = callee_spec(module, callee)?;
-    module.find(&sets_name(&spec))
+    module.find(&sets_name(&spec, masks))
 }
 
 /// After `linearize` generated `id`: when it is a dependency sweep,
@@ -90,13 +96,14 @@ fn sets_callee(module: &Module, callee: FuncId) -> Option<FuncId> {
 /// `linearize` generates them in the same run.
 pub fn declare_callees(module: &mut Module, id: FuncId) {
     let func = module.func(id);
-    if !func
+    let Some(masks) = func
         .deriv
         .as_ref()
-        .is_some_and(|s| s.sets && s.mode == AdMode::Forward)
-    {
+        .filter(|s| s.sets && s.mode == AdMode::Forward)
+        .map(|s| s.masks)
+    else {
         return;
-    }
+    };
     let mut wanted = Vec::new();
     for &b in &func.layout {
         for &i in &func.dfg.block(b).insts {
@@ -113,9 +120,10 @@ pub fn declare_callees(module: &mut Module, id: FuncId) {
         let Some(src) = module.find(&spec.of) else {
             continue;
         };
-        let name = sets_name(&spec);
+        let name = sets_name(&spec, masks);
         let spec = DerivSpec {
             sets: true,
+            masks,
             width: 1,
             ..spec
         };
@@ -157,7 +165,12 @@ fn is_zero(func: &Function, v: Value) -> bool {
     }
 }
 
-fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), AdError> {
+fn rewrite(
+    module: &Module,
+    func: &mut Function,
+    union: FuncId,
+    masks: bool,
+) -> Result<(), AdError> {
     let diff = diff_values(module, func);
     let entry = func
         .entry_block()
@@ -274,7 +287,7 @@ fn rewrite(module: &Module, func: &mut Function, union: FuncId) -> Result<(), Ad
             (Tag::Mixed, InstData::Call { func: callee, args })
                 if jvp_source(module, *callee).is_some() =>
             {
-                let wide = sets_callee(module, *callee).ok_or_else(|| {
+                let wide = sets_callee(module, *callee, masks).ok_or_else(|| {
                     AdError::internal(
                         "internal error: `sets`: a callee without its dependency sweep",
                         func.span(i),
@@ -508,11 +521,12 @@ fn union_parts(parts: &BTreeMap<Value, BTreeSet<Value>>, a: Value, b: Value) -> 
 }
 
 /// Whether `name` is an internal dependency sweep, `__adc_fwdMASKs_NAME`
-/// (called only from other sweeps, never from user code).
+/// or `__adc_fwdMASKm_NAME` (called only from other sweeps, never from
+/// user code).
 fn is_internal_sweep(name: &str) -> bool {
     name.strip_prefix("__adc_fwd")
         .and_then(|rest| rest.split_once('_'))
-        .and_then(|(mask, _)| mask.strip_suffix('s'))
+        .and_then(|(mask, _)| mask.strip_suffix('s').or_else(|| mask.strip_suffix('m')))
         .is_some_and(|mask| mask.chars().all(|c| c == 'c' || c == 'd'))
 }
 

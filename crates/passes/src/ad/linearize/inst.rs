@@ -224,7 +224,7 @@ impl Linearizer<'_> {
                 let tie = self.select(is_y, mean, dx, ty);
                 self.select(is_x, tie, dy, ty)
             }
-            BinaryOp::Rem => Tan::Zero,
+            BinaryOp::Rem | BinaryOp::Or => Tan::Zero,
         }
     }
 }
