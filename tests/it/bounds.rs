@@ -194,7 +194,7 @@ fn interp_run(src: &str, m: &adc_ir::Module, name: &str, args: &[ArgValue]) -> R
             }
             Ok(out)
         }
-        Err(InterpError::Runtime { what, span }) => Err(located(src, what, span.start)),
+        Err(InterpError::Runtime { what, span }) => Err(located(src, &what, span.start)),
         Err(e) => panic!("interpreting `{name}`: {e:?}"),
     }
 }

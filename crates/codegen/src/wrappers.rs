@@ -24,6 +24,67 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Module};
 
+/// Writes the message of a failed check (`msg`, `len` bytes) to standard
+/// error: as it is, or, when it says a length needed
+/// (`translate::CTX_ERROR_NEEDED`), with that length's decimal digits
+/// inserted at their offset.
+fn write_message<M: Module>(
+    m: &mut M,
+    b: &mut FunctionBuilder,
+    ctx_ptr: clif::Value,
+    msg: clif::Value,
+    len: clif::Value,
+) -> Result<(), CodegenError> {
+    let write = declare_import(m, b, "write", &[types::I32, PTR, types::I64], &[types::I64])?;
+    let fd = b.ins().iconst(types::I32, 2);
+    let at_needed = crate::translate::CTX_ERROR_NEEDED;
+    let needed = b.ins().load(types::I64, TRUSTED, ctx_ptr, at_needed);
+    let [plain, formatted, digit, digits_done, done] = [(); 5].map(|_| b.create_block());
+    b.ins().brif(needed, formatted, &[], plain, &[]);
+    b.switch_to_block(plain);
+    b.ins().call(write, &[fd, msg, len]);
+    b.ins().jump(done, &[]);
+    // The digits, from the last, into a 24-byte buffer (an i64 has at most 19).
+    b.switch_to_block(formatted);
+    let at = b.ins().load(types::I64, TRUSTED, ctx_ptr, at_needed + 8);
+    b.ins().call(write, &[fd, msg, at]);
+    let buf = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 24, 3));
+    let buf = b.ins().stack_addr(PTR, buf, 0);
+    let end = b.ins().iconst(types::I64, 24);
+    let args = [clif::BlockArg::Value(needed), clif::BlockArg::Value(end)];
+    b.ins().jump(digit, &args);
+    b.append_block_param(digit, types::I64);
+    b.append_block_param(digit, types::I64);
+    b.switch_to_block(digit);
+    let (n, pos) = (b.block_params(digit)[0], b.block_params(digit)[1]);
+    let q = b.ins().udiv_imm_u(n, 10);
+    let tens = b.ins().imul_imm_u(q, 10);
+    let r = b.ins().isub(n, tens);
+    let c = b.ins().iadd_imm_s(r, i64::from(b'0'));
+    let c = b.ins().ireduce(types::I8, c);
+    let pos = b.ins().iadd_imm_s(pos, -1);
+    let p = b.ins().iadd(buf, pos);
+    b.ins().store(TRUSTED, c, p, 0);
+    let (next, rest) = (
+        [q, pos].map(clif::BlockArg::Value),
+        [clif::BlockArg::Value(pos)],
+    );
+    b.ins().brif(q, digit, &next, digits_done, &rest);
+    b.append_block_param(digits_done, types::I64);
+    b.switch_to_block(digits_done);
+    let pos = b.block_params(digits_done)[0];
+    let (p, count) = (b.ins().iadd(buf, pos), b.ins().isub(end, pos));
+    b.ins().call(write, &[fd, p, count]);
+    let (tail, tail_len) = (b.ins().iadd(msg, at), b.ins().isub(len, at));
+    b.ins().call(write, &[fd, tail, tail_len]);
+    b.ins().jump(done, &[]);
+    b.switch_to_block(done);
+    for blk in [plain, formatted, digit, digits_done, done] {
+        b.set_cold_block(blk);
+    }
+    Ok(())
+}
+
 /// Defines the C-ABI wrapper `NAME` of `func`.
 pub(crate) fn define_c_wrapper<M: Module>(
     m: &mut M,
@@ -82,17 +143,9 @@ pub(crate) fn define_c_wrapper<M: Module>(
     b.ins().brif(msg, fail, &[], ok, &[]);
     b.switch_to_block(fail);
     b.set_cold_block(fail);
-    let write = declare_import(
-        m,
-        &mut b,
-        "write",
-        &[types::I32, PTR, types::I64],
-        &[types::I64],
-    )?;
-    let exit = declare_import(m, &mut b, "exit", &[types::I32], &[])?;
     let len = b.ins().load(types::I64, TRUSTED, ctx_ptr, 8);
-    let fd = b.ins().iconst(types::I32, 2);
-    b.ins().call(write, &[fd, msg, len]);
+    write_message(m, &mut b, ctx_ptr, msg, len)?;
+    let exit = declare_import(m, &mut b, "exit", &[types::I32], &[])?;
     let code = b.ins().iconst(types::I32, 3);
     b.ins().call(exit, &[code]);
     b.ins().trap(clif::TrapCode::unwrap_user(1));

@@ -386,8 +386,9 @@ impl FuncVerifier<'_> {
                 (Type::Array(_), Type::Array(_)) => Ok(vec![]),
                 _ => Err("aliascheck compares two arrays".into()),
             },
-            InstData::LenCheck { args, .. } => match (self.ty(args[0]), self.ty(args[1])) {
-                (Type::Array(_) | Type::I64, Type::Array(_)) => Ok(vec![]),
+            InstData::LenCheck { args, what } => match (self.ty(args[0]), self.ty(args[1])) {
+                (Type::I64, Type::Array(_)) => Ok(vec![]),
+                (Type::Array(_), Type::Array(_)) if !what.at_least() => Ok(vec![]),
                 _ => Err("lencheck compares an array with an array or an `i64` length".into()),
             },
             InstData::DeferFree { array } => match self.ty(*array) {

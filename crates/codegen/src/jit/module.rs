@@ -479,8 +479,10 @@ pub(crate) unsafe fn invoke(
     rets: &mut [u64],
 ) -> Result<(), CallError> {
     // The context: message pointer and length (set by a failing check),
-    // and the stack floor (`translate::CTX_STACK_FLOOR`).
-    let mut ctx: [u64; 3] = [0, 0, stack_floor::get()];
+    // the stack floor (`translate::CTX_STACK_FLOOR`), and the length a
+    // failing `lencheck.nnz` needed and where it goes in the message
+    // (`translate::CTX_ERROR_NEEDED`).
+    let mut ctx: [u64; 5] = [0, 0, stack_floor::get(), 0, 0];
     type Entry = unsafe extern "C" fn(*mut u64, *const u64, *mut u64);
     // SAFETY: `entry` is the finalized `__adc_entry_NAME` trampoline with
     // exactly this signature (the caller vouches for the slots), and the
@@ -493,7 +495,10 @@ pub(crate) unsafe fn invoke(
         // SAFETY: a failing check stores a pointer and length of a message
         // in the module's read-only data, alive with the module.
         let bytes = unsafe { std::slice::from_raw_parts(ctx[0] as *const u8, ctx[1] as usize) };
-        let text = String::from_utf8_lossy(bytes);
+        let mut text = String::from_utf8_lossy(bytes).into_owned();
+        if ctx[3] != 0 && text.is_char_boundary(ctx[4] as usize) {
+            text.insert_str(ctx[4] as usize, &(ctx[3] as i64).to_string());
+        }
         let text = text
             .trim_end()
             .trim_start_matches("runtime error: ")

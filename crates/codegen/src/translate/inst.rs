@@ -129,8 +129,13 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                     pair => pair[1],
                 };
                 let b = self.vs(args[1])[1];
-                let differ = self.b.ins().icmp(IntCC::NotEqual, a, b);
-                self.check(differ, inst, what.message())?;
+                if what.at_least() {
+                    let short = self.b.ins().icmp(IntCC::SignedLessThan, b, a);
+                    self.check_needing(short, inst, *what, a)?;
+                } else {
+                    let differ = self.b.ins().icmp(IntCC::NotEqual, a, b);
+                    self.check(differ, inst, what.message())?;
+                }
                 vec![]
             }
             // A marker for the derivative passes.

@@ -46,7 +46,9 @@ pub(crate) mod tape_lowering;
 mod tape_reserve;
 mod views;
 
-pub(crate) use frame::{single_pass, zeroed_ctx, zeroed_slot16, FrameGuard, CTX_STACK_FLOOR};
+pub(crate) use frame::{
+    single_pass, zeroed_ctx, zeroed_slot16, FrameGuard, CTX_ERROR_NEEDED, CTX_STACK_FLOOR,
+};
 pub(crate) use symbols::Symbols;
 
 pub(crate) const PTR: clif::Type = types::I64;
@@ -127,6 +129,8 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     blocks: BTreeMap<adc_ir::Block, clif::Block>,
     ctx_ptr: clif::Value,
     error_exit: Option<clif::Block>,
+    /// Per message, its cold block, which takes the length a `lencheck.nnz`
+    /// needed as a parameter when the message has a `%lld` for it.
     error_sites: BTreeMap<String, clif::Block>,
     ret_area: Option<clif::Value>,
     /// The tape and deferred-free list of this call (`crate::translate::tape_lowering`).
@@ -368,10 +372,49 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(blk)
     }
 
+    /// Like [`Self::check`], for a check whose message says the length
+    /// `needed`: the message is stored without it, and the failing site
+    /// records it and where it goes ([`CTX_ERROR_NEEDED`]).
+    pub(crate) fn check_needing(
+        &mut self,
+        fail: clif::Value,
+        inst: adc_ir::Inst,
+        what: adc_ir::LenCheckOf,
+        needed: clif::Value,
+    ) -> Result<(), CodegenError> {
+        let location = (self.locate)(self.func.span(inst));
+        let text = format!("runtime error: {} at {location}\n", what.message());
+        let err = match self.error_sites.get(&text) {
+            Some(b) => *b,
+            None => {
+                self.error_exit();
+                let blk = self.b.create_block();
+                self.b.set_cold_block(blk);
+                self.b.append_block_param(blk, types::I64);
+                self.error_sites.insert(text, blk);
+                blk
+            }
+        };
+        let ok = self.b.create_block();
+        let arg = [clif::BlockArg::Value(needed)];
+        self.b.ins().brif(fail, err, &arg, ok, &[]);
+        self.b.switch_to_block(ok);
+        Ok(())
+    }
+
     fn finish(&mut self) -> Result<(), CodegenError> {
         for (text, blk) in std::mem::take(&mut self.error_sites) {
-            let data = self.syms.message(self.m, &text)?;
             self.b.switch_to_block(blk);
+            let mut text = text;
+            if let Some(&needed) = self.b.block_params(blk).first() {
+                let at = text.find(adc_ir::LenCheckOf::NEEDED).unwrap_or(text.len());
+                text = text.replacen(adc_ir::LenCheckOf::NEEDED, "", 1);
+                let at = self.b.ins().iconst(types::I64, at as i64);
+                let (ins, ctx) = (self.b.ins(), self.ctx_ptr);
+                ins.store(TRUSTED, needed, ctx, CTX_ERROR_NEEDED);
+                self.b.ins().store(TRUSTED, at, ctx, CTX_ERROR_NEEDED + 8);
+            }
+            let data = self.syms.message(self.m, &text)?;
             let gv = self.m.declare_data_in_func(data, self.b.func);
             let addr = self.b.ins().symbol_value(PTR, gv);
             let len = self.b.ins().iconst(types::I64, text.len() as i64);

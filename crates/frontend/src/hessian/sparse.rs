@@ -59,6 +59,8 @@ pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
     ]);
     let _ = writeln!(s, "{stat}{} {name}({}) {{", type_name(rt), decl.join(", "));
     s += &head;
+    // Short arrays: the runtime error `hessian needs N entries`.
+    let len = crate::lower::SPARSE_HESSIAN_LEN;
     let mut body = "            int adc_s_nnz = 0;\n".to_string();
     body += &sparse::count(&gj, "adc_hs_n", false, Some("adc_s_nr"));
     let _ = write!(
@@ -67,6 +69,15 @@ pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
             int adc_hs_c[adc_s_nnz];
             int adc_hs_p[adc_hs_n + 1];
             {gj}__fill({gw_args}adc_hs_g, adc_hs_v, adc_hs_c, adc_hs_p, adc_s_arena, adc_s_heads);
+            int adc_hs_lower = 0;
+            for (int adc_hs_r = 0; adc_hs_r < adc_hs_n; adc_hs_r++) {{
+                for (int adc_hs_k = adc_hs_p[adc_hs_r]; adc_hs_k < adc_hs_p[adc_hs_r + 1]; adc_hs_k++) {{
+                    if (adc_hs_c[adc_hs_k] <= adc_hs_r) {{ adc_hs_lower += 1; }}
+                }}
+            }}
+            {len}(adc_hs_lower, vals);
+            {len}(adc_hs_lower, cols);
+            {len}(adc_hs_n + 1, rows);
             int adc_hs_q = 0;
             for (int adc_hs_r = 0; adc_hs_r < adc_hs_n; adc_hs_r++) {{
                 rows[adc_hs_r] = adc_hs_q;

@@ -297,10 +297,10 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
         s,
         "    int adc_s_nnz = {name}__rows(adc_s_h, adc_s_a, rows, cols, adc_s_seen, adc_s_stack);"
     );
-    let _ = writeln!(
-        s,
-        "    if (len(vals) < adc_s_nnz) {{ vals[len(vals) + adc_s_nnz] = 0.0; }}"
-    );
+    // Short arrays: the runtime error `jacobian needs N entries`.
+    for a in ["vals", "cols"] {
+        let _ = writeln!(s, "    {}(adc_s_nnz, {a});", crate::lower::SPARSE_LEN);
+    }
     let _ = writeln!(s, "    int adc_s_color[adc_s_nc];");
     let _ = writeln!(
         s,
@@ -388,9 +388,10 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
 /// differentiates them), so each loop nest gets the registers to itself.
 ///
 /// - `NAME__rows`: the rows from the sets (`heads`, `arena`); returns the
-///   number of entries.
+///   number of entries, of which it writes to `cols` those it has room
+///   for (the caller then fails with `jacobian needs N entries`).
 /// - `NAME__lazy`: appends the set `h` holding union nodes to `dst` from
-///   `q`, increasing, and returns where it ends: a depth-first walk that
+///   `q`, increasing (as far as `dst` goes), and returns where it ends: a depth-first walk that
 ///   marks the columns met (`seen[c] == stamp`, one stamp per row) and the
 ///   nodes visited (`arena[g] == -1 - stamp`, so a node shared by two
 ///   paths is walked once), then a scan of the columns between the least
@@ -416,23 +417,24 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
 ///   all the colors every lane is there.
 fn helpers(name: &str) -> String {
     let w = CHUNK;
+    let len_check = crate::lower::SPARSE_LEN;
     format!(
         "[checkpoint]
 static int {name}__rows(int[] heads, inout int[] arena, out int[] rows, out int[] cols, inout int[] seen, inout int[] stack) {{
     int nr = len(heads);
-    if (len(rows) < nr + 1) {{ rows[len(rows) + nr + 1] = 0; }}
+    {len_check}(nr + 1, rows);
     int q = 0;
     for (int r = 0; r < nr; r++) {{
         rows[r] = q;
         int at = heads[r];
         if (at < 0) {{
-            cols[q] = -1 - at;
+            if (q < len(cols)) {{ cols[q] = -1 - at; }}
             q++;
         }} else if (at > 0) {{
             int m = arena[at];
             if (m > 0) {{
                 for (int k = 1; k <= m; k++) {{
-                    cols[q] = arena[at + k];
+                    if (q < len(cols)) {{ cols[q] = arena[at + k]; }}
                     q++;
                 }}
             }} else {{
@@ -480,7 +482,7 @@ static int {name}__lazy(int h, int stamp, inout int[] arena, inout int[] seen, i
     }}
     for (int c = lo; c <= hi; c++) {{
         if (seen[c] == stamp) {{
-            dst[q] = c;
+            if (q < len(dst)) {{ dst[q] = c; }}
             q++;
         }}
     }}

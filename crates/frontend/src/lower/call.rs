@@ -99,16 +99,19 @@ impl FnLowerer<'_> {
             }
             // `__adc_jacobian_len(n, jac)`: the length check of the code
             // `[jacobian]` generates (crates/frontend/src/jacobian.rs),
-            // `lencheck.jac`. A program cannot define a function of this
-            // name (the prefix is reserved), so the call is always this one.
-            JACOBIAN_LEN => {
+            // `lencheck.jac`; `__adc_sparse_len(n, a)` and
+            // `__adc_sparse_hessian_len(n, a)` those of sparse Jacobians
+            // and Hessians, `lencheck.nnz`. A program cannot define a
+            // function of these names (the prefix is reserved), so the call
+            // is always one of them.
+            JACOBIAN_LEN | SPARSE_LEN | SPARSE_HESSIAN_LEN => {
                 if !self.arity(f, args, 2, span) {
                     return ExprVal::Error;
                 }
                 let n = match self.scalar_expr(&args[0], None) {
                     Some((n, ScalarType::I64)) => n,
                     Some(_) => {
-                        let message = format!("`{JACOBIAN_LEN}` needs an `int` length first");
+                        let message = format!("`{}` needs an `int` length first", f.name);
                         self.error(Diagnostic::error("E0125", message, args[0].span));
                         return ExprVal::Error;
                     }
@@ -118,7 +121,11 @@ impl FnLowerer<'_> {
                     return ExprVal::Error;
                 };
                 self.span = span;
-                let what = adc_ir::LenCheckOf::Jacobian;
+                let what = match f.name.as_str() {
+                    JACOBIAN_LEN => adc_ir::LenCheckOf::Jacobian,
+                    SPARSE_LEN => adc_ir::LenCheckOf::SparseJacobian,
+                    _ => adc_ir::LenCheckOf::SparseHessian,
+                };
                 self.ins(InstData::LenCheck { args: [n, a], what }, &[]);
                 ExprVal::Void
             }
@@ -365,3 +372,8 @@ fn arity_message(callee: &str, want: usize, got: usize) -> String {
 
 /// The built-in the code of `[jacobian]` checks `len(jac)` with.
 pub(crate) const JACOBIAN_LEN: &str = "__adc_jacobian_len";
+/// The built-in the code of `[jacobian(NAME, sparse)]` checks that an
+/// array holds at least the entries it needs with (`lencheck.nnz`).
+pub(crate) const SPARSE_LEN: &str = "__adc_sparse_len";
+/// The same for `[hessian(NAME, sparse)]` (`lencheck.nnz.hess`).
+pub(crate) const SPARSE_HESSIAN_LEN: &str = "__adc_sparse_hessian_len";

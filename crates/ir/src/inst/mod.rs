@@ -16,15 +16,45 @@ pub enum LenCheckOf {
     Shadow,
     /// A Jacobian's `jac` against its rows times columns (`lencheck.jac`).
     Jacobian,
+    /// An array of a sparse Jacobian's result against the entries it must
+    /// hold (`lencheck.nnz n, a`): fails when `len(a) < n`.
+    SparseJacobian,
+    /// The same for a sparse Hessian (`lencheck.nnz.hess n, a`).
+    SparseHessian,
 }
 
 impl LenCheckOf {
-    /// The runtime error when the lengths differ.
+    /// Every kind, for the parser.
+    pub const ALL: [LenCheckOf; 4] = [
+        LenCheckOf::Shadow,
+        LenCheckOf::Jacobian,
+        LenCheckOf::SparseJacobian,
+        LenCheckOf::SparseHessian,
+    ];
+
+    /// The runtime error when the check fails; [`Self::NEEDED`] stands for
+    /// the length required where [`Self::at_least`] holds.
     pub fn message(self) -> &'static str {
         match self {
             LenCheckOf::Shadow => "shadow length differs from its primal's",
             LenCheckOf::Jacobian => "len(jac) differs from nrows * ncols",
+            LenCheckOf::SparseJacobian => "jacobian needs {n} entries",
+            LenCheckOf::SparseHessian => "hessian needs {n} entries",
         }
+    }
+
+    /// The placeholder of the required length in [`Self::message`].
+    pub const NEEDED: &'static str = "{n}";
+
+    /// The message with the required length `n` in its place.
+    pub fn message_with(self, n: i64) -> String {
+        self.message().replace(Self::NEEDED, &n.to_string())
+    }
+
+    /// Whether the check fails only on an array shorter than the length
+    /// (otherwise on any other length).
+    pub fn at_least(self) -> bool {
+        matches!(self, LenCheckOf::SparseJacobian | LenCheckOf::SparseHessian)
     }
 
     /// The instruction's name in textual IR.
@@ -32,6 +62,8 @@ impl LenCheckOf {
         match self {
             LenCheckOf::Shadow => "lencheck",
             LenCheckOf::Jacobian => "lencheck.jac",
+            LenCheckOf::SparseJacobian => "lencheck.nnz",
+            LenCheckOf::SparseHessian => "lencheck.nnz.hess",
         }
     }
 }

@@ -19,7 +19,12 @@ impl Machine<'_> {
         env: &[Option<Val>],
     ) -> Result<Option<Val>, InterpError> {
         let span = func.span(inst);
-        let fail = |what| Err(InterpError::Runtime { what, span });
+        let fail = |what: &'static str| {
+            Err(InterpError::Runtime {
+                what: what.into(),
+                span,
+            })
+        };
         let results = func.dfg.inst_results(inst);
         let result_ty = results.first().map(|r| func.dfg.value_type(*r));
         Ok(match func.dfg.inst(inst) {
@@ -132,6 +137,13 @@ impl Machine<'_> {
                 _ => None,
             },
             InstData::LenCheck { args, what } => match (get(&env, args[0]), get(&env, args[1])) {
+                (Val::S(Constant::I64(n)), Val::Arr(_, _, b)) if what.at_least() => {
+                    if (b as i64) < n {
+                        let what = what.message_with(n).into();
+                        return Err(InterpError::Runtime { what, span });
+                    }
+                    None
+                }
                 (Val::Arr(_, _, a), Val::Arr(_, _, b)) if a != b => return fail(what.message()),
                 (Val::S(Constant::I64(a)), Val::Arr(_, _, b)) if a != b as i64 => {
                     return fail(what.message())

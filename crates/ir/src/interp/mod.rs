@@ -24,6 +24,7 @@ use crate::entity::{Span, Value};
 use crate::function::{Function, Module, ValueDef};
 use crate::inst::{BinaryOp, Constant, InstData, MathFunc, UnaryOp};
 use crate::types::{ScalarType, Type};
+use std::borrow::Cow;
 
 /// An argument: a scalar, or an array (also used for `inout`/`out` scalars,
 /// as a one-element array). Arrays are written back.
@@ -35,7 +36,7 @@ pub enum InterpArg {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum InterpError {
-    Runtime { what: &'static str, span: Span },
+    Runtime { what: Cow<'static, str>, span: Span },
     OutOfFuel,
     Unsupported(String),
 }
@@ -186,7 +187,12 @@ impl Machine<'_> {
                 }
                 self.fuel -= 1;
                 let span = func.span(inst);
-                let fail = |what| Err(InterpError::Runtime { what, span });
+                let fail = |what: &'static str| {
+                    Err(InterpError::Runtime {
+                        what: what.into(),
+                        span,
+                    })
+                };
                 let results = func.dfg.inst_results(inst);
                 let result_ty = results.first().map(|r| func.dfg.value_type(*r));
                 let out: Option<Val> = match func.dfg.inst(inst) {

@@ -133,16 +133,20 @@ impl Parser<'_> {
                 InstData::RefStore { ptr, value }
             }
             "slot" => InstData::Slot,
+            _ if op.starts_with("lencheck") => {
+                match crate::LenCheckOf::ALL
+                    .into_iter()
+                    .find(|w| w.opcode() == op)
+                {
+                    Some(what) => InstData::LenCheck {
+                        args: self.two()?,
+                        what,
+                    },
+                    None => self.derivative_inst_data(op, tape)?,
+                }
+            }
             "copy" => InstData::ArrayCopy {
                 array: self.value()?,
-            },
-            "lencheck" => InstData::LenCheck {
-                args: self.two()?,
-                what: crate::LenCheckOf::Shadow,
-            },
-            "lencheck.jac" => InstData::LenCheck {
-                args: self.two()?,
-                what: crate::LenCheckOf::Jacobian,
             },
             "free.defer" => InstData::DeferFree {
                 array: self.value()?,
