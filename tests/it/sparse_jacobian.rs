@@ -356,10 +356,25 @@ void band(double[] x, out double[] y) {
     assert_eq!(csr.vals.len(), 3 * 38);
 }
 
+/// Arrays too short for the Jacobian are the runtime error `jacobian
+/// needs N entries` (N what the short array must hold: the entries for
+/// `vals` and `cols`, one more than the rows for `rows`), on both paths:
+/// one iteration at a time (`sq`, each row its own) and through the
+/// coloring (`run`, a running sum); in the JIT and in the IR interpreter.
 #[test]
 fn short_arrays_are_runtime_errors() {
-    let j = jit("[jacobian(S, sparse)]
-void sq(double[] x, out double[] y) { for (int i = 0; i < len(x); i++) y[i] = x[i] * x[i]; }");
+    const SRC: &str = "[jacobian(S, sparse)]
+void sq(double[] x, out double[] y) { for (int i = 0; i < len(x); i++) y[i] = x[i] * x[i]; }
+[jacobian(R, sparse)]
+void run(double[] x, out double[] y) {
+    double s = 0.0;
+    for (int i = 0; i < len(x); i++) { s += x[i]; y[i] = s * x[i]; }
+}";
+    let j = jit(SRC);
+    let mut module = adc::driver::frontend("t.ad", SRC, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut module, adc::driver::Stage::Final)
+        .unwrap_or_else(|e| panic!("{e:?}"));
     let args = |nv: usize, nc: usize, nr: usize| {
         [
             arr(&[1.0, 2.0, 3.0]),
@@ -369,14 +384,42 @@ void sq(double[] x, out double[] y) { for (int i = 0; i < len(x); i++) y[i] = x[
             ArgValue::Array(ArrayValue::I64(vec![0; nr])),
         ]
     };
-    let mut ok = args(3, 3, 4);
-    j.call("S", &mut ok).expect("long enough");
-    assert_eq!(arg_floats(&ok[2]), [2.0, 4.0, 6.0]);
-    for mut a in [args(2, 3, 4), args(3, 2, 4), args(3, 3, 3)] {
-        match j.call("S", &mut a) {
-            Err(CallError::Runtime(m)) => assert!(m.contains("index out of bounds"), "{m}"),
-            other => panic!("a short array: {other:?}"),
+    for (name, nnz) in [("S", 3), ("R", 6)] {
+        let mut ok = args(nnz, nnz, 4);
+        j.call(name, &mut ok).expect("long enough");
+        let cases = [
+            (args(nnz - 1, nnz, 4), nnz),
+            (args(nnz, nnz - 1, 4), nnz),
+            (args(0, 0, 4), nnz),
+            (args(nnz, nnz, 3), 4),
+        ];
+        for (mut a, needed) in cases {
+            let want = format!("jacobian needs {needed} entries");
+            match j.call(name, &mut a.clone()) {
+                Err(CallError::Runtime(m)) => assert!(m.starts_with(&want), "{name}: {m}"),
+                other => panic!("{name}, a short array: {other:?}"),
+            }
+            let mut iargs: Vec<_> = a.iter_mut().map(interp_arg).collect();
+            match adc_ir::interp::call(&module, name, &mut iargs, 1 << 24) {
+                Err(adc_ir::interp::InterpError::Runtime { what, .. }) => {
+                    assert_eq!(what, want, "{name} (interpreter)")
+                }
+                other => panic!("{name} (interpreter), a short array: {other:?}"),
+            }
         }
+    }
+}
+
+fn interp_arg(a: &mut ArgValue) -> adc_ir::interp::InterpArg {
+    match a {
+        ArgValue::Scalar(c) => adc_ir::interp::InterpArg::Scalar(*c),
+        ArgValue::Array(ArrayValue::F64(v)) => {
+            adc_ir::interp::InterpArg::Array(v.iter().map(|x| Constant::F64(*x)).collect())
+        }
+        ArgValue::Array(ArrayValue::I64(v)) => {
+            adc_ir::interp::InterpArg::Array(v.iter().map(|x| Constant::I64(*x)).collect())
+        }
+        other => panic!("no interpreter argument for {other:?}"),
     }
 }
 

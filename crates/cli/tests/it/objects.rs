@@ -430,5 +430,6 @@ int main(void) {
         Some(3),
         "a short `vals` is a runtime error"
     );
-    assert!(stderr(&run).contains("runtime error: "), "{}", stderr(&run));
+    let want = "runtime error: jacobian needs 6 entries at ";
+    assert!(stderr(&run).contains(want), "{}", stderr(&run));
 }

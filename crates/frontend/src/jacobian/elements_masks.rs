@@ -110,7 +110,7 @@ pub(super) fn sweep(s: &mut String, call: &str, masks: &[String]) {
 pub(super) fn columns(s: &mut String, j: usize) {
     let _ = writeln!(
         s,
-        "                    if (adc_e_fast) {{ for (int adc_e_t = adc_e_ps[{j}]; adc_e_t < adc_e_ps[{}]; adc_e_t++) {{ cols[adc_e_q] = adc_e_m[3 + adc_e_pl[adc_e_t]]; adc_e_q++; }} }}",
+        "                    if (adc_e_fast) {{ for (int adc_e_t = adc_e_ps[{j}]; adc_e_t < adc_e_ps[{}]; adc_e_t++) {{ if (adc_e_q < len(cols)) {{ cols[adc_e_q] = adc_e_m[3 + adc_e_pl[adc_e_t]]; }} adc_e_q++; }} }}",
         j + 1
     );
 }

@@ -197,10 +197,7 @@ pub(super) fn source(
     let _ = writeln!(s, "static bool {name}__elems({}) {{", ps.join(", "));
     let _ = writeln!(s, "    int adc_s_nc = {};", l.ncols);
     let _ = writeln!(s, "    int adc_s_nr = {};", l.nrows);
-    let _ = writeln!(
-        s,
-        "    if (len(rows) < adc_s_nr + 1) {{ rows[len(rows) + adc_s_nr + 1] = 0; }}"
-    );
+    let _ = writeln!(s, "    {}(adc_s_nr + 1, rows);", crate::lower::SPARSE_LEN);
     // 1. The sites' rows, in the order they run, must increase.
     let _ = writeln!(s, "    bool adc_e_ok = true;");
     let _ = writeln!(s, "    {{");
@@ -249,6 +246,9 @@ pub(super) fn source(
         int adc_e_a[adc_e_cap];
         int adc_e_q = 0;
         int adc_e_next = 0;
+        // (Entries past the shorter of `vals` and `cols` are counted, not
+        // written: the error below says how many there are.)
+        int adc_e_room = len(vals) < len(cols) ? len(vals) : len(cols);
         {
 ";
     replay(plan, &mut s, &mut |s, k| {
@@ -256,6 +256,10 @@ pub(super) fn source(
     });
     s += "        }
         while (adc_e_next <= adc_s_nr) { rows[adc_e_next] = adc_e_q; adc_e_next++; }
+        if (adc_e_done) {
+            __adc_sparse_len(adc_e_q, vals);
+            __adc_sparse_len(adc_e_q, cols);
+        }
     }
     return true;
 }
@@ -400,13 +404,13 @@ fn element_loop(
         super::elements_masks::columns(s, j);
         let _ = writeln!(
             s,
-            "                    else if (adc_e_h < 0) {{ cols[adc_e_q] = -1 - adc_e_h; adc_e_q++; }}"
+            "                    else if (adc_e_h < 0) {{ if (adc_e_q < len(cols)) {{ cols[adc_e_q] = -1 - adc_e_h; }} adc_e_q++; }}"
         );
         let _ = writeln!(
             s,
             "                    else if (adc_e_h > 0 && adc_e_a[adc_e_h] > 0) {{"
         );
-        let _ = writeln!(s, "                        for (int adc_e_k = 0; adc_e_k < adc_e_a[adc_e_h]; adc_e_k++) {{ cols[adc_e_q] = adc_e_a[adc_e_h + 1 + adc_e_k]; adc_e_q++; }}");
+        let _ = writeln!(s, "                        for (int adc_e_k = 0; adc_e_k < adc_e_a[adc_e_h]; adc_e_k++) {{ if (adc_e_q < len(cols)) {{ cols[adc_e_q] = adc_e_a[adc_e_h + 1 + adc_e_k]; }} adc_e_q++; }}");
         let _ = writeln!(s, "                    }} else if (adc_e_h > 0) {{");
         let _ = writeln!(
             s,
@@ -417,7 +421,7 @@ fn element_loop(
         let _ = writeln!(s, "                    }}");
         let _ = writeln!(
             s,
-            "                    for (int adc_e_p = adc_e_b; adc_e_p < adc_e_q; adc_e_p++) {{"
+            "                    for (int adc_e_p = adc_e_b; adc_e_p < adc_e_q && adc_e_p < adc_e_room; adc_e_p++) {{"
         );
         let _ = writeln!(s, "                        int adc_e_c = cols[adc_e_p];");
         // Lane `j` is zero outside row `j`'s columns (its adjoint reaches
