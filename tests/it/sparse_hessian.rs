@@ -279,18 +279,21 @@ fn misuse_is_e0310() {
     }
 }
 
+/// A banded objective: `x[i]` meets `x[i + 1]` only.
+const CHAIN: &str = "[hessian(hchain, sparse)]
+double chain(double[] x) {
+    double s = 0.0;
+    for (int i = 0; i + 1 < len(x); i++) { s += x[i] * x[i] * x[i + 1]; }
+    return s;
+}";
+
 #[test]
 fn the_sweep_drops_the_set_of_the_discarded_result() {
     // The sweep runs over the reverse derivative, which also computes the
     // result `s`: a union per term, all inputs in the end, quadratic in
     // their number. Nothing reads it, so the internal sweep returns the
     // empty set for it and no union carries it around the loop.
-    let src = "[hessian(hchain, sparse)]
-double chain(double[] x) {
-    double s = 0.0;
-    for (int i = 0; i + 1 < len(x); i++) { s += x[i] * x[i] * x[i + 1]; }
-    return s;
-}";
+    let src = CHAIN;
     let mut m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
         .unwrap_or_else(|f| panic!("{f}"));
     adc::driver::run_stages(&mut m, adc::Stage::Transpose).expect("stages run");
@@ -353,12 +356,7 @@ fn the_sweep_runs_once_and_nnz_runs_it_alone() {
     // `NAME_nnz` counts the lower triangle from the sweep's sets (no
     // compressed evaluation); `NAME` runs the sweep once, then the
     // compressed evaluation (not `NAME__gj_nnz`'s sweep first).
-    let src = "[hessian(hchain, sparse)]
-double chain(double[] x) {
-    double s = 0.0;
-    for (int i = 0; i + 1 < len(x); i++) { s += x[i] * x[i] * x[i + 1]; }
-    return s;
-}";
+    let src = CHAIN;
     let m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
         .unwrap_or_else(|f| panic!("{f}"));
     let nnz = reached(&m, "hchain_nnz");

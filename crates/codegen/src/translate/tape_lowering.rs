@@ -40,20 +40,25 @@ const CELL: cranelift_codegen::ir::MemFlagsData =
 
 pub(crate) fn uses_tape(func: &adc_ir::Function) -> bool {
     func.layout.iter().any(|b| {
-        func.dfg.block(*b).insts.iter().any(|i| {
-            matches!(
-                func.dfg.inst(*i),
-                InstData::TapePush { .. }
-                    | InstData::TapePop { .. }
-                    | InstData::TapeRead { .. }
-                    | InstData::DeferFree { .. }
-                    | InstData::TapeLend
-                    | InstData::TapeReclaim { .. }
-                    | InstData::TapeAdopt { .. }
-                    | InstData::TapeGive { .. }
-            )
-        })
+        let insts = &func.dfg.block(*b).insts;
+        insts.iter().any(|i| is_tape_inst(func.dfg.inst(*i)))
     })
+}
+
+/// Whether `data` is a tape instruction (pushes, pops, reads, deferred
+/// frees, and the tape's hand-overs between split-mode halves).
+fn is_tape_inst(data: &InstData) -> bool {
+    matches!(
+        data,
+        InstData::TapePush { .. }
+            | InstData::TapePop { .. }
+            | InstData::TapeRead { .. }
+            | InstData::DeferFree { .. }
+            | InstData::TapeLend
+            | InstData::TapeReclaim { .. }
+            | InstData::TapeAdopt { .. }
+            | InstData::TapeGive { .. }
+    )
 }
 
 /// The tape an instruction uses, if it is a tape instruction.
@@ -69,21 +74,14 @@ pub(crate) fn tape_of(data: &InstData) -> Option<u8> {
 /// Whether `data` may read or write the tapes' state: a tape instruction,
 /// a call, or the end of a block (a `return` frees the tapes).
 fn touches_state(data: &InstData) -> bool {
-    matches!(
-        data,
-        InstData::TapePush { .. }
-            | InstData::TapePop { .. }
-            | InstData::TapeRead { .. }
-            | InstData::DeferFree { .. }
-            | InstData::TapeLend
-            | InstData::TapeReclaim { .. }
-            | InstData::TapeAdopt { .. }
-            | InstData::TapeGive { .. }
-            | InstData::Call { .. }
-            | InstData::Jump { .. }
-            | InstData::Branch { .. }
-            | InstData::Return { .. }
-    )
+    is_tape_inst(data)
+        || matches!(
+            data,
+            InstData::Call { .. }
+                | InstData::Jump { .. }
+                | InstData::Branch { .. }
+                | InstData::Return { .. }
+        )
 }
 
 /// How many tapes the function uses (levels 0 to the highest it names).
