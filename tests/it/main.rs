@@ -29,6 +29,7 @@ mod sincos;
 mod sparse_elements;
 mod sparse_hessian;
 mod sparse_jacobian;
+mod sparse_rows;
 mod split;
 mod stack_arrays;
 mod tape_reserve;

@@ -11,7 +11,7 @@ pub(crate) fn int(k: i64) -> ArgValue {
     ArgValue::Scalar(Constant::I64(k))
 }
 
-fn ints(a: &ArgValue) -> Vec<i64> {
+pub(crate) fn ints(a: &ArgValue) -> Vec<i64> {
     match a {
         ArgValue::Array(ArrayValue::I64(v)) => v.clone(),
         other => panic!("not ints: {other:?}"),
@@ -410,7 +410,7 @@ void run(double[] x, out double[] y) {
     }
 }
 
-fn interp_arg(a: &mut ArgValue) -> adc_ir::interp::InterpArg {
+pub(crate) fn interp_arg(a: &mut ArgValue) -> adc_ir::interp::InterpArg {
     match a {
         ArgValue::Scalar(c) => adc_ir::interp::InterpArg::Scalar(*c),
         ArgValue::Array(ArrayValue::F64(v)) => {

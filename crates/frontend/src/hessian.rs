@@ -55,7 +55,9 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                     let mut attr = jacobian_attr(f, &a, &h, &dual);
                     if sparse {
                         if let Some(args) = attr.args.as_mut() {
+                            // Columns: a Hessian's rows would be reverse over reverse.
                             args.push(ident("sparse", a.span));
+                            args.push(ident("forward", a.span));
                         }
                     }
                     jacobians.push((h.gw.clone(), attr));

@@ -15,11 +15,13 @@ mod elements_source;
 pub(crate) mod layout;
 mod rev;
 pub(crate) mod sparse;
+mod sparse_rows;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::Span;
 use rev::has_float_result;
+use sparse_rows::Force;
 use std::fmt::Write;
 
 /// Columns per run of the vector-mode derivative (see
@@ -49,16 +51,52 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                 continue;
             }
             match request(f, &a) {
-                Ok((name, dual, Some(By::Sparse))) => {
+                Ok((name, dual, Some(By::Sparse(force)))) => {
                     let cols = format!("{name}__columns");
                     let pattern = format!("{name}__pattern");
-                    f.attrs
-                        .push(forward_attr(f, &a, &cols, &dual, Some(sparse::CHUNK)));
+                    // `forward` or `reverse` forces a coloring: no element path.
+                    let forced = force != Force::Auto;
+                    let force = match force {
+                        Force::Auto if !sparse_rows::rows_possible(f) => Force::Columns,
+                        force => force,
+                    };
+                    if force != Force::Rows {
+                        f.attrs
+                            .push(forward_attr(f, &a, &cols, &dual, Some(sparse::CHUNK)));
+                        generated.push(Generated {
+                            name: cols.clone(),
+                            span: a.span,
+                        });
+                    }
                     f.attrs.push(forward_attr(f, &a, &pattern, &dual, None));
-                    let plan = elements::plan(&all, f, &dual);
+                    if force != Force::Columns {
+                        let rev = format!("{name}__reverse");
+                        let attr = rev::reverse_attr(f, &a, &rev, &dual, sparse::CHUNK);
+                        match sparse_rows::reversed(f, &name) {
+                            Some(copy) => {
+                                outlined.push(sparse_rows::void_copy(f, &name, attr));
+                                generated.push(Generated {
+                                    name: copy,
+                                    span: a.span,
+                                });
+                            }
+                            None => f.attrs.push(attr),
+                        }
+                        for g in sparse_rows::names(&name) {
+                            generated.push(Generated {
+                                name: g,
+                                span: a.span,
+                            });
+                        }
+                    }
+                    let plan = if forced {
+                        None
+                    } else {
+                        elements::plan(&all, f, &dual)
+                    };
                     let colored = format!("{name}__colored");
                     let entry = plan.as_ref().map(|_| colored.as_str());
-                    text += &sparse::source(f, &name, &dual, entry);
+                    text += &sparse::source(f, &name, &dual, entry, force);
                     if let Some(plan) = &plan {
                         text += &elements_source::source(f, &name, &dual, plan, &colored);
                         let (items, names) =
@@ -82,7 +120,6 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         format!("{name}__seed"),
                         format!("{name}__scatter"),
                         format!("{name}__lazy"),
-                        cols,
                         pattern,
                     ] {
                         generated.push(Generated {
@@ -100,7 +137,8 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                     };
                     if by != Some(By::Columns) {
                         let rows = format!("{name}__rows");
-                        f.attrs.push(rev::reverse_attr(f, &a, &rows, &dual));
+                        f.attrs
+                            .push(rev::reverse_attr(f, &a, &rows, &dual, rev::CHUNK));
                         let to = if by.is_none() {
                             format!("{name}__rev")
                         } else {
@@ -194,12 +232,13 @@ fn err(message: String, span: Span) -> Diagnostic {
     Diagnostic::error("E0309", message, span)
 }
 
-/// `forward` (by columns), `reverse` (by rows) or `sparse`.
+/// `forward` (by columns), `reverse` (by rows) or `sparse` (with
+/// `forward` or `reverse`, forcing columns or rows).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum By {
     Columns,
     Rows,
-    Sparse,
+    Sparse(Force),
 }
 
 /// The generated name, whether each parameter is `Dual` (a float one not
@@ -217,6 +256,7 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, Option<By>), Di
     }
     let mut acts = Vec::new();
     let mut by = None;
+    let mut reverse_at = a.span;
     for arg in &args[1..] {
         let AttrArg::Ident(id) = arg else {
             return Err(err("expected an activity or `forward`".into(), a.span));
@@ -224,18 +264,23 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, Option<By>), Di
         match id.name.as_str() {
             "Const" | "Dual" if acts.len() < f.params.len() => acts.push(id.name == "Dual"),
             "forward" if by.is_none() => by = Some(By::Columns),
-            "forward" if by == Some(By::Sparse) => (),
-            "sparse" if matches!(by, None | Some(By::Columns)) => by = Some(By::Sparse),
-            "reverse" if by.is_none() && !has_float_result(f) => {
-                return Err(err(
-                    format!("`jacobian(..., reverse)` needs a function with a `float` or `double` result; `{}` has none", f.name.name),
-                    id.span,
-                ))
+            "forward" if by == Some(By::Sparse(Force::Auto)) => {
+                by = Some(By::Sparse(Force::Columns))
             }
-            "reverse" if by.is_none() => by = Some(By::Rows),
+            "sparse" if by.is_none() => by = Some(By::Sparse(Force::Auto)),
+            "sparse" if by == Some(By::Columns) => by = Some(By::Sparse(Force::Columns)),
+            "sparse" if by == Some(By::Rows) => by = Some(By::Sparse(Force::Rows)),
+            "reverse" if by == Some(By::Sparse(Force::Auto)) => {
+                reverse_at = id.span;
+                by = Some(By::Sparse(Force::Rows))
+            }
+            "reverse" if by.is_none() => {
+                reverse_at = id.span;
+                by = Some(By::Rows)
+            }
             "forward" | "reverse" | "sparse" => {
                 return Err(err(
-                    "give one of `forward`, `reverse` and `sparse`, once (`sparse` computes by columns: `forward` may come with it)".into(),
+                    "give `forward`, `reverse` and `sparse` at most once each, and not both `forward` and `reverse` (with `sparse`, they force columns or rows)".into(),
                     id.span,
                 ))
             }
@@ -275,7 +320,19 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, Option<By>), Di
             a.span,
         ));
     }
-    let sparse = by == Some(By::Sparse);
+    if by == Some(By::Rows) && !has_float_result(f) {
+        return Err(err(
+            format!("`jacobian(..., reverse)` needs a function with a `float` or `double` result; `{}` has none", f.name.name),
+            reverse_at,
+        ));
+    }
+    if by == Some(By::Sparse(Force::Rows)) && !sparse_rows::rows_possible(f) {
+        return Err(err(
+            format!("`jacobian(..., sparse, reverse)` needs a function with a `double` result or none (its rows go through a reverse derivative); `{}` returns another type", f.name.name),
+            reverse_at,
+        ));
+    }
+    let sparse = matches!(by, Some(By::Sparse(_)));
     let own: &[&str] = if sparse {
         &["vals", "cols", "rows"]
     } else {

@@ -17,8 +17,8 @@ use std::fmt::Write;
 /// Rows per run of the vector-mode reverse derivative.
 pub(crate) const CHUNK: u32 = 16;
 
-/// `[autodiff_reverse(ROWS, ..., Active, width = CHUNK)]` for `f`.
-pub(crate) fn reverse_attr(f: &FuncDecl, a: &Attr, rows: &str, dual: &[bool]) -> Attr {
+/// `[autodiff_reverse(ROWS, ..., Active, width = W)]` for `f`.
+pub(crate) fn reverse_attr(f: &FuncDecl, a: &Attr, rows: &str, dual: &[bool], w: u32) -> Attr {
     let id = |s: &str| {
         AttrArg::Ident(Ident {
             name: s.into(),
@@ -39,7 +39,7 @@ pub(crate) fn reverse_attr(f: &FuncDecl, a: &Attr, rows: &str, dual: &[bool]) ->
             name: "width".into(),
             span: a.span,
         },
-        Box::new(AttrArg::Int(i64::from(CHUNK), a.span)),
+        Box::new(AttrArg::Int(i64::from(w), a.span)),
         a.span,
     ));
     Attr {

@@ -21,6 +21,7 @@
 //! `NAME_nnz` runs step 1 only. All locals start with `adc_s_`.
 
 use super::layout::{layout, len, param_decls as params, Layout};
+use super::sparse_rows::{self, Force};
 use super::{is_float, type_name};
 use crate::ast::*;
 use std::fmt::Write;
@@ -47,7 +48,7 @@ fn names(f: &FuncDecl) -> String {
 /// Declarations saving `F`'s `inout` arguments on entry (`Const` ones
 /// and integers too: each run of `F`'s code writes them), and statements
 /// restoring them.
-fn save_restore(f: &FuncDecl) -> (String, String) {
+pub(crate) fn save_restore(f: &FuncDecl) -> (String, String) {
     let (mut save, mut restore) = (String::new(), String::new());
     for p in &f.params {
         let n = &p.name.name;
@@ -70,7 +71,13 @@ fn save_restore(f: &FuncDecl) -> (String, String) {
 /// The attributes `F` gets, and the `.ad` text of `NAME`, `NAME_nnz` and
 /// their helpers; `NAME` is emitted as the `static` function `entry`
 /// when given (element Jacobians, `elements_source`, fall back to it).
-pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool], entry: Option<&str>) -> String {
+pub(super) fn source(
+    f: &FuncDecl,
+    name: &str,
+    dual: &[bool],
+    entry: Option<&str>,
+    force: Force,
+) -> String {
     let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
     let l = layout(f, dual, float_ret);
     let stat = if f.is_static { "static " } else { "" };
@@ -126,8 +133,12 @@ pub(super) fn source(f: &FuncDecl, name: &str, dual: &[bool], entry: Option<&str
         let _ = writeln!(s, "    return adc_s_ret;");
     }
     let _ = writeln!(s, "}}");
-    s += &fill(f, name, dual, &l);
+    s += &fill(f, name, dual, &l, force);
     s += &helpers(name);
+    if force != Force::Columns {
+        s += &sparse_rows::byrows(f, name, dual, &l);
+        s += &sparse_rows::helpers(name);
+    }
     s
 }
 
@@ -275,7 +286,7 @@ fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
 /// `NAME__fill`: the rows from the sets, the coloring, and the compressed
 /// evaluation; does what `F` does and returns its result. Its loops are
 /// in the helpers of [`helpers`], one loop nest each, out of line.
-fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
+fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, force: Force) -> String {
     let w = CHUNK;
     let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
     let ret = ret_type(f);
@@ -302,14 +313,22 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
         let _ = writeln!(s, "    {}(adc_s_nnz, {a});", crate::lower::SPARSE_LEN);
     }
     let _ = writeln!(s, "    int adc_s_color[adc_s_nc];");
-    let _ = writeln!(
-        s,
-        "    int adc_s_ncolors = {name}__band(len(adc_s_h), rows, cols, adc_s_color);"
-    );
-    let _ = writeln!(
-        s,
-        "    if (adc_s_ncolors == 0) {{ adc_s_ncolors = {name}__color(len(adc_s_h), rows, cols, adc_s_color); }}"
-    );
+    if force == Force::Columns {
+        let _ = writeln!(
+            s,
+            "    int adc_s_ncolors = {name}__band(len(adc_s_h), rows, cols, adc_s_color);"
+        );
+        let _ = writeln!(
+            s,
+            "    if (adc_s_ncolors == 0) {{ adc_s_ncolors = {name}__color(len(adc_s_h), rows, cols, adc_s_color); }}"
+        );
+    } else {
+        s += &by_rows(f, name, force);
+        if force == Force::Rows {
+            let _ = writeln!(s, "}}");
+            return s;
+        }
+    }
     let (save, restore) = save_restore(f);
     s += &save;
     for (p, &d) in f.params.iter().zip(dual) {
@@ -380,6 +399,30 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
         let _ = writeln!(s, "    return adc_s_ret;");
     }
     let _ = writeln!(s, "}}");
+    s
+}
+
+/// Statements of `NAME__fill` choosing (or, `Force::Rows`, taking) the
+/// rows: `NAME__choose` colors one side; by rows, `NAME__byrows` does
+/// the rest and its result is returned.
+fn by_rows(f: &FuncDecl, name: &str, force: Force) -> String {
+    let mode = if force == Force::Rows { 2 } else { 0 };
+    let mut s = String::new();
+    let _ = writeln!(s, "    int adc_s_rcolor[len(adc_s_h)];");
+    let _ = writeln!(s, "    int adc_s_ncolors = {name}__choose(len(adc_s_h), rows, cols, adc_s_color, adc_s_rcolor, {mode});");
+    let mut args: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
+    args.extend(["vals", "rows", "cols", "adc_s_rcolor", "-1 - adc_s_ncolors"]);
+    let call = format!("{name}__byrows({})", args.join(", "));
+    let run = if f.ret == ReturnType::Void {
+        format!("{call}; return;")
+    } else {
+        format!("return {call};")
+    };
+    if force == Force::Rows {
+        let _ = writeln!(s, "    {run}");
+    } else {
+        let _ = writeln!(s, "    if (adc_s_ncolors < 0) {{ {run} }}");
+    }
     s
 }
 
