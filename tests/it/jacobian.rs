@@ -178,7 +178,8 @@ fn misuse_is_e0309() {
     for attr in [
         "jacobian",
         "jacobian(jf, forward, reverse)",
-        "jacobian(jf, reverse, sparse)",
+        "jacobian(jf, reverse, sparse, forward)",
+        "jacobian(jf, sparse, sparse)",
         "jacobian(jf, Dual)",
         "jacobian(jf, Maybe, Dual)",
     ] {

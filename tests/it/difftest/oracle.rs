@@ -321,7 +321,9 @@ fn run(
             let usable = super::jacobian::check(&j, x, y, a)?;
             // (i) the sparse Jacobian of the same function against it.
             if usable && sparse {
-                super::sparse::check(&j, x, y, a)?;
+                for sp in super::sparse::NAMES {
+                    super::sparse::check(&j, sp, x, y, a)?;
+                }
             }
         }
         // (h) the dense Hessian.

@@ -5,7 +5,10 @@
 //! entry, the entries equal it (to 1e-12 relative), the rows are well
 //! formed (`rows` from 0 to the number of entries, never decreasing,
 //! columns increasing within a row), `g_sp_nnz` counts the entries, and
-//! `g_sp` and `g_sp_nnz` return and write what `g` does.
+//! `g_sp` and `g_sp_nnz` return and write what `g` does. The same for
+//! `g_spr` and `g_spc`, the same Jacobian forced by rows (`sparse,
+//! reverse`: a reverse run per 4 row colors) and by columns (`sparse,
+//! forward`), whichever `g_sp` chooses.
 
 use super::gen::Program;
 use super::jacobian::{arr, floats, s};
@@ -21,8 +24,16 @@ pub fn enabled(p: &Program) -> bool {
 pub fn source() -> String {
     let dense = "[jacobian(g_jac)]\n";
     debug_assert!(super::jacobian::SOURCE.contains(dense));
-    super::jacobian::SOURCE.replacen(dense, "[jacobian(g_jac)]\n[jacobian(g_sp, sparse)]\n", 1)
+    let sparse = "[jacobian(g_jac)]
+[jacobian(g_sp, sparse)]
+[jacobian(g_spr, sparse, reverse)]
+[jacobian(g_spc, sparse, forward)]
+";
+    super::jacobian::SOURCE.replacen(dense, sparse, 1)
 }
+
+/// The sparse Jacobians of `source`: automatic, by rows, by columns.
+pub const NAMES: [&str; 3] = ["g_sp", "g_spr", "g_spc"];
 
 fn ints(v: &ArgValue) -> Vec<i64> {
     match v {
@@ -36,11 +47,12 @@ fn same(got: f64, want: f64) -> bool {
     close(got, want, 1e-12, 0.0) || (got.is_nan() && want.is_nan()) || got == want
 }
 
-/// Checks `g_sp` and `g_sp_nnz` against `g` and `g_jac` at `(x, y, a)`.
-pub fn check(j: &JitModule, x: f64, y: f64, a: &[f64]) -> Result<(), Fail> {
+/// Checks `sp` and `sp_nnz` (`sp` one of [`NAMES`]) against `g` and
+/// `g_jac` at `(x, y, a)`.
+pub fn check(j: &JitModule, sp: &str, x: f64, y: f64, a: &[f64]) -> Result<(), Fail> {
     let (nr, nc) = (3, a.len() + 4);
     let o = [0.75, -1.25];
-    let at = format!("at x={x:?} y={y:?} a={a:?} o={o:?}");
+    let at = format!("{sp} at x={x:?} y={y:?} a={a:?} o={o:?}");
     let mut gargs = [s(x), s(y), arr(a), arr(&o)];
     let r = call(j, "g", &mut gargs)?[0];
     let og = floats(&gargs[3]);
@@ -49,17 +61,17 @@ pub fn check(j: &JitModule, x: f64, y: f64, a: &[f64]) -> Result<(), Fail> {
     let dense = floats(&dargs[4]);
 
     let mut nargs = [s(x), s(y), arr(a), arr(&o)];
-    let nnz = match j.call("g_sp_nnz", &mut nargs) {
+    let nnz = match j.call(&format!("{sp}_nnz"), &mut nargs) {
         Ok(v) => match v.as_slice() {
             [Constant::I64(k)] if *k >= 0 => *k as usize,
-            other => return fail("abi", format!("g_sp_nnz returned {other:?}")),
+            other => return fail("abi", format!("{sp}_nnz returned {other:?}")),
         },
-        Err(e) => return fail("runtime", format!("g_sp_nnz: {e}")),
+        Err(e) => return fail("runtime", format!("{sp}_nnz: {e}")),
     };
     if floats(&nargs[3]) != og {
         return fail(
             "sparse_primal",
-            format!("{at}\ng writes o={og:?}; g_sp_nnz writes {:?}", nargs[3]),
+            format!("{at}\ng writes o={og:?}; {sp}_nnz writes {:?}", nargs[3]),
         );
     }
     let mut sargs = [
@@ -71,12 +83,12 @@ pub fn check(j: &JitModule, x: f64, y: f64, a: &[f64]) -> Result<(), Fail> {
         ArgValue::Array(ArrayValue::I64(vec![-1; nnz])),
         ArgValue::Array(ArrayValue::I64(vec![-1; nr + 1])),
     ];
-    let rs = call(j, "g_sp", &mut sargs)?[0];
+    let rs = call(j, sp, &mut sargs)?[0];
     let os = floats(&sargs[3]);
     if !same(rs, r) || !same(os[0], og[0]) || !same(os[1], og[1]) {
         return fail(
             "sparse_primal",
-            format!("{at}\ng returns {r:?} and writes o={og:?}; g_sp returns {rs:?} and writes o={os:?}"),
+            format!("{at}\ng returns {r:?} and writes o={og:?}; {sp} returns {rs:?} and writes o={os:?}"),
         );
     }
     let (vals, cols, rows) = (floats(&sargs[4]), ints(&sargs[5]), ints(&sargs[6]));
@@ -91,7 +103,7 @@ pub fn check(j: &JitModule, x: f64, y: f64, a: &[f64]) -> Result<(), Fail> {
     if !well_formed {
         return fail(
             "sparse_csr",
-            format!("{at}\n{nr} rows, {nc} columns, g_sp_nnz {nnz}\n{csr}"),
+            format!("{at}\n{nr} rows, {nc} columns, {sp}_nnz {nnz}\n{csr}"),
         );
     }
     for r in 0..nr {
@@ -103,13 +115,13 @@ pub fn check(j: &JitModule, x: f64, y: f64, a: &[f64]) -> Result<(), Fail> {
                 None if want != 0.0 => {
                     return fail(
                         "sparse_pattern",
-                        format!("{at}\nentry (row {r}, column {c}) is {want:?} in g_jac but not in g_sp's pattern\n{csr}"),
+                        format!("{at}\nentry (row {r}, column {c}) is {want:?} in g_jac but not in the pattern\n{csr}"),
                     )
                 }
                 Some(v) if !same(v, want) => {
                     return fail(
                         "sparse_value",
-                        format!("{at}\nentry (row {r}, column {c}) is {v:?} in g_sp, {want:?} in g_jac\n{csr}"),
+                        format!("{at}\nentry (row {r}, column {c}) is {v:?} in {sp}, {want:?} in g_jac\n{csr}"),
                     )
                 }
                 _ => {}

@@ -123,7 +123,9 @@ pub(crate) fn byrows(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> Str
     }
     let _ = writeln!(s, "    double adc_s_seed[{w}];");
     let _ = writeln!(s, "    double adc_s_g[{w} * adc_s_nc];");
-    let _ = writeln!(s, "    double adc_s_ret = 0.0;");
+    if float_ret {
+        let _ = writeln!(s, "    double adc_s_ret = 0.0;");
+    }
     let _ = writeln!(
         s,
         "    for (int adc_s_c0 = 0; adc_s_c0 < adc_s_k || adc_s_c0 == 0; adc_s_c0 += {w}) {{"
@@ -152,11 +154,8 @@ pub(crate) fn byrows(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> Str
         "        {name}__rseed(adc_s_seed, {first}, 1, adc_s_c0, adc_s_rc);"
     );
     args.push("adc_s_seed".into());
-    let _ = writeln!(
-        s,
-        "        adc_s_ret = {name}__reverse({});",
-        args.join(", ")
-    );
+    let set = if float_ret { "adc_s_ret = " } else { "" };
+    let _ = writeln!(s, "        {set}{name}__reverse({});", args.join(", "));
     for (k, p) in f.params.iter().enumerate() {
         let Some(at) = &l.col_at[k] else { continue };
         let n = &p.name.name;
