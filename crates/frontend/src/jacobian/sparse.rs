@@ -348,29 +348,24 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, force: Force) -> St
         };
         let _ = writeln!(s, "    {ret} adc_s_ret = {zero};");
     }
-    let _ = writeln!(
-        s,
-        "    for (int adc_s_c0 = 0; adc_s_c0 < adc_s_ncolors || adc_s_c0 == 0; adc_s_c0 += {w}) {{"
+    let mut args = chunks(
+        &mut s,
+        f,
+        dual,
+        ("adc_s_ncolors", &restore),
+        "adc_s_t_",
+        &mut |s, k, p| {
+            let (n, m) = (&p.name.name, len(p));
+            // Fresh arrays are zeros: later chunks zero what the last wrote.
+            let _ = writeln!(s, "        if (adc_s_c0 > 0) {{ for (int adc_s_i = 0; adc_s_i < {w} * {m}; adc_s_i++) adc_s_t_{n}[adc_s_i] = 0.0; }}");
+            if let Some(at) = &l.col_at[k] {
+                let _ = writeln!(
+                    s,
+                    "        {name}__seed(adc_s_t_{n}, {at}, {m}, adc_s_c0, adc_s_color);"
+                );
+            }
+        },
     );
-    s += &restore;
-    let mut args = Vec::new();
-    for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
-        let n = &p.name.name;
-        args.push(n.clone());
-        if !d {
-            continue;
-        }
-        args.push(format!("adc_s_t_{n}"));
-        let m = len(p);
-        // Fresh arrays are zeros: later chunks zero what the last wrote.
-        let _ = writeln!(s, "        if (adc_s_c0 > 0) {{ for (int adc_s_i = 0; adc_s_i < {w} * {m}; adc_s_i++) adc_s_t_{n}[adc_s_i] = 0.0; }}");
-        if let Some(at) = &l.col_at[k] {
-            let _ = writeln!(
-                s,
-                "        {name}__seed(adc_s_t_{n}, {at}, {m}, adc_s_c0, adc_s_color);"
-            );
-        }
-    }
     if float_ret {
         args.push("adc_s_tr".into());
     }
@@ -400,6 +395,35 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, force: Force) -> St
     }
     let _ = writeln!(s, "}}");
     s
+}
+
+/// The head of the loop over chunks of [`CHUNK`] colors (`count` of
+/// them; one run at least) and its first statements: `restore` (`F`'s
+/// `inout` arguments as on entry) and `each(s, k, p)` for each `Dual`
+/// parameter `p` (the `k`-th). Returns `F`'s arguments, each `Dual`
+/// one followed by its derivative array `{prefix}NAME`.
+pub(crate) fn chunks(
+    s: &mut String,
+    f: &FuncDecl,
+    dual: &[bool],
+    (count, restore): (&str, &str),
+    prefix: &str,
+    each: &mut dyn FnMut(&mut String, usize, &ParamDecl),
+) -> Vec<String> {
+    let _ = writeln!(
+        s,
+        "    for (int adc_s_c0 = 0; adc_s_c0 < {count} || adc_s_c0 == 0; adc_s_c0 += {CHUNK}) {{"
+    );
+    *s += restore;
+    let mut args = Vec::new();
+    for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
+        args.push(p.name.name.clone());
+        if d {
+            args.push(format!("{prefix}{}", p.name.name));
+            each(s, k, p);
+        }
+    }
+    args
 }
 
 /// Statements of `NAME__fill` choosing (or, `Force::Rows`, taking) the

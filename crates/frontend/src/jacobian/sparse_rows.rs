@@ -15,7 +15,7 @@
 //! float result; its seed is zero).
 
 use super::layout::{len, param_decls, Layout};
-use super::sparse::{save_restore, CHUNK};
+use super::sparse::{chunks, save_restore, CHUNK};
 use crate::ast::*;
 use std::fmt::Write;
 
@@ -126,28 +126,24 @@ pub(crate) fn byrows(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> Str
     if float_ret {
         let _ = writeln!(s, "    double adc_s_ret = 0.0;");
     }
-    let _ = writeln!(
-        s,
-        "    for (int adc_s_c0 = 0; adc_s_c0 < adc_s_k || adc_s_c0 == 0; adc_s_c0 += {w}) {{"
+    let mut args = chunks(
+        &mut s,
+        f,
+        dual,
+        ("adc_s_k", &restore),
+        "adc_s_d_",
+        &mut |s, k, p| {
+            // Every lane of every shadow is set: the seeds of this run's rows,
+            // zeros elsewhere (input shadows add up gradients).
+            let at = l.row_at[k].as_deref().unwrap_or("-1");
+            let _ = writeln!(
+                s,
+                "        {name}__rseed(adc_s_d_{}, {at}, {}, adc_s_c0, adc_s_rc);",
+                p.name.name,
+                len(p)
+            );
+        },
     );
-    s += &restore;
-    let mut args = Vec::new();
-    for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
-        let n = &p.name.name;
-        args.push(n.clone());
-        if !d {
-            continue;
-        }
-        args.push(format!("adc_s_d_{n}"));
-        // Every lane of every shadow is set: the seeds of this run's rows,
-        // zeros elsewhere (input shadows add up gradients).
-        let at = l.row_at[k].as_deref().unwrap_or("-1");
-        let _ = writeln!(
-            s,
-            "        {name}__rseed(adc_s_d_{n}, {at}, {}, adc_s_c0, adc_s_rc);",
-            len(p)
-        );
-    }
     let first = if float_ret { "0" } else { "-1" };
     let _ = writeln!(
         s,
