@@ -1,15 +1,18 @@
 //! Dense Jacobians (`[jacobian(NAME)]`, docs/jacobians.md#jacobians):
 //! against forward-mode calls column by column and against central
-//! differences, in several chunks of columns, with `inout` arguments
-//! (restored between chunks), `Const` activities, and the errors.
+//! differences, in several chunks of columns (the width chosen and a
+//! given one), with `inout` arguments (restored between chunks), `Const`
+//! activities, and the errors; the automatic chunk width.
 
 use crate::support::{arg_floats, arr, d, jit, number};
 use adc::{ArgValue, CallError, Constant, JitModule};
 
-/// `g`: 1 + 1 + 35 + 4 = 41 columns (`x`, `y`, `a`, `u`: two chunks),
-/// 7 rows (the result, `y`, `u` and `s`).
+/// `g`: 1 + 1 + 35 + 4 = 41 columns (`x`, `y`, `a`, `u`: two chunks of
+/// the width chosen, 32; eleven of 4 in `jg4`), 7 rows (the result, `y`,
+/// `u` and `s`).
 const SRC: &str = "
 [jacobian(jg)]
+[jacobian(jg4, width = 4)]
 [autodiff_forward(tg, Dual, Dual, Dual, Dual, Dual, Const, Dual)]
 double g(double x, inout double y, double[] a, inout double[] u, out double s, int n) {
     double t = y;
@@ -28,8 +31,9 @@ fn inputs() -> (f64, f64, Vec<f64>, Vec<f64>) {
     (0.4, 0.2, a, vec![0.5, -0.3, 1.2, 0.8])
 }
 
-/// `jg` at the inputs: its result, the arguments after the call, the Jacobian.
-fn jacobian(j: &JitModule) -> (f64, Vec<ArgValue>, Vec<f64>) {
+/// `name` (`jg` or `jg4`) at the inputs: its result, the arguments after
+/// the call, the Jacobian.
+fn jacobian(j: &JitModule, name: &str) -> (f64, Vec<ArgValue>, Vec<f64>) {
     let (x, y, a, u) = inputs();
     let mut args = [
         d(x),
@@ -41,8 +45,8 @@ fn jacobian(j: &JitModule) -> (f64, Vec<ArgValue>, Vec<f64>) {
         arr(&vec![0.0; 7 * 41]),
     ];
     let r = j
-        .call("jg", &mut args)
-        .unwrap_or_else(|e| panic!("jg: {e}"));
+        .call(name, &mut args)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let jac = arg_floats(&args[6]);
     (number(&r[0]), args.to_vec(), jac)
 }
@@ -50,7 +54,13 @@ fn jacobian(j: &JitModule) -> (f64, Vec<ArgValue>, Vec<f64>) {
 #[test]
 fn columns_equal_forward_mode_and_the_function_does_what_g_does() {
     let j = jit(SRC);
-    let (r, after, jac) = jacobian(&j);
+    for name in ["jg", "jg4"] {
+        columns_equal_forward_mode(&j, name);
+    }
+}
+
+fn columns_equal_forward_mode(j: &JitModule, name: &str) {
+    let (r, after, jac) = jacobian(j, name);
     let (x, y, a, u) = inputs();
     // What `g` itself does.
     let mut g_args = [
@@ -62,9 +72,9 @@ fn columns_equal_forward_mode_and_the_function_does_what_g_does() {
         ArgValue::Scalar(Constant::I64(3)),
     ];
     let g = j.call("g", &mut g_args).expect("g runs");
-    assert_eq!(number(&g[0]), r);
+    assert_eq!(number(&g[0]), r, "{name}");
     for k in 0..6 {
-        assert_eq!(after[k], g_args[k], "argument {k} after the call");
+        assert_eq!(after[k], g_args[k], "{name}: argument {k} after the call");
     }
     // Column by column, a forward call with that unit direction.
     for c in 0..41 {
@@ -93,7 +103,7 @@ fn columns_equal_forward_mode_and_the_function_does_what_g_does() {
             let got = jac[row * 41 + c];
             assert!(
                 (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
-                "jac[{row}][{c}] = {got}, forward mode {want}"
+                "{name}: jac[{row}][{c}] = {got}, forward mode {want}"
             );
         }
     }
@@ -102,7 +112,7 @@ fn columns_equal_forward_mode_and_the_function_does_what_g_does() {
 #[test]
 fn jacobian_against_central_differences() {
     let j = jit(SRC);
-    let (_, _, jac) = jacobian(&j);
+    let (_, _, jac) = jacobian(&j, "jg");
     let (x, y, a, u) = inputs();
     let rows = |v: &[f64]| -> Vec<f64> {
         let mut args = [
@@ -182,6 +192,9 @@ fn misuse_is_e0309() {
         "jacobian(jf, sparse, sparse)",
         "jacobian(jf, Dual)",
         "jacobian(jf, Maybe, Dual)",
+        "jacobian(jf, chunk = 4)",
+        "jacobian(jf, reverse, width = 4)",
+        "jacobian(jf, width = 4, sparse)",
     ] {
         let src = format!("[{attr}]\ndouble f(double x, double y) {{ return x * y; }}");
         let e = adc::compile_jit("t.ad", &src, &adc::CompileOptions::default())
@@ -189,4 +202,127 @@ fn misuse_is_e0309() {
             .unwrap_or_else(|| panic!("{attr} compiles"));
         assert_eq!(e.diagnostics[0].code, "E0309", "{attr}: {e}");
     }
+}
+
+/// `Const` and integer `inout` arguments are restored before each chunk,
+/// by columns and by rows, so the Jacobian writes them once, as `f` does.
+#[test]
+fn every_inout_argument_is_written_once() {
+    let j = jit(
+        "[jacobian(jc, Dual, Dual, Const, Const, forward, width = 2)]
+[jacobian(jr, Dual, Dual, Const, Const, reverse)]
+double f(double[] x, out double[] y, inout double[] c, inout int n) {
+    c[0] = c[0] + 1.0;
+    n = n + 1;
+    for (int i = 0; i < len(y); i++) y[i] = x[i] * x[i] * c[0];
+    return x[0] * c[0];
+}",
+    );
+    // 20 columns (10 chunks), 21 rows (two chunks of 16).
+    let x: Vec<f64> = (0..20).map(|i| 0.5 + 0.1 * i as f64).collect();
+    for name in ["jc", "jr"] {
+        let mut args = [
+            arr(&x),
+            arr(&[0.0; 20]),
+            arr(&[1.0]),
+            ArgValue::Scalar(Constant::I64(0)),
+            arr(&[0.0; 21 * 20]),
+        ];
+        let r = j
+            .call(name, &mut args)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(number(&r[0]), 2.0 * x[0], "{name}");
+        assert_eq!(arg_floats(&args[2]), [2.0], "{name}: c");
+        assert_eq!(args[3], ArgValue::Scalar(Constant::I64(1)), "{name}: n");
+        let jac = arg_floats(&args[4]);
+        for i in 0..20 {
+            assert_eq!(
+                jac[(1 + i) * 20 + i],
+                4.0 * x[i],
+                "{name}: d y[{i}] / d x[{i}]"
+            );
+        }
+        assert_eq!(jac[0], 2.0, "{name}: d f / d x[0]");
+    }
+}
+
+#[test]
+fn a_bad_width_is_e0308() {
+    for attr in [
+        "jacobian(jf, width = 0)",
+        "jacobian(jf, width = 65)",
+        "jacobian(jf, width = 2, width = 2)",
+        "jacobian(jf, width = K)",
+    ] {
+        let src = format!(
+            "const double K = 2.0;\n[{attr}]\ndouble f(double x, double y) {{ return x * y; }}"
+        );
+        let e = adc::compile_jit("t.ad", &src, &adc::CompileOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("{attr} compiles"));
+        assert_eq!(e.diagnostics[0].code, "E0308", "{attr}: {e}");
+    }
+}
+
+/// The width of `name__columns`, the forward derivative `[jacobian(name)]`
+/// generates (`adc ir --after lower` prints it `width W`).
+fn chunk_width(src: &str, name: &str) -> u32 {
+    let m = adc_frontend::compile_to_ir(src)
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .module;
+    let id = m
+        .find(&format!("{name}__columns"))
+        .unwrap_or_else(|| panic!("no {name}__columns in\n{m}"));
+    m.func(id)
+        .deriv
+        .as_ref()
+        .expect("a derivative request")
+        .width
+}
+
+/// The automatic chunk (docs/jacobians.md#chunk-width): a body of math
+/// calls (primal work several times a lane's) runs 32 columns per run, a
+/// body of products and sums (as much work per lane as in the primal) 4;
+/// a call the estimate cannot see into keeps 32; `width` overrides.
+#[test]
+fn the_chunk_width_follows_primal_against_lane_work() {
+    let sines = "[jacobian(jf)]
+void f(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) {
+        double s = 0.0;
+        for (int j = 0; j < len(x); j++) s += sin(x[j] * double(i % 7 + 1) + double(i));
+        y[i] = s;
+    }
+}";
+    assert_eq!(chunk_width(sines, "jf"), 32);
+    let products =
+        "static void mat_mult(int n, int m, int p, double[] lhs, double[] rhs, out double[] o) {
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < p; k++) {
+            o[k * n + i] = lhs[i] * rhs[k * m];
+            for (int j = 1; j < m; j++) o[k * n + i] += lhs[j * n + i] * rhs[k * m + j];
+        }
+    }
+}
+[jacobian(jf)]
+void f(double[] a, double[] b, out double[] c) {
+    double t[16];
+    mat_mult(4, 4, 4, a, b, t);
+    mat_mult(4, 4, 4, t, b, c);
+}";
+    assert_eq!(chunk_width(products, "jf"), 4);
+    let given = products.replace("[jacobian(jf)]", "[jacobian(jf, width = 8)]");
+    assert_eq!(chunk_width(&given, "jf"), 8);
+    let named = format!(
+        "const int W = 2;\n{}",
+        products.replace("[jacobian(jf)]", "[jacobian(jf, width = W)]")
+    );
+    assert_eq!(chunk_width(&named, "jf"), 2);
+    let unseen = "[autodiff_forward(tg, Dual, DualOnly)]
+double g(double x) { return x * x; }
+[jacobian(jf)]
+void f(double[] a, out double[] c) {
+    for (int i = 0; i < len(c); i++) c[i] = a[i] * a[i] + tg(a[i], 1.0);
+}";
+    assert_eq!(chunk_width(unseen, "jf"), 32);
 }

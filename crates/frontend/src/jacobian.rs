@@ -1,8 +1,9 @@
 //! `[jacobian(NAME, ...)]` (docs/jacobians.md#jacobians): the attribute
 //! becomes ordinary source. The function `F` it stands on gets a
-//! vector-mode forward derivative `NAME__columns` (`width =`
-//! [`CHUNK`]), and `NAME` is written in `.ad`: it runs that derivative
-//! once per chunk of `CHUNK` columns, each run seeded with the chunk's
+//! vector-mode forward derivative `NAME__columns` (of the attribute's
+//! `width`, or one [`width::choose`] picks), and `NAME` is written in
+//! `.ad`: it runs that derivative once per chunk of that many columns,
+//! each run seeded with the chunk's
 //! unit directions and started from `F`'s inputs (`inout` arguments are
 //! restored before each run, so the last run leaves `F`'s writes), and
 //! scatters the tangents into `jac`. The generated items are parsed like
@@ -16,6 +17,7 @@ pub(crate) mod layout;
 mod rev;
 pub(crate) mod sparse;
 mod sparse_rows;
+pub mod width;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
@@ -23,10 +25,6 @@ use adc_ir::Span;
 use rev::has_float_result;
 use sparse_rows::Force;
 use std::fmt::Write;
-
-/// Columns per run of the vector-mode derivative (see
-/// docs/jacobians.md#jacobians for the measurement behind it).
-pub const CHUNK: u32 = 32;
 
 /// A generated function and the attribute it came from.
 pub struct Generated {
@@ -50,8 +48,8 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                 f.attrs.push(a);
                 continue;
             }
-            match request(f, &a) {
-                Ok((name, dual, Some(By::Sparse(force)))) => {
+            match request(f, &a, &all) {
+                Ok((name, dual, Some(By::Sparse(force)), _)) => {
                     let cols = format!("{name}__columns");
                     let pattern = format!("{name}__pattern");
                     // `forward` or `reverse` forces a coloring: no element path.
@@ -128,7 +126,7 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         });
                     }
                 }
-                Ok((name, dual, by)) => {
+                Ok((name, dual, by, width)) => {
                     let mut names = vec![name.clone()];
                     // Reverse mode, or both and a choice at each call.
                     let by = match by {
@@ -149,13 +147,14 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                     }
                     if by != Some(By::Rows) {
                         let cols = format!("{name}__columns");
-                        f.attrs.push(forward_attr(f, &a, &cols, &dual, Some(CHUNK)));
+                        let w = width.unwrap_or_else(|| width::choose(&all, f, &dual));
+                        f.attrs.push(forward_attr(f, &a, &cols, &dual, Some(w)));
                         let to = if by.is_none() {
                             format!("{name}__fwd")
                         } else {
                             name.clone()
                         };
-                        text += &source(f, &to, &cols, &dual);
+                        text += &source(f, &to, &cols, &dual, w);
                         names.extend([cols, to]);
                     }
                     if by.is_none() {
@@ -242,8 +241,12 @@ enum By {
 }
 
 /// The generated name, whether each parameter is `Dual` (a float one not
-/// made `Const`), and the mode asked for.
-fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, Option<By>), Diagnostic> {
+/// made `Const`), the mode asked for and the chunk width given.
+type Request = (String, Vec<bool>, Option<By>, Option<u32>);
+
+/// The attribute `a` on `f` read (`items`: the program, for a width given
+/// as a `const int`).
+fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request, Diagnostic> {
     let args = a.args.clone().unwrap_or_default();
     let Some(AttrArg::Ident(name)) = args.first() else {
         return Err(err(
@@ -257,7 +260,24 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, Option<By>), Di
     let mut acts = Vec::new();
     let mut by = None;
     let mut reverse_at = a.span;
+    let mut width = None;
     for arg in &args[1..] {
+        if let AttrArg::Named(id, value, span) = arg {
+            if id.name != "width" {
+                return Err(err(
+                    format!(
+                        "unknown option `{}` of `jacobian` (its option is `width`)",
+                        id.name
+                    ),
+                    id.span,
+                ));
+            }
+            if width.is_some() {
+                return Err(Diagnostic::error("E0308", "`width` is given twice", *span));
+            }
+            width = Some((width::given(value, *span, items)?, *span));
+            continue;
+        }
         let AttrArg::Ident(id) = arg else {
             return Err(err("expected an activity or `forward`".into(), a.span));
         };
@@ -304,6 +324,13 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, Option<By>), Di
     }
     if acts.is_empty() {
         acts = vec![true; f.params.len()];
+    }
+    if let (Some(by @ (By::Rows | By::Sparse(_))), Some((_, span))) = (by, width) {
+        let what = if by == By::Rows { "reverse" } else { "sparse" };
+        return Err(err(
+            format!("`width` sets the chunk of columns of a dense Jacobian; with `{what}` it is not supported yet"),
+            span,
+        ));
     }
     let dual: Vec<bool> = f
         .params
@@ -373,7 +400,7 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, Option<By>), Di
             a.span,
         ));
     }
-    Ok((name.name.clone(), dual, by))
+    Ok((name.name.clone(), dual, by, width.map(|w| w.0)))
 }
 
 /// Whether `f` has a row: a float result, or an `out`/`inout` float
@@ -436,9 +463,8 @@ pub(crate) fn type_name(t: BaseType) -> &'static str {
     }
 }
 
-/// The `.ad` text of `NAME`.
-fn source(f: &FuncDecl, name: &str, cols: &str, dual: &[bool]) -> String {
-    let w = CHUNK;
+/// The `.ad` text of `NAME`, which runs `cols` (of width `w`) per chunk.
+fn source(f: &FuncDecl, name: &str, cols: &str, dual: &[bool], w: u32) -> String {
     let ret = match &f.ret {
         ReturnType::Void => "void".to_string(),
         ReturnType::Base(t) => type_name(*t).to_string(),
@@ -477,15 +503,10 @@ fn source(f: &FuncDecl, name: &str, cols: &str, dual: &[bool]) -> String {
             };
             let _ = writeln!(s, "    {} adc_j_t_{n}[{size}];", elem(p));
         }
-        if d && p.mode == Mode::Inout {
-            if p.is_array {
-                let _ = writeln!(s, "    {} adc_j_s_{n}[len({n})];", elem(p));
-                let _ = writeln!(s, "    for (int adc_j_i = 0; adc_j_i < len({n}); adc_j_i++) adc_j_s_{n}[adc_j_i] = {n}[adc_j_i];");
-            } else {
-                let _ = writeln!(s, "    {} adc_j_s_{n} = {n};", elem(p));
-            }
-        }
     }
+    // Every `inout` argument, restored before each run.
+    let (save, restore) = layout::save_restore(f);
+    s += &save;
     if float_ret {
         let _ = writeln!(s, "    {ret} adc_j_tr[{w}];");
     }
@@ -503,15 +524,9 @@ fn source(f: &FuncDecl, name: &str, cols: &str, dual: &[bool]) -> String {
         "    for (int adc_j_c0 = 0; adc_j_c0 < adc_j_nc || adc_j_c0 == 0; adc_j_c0 += {w}) {{"
     );
     // Restore what the last run changed, and seed the chunk's columns.
+    s += &restore;
     for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
         let n = &p.name.name;
-        if d && p.mode == Mode::Inout {
-            if p.is_array {
-                let _ = writeln!(s, "        for (int adc_j_i = 0; adc_j_i < len({n}); adc_j_i++) {n}[adc_j_i] = adc_j_s_{n}[adc_j_i];");
-            } else {
-                let _ = writeln!(s, "        {n} = adc_j_s_{n};");
-            }
-        }
         if !d {
             continue;
         }

@@ -6,6 +6,7 @@
 
 use super::type_name;
 use crate::ast::*;
+use std::fmt::Write;
 
 /// Where each parameter's columns and rows start (`None`: it has none),
 /// and the expressions counting them.
@@ -65,4 +66,28 @@ pub(crate) fn param_decls(f: &FuncDecl) -> Vec<String> {
             format!("{mode}{}{arr} {}", type_name(p.ty), p.name.name)
         })
         .collect()
+}
+
+/// Declarations saving `F`'s `inout` arguments on entry (`Const` ones
+/// and integers too: each run of `F`'s code writes them), and statements
+/// restoring them before each run (each generator runs `F`'s code once
+/// per chunk, and the last run leaves `F`'s writes).
+pub(crate) fn save_restore(f: &FuncDecl) -> (String, String) {
+    let (mut save, mut restore) = (String::new(), String::new());
+    for p in &f.params {
+        let n = &p.name.name;
+        if p.mode != Mode::Inout {
+            continue;
+        }
+        let t = type_name(p.ty);
+        if p.is_array {
+            let _ = writeln!(save, "    {t} adc_s_s_{n}[len({n})];");
+            let _ = writeln!(save, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) adc_s_s_{n}[adc_s_i] = {n}[adc_s_i];");
+            let _ = writeln!(restore, "        for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) {n}[adc_s_i] = adc_s_s_{n}[adc_s_i];");
+        } else {
+            let _ = writeln!(save, "    {t} adc_s_s_{n} = {n};");
+            let _ = writeln!(restore, "        {n} = adc_s_s_{n};");
+        }
+    }
+    (save, restore)
 }

@@ -117,15 +117,10 @@ pub(crate) fn source(f: &FuncDecl, name: &str, rows: &str, dual: &[bool]) -> Str
         };
         let _ = writeln!(s, "    {t} adc_j_d_{n}[{size}];");
         call.push(format!("adc_j_d_{n}"));
-        if p.mode == Mode::Inout {
-            if p.is_array {
-                let _ = writeln!(s, "    {t} adc_j_s_{n}[len({n})];");
-                let _ = writeln!(s, "    for (int adc_j_i = 0; adc_j_i < len({n}); adc_j_i++) adc_j_s_{n}[adc_j_i] = {n}[adc_j_i];");
-            } else {
-                let _ = writeln!(s, "    {t} adc_j_s_{n} = {n};");
-            }
-        }
     }
+    // Every `inout` argument, restored before each run.
+    let (save, restore) = super::layout::save_restore(f);
+    s += &save;
     let _ = writeln!(s, "    {rt} adc_j_seed[{w}];");
     call.push("adc_j_seed".into());
     let _ = writeln!(s, "    {rt} adc_j_r = {rt}(0);");
@@ -134,15 +129,9 @@ pub(crate) fn source(f: &FuncDecl, name: &str, rows: &str, dual: &[bool]) -> Str
         "    for (int adc_j_r0 = 0; adc_j_r0 < adc_j_nr; adc_j_r0 += {w}) {{"
     );
     // Restore what the last run changed; seed the chunk's rows.
+    s += &restore;
     for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
         let n = &p.name.name;
-        if d && p.mode == Mode::Inout {
-            if p.is_array {
-                let _ = writeln!(s, "        for (int adc_j_i = 0; adc_j_i < len({n}); adc_j_i++) {n}[adc_j_i] = adc_j_s_{n}[adc_j_i];");
-            } else {
-                let _ = writeln!(s, "        {n} = adc_j_s_{n};");
-            }
-        }
         if !d {
             continue;
         }

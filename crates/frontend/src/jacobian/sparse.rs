@@ -20,7 +20,7 @@
 //!
 //! `NAME_nnz` runs step 1 only. All locals start with `adc_s_`.
 
-use super::layout::{layout, len, param_decls as params, Layout};
+use super::layout::{layout, len, param_decls as params, save_restore, Layout};
 use super::sparse_rows::{self, Force};
 use super::{is_float, type_name};
 use crate::ast::*;
@@ -43,29 +43,6 @@ fn names(f: &FuncDecl) -> String {
         .map(|p| p.name.name.clone())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Declarations saving `F`'s `inout` arguments on entry (`Const` ones
-/// and integers too: each run of `F`'s code writes them), and statements
-/// restoring them.
-pub(crate) fn save_restore(f: &FuncDecl) -> (String, String) {
-    let (mut save, mut restore) = (String::new(), String::new());
-    for p in &f.params {
-        let n = &p.name.name;
-        if p.mode != Mode::Inout {
-            continue;
-        }
-        let t = type_name(p.ty);
-        if p.is_array {
-            let _ = writeln!(save, "    {t} adc_s_s_{n}[len({n})];");
-            let _ = writeln!(save, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) adc_s_s_{n}[adc_s_i] = {n}[adc_s_i];");
-            let _ = writeln!(restore, "        for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) {n}[adc_s_i] = adc_s_s_{n}[adc_s_i];");
-        } else {
-            let _ = writeln!(save, "    {t} adc_s_s_{n} = {n};");
-            let _ = writeln!(restore, "        {n} = adc_s_s_{n};");
-        }
-    }
-    (save, restore)
 }
 
 /// The attributes `F` gets, and the `.ad` text of `NAME`, `NAME_nnz` and

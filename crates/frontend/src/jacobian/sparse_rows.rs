@@ -14,8 +14,9 @@
 //! copy, `NAME__rf`, that returns `0.0` (reverse vector mode needs a
 //! float result; its seed is zero).
 
+use super::layout::save_restore;
 use super::layout::{len, param_decls, Layout};
-use super::sparse::{chunks, save_restore, CHUNK};
+use super::sparse::{chunks, CHUNK};
 use crate::ast::*;
 use std::fmt::Write;
 
