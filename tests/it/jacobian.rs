@@ -295,6 +295,27 @@ void f(double[] x, out double[] y) {
     }
 }";
     assert_eq!(chunk_width(sines, "jf"), 32);
+    // Fewer math calls per product (`cargo bench --bench jacobian`'s `wide`).
+    let wide = "[jacobian(jw, forward)]
+double wide(double[] x, out double[] c) {
+    double s = 0.0;
+    for (int j = 0; j < len(x); j++) s += sin(x[j] * (0.5 + 0.001 * double(j))) * x[j];
+    for (int i = 0; i < len(c); i++) {
+        double t = 0.0;
+        for (int j = i; j < len(x); j += len(c)) t += cos(x[j]) * x[j];
+        c[i] = t;
+    }
+    return s;
+}";
+    assert_eq!(chunk_width(wide, "jw"), 32);
+    // GradBench's ht as ported plainly: matrix products (4x4 by 4x4 and 4 x nv).
+    let ht = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/gradbench/evals/plain/ht.ad"
+    ))
+    .expect("plain ht");
+    assert_eq!(chunk_width(&ht, "objective_simple_j"), 4);
+    assert_eq!(chunk_width(&ht, "objective_complicated_j"), 4);
     let products =
         "static void mat_mult(int n, int m, int p, double[] lhs, double[] rhs, out double[] o) {
     for (int i = 0; i < n; i++) {

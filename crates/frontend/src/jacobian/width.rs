@@ -8,12 +8,13 @@
 //! per lane, so a column costs `P / W + L`: wider chunks share the primal
 //! among more columns, but their lanes' values no longer fit the float
 //! registers, which makes each lane dearer (plain GradBench ht: a lane
-//! costs about twice as much at width 32 as at 4). The chunk is the power
-//! of two between [`NARROW`] and [`WIDE`] nearest `4 P / L`, the width at
-//! which the primal's share of a column is a quarter of its lane work:
-//! a body of math calls (`P / L` about 8) gets 32, a body of products and
-//! sums (`P / L` about 1) gets 4. A call the estimate cannot see into (an
-//! `extern` function, a generated derivative) keeps [`WIDE`].
+//! costs about twice as much at width 32 as at 4). The chunk is the
+//! narrowest power of two between [`NARROW`] and [`WIDE`] at which the
+//! primal's share of a column is at most a quarter of its lane work
+//! (`W >= 4 P / L`): a body of math calls (`P / L` about 8 by this
+//! estimate) gets 32, a body of products and sums (`P / L` about 0.8)
+//! gets 4. A call the estimate cannot see into (an `extern` function, a
+//! generated derivative) keeps [`WIDE`].
 //!
 //! The counts are rough instruction counts: a float operation, load or
 //! store 1, a division 4, a strong-zero product (`mulz`) 2, a math
@@ -86,15 +87,12 @@ pub fn choose(items: &[Item], f: &FuncDecl, dual: &[bool]) -> u32 {
     estimate(items, f, dual).map_or(WIDE, width_for)
 }
 
-/// The power of two in `[NARROW, WIDE]` nearest `4 P / L`.
+/// The narrowest power of two in `[NARROW, WIDE]` at which the primal's
+/// share of a column, `P / W`, is at most a quarter of a lane's work `L`:
+/// at least `4 P / L`.
 pub fn width_for(w: Work) -> u32 {
-    if w.lane <= 0.0 {
-        return WIDE;
-    }
-    let want = 4.0 * w.primal / w.lane;
     let mut width = NARROW;
-    // Nearest on a log scale: double while `want` is above the geometric mean of `width` and `2 width`.
-    while width < WIDE && want * want > 2.0 * f64::from(width * width) {
+    while width < WIDE && 4.0 * w.primal > f64::from(width) * w.lane {
         width *= 2;
     }
     width
@@ -509,5 +507,60 @@ fn trips(init: Option<&Stmt>, cond: Option<&Expr>) -> f64 {
             _ => LOOP,
         },
         _ => LOOP,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(primal: f64, lane: f64) -> u32 {
+        width_for(Work { primal, lane })
+    }
+
+    #[test]
+    fn the_narrowest_width_at_least_four_primal_over_lane() {
+        assert_eq!(w(0.0, 10.0), NARROW);
+        assert_eq!(w(10.0, 10.0), 4);
+        assert_eq!(w(10.1, 10.0), 8);
+        assert_eq!(w(20.0, 10.0), 8);
+        assert_eq!(w(40.0, 10.0), 16);
+        assert_eq!(w(41.0, 10.0), 32);
+        assert_eq!(w(1000.0, 1.0), WIDE);
+        assert_eq!(w(1.0, 0.0), WIDE);
+    }
+
+    /// A float product of a tangent by a constant, a math call, a loop of
+    /// literal bounds, a callee with its arguments' activity.
+    #[test]
+    fn counts_follow_activity_and_loops() {
+        let src = "static double sq(double a, double b) { return a * b; }
+void f(double x, double c, out double[] y) {
+    for (int i = 0; i < 3; i++) y[i] = sin(x) * c + sq(x, c);
+}";
+        let (items, errs) = crate::parse::parse_program(src);
+        assert!(errs.is_empty(), "{errs:?}");
+        let Some(Item::Func(f)) = items.get(1) else {
+            panic!("f")
+        };
+        // Per iteration: sin (40, lane 2), `* c` (1, lane 2), `sq`'s
+        // product (1, lane 2), the sum (1, lane 1), the store (1, lane 1).
+        let got = estimate(&items, f, &[true, false, true]).expect("seen");
+        assert_eq!(
+            got,
+            Work {
+                primal: 3.0 * 44.0,
+                lane: 3.0 * 8.0
+            }
+        );
+        // `c` Dual too: both products carry two tangents (5 a lane each).
+        let got = estimate(&items, f, &[true, true, true]).expect("seen");
+        assert_eq!(
+            got,
+            Work {
+                primal: 3.0 * 44.0,
+                lane: 3.0 * 14.0
+            }
+        );
     }
 }
