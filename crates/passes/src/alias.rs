@@ -21,6 +21,7 @@ use adc_ir::offset::offset_of;
 use adc_ir::{BinaryOp, Function, InstData, Type, Value};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 /// How many definitions deep a linear form looks (vector mode's 64 lanes
 /// at most, each view starting one `add` after the previous).
@@ -69,11 +70,15 @@ impl Linear {
     }
 }
 
+/// An array's root, and its range there (`Alias::extent`).
+type Extent = (Value, Linear, Option<Linear>);
+
 /// Linear forms and extents, computed once per value for one unchanged
 /// function.
 pub(crate) struct Alias<'f> {
     func: &'f Function,
     linear: RefCell<HashMap<Value, Linear>>,
+    extents: RefCell<HashMap<Value, Rc<Extent>>>,
 }
 
 impl<'f> Alias<'f> {
@@ -81,6 +86,7 @@ impl<'f> Alias<'f> {
         Alias {
             func,
             linear: RefCell::new(HashMap::new()),
+            extents: RefCell::new(HashMap::new()),
         }
     }
 
@@ -128,8 +134,17 @@ impl<'f> Alias<'f> {
     }
 
     /// The array `a` views and its range there: `(root, start, end)`, the
-    /// end `None` for a root itself (its length).
-    fn extent(&self, mut a: Value) -> (Value, Linear, Option<Linear>) {
+    /// end `None` for a root itself (its length); computed once per value.
+    fn extent(&self, a: Value) -> Rc<Extent> {
+        if let Some(e) = self.extents.borrow().get(&a) {
+            return Rc::clone(e);
+        }
+        let e = Rc::new(self.compute_extent(a));
+        self.extents.borrow_mut().insert(a, Rc::clone(&e));
+        e
+    }
+
+    fn compute_extent(&self, mut a: Value) -> Extent {
         let func = self.func;
         let mut start = Linear::constant(0);
         let mut end: Option<Linear> = None;
@@ -161,17 +176,17 @@ impl<'f> Alias<'f> {
         if a == b {
             return false;
         }
-        let (ra, sa, ea) = self.extent(a);
-        let (rb, sb, eb) = self.extent(b);
+        let (ea, eb) = (self.extent(a), self.extent(b));
+        let ((ra, sa, ea), (rb, sb, eb)) = (&*ea, &*eb);
         if ra != rb {
-            return is_fresh_array(func, ra) && is_fresh_array(func, rb);
+            return is_fresh_array(func, *ra) && is_fresh_array(func, *rb);
         }
         let before = |e: &Option<Linear>, s: &Linear| {
             e.as_ref()
                 .and_then(|e| e.clone().add_scaled(s, -1))
                 .is_some_and(|d| d.at_most_zero(func))
         };
-        before(&ea, &sb) || before(&eb, &sa)
+        before(ea, sb) || before(eb, sa)
     }
 
     /// Whether the element `a[i]` is never the element `b[j]`: disjoint

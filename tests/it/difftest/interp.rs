@@ -114,15 +114,12 @@ fn expect(stage: Stage, what: &str, got: f64, want: f64) -> Result<(), Fail> {
     }
 }
 
-/// Runs the oracle; returns whether every call was compared (false when
+/// Runs the oracle on the module after every stage (`snapshots`, from
+/// `compile_jit_staged`); returns whether every call was compared (false when
 /// one ran out of fuel).
-pub fn check(src: &str, jit: &JitValues) -> Result<bool, Fail> {
-    let m = adc::driver::frontend("difftest.ad", src, &adc::CompileOptions::default())
-        .map_err(|e| Fail("interp_stage".into(), e.rendered))?;
-    let snapshots = adc::driver::stage_snapshots(m)
-        .map_err(|e| Fail("interp_stage".into(), format!("stages: {}", e.message)))?;
+pub fn check(snapshots: &[(Stage, Module)], jit: &JitValues) -> Result<bool, Fail> {
     let mut complete = true;
-    for (stage, m) in &snapshots {
+    for (stage, m) in snapshots {
         complete &= check_stage(m, *stage, jit)?;
     }
     Ok(complete)

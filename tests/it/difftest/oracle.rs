@@ -204,8 +204,16 @@ fn run(
     (jacobian, hessian, sparse, sparse_hessian): (bool, bool, bool, bool),
     pts: &[(f64, f64, Vec<f64>)],
 ) -> Result<Outcome, Fail> {
-    let j = match adc::compile_jit("difftest.ad", src, &adc::CompileOptions::default()) {
-        Ok(j) => j,
+    // The interpreter runs the module after every stage (at the first
+    // usable point), the JIT the last of them: one run of the pipeline.
+    let compiled = if interp_enabled() {
+        adc::driver::compile_jit_staged("difftest.ad", src, &adc::CompileOptions::default())
+            .map(|(j, snapshots)| (j, Some(snapshots)))
+    } else {
+        adc::compile_jit("difftest.ad", src, &adc::CompileOptions::default()).map(|j| (j, None))
+    };
+    let (j, snapshots) = match compiled {
+        Ok(c) => c,
         Err(e) => {
             // Group by code and message, without value numbers.
             let key = e.diagnostics.first().map_or("?".to_string(), |d| {
@@ -372,7 +380,7 @@ fn run(
             None
         };
         // (e) the interpreter after every stage, at the first usable point.
-        if !interp_done && interp_enabled() {
+        if let (false, Some(snapshots)) = (interp_done, &snapshots) {
             interp_done = true;
             let jit = super::interp::JitValues {
                 x,
@@ -384,7 +392,7 @@ fn run(
                 grad: &grad,
                 second: second_values,
             };
-            interp_checked += super::interp::check(src, &jit)? as usize;
+            interp_checked += super::interp::check(snapshots, &jit)? as usize;
         }
     }
     Ok(Outcome::Pass {

@@ -3,7 +3,10 @@
 //! [`compile_jit_with_host`]) or an object file ([`compile_object`]), and
 //! `adc tape`'s reports ([`tape_reports`]).
 
-use super::{failure, load, load_with_warnings, run_stages_for, CompileOptions, Failure, Stage};
+use super::{
+    ad_failure, failure, load, load_with_warnings, run_stages_for, stage_snapshots, CompileOptions,
+    Failure, Stage,
+};
 use crate::host::HostFunctions;
 use crate::request::Derivative;
 use adc_frontend::Diagnostic;
@@ -66,6 +69,29 @@ pub fn compile_jit(
     run_stages_for(&mut module, Stage::Final, path, source, options)?;
     jit_on_deep_stack(&mut module, path, source, &[])
         .map_err(|e| codegen_failure(e, &module, path, source, options))
+}
+
+/// [`compile_jit`] and the module after every stage
+/// ([`super::stage_snapshots`]), from one run of the pipeline: the JIT
+/// code is the last snapshot's (`opt`, after which `compile_jit` runs
+/// nothing but code generation).
+// Not part of the library API: for the differential tester, which
+// interprets every stage and runs the JIT code of the same run.
+#[doc(hidden)]
+pub fn compile_jit_staged(
+    path: &str,
+    source: &str,
+    options: &CompileOptions,
+) -> Result<(adc_codegen::JitModule, Vec<(Stage, Module)>), Failure> {
+    let module = load(path, source, options)?;
+    let mut snapshots =
+        stage_snapshots(module).map_err(|e| ad_failure(e, path, source, options))?;
+    // Invariant: `stage_snapshots` always ends with the `opt` module.
+    let (stage, last) = snapshots.last_mut().expect("at least the `opt` snapshot");
+    debug_assert_eq!(*stage, Stage::Opt);
+    let jit = jit_on_deep_stack(last, path, source, &[])
+        .map_err(|e| codegen_failure(e, last, path, source, options))?;
+    Ok((jit, snapshots))
 }
 
 /// Compiles `source` with the JIT after adding `derivatives`, as if each

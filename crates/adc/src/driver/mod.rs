@@ -29,7 +29,7 @@ pub use compile::{
     tape_reports, ObjectFile,
 };
 #[doc(hidden)]
-pub use compile::{compile_jit_request, locator, RequestFailure};
+pub use compile::{compile_jit_request, compile_jit_staged, locator, RequestFailure};
 
 /// The stages `adc ir --after` can stop at, in pipeline order: the
 /// frontend's output (`Lower`), the derivative passes (`Linearize` to
@@ -399,18 +399,27 @@ pub fn run_stages_for(
     source: &str,
     options: &CompileOptions,
 ) -> Result<(), Failure> {
-    run_stages(module, stage).map_err(|e| {
-        let code = match e.kind {
-            AdErrorKind::Unsupported => "E0401",
-            AdErrorKind::Internal => "E0999",
-        };
-        failure(
-            vec![Diagnostic::error(code, e.message, e.span)],
-            path,
-            source,
-            options,
-        )
-    })
+    run_stages(module, stage).map_err(|e| ad_failure(e, path, source, options))
+}
+
+/// A differentiation error as a diagnostic: E0401 for what is not
+/// supported, E0999 for an internal error.
+fn ad_failure(
+    e: adc_passes::ad::AdError,
+    path: &str,
+    source: &str,
+    options: &CompileOptions,
+) -> Failure {
+    let code = match e.kind {
+        AdErrorKind::Unsupported => "E0401",
+        AdErrorKind::Internal => "E0999",
+    };
+    failure(
+        vec![Diagnostic::error(code, e.message, e.span)],
+        path,
+        source,
+        options,
+    )
 }
 
 /// Loads `.ad` source or `.adir` text (by `path`'s extension) as a

@@ -11,8 +11,52 @@
 
 use crate::rewrite::substitute;
 use adc_ir::dom::dominators;
-use adc_ir::{Block, Function, Value};
+use adc_ir::{Block, Constant, Function, InstData, Type, Value};
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+
+/// An instruction with its operands renamed, and its result type: two
+/// equal keys compute the same value. Constants are equal when their bits
+/// are (`0.0` is not `-0.0`; a NaN is itself), everything else by
+/// `InstData`'s own equality; the hash covers the kind of instruction and
+/// the operands.
+struct Key {
+    ty: Type,
+    data: InstData,
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.ty == other.ty
+            && match (&self.data, &other.data) {
+                (InstData::Const { value: a }, InstData::Const { value: b }) => bits(a) == bits(b),
+                (a, b) => a == b,
+            }
+    }
+}
+
+impl Eq for Key {}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.ty.hash(state);
+        std::mem::discriminant(&self.data).hash(state);
+        match &self.data {
+            InstData::Const { value } => bits(value).hash(state),
+            data => data.for_each_arg(|v| v.hash(state)),
+        }
+    }
+}
+
+/// A constant's kind and bits.
+fn bits(c: &Constant) -> (u8, u64) {
+    match *c {
+        Constant::Bool(b) => (0, u64::from(b)),
+        Constant::I64(i) => (1, i as u64),
+        Constant::F32(x) => (2, u64::from(x.to_bits())),
+        Constant::F64(x) => (3, x.to_bits()),
+    }
+}
 
 pub fn run(func: &mut Function) -> bool {
     let (rpo, idom) = dominators(func);
@@ -27,11 +71,12 @@ pub fn run(func: &mut Function) -> bool {
     }
     // Key -> the value in scope (at most one: of two identical instructions
     // on one dominator-tree path, the later is replaced by the earlier).
-    let mut scope: HashMap<String, Value> = HashMap::new();
+    let mut scope: HashMap<Key, Value> = HashMap::new();
     let mut map: BTreeMap<Value, Value> = BTreeMap::new();
     // (block, entering?); on leaving, the keys the block put in scope go.
     let mut stack = vec![(entry, true)];
-    let mut added: Vec<Vec<String>> = vec![Vec::new(); func.dfg.num_blocks()];
+    let mut added: Vec<Vec<Key>> = Vec::new();
+    added.resize_with(func.dfg.num_blocks(), Vec::new);
     while let Some((b, enter)) = stack.pop() {
         if !enter {
             for key in std::mem::take(&mut added[b.index()]) {
@@ -50,18 +95,21 @@ pub fn run(func: &mut Function) -> bool {
             }
             data.map_args(|v| *map.get(&v).unwrap_or(&v));
             let result = func.dfg.inst_results(inst)[0];
-            let key = format!(
-                "{}:{}",
-                func.dfg.value_type(result),
-                adc_ir::print::fmt_inst_data(None, &data)
-            );
+            let key = Key {
+                ty: func.dfg.value_type(result),
+                data,
+            };
             match scope.get(&key) {
                 Some(v) => {
                     map.insert(result, *v);
                 }
                 None => {
-                    scope.insert(key.clone(), result);
-                    added[b.index()].push(key);
+                    let again = Key {
+                        ty: key.ty,
+                        data: key.data.clone(),
+                    };
+                    scope.insert(key, result);
+                    added[b.index()].push(again);
                 }
             }
         }
