@@ -115,6 +115,7 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         format!("{name}__rows"),
                         format!("{name}__band"),
                         format!("{name}__color"),
+                        format!("{name}__greedy"),
                         format!("{name}__seed"),
                         format!("{name}__scatter"),
                         format!("{name}__lazy"),

@@ -448,12 +448,15 @@ fn by_rows(f: &FuncDecl, name: &str, force: Force) -> String {
 ///   of colors; otherwise 0. Linear in the rows and columns.
 /// - `NAME__color`: otherwise, the columns' rows, `crow[cp[c] .. cp[c + 1]]`
 ///   (counts, then prefix sums make `cp[c + 1]` where column c's rows start, and filling
-///   `crow` moves it to where they end), then greedy distance-2 coloring
-///   of the columns in natural order; returns the number of colors. Only
-///   the columns before `j` are colored when `j` is, and a row's columns
-///   increase, so each of `j`'s rows is scanned up to `j` (which it holds,
-///   so the scan needs no other bound). `forbid[k] == j + 1` marks color
-///   `k` taken for `j`, so the fresh zeros need no setting.
+///   `crow` moves it to where they end), then `NAME__greedy`.
+/// - `NAME__greedy`: greedy distance-2 coloring of the items `j` (the
+///   columns; the rows, given the transposed pattern) in natural order,
+///   item `j`'s neighbours `oi[op[j] .. op[j + 1]]` and a neighbour's
+///   items `ii[ip[g] .. ip[g + 1]]`, increasing; returns the number of
+///   colors. Only the items before `j` are colored when `j` is, so each
+///   neighbour's items are scanned up to `j` (which it holds, so the scan
+///   needs no other bound). `forbid[k] == j + 1` marks color `k` taken for
+///   `j`, so the fresh zeros need no setting.
 /// - `NAME__seed`: lane `color(c) - c0` of each column `c` of a parameter
 ///   (`m` columns from `at`) is 1.
 /// - `NAME__scatter`: entry `q` of row `r` (`m` rows from `at`) is lane
@@ -570,16 +573,21 @@ static int {name}__color(int nr, int[] rows, int[] cols, out int[] color) {{
             cp[c] = at + 1;
         }}
     }}
-    int forbid[nc + 1];
+    return {name}__greedy(cp, crow, rows, cols, color);
+}}
+[checkpoint]
+static int {name}__greedy(int[] op, int[] oi, int[] ip, int[] ii, out int[] color) {{
+    int n = len(color);
+    int forbid[n + 1];
     int ncolors = 0;
-    for (int j = 0; j < nc; j++) {{
-        for (int p = cp[j]; p < cp[j + 1]; p++) {{
-            int o = rows[crow[p]];
-            int c = cols[o];
+    for (int j = 0; j < n; j++) {{
+        for (int p = op[j]; p < op[j + 1]; p++) {{
+            int o = ip[oi[p]];
+            int c = ii[o];
             while (c < j) {{
                 forbid[color[c]] = j + 1;
                 o++;
-                c = cols[o];
+                c = ii[o];
             }}
         }}
         int k = 0;

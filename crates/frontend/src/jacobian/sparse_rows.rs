@@ -187,7 +187,7 @@ pub(crate) fn byrows(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> Str
 ///   coloring left unused costs no more than the one used would have
 ///   cost in runs of the derivative.
 /// - `NAME__rowcolor`: the rows' colors, the columns' (`NAME__band`,
-///   else `NAME__color`) of the transposed pattern (`tp`, `trow`: each
+///   else `NAME__greedy`) of the transposed pattern (`tp`, `trow`: each
 ///   column's rows, increasing); returns their number.
 /// - `NAME__runs`: the runs `k` colors take (one at least).
 /// - `NAME__rseed`: lane `k` of each of the `m` rows from `at` (none
@@ -246,7 +246,7 @@ static int {name}__rowcolor(int nr, int[] rows, int[] cols, out int[] rcolor, in
         }}
     }}
     int k = {name}__band(nc, tp, trow, rcolor);
-    if (k == 0) {{ k = {name}__color(nc, tp, trow, rcolor); }}
+    if (k == 0) {{ k = {name}__greedy(rows, cols, tp, trow, rcolor); }}
     return k;
 }}
 static int {name}__runs(int k) {{
