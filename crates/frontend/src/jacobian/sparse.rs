@@ -300,7 +300,7 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, force: Force) -> St
             "    if (adc_s_ncolors == 0) {{ adc_s_ncolors = {name}__color(len(adc_s_h), rows, cols, adc_s_color); }}"
         );
     } else {
-        s += &by_rows(f, name, force);
+        s += &sparse_rows::fill_statements(f, name, force);
         if force == Force::Rows {
             let _ = writeln!(s, "}}");
             return s;
@@ -401,30 +401,6 @@ pub(crate) fn chunks(
         }
     }
     args
-}
-
-/// Statements of `NAME__fill` choosing (or, `Force::Rows`, taking) the
-/// rows: `NAME__choose` colors one side; by rows, `NAME__byrows` does
-/// the rest and its result is returned.
-fn by_rows(f: &FuncDecl, name: &str, force: Force) -> String {
-    let mode = if force == Force::Rows { 2 } else { 0 };
-    let mut s = String::new();
-    let _ = writeln!(s, "    int adc_s_rcolor[len(adc_s_h)];");
-    let _ = writeln!(s, "    int adc_s_ncolors = {name}__choose(len(adc_s_h), rows, cols, adc_s_color, adc_s_rcolor, {mode});");
-    let mut args: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
-    args.extend(["vals", "rows", "cols", "adc_s_rcolor", "-1 - adc_s_ncolors"]);
-    let call = format!("{name}__byrows({})", args.join(", "));
-    let run = if f.ret == ReturnType::Void {
-        format!("{call}; return;")
-    } else {
-        format!("return {call};")
-    };
-    if force == Force::Rows {
-        let _ = writeln!(s, "    {run}");
-    } else {
-        let _ = writeln!(s, "    if (adc_s_ncolors < 0) {{ {run} }}");
-    }
-    s
 }
 
 /// The loops of `NAME__fill`, each in its own function: `[checkpoint]`

@@ -96,6 +96,30 @@ pub(crate) fn void_copy(f: &FuncDecl, name: &str, attr: Attr) -> Item {
     })
 }
 
+/// Statements of `NAME__fill` choosing (or, `Force::Rows`, taking) the
+/// rows: `NAME__choose` colors one side; by rows, `NAME__byrows` does
+/// the rest and its result is returned.
+pub(crate) fn fill_statements(f: &FuncDecl, name: &str, force: Force) -> String {
+    let mode = if force == Force::Rows { 2 } else { 0 };
+    let mut s = String::new();
+    let _ = writeln!(s, "    int adc_s_rcolor[len(adc_s_h)];");
+    let _ = writeln!(s, "    int adc_s_ncolors = {name}__choose(len(adc_s_h), rows, cols, adc_s_color, adc_s_rcolor, {mode});");
+    let mut args: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
+    args.extend(["vals", "rows", "cols", "adc_s_rcolor", "-1 - adc_s_ncolors"]);
+    let call = format!("{name}__byrows({})", args.join(", "));
+    let run = if f.ret == ReturnType::Void {
+        format!("{call}; return;")
+    } else {
+        format!("return {call};")
+    };
+    if force == Force::Rows {
+        let _ = writeln!(s, "    {run}");
+    } else {
+        let _ = writeln!(s, "    if (adc_s_ncolors < 0) {{ {run} }}");
+    }
+    s
+}
+
 /// `NAME__byrows`: `F`'s parameters, then the rows (`vals`, `rows`,
 /// `cols`), the rows' colors and their number; runs `NAME__reverse`
 /// once per [`CHUNK`] colors from `F`'s inputs (so the last run leaves
