@@ -5,7 +5,9 @@
 //! could go wrong: an array declared in a loop (fresh and zeroed every
 //! iteration), arrays passed to callees that write them, a copy of one, an
 //! array merged with another on a branch, arrays too large for the frame,
-//! recursion with an array per frame.
+//! recursion with an array per frame, and an array made in an arm of an
+//! `if` whose shadow the reverse sweep reads through the join's parameter
+//! (`arm`, both arms taken).
 
 use adc::driver::{self, Stage};
 use adc_ir::interp::{self, InterpArg};
@@ -36,6 +38,18 @@ double f(double x, int n) {
 }
 [autodiff_reverse(df, Active, Const, Active)]
 double g(double x, int n) { return f(x, n); }
+double arm(double x) {
+    double s = x;
+    if (x > 0.5) {
+        double t[2];
+        t[0] = x * x;
+        t[1] = t[0] * sin(x);
+        s = t[0] * t[1] + cos(t[1]);
+    }
+    return s * x;
+}
+[autodiff_reverse(darm, Active, Active)]
+double arm_of(double x) { return arm(x); }
 ";
 
 fn run_both(m: &adc_ir::Module, name: &str, args: &[Constant]) -> (Vec<Constant>, Vec<Constant>) {
@@ -59,5 +73,9 @@ fn stack_arrays_agree_with_the_interpreter() {
         let dargs = [Constant::F64(0.75), Constant::I64(n), Constant::F64(1.0)];
         let (j, i) = run_both(&m, "df", &dargs);
         assert_eq!(j, i, "df(0.75, {n})");
+    }
+    for x in [0.75, 0.25] {
+        let (j, i) = run_both(&m, "darm", &[Constant::F64(x), Constant::F64(1.0)]);
+        assert_eq!(j, i, "darm({x})");
     }
 }

@@ -149,6 +149,77 @@ impl DomTree {
     }
 }
 
+/// The blocks that lie on a cycle of the CFG: those of a strongly connected
+/// component with several blocks or a self-edge (Kosaraju, linear time).
+pub fn blocks_on_cycles(func: &Function) -> std::collections::BTreeSet<Block> {
+    let n = func.dfg.num_blocks();
+    let mut in_layout = vec![false; n];
+    for b in &func.layout {
+        in_layout[b.index()] = true;
+    }
+    let succs: Vec<Vec<Block>> = (0..n)
+        .map(|i| {
+            let b = Block::new(i);
+            if in_layout[i] {
+                func.successors(b)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let mut preds: Vec<Vec<Block>> = vec![Vec::new(); n];
+    for (i, ss) in succs.iter().enumerate() {
+        for s in ss {
+            preds[s.index()].push(Block::new(i));
+        }
+    }
+    // Post-order of the forward graph, iteratively.
+    let mut order = Vec::new();
+    let mut seen = vec![false; n];
+    for &root in &func.layout {
+        if std::mem::replace(&mut seen[root.index()], true) {
+            continue;
+        }
+        let mut stack = vec![(root, 0usize)];
+        while let Some((b, k)) = stack.pop() {
+            match succs[b.index()].get(k) {
+                Some(&s) => {
+                    stack.push((b, k + 1));
+                    if !std::mem::replace(&mut seen[s.index()], true) {
+                        stack.push((s, 0));
+                    }
+                }
+                None => order.push(b),
+            }
+        }
+    }
+    // Components of the reversed graph, in reverse post-order.
+    let mut comp = vec![usize::MAX; n];
+    let mut on_cycle = std::collections::BTreeSet::new();
+    for (c, &root) in order.iter().rev().enumerate() {
+        if comp[root.index()] != usize::MAX {
+            continue;
+        }
+        let mut members = vec![root];
+        comp[root.index()] = c;
+        let mut k = 0;
+        while k < members.len() {
+            for &p in &preds[members[k].index()] {
+                if comp[p.index()] == usize::MAX {
+                    comp[p.index()] = c;
+                    members.push(p);
+                }
+            }
+            k += 1;
+        }
+        let self_edge = succs[root.index()].contains(&root);
+        if members.len() > 1 || self_edge {
+            on_cycle.extend(members);
+        }
+    }
+    on_cycle
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

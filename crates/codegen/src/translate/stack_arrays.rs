@@ -11,6 +11,14 @@
 //! gives every iteration a fresh array in the same slot, which is safe
 //! because the previous iteration's array cannot reach this one (SSA: only
 //! through a block parameter, excluded above).
+//!
+//! A block parameter that takes such arrays (or `null`) on its edges joins
+//! their family: it may be freed and passed on, and also read (indexed,
+//! passed to callees) when no `new` whose array reaches it is on a cycle of
+//! the CFG: each of those runs at most once per call, so its slot still
+//! holds the array the parameter took. (Reverse derivatives read an array
+//! made in an arm of an `if`, and its shadow, through the join's
+//! parameter: `unzip`.)
 
 use adc_ir::{Function, InstData, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,6 +34,9 @@ pub(crate) const MAX_FRAME_BYTES: i64 = 4096;
 /// `free` does nothing.
 pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<Value>) {
     let mut candidates: BTreeMap<Value, i64> = BTreeMap::new();
+    let cyclic = adc_ir::dom::blocks_on_cycles(func);
+    // Candidates made on a cycle of the CFG (in a loop).
+    let mut renewed: BTreeSet<Value> = BTreeSet::new();
     for &b in &func.layout {
         for &i in &func.dfg.block(b).insts {
             let InstData::ArrayNew { len } = func.dfg.inst(i) else {
@@ -36,6 +47,9 @@ pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<V
             if let Some(n) = const_int(func, *len) {
                 if (0..=MAX_ARRAY_BYTES / size).contains(&n) {
                     candidates.insert(r, n);
+                    if cyclic.contains(&b) {
+                        renewed.insert(r);
+                    }
                 }
             }
         }
@@ -72,6 +86,18 @@ pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<V
             }
         }
         if family.len() == before {
+            break;
+        }
+    }
+    // And the family parameters they may reach.
+    loop {
+        let before = renewed.len();
+        for (p, args) in &incoming {
+            if family.contains(p) && args.iter().any(|a| renewed.contains(a)) {
+                renewed.insert(*p);
+            }
+        }
+        if renewed.len() == before {
             break;
         }
     }
@@ -116,8 +142,10 @@ pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<V
                 if !family.contains(&a) || freed.contains(&a) {
                     return;
                 }
-                // A `new` may be read; a parameter only freed and passed on.
-                if !(candidates.contains_key(&a) && used.contains(&a)) {
+                // A `new` may be read; a parameter only freed and passed
+                // on, or read when no array made on a cycle reaches it.
+                let readable = candidates.contains_key(&a) || !renewed.contains(&a);
+                if !(readable && used.contains(&a)) {
                     escaping.insert(a);
                 }
             });

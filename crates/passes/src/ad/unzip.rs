@@ -154,6 +154,10 @@ struct Unzipper<'a> {
     split_of: BTreeMap<FuncId, crate::ad::split::Split>,
     /// Split calls: the `__adc_lin_` function their differential half calls.
     split_calls: BTreeMap<Inst, FuncId>,
+    /// Primal arguments of jumps from blocks outside every loop to blocks
+    /// defined once per call: (the jumping block, the argument, the
+    /// parameter it goes to), for `block::joined`.
+    join_args: Vec<(Block, Value, Value)>,
 }
 
 impl<'a> Unzipper<'a> {
@@ -182,6 +186,15 @@ impl<'a> Unzipper<'a> {
             .into_iter()
             .map(|(b, e)| (b, e.len()))
             .collect();
+        let mut join_args = Vec::new();
+        for &l in g.layout.iter().filter(|l| !cyclic.contains(l)) {
+            if let Some(InstData::Jump { dest }) = g.terminator(l).map(|t| g.dfg.inst(t)) {
+                if once[&dest.block] {
+                    let params = g.dfg.block_params(dest.block);
+                    join_args.extend(dest.args.iter().zip(params).map(|(a, p)| (l, *a, *p)));
+                }
+            }
+        }
         Unzipper {
             module,
             g,
@@ -203,6 +216,7 @@ impl<'a> Unzipper<'a> {
             counter_d: Vec::new(),
             split_of: BTreeMap::new(),
             split_calls: BTreeMap::new(),
+            join_args,
         }
     }
 

@@ -4,10 +4,12 @@
 //! forward stores to loads.
 //!
 //! Pattern: a counted loop (`loops::counted_loops`) of two blocks, a header
-//! `h` holding only `cmp lt i, C` and the branch on it (into the loop, else
-//! to the exit), and one body block `B` that jumps back; the counter starts
-//! at a constant `c0` and steps by `s > 0`, `C` is a constant, so the loop
-//! runs `T = max(0, ceil((C - c0) / s))` times; `T <= MAX_TRIPS`,
+//! `h` holding only a `cmp` of its counter against a constant `C` and the
+//! branch on it (one edge into the loop, the other to the exit), and one
+//! body block `B` that jumps back; the counter starts at a constant `c0`
+//! and steps by a constant `s` (up, or down as `transpose`'s reverse sweeps
+//! count: `cmp eq i, 0` from the trip count by -1), so the trip count `T`
+//! comes from running the test on the constants; `T <= MAX_TRIPS`,
 //! `T * n <= MAX_INSTS` where `n` counts `B`'s instructions that are not
 //! tagged `diff`, and `T * len(B) <= MAX_LANE_INSTS`; no `checkpoint`
 //! marker in `B`. (Vector mode repeats a body's tangent instructions once
@@ -19,14 +21,25 @@
 //! previous copy passed back (the entry edge's arguments first), and a jump
 //! to the exit; every use of a header parameter (the exit's arguments, and
 //! uses in blocks the header dominates) takes its final value, and its test
-//! (which `cse` may have shared with later code) `false`. `h` and `B`
+//! (which `cse` may have shared with later code) the value that leaves. `h` and `B`
 //! leave the layout.
+//!
+//! A loop of one block that tests at its bottom (`B(i): ...; br c, B(i +
+//! s), X` or with the edges swapped), as `transpose` makes the reverse
+//! sweep of a counted loop (the counter from the trip count down to zero:
+//! `i' = sub i, 1; c = cmp eq i', 0`), is unrolled the same way when the
+//! counter enters with a constant and the test is `cmp` of the counter
+//! (or the counter plus a constant) against a constant: the trip count
+//! comes from running the test on the constants (the body runs at least
+//! once), and every value of the block used after it takes the last copy's.
 //!
 //! Assumes: verified input. Guarantees: verified output, the same
 //! instructions run in the same order.
 
+use crate::cfg::branch_test;
 use crate::defs::int_const;
-use crate::loops::{counted_header, counted_loops, CountedLoop, LoopInit};
+use crate::loops::{counted_loops, CountedLoop, LoopInit};
+use adc_ir::offset::offset_of;
 use adc_ir::{Block, BlockCall, Constant, Function, InstData, Tag, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -54,9 +67,13 @@ pub fn run(func: &mut Function) -> bool {
             if blocks().any(|b| touched.contains(&b)) {
                 continue;
             }
-            let Some(p) = plan(func, &lp) else { continue };
-            touched.extend(blocks());
-            finals.extend(unroll(func, &lp, &p));
+            if let Some(p) = plan(func, &lp) {
+                touched.extend(blocks());
+                finals.extend(unroll(func, &lp, &p));
+            } else if let Some(trips) = plan_bottom(func, &lp) {
+                touched.extend(blocks());
+                finals.extend(unroll_bottom(func, &lp, trips));
+            }
         }
         if touched.is_empty() {
             break;
@@ -72,55 +89,89 @@ pub fn run(func: &mut Function) -> bool {
 struct Plan {
     body: Block,
     trips: i64,
+    /// The header's test when the loop leaves.
+    leaves: bool,
 }
 
-fn plan(func: &Function, lp: &CountedLoop) -> Option<Plan> {
+/// `cmp cond (counter + d), C` (or `C` first) of `test`, run on the
+/// constants: the trip on which the loop leaves, when it does by
+/// `MAX_TRIPS` (at the top: the body runs `k` times when the `k`-th test,
+/// counting from 0, leaves; at the bottom, after each body, from 1).
+/// `stays` is the test's value that stays in the loop.
+fn trip_count(
+    func: &Function,
+    test: &crate::cfg::BranchTest,
+    counter: Value,
+    lp: &CountedLoop,
+    stays: bool,
+    first: i64,
+) -> Option<i64> {
     let LoopInit::Const(c0) = lp.init else {
         return None;
     };
-    if lp.step <= 0 || lp.body.len() != 2 || lp.latch == lp.header {
+    let (x, bound, swapped) = match (int_const(func, test.args[0]), int_const(func, test.args[1])) {
+        (None, Some(c)) => (test.args[0], c, false),
+        (Some(c), None) => (test.args[1], c, true),
+        _ => return None,
+    };
+    let (base, d) = offset_of(func, x);
+    if base != counter {
+        return None;
+    }
+    let mut i = c0;
+    for trip in first..=MAX_TRIPS {
+        let (v, c) = (Constant::I64(i.checked_add(d)?), Constant::I64(bound));
+        let (a, b) = if swapped { (c, v) } else { (v, c) };
+        if adc_ir::interp::compare(test.cond, a, b) != stays {
+            return Some(trip);
+        }
+        i = i.checked_add(lp.step)?;
+    }
+    None
+}
+
+/// Whether `trips` copies of `block` fit the limits (and it holds no
+/// `checkpoint` marker).
+fn fits(func: &Function, block: Block, trips: i64) -> bool {
+    let insts = &func.dfg.block(block).insts;
+    let all = insts.len() as i64;
+    let n = insts.iter().filter(|i| func.tag(**i) != Tag::Diff).count() as i64;
+    let marker = insts
+        .iter()
+        .any(|i| matches!(func.dfg.inst(*i), InstData::LoopCheckpoint { .. }));
+    trips * n <= MAX_INSTS && trips * all <= MAX_LANE_INSTS && !marker
+}
+
+fn plan(func: &Function, lp: &CountedLoop) -> Option<Plan> {
+    if lp.body.len() != 2 || lp.latch == lp.header {
         return None;
     }
     let h = lp.header;
     let counter = func.dfg.block_params(h)[lp.param];
-    let head = counted_header(func, h, counter)?;
+    let t = branch_test(func, h)?;
     // The header holds the `cmp` and the `br`, nothing else.
     let [cmp, _br] = func.dfg.block(h).insts.as_slice() else {
         return None;
     };
-    if *cmp != head.cmp || head.then_dest.block != lp.latch || head.else_dest.block != lp.exit {
+    let stays = match (t.then_dest.block, t.else_dest.block) {
+        (a, b) if a == lp.latch && b == lp.exit && t.then_dest.args.is_empty() => true,
+        (a, b) if a == lp.exit && b == lp.latch && t.else_dest.args.is_empty() => false,
+        _ => return None,
+    };
+    if *cmp != t.cmp {
         return None;
     }
-    let bound = int_const(func, head.bound)?;
-    // In i128: `bound - c0` may not fit an i64.
-    let trips = if bound > c0 {
-        let t =
-            (i128::from(bound) - i128::from(c0) + i128::from(lp.step) - 1) / i128::from(lp.step);
-        i64::try_from(t).ok()?
-    } else {
-        0
-    };
+    let trips = trip_count(func, &t, counter, lp, stays, 0)?;
     let body = lp.latch;
-    let insts = &func.dfg.block(body).insts;
-    let all = insts.len() as i64;
-    let n = insts.iter().filter(|i| func.tag(**i) != Tag::Diff).count() as i64;
-    let marker = func
-        .dfg
-        .block(body)
-        .insts
-        .iter()
-        .any(|i| matches!(func.dfg.inst(*i), InstData::LoopCheckpoint { .. }));
     let back_to_header = matches!(
         func.terminator(body).map(|t| func.dfg.inst(t)),
         Some(InstData::Jump { dest }) if dest.block == h
     );
-    (trips <= MAX_TRIPS
-        && trips * n <= MAX_INSTS
-        && trips * all <= MAX_LANE_INSTS
-        && !marker
-        && back_to_header
-        && head.then_dest.args.is_empty())
-    .then_some(Plan { body, trips })
+    (fits(func, body, trips) && back_to_header).then_some(Plan {
+        body,
+        trips,
+        leaves: !stays,
+    })
 }
 
 /// Unrolls `lp` into one block and returns the substitution of its
@@ -177,7 +228,7 @@ fn unroll(func: &mut Function, lp: &CountedLoop, p: &Plan) -> BTreeMap<Value, Va
     let no = func.append_inst(
         u,
         InstData::Const {
-            value: Constant::Bool(false),
+            value: Constant::Bool(p.leaves),
         },
         &[Type::BOOL],
         span,
@@ -190,8 +241,18 @@ fn unroll(func: &mut Function, lp: &CountedLoop, p: &Plan) -> BTreeMap<Value, Va
         .insts
         .last()
         .expect("invariant: the header ends in its branch");
-    let InstData::Branch { else_dest, .. } = func.dfg.inst(br).clone() else {
+    let InstData::Branch {
+        then_dest,
+        else_dest,
+        ..
+    } = func.dfg.inst(br).clone()
+    else {
         unreachable!("invariant: plan() checked the header's branch")
+    };
+    let else_dest = if then_dest.block == p.body {
+        else_dest
+    } else {
+        then_dest
     };
     let exit = BlockCall {
         block: else_dest.block,
@@ -213,5 +274,95 @@ fn unroll(func: &mut Function, lp: &CountedLoop, p: &Plan) -> BTreeMap<Value, Va
         }
     }
     func.layout.retain(|b| *b != h && *b != p.body);
+    map
+}
+
+/// The trip count of a one-block loop tested at its bottom (the module
+/// comment), if it is to be unrolled.
+fn plan_bottom(func: &Function, lp: &CountedLoop) -> Option<i64> {
+    let h = lp.header;
+    if lp.latch != h || lp.body.len() != 1 {
+        return None;
+    }
+    let t = branch_test(func, h)?;
+    let stays = match (t.then_dest.block == h, t.else_dest.block == h) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => return None,
+    };
+    let counter = func.dfg.block_params(h)[lp.param];
+    let trips = trip_count(func, &t, counter, lp, stays, 1)?;
+    fits(func, h, trips).then_some(trips)
+}
+
+/// Unrolls the one-block loop `lp` into `trips` copies of its body in a
+/// new block; returns the substitution of the block's parameters and
+/// results by the last copy's, which the caller applies.
+fn unroll_bottom(func: &mut Function, lp: &CountedLoop, trips: i64) -> BTreeMap<Value, Value> {
+    let h = lp.header;
+    let params = func.dfg.block_params(h).to_vec();
+    let entry_term = func
+        .terminator(lp.entry)
+        .expect("invariant: verified blocks end in a terminator");
+    let mut current: Vec<Value> = func
+        .dfg
+        .inst(entry_term)
+        .successors()
+        .into_iter()
+        .find(|c| c.block == h)
+        .map(|c| c.args.clone())
+        .expect("invariant: the entry edge goes to the header");
+    let u = func.dfg.make_block();
+    let pos = func
+        .layout
+        .iter()
+        .position(|b| *b == h)
+        .unwrap_or(func.layout.len());
+    func.layout.insert(pos, u);
+    let body_insts = func.dfg.block(h).insts.clone();
+    let (last, copied) = body_insts
+        .split_last()
+        .expect("invariant: a verified block has a terminator");
+    let InstData::Branch {
+        then_dest,
+        else_dest,
+        ..
+    } = func.dfg.inst(*last).clone()
+    else {
+        unreachable!("invariant: plan_bottom() checked the branch")
+    };
+    let (back, exit) = if then_dest.block == h {
+        (then_dest, else_dest)
+    } else {
+        (else_dest, then_dest)
+    };
+    let mut map = BTreeMap::new();
+    for _ in 0..trips {
+        map = params
+            .iter()
+            .copied()
+            .zip(current.iter().copied())
+            .collect();
+        for &i in copied {
+            crate::rewrite::copy_inst(func, i, u, &mut map);
+        }
+        current = back.args.iter().map(|a| *map.get(a).unwrap_or(a)).collect();
+    }
+    let exit = BlockCall {
+        block: exit.block,
+        args: exit.args.iter().map(|a| *map.get(a).unwrap_or(a)).collect(),
+    };
+    let (span, tag) = (func.span(*last), func.tag(*last));
+    let jump = func.append_inst(u, InstData::Jump { dest: exit }, &[], span);
+    func.set_tag(jump, tag);
+    for call in func.dfg.inst_mut(entry_term).successors_mut() {
+        if call.block == h {
+            *call = BlockCall {
+                block: u,
+                args: vec![],
+            };
+        }
+    }
+    func.layout.retain(|b| *b != h);
     map
 }

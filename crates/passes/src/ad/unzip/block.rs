@@ -28,7 +28,7 @@ impl Unzipper<'_> {
         let term = term[0];
         let deferred = self.primal_body(b, pb, body, &mut needs)?;
         let tdata = g.dfg.inst(term).clone();
-        let (recomputed, taped) = self.tape_plan(b, &tdata, edge_index, needs);
+        let (recomputed, taped, joined) = self.tape_plan(b, &tdata, edge_index, needs);
         let span = g.span(term);
         for &v in &taped {
             self.emit(
@@ -42,7 +42,7 @@ impl Unzipper<'_> {
         self.primal_terminator(b, pb, &tdata, edge_no, span);
         // Differential twin: tape reads, recomputations, then the deferred
         // instructions.
-        let mut local: BTreeMap<Value, Value> = BTreeMap::new();
+        let mut local: BTreeMap<Value, Value> = joined;
         for &v in &taped {
             let ty = self.out.dfg.value_type(v);
             let r = self.emit(db, InstData::TapeRead { tape: 0 }, &[ty], Tag::Primal, span)[0];
@@ -127,14 +127,15 @@ impl Unzipper<'_> {
 
     /// What `b`'s twin needs of the primal part (`needs`, with its
     /// terminator's operands and the counted loops' counters and starts):
-    /// the values computed again there, and those taped (in tape order).
+    /// the values computed again there, those taped (in tape order), and
+    /// those the twin reads from a join's parameter (`joined`).
     fn tape_plan(
         &mut self,
         b: Block,
         tdata: &InstData,
         edge_index: Option<Value>,
         mut needs: Vec<Value>,
-    ) -> (Vec<Value>, Vec<Value>) {
+    ) -> (Vec<Value>, Vec<Value>, BTreeMap<Value, Value>) {
         if let InstData::Branch { cond, .. } = tdata {
             needs.push(self.p(*cond));
         }
@@ -168,6 +169,12 @@ impl Unzipper<'_> {
         self.view_operands_needed(&mut needs);
         let mut seen = BTreeSet::new();
         needs.retain(|v| seen.insert(*v));
+        let joined: BTreeMap<Value, Value> = needs
+            .iter()
+            .filter(|v| !forced.contains(v) && !self.direct(**v))
+            .filter_map(|&v| Some((v, self.joined(v, b)?)))
+            .collect();
+        needs.retain(|v| !joined.contains_key(v));
         // Cheap primal arithmetic is computed again in the differential
         // block instead of taped, when its operands are there anyway.
         // Inside a counted loop, a value the loop computes from values
@@ -211,7 +218,50 @@ impl Unzipper<'_> {
                 taped.push(v);
             }
         }
-        (recomputed, taped)
+        (recomputed, taped, joined)
+    }
+
+    /// A primal-part value defined outside every loop, needed in `b`'s
+    /// twin, that a block `l` outside every loop passes to a parameter of the block it jumps to, itself
+    /// defined once per call (an `if`'s join), where `l` lies on every path
+    /// from `b` to the exit: the parameter, which holds the value whenever
+    /// `b` ran, and which every differential block has. Arrays made in an
+    /// arm, and their shadows, so stay off the tape.
+    fn joined(&self, v: Value, b: Block) -> Option<Value> {
+        // Defined once per call: one value, whichever run of `b` reads it.
+        if self.cyclic.contains(self.def_block.get(&v)?) {
+            return None;
+        }
+        self.join_args.iter().find_map(|&(l, arg, param)| {
+            (self.pmap[arg.index()] == Some(v) && self.on_every_path(b, l))
+                .then(|| self.pmap[param.index()])
+                .flatten()
+        })
+    }
+
+    /// Whether every path from `b` to the exit goes through `l`.
+    fn on_every_path(&self, b: Block, l: Block) -> bool {
+        let g = self.g;
+        let exit = *g
+            .layout
+            .last()
+            .expect("invariant: single_exit added a block");
+        let mut seen: BTreeSet<Block> = [b].into_iter().collect();
+        let mut work = vec![b];
+        while let Some(x) = work.pop() {
+            if x == l {
+                continue;
+            }
+            if x == exit {
+                return false;
+            }
+            for s in g.successors(x) {
+                if seen.insert(s) {
+                    work.push(s);
+                }
+            }
+        }
+        true
     }
 
     /// The primal block's terminator: a return jumps to the differential
