@@ -1,7 +1,7 @@
 //! The `adc` binary: exit codes, `--json` output, diagnostics on stderr,
 //! `adc compile` linked with a C compiler.
 
-use crate::common::{adc, compile_and_link, have_cc, scratch, stderr, stdout};
+use crate::common::{adc, compile_and_link, no_cc, run_entry, scratch, stderr, stdout};
 use std::process::Command;
 
 const PROG: &str = "
@@ -31,15 +31,7 @@ fn run_prints_json_as_last_line() {
 #[test]
 fn run_writes_back_arrays_and_scalars() {
     let p = scratch("prog2.ad", PROG);
-    let o = adc(&[
-        "run",
-        p.to_str().unwrap(),
-        "--entry",
-        "scale",
-        "--args",
-        "[[1, 2.5], 3]",
-        "--json",
-    ]);
+    let o = run_entry(&p, "scale", "[[1, 2.5], 3]", &["--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         stdout(&o).trim(),
@@ -50,15 +42,7 @@ fn run_writes_back_arrays_and_scalars() {
 #[test]
 fn tuples_floats_and_non_finite_values_in_json() {
     let p = scratch("prog3.ad", PROG);
-    let o = adc(&[
-        "run",
-        p.to_str().unwrap(),
-        "--entry",
-        "pair",
-        "--args",
-        "[0.1]",
-        "--json",
-    ]);
+    let o = run_entry(&p, "pair", "[0.1]", &["--json"]);
     assert_eq!(
         stdout(&o).trim(),
         r#"{"result": [0.20000000298023224, 7], "args": [0.1]}"#
@@ -70,14 +54,7 @@ fn tuples_floats_and_non_finite_values_in_json() {
 #[test]
 fn runtime_errors_exit_3_with_location() {
     let p = scratch("prog4.ad", PROG);
-    let o = adc(&[
-        "run",
-        p.to_str().unwrap(),
-        "--entry",
-        "get",
-        "--args",
-        "[[1, 2], 2]",
-    ]);
+    let o = run_entry(&p, "get", "[[1, 2], 2]", &[]);
     assert_eq!(o.status.code(), Some(3));
     assert!(
         stderr(&o).starts_with("runtime error: index out of bounds at "),
@@ -85,28 +62,13 @@ fn runtime_errors_exit_3_with_location() {
         stderr(&o)
     );
     assert!(stderr(&o).contains("prog4.ad:2:41"), "{}", stderr(&o));
-    let o = adc(&[
-        "run",
-        p.to_str().unwrap(),
-        "--entry",
-        "divide",
-        "--args",
-        "[1, 0]",
-    ]);
+    let o = run_entry(&p, "divide", "[1, 0]", &[]);
     assert_eq!(o.status.code(), Some(3));
     assert!(stderr(&o).contains("division by zero"), "{}", stderr(&o));
     // Recursion deeper than the stack: an error, not a crash.
     let run_depth = |n: &str| {
         let args = format!("[{n}]");
-        adc(&[
-            "run",
-            p.to_str().unwrap(),
-            "--entry",
-            "depth",
-            "--args",
-            &args,
-            "--json",
-        ])
+        run_entry(&p, "depth", &args, &["--json"])
     };
     let o = run_depth("100000000");
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
@@ -269,17 +231,7 @@ int count(int n) { return n; }
 #[test]
 fn grad_and_tangent_json() {
     let p = scratch("deriv.ad", DERIV);
-    let file = p.to_str().unwrap();
-    let o = adc(&[
-        "run",
-        file,
-        "--entry",
-        "f",
-        "--args",
-        "[[1.0, 2.0], 3.0, 2]",
-        "--grad",
-        "--json",
-    ]);
+    let o = run_entry(&p, "f", "[[1.0, 2.0], 3.0, 2]", &["--grad", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // s = n a sum x^2 = 30: d/dx = 2 n a x, d/da = n sum x^2, n is `Const`.
     assert_eq!(
@@ -288,17 +240,12 @@ fn grad_and_tangent_json() {
             r#"{"result": 30.0, "args": [[1.0, 2.0], 3.0, 2], "gradient": [[12.0, 24.0], 10.0, null]}"#
         )
     );
-    let o = adc(&[
-        "run",
-        file,
-        "--entry",
+    let o = run_entry(
+        &p,
         "f",
-        "--args",
         "[[1.0, 2.0], 3.0, 2]",
-        "--tangent",
-        "[[1.0, 0.0], 1.0, null]",
-        "--json",
-    ]);
+        &["--tangent", "[[1.0, 0.0], 1.0, null]", "--json"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         stdout(&o).lines().last(),
@@ -306,28 +253,10 @@ fn grad_and_tangent_json() {
     );
     // An integral `2.0` for the `int`; a tuple's tangent: one per element
     // (d(x*2) = 2, `null` for the `int`).
-    let o = adc(&[
-        "run",
-        file,
-        "--entry",
-        "f",
-        "--args",
-        "[[1.0, 2.0], 3.0, 2.0]",
-        "--json",
-    ]);
+    let o = run_entry(&p, "f", "[[1.0, 2.0], 3.0, 2.0]", &["--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let p2 = scratch("pair.ad", PROG);
-    let o = adc(&[
-        "run",
-        p2.to_str().unwrap(),
-        "--entry",
-        "pair",
-        "--args",
-        "[0.5]",
-        "--tangent",
-        "[1.0]",
-        "--json",
-    ]);
+    let o = run_entry(&p2, "pair", "[0.5]", &["--tangent", "[1.0]", "--json"]);
     assert_eq!(
         stdout(&o).lines().last(),
         Some(r#"{"result": [1.0, 7], "args": [0.5], "tangent": [2.0, null]}"#),
@@ -335,34 +264,22 @@ fn grad_and_tangent_json() {
         stderr(&o)
     );
     // Usage errors: a non-float entry, a tangent for an `int`, 2.5 for it.
-    let o = adc(&[
-        "run",
-        file,
-        "--entry",
-        "f",
-        "--args",
-        "[[1.0, 2.0], 3.0, 2.5]",
-    ]);
+    let o = run_entry(&p, "f", "[[1.0, 2.0], 3.0, 2.5]", &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let o = adc(&["run", file, "--entry", "count", "--args", "[1]", "--grad"]);
+    let o = run_entry(&p, "count", "[1]", &["--grad"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let o = adc(&[
-        "run",
-        file,
-        "--entry",
+    let o = run_entry(
+        &p,
         "f",
-        "--args",
         "[[1.0, 2.0], 3.0, 2]",
-        "--tangent",
-        "[null, 1.0, 1]",
-    ]);
+        &["--tangent", "[null, 1.0, 1]"],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
 #[test]
 fn generated_derivative_links_with_c() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let (header, run) = compile_and_link(
@@ -397,15 +314,7 @@ fn print_in_a_callee_runs_once_per_primal_call() {
         "double h(double x, int n) { print(n); if (n == 0) return x; return sin(h(x, n - 1)) * x; }
 double f(double x) { return h(x, 3) + h(x * 0.5, 1); }",
     );
-    let o = adc(&[
-        "run",
-        p.to_str().unwrap(),
-        "--entry",
-        "f",
-        "--args",
-        "[0.7]",
-        "--grad",
-    ]);
+    let o = run_entry(&p, "f", "[0.7]", &["--grad"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let printed: Vec<&str> = out
@@ -423,14 +332,7 @@ fn args_from_a_file_and_from_stdin() {
     let big: Vec<String> = (0..40_000).map(|i| format!("{}", i % 3)).collect();
     let json = format!("[[{}], 0.5]", big.join(", "));
     let file = scratch("args_file.json", &json);
-    let o = adc(&[
-        "run",
-        p.to_str().unwrap(),
-        "--entry",
-        "sum",
-        "--args",
-        &format!("@{}", file.display()),
-    ]);
+    let o = run_entry(&p, "sum", &format!("@{}", file.display()), &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "19999.5");
     let mut child = Command::new(env!("CARGO_BIN_EXE_adc"))
@@ -448,14 +350,7 @@ fn args_from_a_file_and_from_stdin() {
         .expect("write");
     let out = child.wait_with_output().expect("adc runs");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "12.0");
-    let missing = adc(&[
-        "run",
-        p.to_str().unwrap(),
-        "--entry",
-        "sum",
-        "--args",
-        "@/nonexistent/args.json",
-    ]);
+    let missing = run_entry(&p, "sum", "@/nonexistent/args.json", &[]);
     assert_eq!(missing.status.code(), Some(2));
 }
 
@@ -464,8 +359,7 @@ fn args_from_a_file_and_from_stdin() {
 /// (`seed`) of a generated derivative, or like a C++ keyword (`new`).
 #[test]
 fn header_compiles_with_clashing_parameter_names() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let (header, run) = compile_and_link(
@@ -488,8 +382,7 @@ double f2(double[] x, int x_len, double d_x, double seed, double new) { return x
 /// still calls them.
 #[test]
 fn static_functions_are_internal() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let src = "static double sq(double x) { return x * x; }
@@ -507,14 +400,7 @@ double f(double x) { auto [y, d] = dsq(x, 1.0); return sq(x) + d; }";
     );
     assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "36 -1");
     let p = scratch("statics_run.ad", src);
-    let o = adc(&[
-        "run",
-        p.to_str().unwrap(),
-        "--entry",
-        "sq",
-        "--args",
-        "[3.0]",
-    ]);
+    let o = run_entry(&p, "sq", "[3.0]", &[]);
     assert_eq!(stdout(&o).trim(), "9.0", "{}", stderr(&o));
 }
 
@@ -531,14 +417,7 @@ fn warnings_and_json_diagnostics() {
         "{}",
         stderr(&check)
     );
-    let run = adc(&[
-        "run",
-        ok.to_str().unwrap(),
-        "--entry",
-        "f",
-        "--args",
-        "[1.0, 2.0]",
-    ]);
+    let run = run_entry(&ok, "f", "[1.0, 2.0]", &[]);
     assert_eq!(run.status.code(), Some(0));
     assert_eq!(stderr(&run), "");
     let bad = scratch(

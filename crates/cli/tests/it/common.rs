@@ -1,6 +1,6 @@
 //! Helpers shared by the `adc` binary's tests.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs the `adc` binary with `args`.
@@ -20,6 +20,28 @@ pub fn scratch(name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// `adc run FILE --entry ENTRY --args ARGS` followed by `extra`.
+pub fn run_entry(file: &Path, entry: &str, args: &str, extra: &[&str]) -> Output {
+    let file = file.to_str().unwrap(); // (scratch paths are UTF-8)
+    let mut all = vec!["run", file, "--entry", entry, "--args", args];
+    all.extend_from_slice(extra);
+    adc(&all)
+}
+
+/// `adc compile FILE -o OBJ`, with `--emit-header HEADER` when given.
+pub fn compile(file: &Path, obj: &Path, header: Option<&Path>) -> Output {
+    let mut all = vec![
+        "compile",
+        file.to_str().unwrap(),
+        "-o",
+        obj.to_str().unwrap(),
+    ];
+    if let Some(h) = header {
+        all.extend(["--emit-header", h.to_str().unwrap()]);
+    }
+    adc(&all)
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -35,14 +57,7 @@ pub fn compile_and_link(stem: &str, ad_src: &str, main_c: &str) -> (String, Outp
     let dir = lib.parent().unwrap().to_path_buf();
     let obj = dir.join(format!("{stem}.o"));
     let hdr = dir.join(format!("{stem}.h"));
-    let o = adc(&[
-        "compile",
-        lib.to_str().unwrap(),
-        "-o",
-        obj.to_str().unwrap(),
-        "--emit-header",
-        hdr.to_str().unwrap(),
-    ]);
+    let o = compile(&lib, &obj, Some(&hdr));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let main_path = scratch(&format!("{stem}_main.c"), main_c);
     let exe = dir.join(format!("{stem}_linked"));
@@ -76,4 +91,13 @@ pub fn have_cc() -> bool {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false)
+}
+
+/// True, after saying the test is skipped, when there is no C compiler.
+pub fn no_cc() -> bool {
+    let missing = !have_cc();
+    if missing {
+        eprintln!("skipping: no C compiler");
+    }
+    missing
 }

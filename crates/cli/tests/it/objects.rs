@@ -1,12 +1,11 @@
 //! `adc compile` objects linked with a C compiler: the C ABI, runtime
 //! errors, the tape spare kept between calls, `print` without host code.
 
-use crate::common::{adc, compile_and_link, have_cc, scratch, stderr, stdout};
+use crate::common::{compile, compile_and_link, no_cc, run_entry, scratch, stderr, stdout};
 
 #[test]
 fn compiled_object_links_with_c() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let (_, run) = compile_and_link(
@@ -52,8 +51,7 @@ int main(void) {
 /// callee's store through the missing pointer corrupted memory).
 #[test]
 fn externs_returning_tuples_use_the_c_struct_abi() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let (_, run) = compile_and_link(
@@ -103,8 +101,7 @@ int main(void) { printf("%g\n", g()); return 0; }
 /// give the gradient a hand-written reverse loop gives.
 #[test]
 fn object_tape_spare_reused_across_calls() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let (_, run) = compile_and_link(
@@ -155,8 +152,7 @@ int main(void) {
 /// faulted the whole tape in again (9,766 minor faults a call).
 #[test]
 fn object_tape_spare_keeps_the_tape_not_the_deferred_list() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let (_, run) = compile_and_link(
@@ -195,8 +191,7 @@ int main(void) {
 /// prints what `adc run` prints, after what the C program printed first.
 #[test]
 fn print_in_object_files_matches_adc_run() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let source = "double f(double x, float y, int n, bool b) {
@@ -218,14 +213,7 @@ int main(void) { printf("before\n"); f(0.30000000000000004, 2.5f, -17, true); pr
 "#,
     );
     let p = scratch("printing_run.ad", source);
-    let o = adc(&[
-        "run",
-        p.to_str().unwrap(),
-        "--entry",
-        "f",
-        "--args",
-        "[0.30000000000000004, 2.5, -17, true]",
-    ]);
+    let o = run_entry(&p, "f", "[0.30000000000000004, 2.5, -17, true]", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let run = stdout(&o);
     let printed: Vec<&str> = run.lines().collect();
@@ -245,8 +233,7 @@ int main(void) { printf("before\n"); f(0.30000000000000004, 2.5f, -17, true); pr
 /// stays local, so a C program with its own `main` links.
 #[test]
 fn headers_compile_strictly_whatever_the_names() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let src = "double class(double new, double this, double[] int_len) { return new * this + int_len[0]; }
@@ -289,14 +276,7 @@ int std(int x) { return x; }";
     let file = scratch("names_only.ad", only);
     let hdr2 = file.with_extension("h");
     let obj2 = file.with_extension("o");
-    let o = adc(&[
-        "compile",
-        file.to_str().unwrap(),
-        "-o",
-        obj2.to_str().unwrap(),
-        "--emit-header",
-        hdr2.to_str().unwrap(),
-    ]);
+    let o = compile(&file, &obj2, Some(&hdr2));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let header2 = std::fs::read_to_string(&hdr2).expect("header");
     assert!(
@@ -349,12 +329,7 @@ double f(double[] a, int k) {
 }";
     let file = scratch("imports.ad", src);
     let obj = file.with_extension("o");
-    let o = adc(&[
-        "compile",
-        file.to_str().unwrap(),
-        "-o",
-        obj.to_str().unwrap(),
-    ]);
+    let o = compile(&file, &obj, None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = std::process::Command::new("nm")
         .arg("-u")
@@ -390,8 +365,7 @@ double f(double[] a, int k) {
 /// them in compressed sparse rows; the sweep's set helper is internal.
 #[test]
 fn sparse_jacobian_from_c() {
-    if !have_cc() {
-        eprintln!("skipping: no C compiler");
+    if no_cc() {
         return;
     }
     let (header, run) = compile_and_link(
