@@ -83,19 +83,8 @@ fn refuse_internal(func: &Function) -> Result<(), String> {
     for &b in &func.layout {
         for &inst in &func.dfg.block(b).insts {
             let data = func.dfg.inst(inst);
-            let internal = matches!(
-                data,
-                InstData::TapePush { .. }
-                    | InstData::TapePop { .. }
-                    | InstData::TapeRead { .. }
-                    | InstData::TapeLend
-                    | InstData::TapeReclaim { .. }
-                    | InstData::TapeAdopt { .. }
-                    | InstData::TapeGive { .. }
-                    | InstData::PairMake { .. }
-                    | InstData::PairPrimal { .. }
-                    | InstData::PairDiff { .. }
-            ) || func.tag(inst) != Tag::Primal
+            let internal = data.is_internal()
+                || func.tag(inst) != Tag::Primal
                 || func
                     .dfg
                     .inst_results(inst)

@@ -365,8 +365,29 @@ impl InstData {
         )
     }
 
+    /// The tape (`tape.*`) and `dpair.*` instructions: made by the
+    /// derivative passes and lowered by codegen, never written in textual IR.
+    pub fn is_internal(&self) -> bool {
+        matches!(
+            self,
+            InstData::TapePush { .. }
+                | InstData::TapePop { .. }
+                | InstData::TapeRead { .. }
+                | InstData::TapeLend
+                | InstData::TapeReclaim { .. }
+                | InstData::TapeAdopt { .. }
+                | InstData::TapeGive { .. }
+                | InstData::PairMake { .. }
+                | InstData::PairPrimal { .. }
+                | InstData::PairDiff { .. }
+        )
+    }
+
     /// True when removing the instruction (if its results are unused) changes
-    /// nothing observable. Runtime checks count as effects.
+    /// nothing observable. Runtime checks count as effects. Every instruction
+    /// not named here has effects (calls, stores, allocation and freeing,
+    /// checks, `print`, the tape, terminators), so a new one is kept until
+    /// it is listed.
     pub fn has_side_effects(&self) -> bool {
         match self {
             InstData::Const { .. }
@@ -384,77 +405,65 @@ impl InstData {
             | InstData::PairDiff { .. } => false,
             InstData::Binary { op, .. } => matches!(op, BinaryOp::Div | BinaryOp::Rem),
             InstData::Load { checked, .. } => *checked,
-            InstData::Call { .. }
-            | InstData::Store { .. }
-            | InstData::ArrayNew { .. }
-            | InstData::ArrayFree { .. }
-            | InstData::ElemRef { .. }
-            | InstData::RefStore { .. }
-            | InstData::Print { .. }
-            | InstData::LoopCheckpoint { .. }
-            | InstData::ArrayCopy { .. }
-            | InstData::CopyRange { .. }
-            | InstData::ArrayView { .. }
-            | InstData::AliasCheck { .. }
-            | InstData::LenCheck { .. }
-            | InstData::DeferFree { .. }
-            | InstData::TapePush { .. }
-            | InstData::TapePop { .. }
-            | InstData::TapeRead { .. }
-            | InstData::TapeLend
-            | InstData::TapeReclaim { .. }
-            | InstData::TapeAdopt { .. }
-            | InstData::TapeGive { .. }
-            | InstData::Jump { .. }
-            | InstData::Branch { .. }
-            | InstData::Return { .. } => true,
+            _ => true,
         }
     }
 
     /// True when the result depends only on the operands: equal
-    /// instructions give equal results, so CSE may merge them. (Loads are
-    /// not pure: memory changes; `slot` and `new` make distinct objects.)
+    /// instructions give equal results, so CSE may merge them. That is every
+    /// instruction without effects but loads (memory changes), `slot` (it
+    /// makes a distinct object) and `null`.
     pub fn is_pure(&self) -> bool {
-        match self {
-            InstData::Binary { op, .. } => !matches!(op, BinaryOp::Div | BinaryOp::Rem),
-            InstData::Const { .. }
-            | InstData::Unary { .. }
-            | InstData::Cmp { .. }
-            | InstData::Select { .. }
-            | InstData::Convert { .. }
-            | InstData::Math { .. }
-            | InstData::ArrayLen { .. }
-            | InstData::PairMake { .. }
-            | InstData::PairPrimal { .. }
-            | InstData::PairDiff { .. } => true,
-            InstData::Call { .. }
-            | InstData::Load { .. }
-            | InstData::Store { .. }
-            | InstData::ArrayNew { .. }
-            | InstData::ArrayFree { .. }
-            | InstData::ArrayNull
-            | InstData::ElemRef { .. }
-            | InstData::RefLoad { .. }
-            | InstData::RefStore { .. }
-            | InstData::Slot
-            | InstData::Print { .. }
-            | InstData::LoopCheckpoint { .. }
-            | InstData::ArrayCopy { .. }
-            | InstData::CopyRange { .. }
-            | InstData::ArrayView { .. }
-            | InstData::AliasCheck { .. }
-            | InstData::LenCheck { .. }
-            | InstData::DeferFree { .. }
-            | InstData::TapePush { .. }
-            | InstData::TapePop { .. }
-            | InstData::TapeRead { .. }
-            | InstData::TapeLend
-            | InstData::TapeReclaim { .. }
-            | InstData::TapeAdopt { .. }
-            | InstData::TapeGive { .. }
-            | InstData::Jump { .. }
-            | InstData::Branch { .. }
-            | InstData::Return { .. } => false,
+        !self.has_side_effects()
+            && !matches!(
+                self,
+                InstData::Load { .. }
+                    | InstData::RefLoad { .. }
+                    | InstData::Slot
+                    | InstData::ArrayNull
+            )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What DCE may drop, what CSE may merge, what textual IR refuses.
+    #[test]
+    fn effects_purity_and_internal_instructions() {
+        let v = Value::new(0);
+        let load = |checked| InstData::Load {
+            array: v,
+            index: v,
+            checked,
+        };
+        let div = InstData::Binary {
+            op: BinaryOp::Div,
+            args: [v, v],
+        };
+        let add = InstData::Binary {
+            op: BinaryOp::Add,
+            args: [v, v],
+        };
+        let push = InstData::TapePush { value: v, tape: 0 };
+        let pair = InstData::PairMake { args: [v, v] };
+        // (effects, pure, internal)
+        for (inst, want) in [
+            (add, (false, true, false)),
+            (div, (true, false, false)),
+            (load(true), (true, false, false)),
+            (load(false), (false, false, false)),
+            (InstData::Slot, (false, false, false)),
+            (InstData::ArrayNull, (false, false, false)),
+            (InstData::RefLoad { ptr: v }, (false, false, false)),
+            (pair, (false, true, true)),
+            (push, (true, false, true)),
+            (InstData::TapeLend, (true, false, true)),
+            (InstData::Return { args: vec![] }, (true, false, false)),
+        ] {
+            let got = (inst.has_side_effects(), inst.is_pure(), inst.is_internal());
+            assert_eq!(got, want, "{inst:?}");
         }
     }
 }
