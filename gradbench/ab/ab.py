@@ -133,10 +133,11 @@ def dump_outputs(evals, sides, exes, o, problems):
     return dumps
 
 
-def timed_rounds(evals, sides, exes, args, o, problems):
+def timed_rounds(evals, sides, exes, o, problems):
     """Runs every eval's executables in turn, `o.rounds` times. Returns
     ({(ev, side): [{label: tuple} per round]}, {ev: labels in the drivers'
     order}); failures go to `problems`."""
+    args = [repr(o.min_seconds), str(o.min_reps), "1" if o.both else "0", "1" if o.wall else "0"]
     results, labels = {}, {}
     for r in range(o.rounds):
         for ev in evals:
@@ -159,12 +160,20 @@ def fmt_ms(s):
     return f"{ms:.1f}" if ms >= 100 else f"{ms:.3f}" if ms >= 1 else f"{ms:.4g}"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("a", metavar="A_BINARY")
-    ap.add_argument("b", metavar="B_BINARY")
-    ap.add_argument("evals", metavar="EVAL", nargs="*", help=f"default: {' '.join(EVALS)}")
+def copy_compiler(path, build_dir, side):
+    """Copies the compiler at `path` to BUILD_DIR/SIDE/adc, so that one
+    rebuilt during the run does not mix two builds on one side (and the hash
+    printed is the one used). Returns the copy and its description."""
+    os.makedirs(os.path.join(build_dir, side), exist_ok=True)
+    copy = os.path.join(build_dir, side, "adc")
+    if not (os.path.exists(copy) and os.path.samefile(path, copy)):
+        shutil.copy2(path, copy)
+    return copy, describe(path, copy)
+
+
+def add_timing_options(ap, name):
+    """The options of the timed runs (ab.py's and manual.py's), and
+    --build-dir: /tmp/adc-NAME-HASH by default."""
     ap.add_argument("--rounds", type=int, default=3, help="runs of each side per eval (default 3)")
     ap.add_argument("--min-seconds", type=float, default=0.2,
                     help="stop repeating a call after this much time (default 0.2)")
@@ -173,15 +182,79 @@ def main():
                     help="repeat until both --min-seconds and --min-reps are reached")
     ap.add_argument("--wall", action="store_true",
                     help="least wall-clock time of all calls, instead of that of the clean calls (bench.h)")
-    ap.add_argument("--tol", type=float, default=1e-9, help="relative tolerance of A vs B outputs")
     ap.add_argument("--nice", type=int, default=5, help="niceness of the timed runs (default 5)")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds per driver run")
     # One build directory per checkout: two worktrees measuring at once
     # must not overwrite each other's compiler copy.
-    here = hashlib.sha1(os.path.dirname(os.path.abspath(__file__)).encode()).hexdigest()[:8]
-    ap.add_argument("--build-dir", default=f"/tmp/adc-ab-{here}",
-                    help="where builds go (default /tmp/adc-ab-HASH, HASH of this checkout's path)")
+    here = hashlib.sha1(HERE.encode()).hexdigest()[:8]
+    ap.add_argument("--build-dir", default=f"/tmp/adc-{name}-{here}",
+                    help=f"where builds go (default /tmp/adc-{name}-HASH, HASH of this checkout's path)")
+
+
+def method(o, sides):
+    """The line saying how the rounds were timed."""
+    rule = "and" if o.both else "or"
+    clock = "wall-clock" if o.wall else "clean-call"
+    return (f"{o.rounds} rounds per side, alternating {', '.join(sides)}; `nice -n {o.nice}`; {clock} ms per "
+            f"call: the least over calls repeated until {o.min_seconds} s {rule} {o.min_reps} calls, and over "
+            f"rounds")
+
+
+class Rounds:
+    """What the timed rounds show of each function beyond its times: notes
+    of outputs that vary between rounds or are not finite, each side's
+    slowest / fastest round, the runs without a clean call."""
+
+    def __init__(self, results):
+        self.results = results
+        self.notes, self.spreads = [], []
+        self.timings = self.unclean = 0
+
+    def function(self, ev, label, sides):
+        """({side: [tuple per round]}, {side: least time or None}, " ⚠" if
+        a side's outputs vary between rounds or are not finite, else "")."""
+        per = {s: [x[label] for x in self.results.get((ev, s), []) if label in x] for s in sides}
+        best = {s: min((x[0] for x in per[s]), default=None) for s in sides}
+        flag = ""
+        for s in sides:
+            self.timings += len(per[s])
+            self.unclean += sum(x[6] == 0 for x in per[s])
+            for x in per[s][1:]:
+                why = differ(per[s][0], x, 0.0)
+                if why:
+                    self.notes.append(f"{ev} {label}: {s}'s outputs vary between rounds ({why})")
+                    flag = " ⚠"
+                    break
+            if per[s] and per[s][0][4]:
+                self.notes.append(f"{ev} {label}: {s} gives {per[s][0][4]} non-finite outputs")
+                flag = " ⚠"
+            if len(per[s]) > 1 and min(x[0] for x in per[s]) > 0:  # (a call too short to time reads 0)
+                self.spreads.append(max(x[0] for x in per[s]) / min(x[0] for x in per[s]))
+        return per, best, flag
+
+    def print_noise(self, wall):
+        if self.spreads:
+            print(f"noise: slowest / fastest round of one side, median {statistics.median(self.spreads):.3f}, "
+                  f"max {max(self.spreads):.3f}  ")
+        if not wall:
+            print(f"runs without a clean call (CPU time used instead of wall-clock): "
+                  f"{self.unclean} of {self.timings}  ")
+
+
+def print_times(start, built, checked):
+    print(f"time: build {built - start:.0f} s, output check {checked - built:.0f} s, "
+          f"timed runs {time.time() - checked:.0f} s")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a", metavar="A_BINARY")
+    ap.add_argument("b", metavar="B_BINARY")
+    ap.add_argument("evals", metavar="EVAL", nargs="*", help=f"default: {' '.join(EVALS)}")
+    add_timing_options(ap, "ab")
+    ap.add_argument("--tol", type=float, default=1e-9, help="relative tolerance of A vs B outputs")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
-    ap.add_argument("--timeout", type=float, default=300, help="seconds per driver run")
     ap.add_argument("--a-evals", metavar="DIR", default=EVALS_DIR,
                     help="where A's EVAL.ad are (default gradbench/evals; gradbench/evals/plain: the plain ports)")
     ap.add_argument("--b-evals", metavar="DIR", default=EVALS_DIR, help="where B's EVAL.ad are")
@@ -195,16 +268,9 @@ def main():
         if not os.access(path, os.X_OK):
             ap.error(f"{side}: {path} is not an executable")
     start = time.time()
-    # Build with copies, so that a compiler rebuilt during the run does not
-    # mix two builds on one side (and the hashes printed are the ones used).
     described = {}
     for side in SIDES:
-        os.makedirs(os.path.join(o.build_dir, side), exist_ok=True)
-        copy = os.path.join(o.build_dir, side, "adc")
-        if not (os.path.exists(copy) and os.path.samefile(compilers[side], copy)):
-            shutil.copy2(compilers[side], copy)
-        described[side] = describe(compilers[side], copy)
-        compilers[side] = copy
+        compilers[side], described[side] = copy_compiler(compilers[side], o.build_dir, side)
 
     exes, problems = {}, []
     for ev in evals:
@@ -222,43 +288,22 @@ def main():
     dumps = dump_outputs(evals, SIDES, exes, o, problems)
     checked = time.time()
 
-    args = [repr(o.min_seconds), str(o.min_reps), "1" if o.both else "0", "1" if o.wall else "0"]
-    results, labels = timed_rounds(evals, SIDES, exes, args, o, problems)
+    results, labels = timed_rounds(evals, SIDES, exes, o, problems)
 
     for side, d in (("A", o.a_evals), ("B", o.b_evals)):
         where = "" if os.path.samefile(d, EVALS_DIR) else f" on `{os.path.relpath(d)}`"
         print(f"{side}: {described[side]}{where}  ")
-    rule = "and" if o.both else "or"
-    clock = "wall-clock" if o.wall else "clean-call"
-    print(f"{o.rounds} rounds per side, alternating A, B; `nice -n {o.nice}`; {clock} ms per call: "
-          f"the least over calls repeated until {o.min_seconds} s {rule} {o.min_reps} calls, "
-          f"and over rounds")
+    print(method(o, SIDES))
     print()
     print("| eval | function | A ms | B ms | B/A |")
     print("|---|---|---:|---:|---:|")
-    ratios, spreads, notes = [], [], []
-    unclean = timings = 0
+    ratios = []
+    rounds = Rounds(results)
+    notes = rounds.notes
     identical = compared = flagged = 0
     for ev in evals:
         for label in labels.get(ev, []):
-            per = {s: [x[label] for x in results.get((ev, s), []) if label in x] for s in SIDES}
-            best = {s: min((x[0] for x in per[s]), default=None) for s in SIDES}
-            for s in SIDES:
-                timings += len(per[s])
-                unclean += sum(x[6] == 0 for x in per[s])
-            flag = ""
-            for s in SIDES:
-                for x in per[s][1:]:
-                    why = differ(per[s][0], x, 0.0)
-                    if why:
-                        notes.append(f"{ev} {label}: {s}'s outputs vary between rounds ({why})")
-                        flag = " ⚠"
-                        break
-                if per[s] and per[s][0][4]:
-                    notes.append(f"{ev} {label}: {s} gives {per[s][0][4]} non-finite outputs")
-                    flag = " ⚠"
-                if len(per[s]) > 1 and min(x[0] for x in per[s]) > 0:  # (a call too short to time reads 0)
-                    spreads.append(max(x[0] for x in per[s]) / min(x[0] for x in per[s]))
+            _, best, flag = rounds.function(ev, label, SIDES)
             if (ev, "A") in dumps and (ev, "B") in dumps:
                 same, why = compare(*(os.path.join(dumps[ev, s], label + ".bin") for s in SIDES), o.tol)
                 identical += same
@@ -280,16 +325,10 @@ def main():
     if ratios:
         g = math.exp(sum(map(math.log, ratios)) / len(ratios))
         print(f"geometric mean of B/A over {len(ratios)} functions: {g:.3f}  ")
-    if spreads:
-        print(f"noise: slowest / fastest round of one side, median {statistics.median(spreads):.3f}, "
-              f"max {max(spreads):.3f}  ")
-    if not o.wall:
-        print(f"runs without a clean call (CPU time used instead of wall-clock): "
-              f"{unclean} of {timings}  ")
+    rounds.print_noise(o.wall)
     print(f"outputs of A and B: {identical} of {compared} functions bit-identical, "
           f"{compared - identical - flagged} within {o.tol:g} relative elementwise, {flagged} differ  ")
-    print(f"time: build {built - start:.0f} s, output check {checked - built:.0f} s, "
-          f"timed runs {time.time() - checked:.0f} s")
+    print_times(start, built, checked)
     if problems or notes:
         print()
         for p in problems + notes:

@@ -28,12 +28,12 @@ in gradbench/evals/plain compiled by the same adc copy and linked with the
 same drivers; the table adds its time, plain/manual and plain/adc, and its
 outputs are compared with the tuned ports' (ab.py's check, --plain-tol).
 """
-import argparse, array, hashlib, io, math, os, re, shutil, statistics, subprocess, sys, tarfile, time
+import argparse, array, io, math, os, re, shutil, subprocess, sys, tarfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True   # (no __pycache__ in the repository)
-import ab  # noqa: E402  (build, run, differ, fmt_ms, describe)
+import ab  # noqa: E402  (the builds, runs and checks both scripts share)
 
 EVALS = ab.EVALS
 SIDES = ("adc", "manual")
@@ -231,28 +231,14 @@ def main():
     ap.add_argument("--gradbench", default=os.environ.get("GRADBENCH", MIRROR if os.path.exists(MIRROR) else None),
                     help="GradBench: a checkout, a tree with its tools/manual and cpp, or a git repository "
                          f"(its HEAD; default $GRADBENCH or {MIRROR})")
-    ap.add_argument("--rounds", type=int, default=3, help="runs of each side per eval (default 3)")
-    ap.add_argument("--min-seconds", type=float, default=0.2,
-                    help="stop repeating a call after this much time (default 0.2)")
-    ap.add_argument("--min-reps", type=int, default=20, help="... or this many calls (default 20)")
-    ap.add_argument("--both", action="store_true",
-                    help="repeat until both --min-seconds and --min-reps are reached")
-    ap.add_argument("--wall", action="store_true",
-                    help="least wall-clock time of all calls, instead of that of the clean calls (bench.h)")
+    ab.add_timing_options(ap, "manual")
     ap.add_argument("--tol", type=float, default=1e-6,
                     help="relative tolerance of adc's vs manual's outputs, elementwise (default 1e-6)")
-    ap.add_argument("--nice", type=int, default=5, help="niceness of the timed runs (default 5)")
-    # One build directory per checkout: two worktrees measuring at once
-    # must not overwrite each other's compiler copy.
-    here = hashlib.sha1(os.path.dirname(os.path.abspath(__file__)).encode()).hexdigest()[:8]
-    ap.add_argument("--build-dir", default=f"/tmp/adc-manual-{here}",
-                    help="where builds go (default /tmp/adc-manual-HASH, HASH of this checkout's path)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler of the adc drivers")
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"), help="C++ compiler of manual (default g++)")
     ap.add_argument("--manual-flag", action="append", default=[], metavar="FLAG",
                     help="a flag added to GradBench's for manual (repeatable), e.g. "
                          "--manual-flag=-mprefer-vector-width=128 for vectors as wide as adc's")
-    ap.add_argument("--timeout", type=float, default=300, help="seconds per driver run")
     ap.add_argument("--plain", action="store_true",
                     help="also time the plain ports (gradbench/evals/plain) in the same rounds")
     ap.add_argument("--plain-tol", type=float, default=1e-9,
@@ -269,11 +255,7 @@ def main():
     if not os.access(adc, os.X_OK):
         ap.error(f"{adc} is not an executable")
     start = time.time()
-    os.makedirs(os.path.join(o.build_dir, "adc"), exist_ok=True)
-    copy = os.path.join(o.build_dir, "adc", "adc")
-    if not (os.path.exists(copy) and os.path.samefile(adc, copy)):
-        shutil.copy2(adc, copy)
-    described = ab.describe(adc, copy)
+    copy, described = ab.copy_compiler(adc, o.build_dir, "adc")
     gb, gb_described = gradbench_tree(o.gradbench, o.build_dir)
     cxxflags, ldflags, problems = gradbench_flags(gb)
     cxxflags += o.manual_flag
@@ -302,17 +284,13 @@ def main():
     dumps = ab.dump_outputs(evals, sides, exes, o, problems)
     checked = time.time()
 
-    args = [repr(o.min_seconds), str(o.min_reps), "1" if o.both else "0", "1" if o.wall else "0"]
-    results, labels = ab.timed_rounds(evals, sides, exes, args, o, problems)
+    results, labels = ab.timed_rounds(evals, sides, exes, o, problems)
 
     print(f"adc: {described}  ")
     print(f"manual: GradBench {gb_described}; `{o.cxx} {' '.join(cxxflags)} ... {' '.join(ldflags)}`  ")
-    rule = "and" if o.both else "or"
-    clock = "wall-clock" if o.wall else "clean-call"
     if o.plain:
         print(f"plain: the same adc on `gradbench/evals/plain`  ")
-    print(f"{o.rounds} rounds per side, alternating {', '.join(sides)}; `nice -n {o.nice}`; {clock} ms per call: "
-          f"the least over calls repeated until {o.min_seconds} s {rule} {o.min_reps} calls, and over rounds")
+    print(ab.method(o, sides))
     print()
     if o.plain:
         print("| eval | function | adc ms | plain ms | manual ms | adc/manual | plain/manual | plain/adc |")
@@ -322,30 +300,14 @@ def main():
         print("|---|---|---:|---:|---:|")
     ratios = {}          # (ev, kind, "adc" | "plain" | "plain/adc") -> [(ratio, like-for-like)]
     plain_counts = {"same": 0, "ok": 0, "differ": 0}
-    spreads, notes, checks, agree = [], [], [], []
-    unclean = timings = 0
+    rounds = ab.Rounds(results)
+    notes, checks, agree = rounds.notes, [], []
     counts = {}
     for ev in evals:
         for label in labels.get(ev, []):
             fn = label.split("[")[0]
             kind = "derivative" if fn in DERIVATIVES else "primal"
-            per = {s: [x[label] for x in results.get((ev, s), []) if label in x] for s in sides}
-            best = {s: min((x[0] for x in per[s]), default=None) for s in sides}
-            flag = ""
-            for s in sides:
-                timings += len(per[s])
-                unclean += sum(x[6] == 0 for x in per[s])
-                for x in per[s][1:]:
-                    why = ab.differ(per[s][0], x, 0.0)
-                    if why:
-                        notes.append(f"{ev} {label}: {s}'s outputs vary between rounds ({why})")
-                        flag = " ⚠"
-                        break
-                if per[s] and per[s][0][4]:
-                    notes.append(f"{ev} {label}: {s} gives {per[s][0][4]} non-finite outputs")
-                    flag = " ⚠"
-                if len(per[s]) > 1 and min(x[0] for x in per[s]) > 0:  # (a call too short to time reads 0)
-                    spreads.append(max(x[0] for x in per[s]) / min(x[0] for x in per[s]))
+            _, best, flag = rounds.function(ev, label, sides)
             if (ev, "adc") in dumps and (ev, "manual") in dumps:
                 status, text = check(ev, label, {s: dumps[ev, s] for s in SIDES}, o.tol)
                 counts[status] = counts.get(status, 0) + 1
@@ -401,11 +363,7 @@ def main():
     print("| all, like-for-like only | " + " | ".join(cell([x for x in every[c] if x[1]]) for c in cols) + " |")
     print()
     print("(In parentheses: the number of functions.)  ")
-    if spreads:
-        print(f"noise: slowest / fastest round of one side, median {statistics.median(spreads):.3f}, "
-              f"max {max(spreads):.3f}  ")
-    if not o.wall:
-        print(f"runs without a clean call (CPU time used instead of wall-clock): {unclean} of {timings}  ")
+    rounds.print_noise(o.wall)
     print(f"outputs of adc vs manual ({o.tol:g} relative, elementwise): {counts.get('same', 0)} functions "
           f"bit-identical, {counts.get('ok', 0)} within tolerance, {counts.get('info', 0)} compared in part or "
           f"loosely as expected, {counts.get('differ', 0)} differ, {counts.get('none', 0)} without a manual "
@@ -413,8 +371,7 @@ def main():
     if o.plain:
         print(f"outputs of plain vs adc ({o.plain_tol:g} relative, elementwise): {plain_counts['same']} functions "
               f"bit-identical, {plain_counts['ok']} within tolerance, {plain_counts['differ']} differ  ")
-    print(f"time: build {built - start:.0f} s, output check {checked - built:.0f} s, "
-          f"timed runs {time.time() - checked:.0f} s")
+    ab.print_times(start, built, checked)
     shown = [fn for fn in UNLIKE if any(l.split("[")[0] == fn for ev in evals for l in labels.get(ev, []))]
     if shown:
         print()
