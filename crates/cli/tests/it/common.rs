@@ -51,8 +51,13 @@ pub fn stderr(o: &Output) -> String {
 }
 
 /// `adc compile STEM.ad` with a header, then `cc` with `main_c`; returns
-/// the header and the linked program's run.
-pub fn compile_and_link(stem: &str, ad_src: &str, main_c: &str) -> (String, Output) {
+/// the header and the linked program's run, or None (the test is skipped)
+/// when there is no C compiler.
+pub fn compile_and_link(stem: &str, ad_src: &str, main_c: &str) -> Option<(String, Output)> {
+    if !have_cc() {
+        eprintln!("skipping: no C compiler");
+        return None;
+    }
     let lib = scratch(&format!("{stem}.ad"), ad_src);
     let dir = lib.parent().unwrap().to_path_buf();
     let obj = dir.join(format!("{stem}.o"));
@@ -79,10 +84,8 @@ pub fn compile_and_link(stem: &str, ad_src: &str, main_c: &str) -> (String, Outp
         String::from_utf8_lossy(&cc.stderr)
     );
     let header = std::fs::read_to_string(&hdr).expect("header");
-    (
-        header,
-        Command::new(&exe).output().expect("run linked program"),
-    )
+    let run = Command::new(&exe).output().expect("run linked program");
+    Some((header, run))
 }
 
 pub fn have_cc() -> bool {
@@ -91,13 +94,4 @@ pub fn have_cc() -> bool {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false)
-}
-
-/// True, after saying the test is skipped, when there is no C compiler.
-pub fn no_cc() -> bool {
-    let missing = !have_cc();
-    if missing {
-        eprintln!("skipping: no C compiler");
-    }
-    missing
 }

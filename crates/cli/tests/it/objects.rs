@@ -1,14 +1,11 @@
 //! `adc compile` objects linked with a C compiler: the C ABI, runtime
 //! errors, the tape spare kept between calls, `print` without host code.
 
-use crate::common::{compile, compile_and_link, no_cc, run_entry, scratch, stderr, stdout};
+use crate::common::{compile, compile_and_link, run_entry, scratch, stderr, stdout};
 
 #[test]
 fn compiled_object_links_with_c() {
-    if no_cc() {
-        return;
-    }
-    let (_, run) = compile_and_link(
+    let Some((_, run)) = compile_and_link(
         "kern",
         "double dot(double[] a, double[] b) { double s = 0.0; for (int i = 0; i < len(a); i++) s += a[i] * b[i]; return s; }
 (double, double, double) three(double x) { return (x, 2.0 * x, exp(x)); }
@@ -30,7 +27,9 @@ int main(void) {
     return 0;
 }
 "#,
-    );
+    ) else {
+        return;
+    };
     assert_eq!(stdout(&run), "32 1 2 2.718282 2.5 42 42 0.5 3.5\n");
     assert_eq!(
         run.status.code(),
@@ -51,10 +50,7 @@ int main(void) {
 /// callee's store through the missing pointer corrupted memory).
 #[test]
 fn externs_returning_tuples_use_the_c_struct_abi() {
-    if no_cc() {
-        return;
-    }
-    let (_, run) = compile_and_link(
+    let Some((_, run)) = compile_and_link(
         "tuples",
         "extern (float, float) eff(float x);
 extern (bool, bool) ebb(bool x);
@@ -87,7 +83,9 @@ dib trip(double x) { dib r = { 2.0 * x, 42, true }; return r; }
 ddd three(double x) { ddd r = { x, 2.0 * x, 4.0 * x }; return r; }
 int main(void) { printf("%g\n", g()); return 0; }
 "#,
-    );
+    ) else {
+        return;
+    };
     assert_eq!(
         stdout(&run),
         "1.5 2.5 true false 1.5 2.5 3.0 42 true 1.0 2.0 4.0\n7\n",
@@ -101,10 +99,7 @@ int main(void) { printf("%g\n", g()); return 0; }
 /// give the gradient a hand-written reverse loop gives.
 #[test]
 fn object_tape_spare_reused_across_calls() {
-    if no_cc() {
-        return;
-    }
-    let (_, run) = compile_and_link(
+    let Some((_, run)) = compile_and_link(
         "spare",
         "[autodiff_reverse(dg, Duplicated, ActiveOnly)]
 double g(double[] x) {
@@ -141,7 +136,9 @@ int main(void) {
     return 0;
 }
 "#,
-    );
+    ) else {
+        return;
+    };
     assert_eq!(stdout(&run), "11111\n", "{}", stderr(&run));
 }
 
@@ -152,10 +149,7 @@ int main(void) {
 /// faulted the whole tape in again (9,766 minor faults a call).
 #[test]
 fn object_tape_spare_keeps_the_tape_not_the_deferred_list() {
-    if no_cc() {
-        return;
-    }
-    let (_, run) = compile_and_link(
+    let Some((_, run)) = compile_and_link(
         "spare_list",
         "[autodiff_reverse(dg, Duplicated, Const, ActiveOnly)]
 double g(double[] x, int m) {
@@ -182,7 +176,9 @@ int main(void) {
     return 0;
 }
 "#,
-    );
+    ) else {
+        return;
+    };
     let out = stdout(&run);
     assert!(out.starts_with("kept "), "{out}{}", stderr(&run));
 }
@@ -191,9 +187,6 @@ int main(void) {
 /// prints what `adc run` prints, after what the C program printed first.
 #[test]
 fn print_in_object_files_matches_adc_run() {
-    if no_cc() {
-        return;
-    }
     let source = "double f(double x, float y, int n, bool b) {
     print(x, y, n, b);
     print(1.0, 0.1, 1e-7, 1e16, 123456789.0, -0.0, 1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0, 2.5e-300);
@@ -204,14 +197,16 @@ fn print_in_object_files_matches_adc_run() {
     return x;
 }
 ";
-    let (_, linked) = compile_and_link(
+    let Some((_, linked)) = compile_and_link(
         "printing",
         source,
         r#"#include <stdio.h>
 #include "printing.h"
 int main(void) { printf("before\n"); f(0.30000000000000004, 2.5f, -17, true); printf("after\n"); return 0; }
 "#,
-    );
+    ) else {
+        return;
+    };
     let p = scratch("printing_run.ad", source);
     let o = run_entry(&p, "f", "[0.30000000000000004, 2.5, -17, true]", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -233,9 +228,6 @@ int main(void) { printf("before\n"); f(0.30000000000000004, 2.5f, -17, true); pr
 /// stays local, so a C program with its own `main` links.
 #[test]
 fn headers_compile_strictly_whatever_the_names() {
-    if no_cc() {
-        return;
-    }
     let src = "double class(double new, double this, double[] int_len) { return new * this + int_len[0]; }
 double h(double x, double[] x_len, int NULL) { return x + x_len[0] + double(NULL); }
 (double, double) h_result(double x) { return (x, 2.0 * x); }
@@ -246,11 +238,13 @@ double linux(double unix, double i386) { return unix + i386; }
 double u(double _B, double __x, double _, double __, double B) { return _B + __x + _ + __ + B; }
 (double, double) _Q(double x) { return (x, x); }
 double main() { return 1.0; }";
-    let (header, run) = compile_and_link(
+    let Some((header, run)) = compile_and_link(
         "keywords",
         src,
         "#include <stdio.h>\n#include \"keywords.h\"\nint main(void) { double a[1] = {0.5}; h_result_result r = h_result(1.5); g_result s = g(1.0, 2.0);\nprintf(\"%g %g %g %g %g %g\\n\", class(2.0, 3.0, a, 1), h(1.0, a, 1, 2), r._1, s._0 + s._1, virtual(4.0), N(7.0)); \n#undef linux\n printf(\"%g\\n\", linux(1.0, 2.0)); return 0; }\n",
-    );
+    ) else {
+        return;
+    };
     assert_eq!(
         String::from_utf8_lossy(&run.stdout).trim(),
         "6.5 3.5 3 3 -4 7\n3",
@@ -365,10 +359,7 @@ double f(double[] a, int k) {
 /// them in compressed sparse rows; the sweep's set helper is internal.
 #[test]
 fn sparse_jacobian_from_c() {
-    if no_cc() {
-        return;
-    }
-    let (header, run) = compile_and_link(
+    let Some((header, run)) = compile_and_link(
         "sparse",
         "[jacobian(jdiffs, sparse)]
 void diffs(double[] x, out double[] y) {
@@ -393,7 +384,9 @@ int main(void) {
     return 0;
 }
 "#,
-    );
+    ) else {
+        return;
+    };
     assert!(!header.contains("__adc_set_union"), "{header}");
     assert_eq!(
         stdout(&run),
