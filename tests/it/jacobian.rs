@@ -5,7 +5,7 @@
 //! activities, and the errors; the automatic chunk width.
 
 use crate::support::{arg_floats, arr, d, jit, number};
-use adc::{ArgValue, CallError, Constant, JitModule};
+use adc::{ArgValue, ArrayValue, CallError, Constant, JitModule};
 
 /// `g`: 1 + 1 + 35 + 4 = 41 columns (`x`, `y`, `a`, `u`: two chunks of
 /// the width chosen, 32; eleven of 4 in `jg4`), 7 rows (the result, `y`,
@@ -250,6 +250,7 @@ double f(double[] x, out double[] y, inout double[] c, inout int n) {
 fn a_bad_width_is_e0308() {
     for attr in [
         "jacobian(jf, width = 0)",
+        "jacobian(jf, width = 1)",
         "jacobian(jf, width = 65)",
         "jacobian(jf, width = 2, width = 2)",
         "jacobian(jf, width = K)",
@@ -339,6 +340,12 @@ void f(double[] a, double[] b, out double[] c) {
         products.replace("[jacobian(jf)]", "[jacobian(jf, width = W)]")
     );
     assert_eq!(chunk_width(&named, "jf"), 2);
+    // A `const int` is its value, as for `width` on a derivative attribute.
+    let computed = format!(
+        "const int W = 4 + 4;\n{}",
+        products.replace("[jacobian(jf)]", "[jacobian(jf, width = W)]")
+    );
+    assert_eq!(chunk_width(&computed, "jf"), 8);
     let unseen = "[autodiff_forward(tg, Dual, DualOnly)]
 double g(double x) { return x * x; }
 [jacobian(jf)]
@@ -346,4 +353,65 @@ void f(double[] a, out double[] c) {
     for (int i = 0; i < len(c); i++) c[i] = a[i] * a[i] + tg(a[i], 1.0);
 }";
     assert_eq!(chunk_width(unseen, "jf"), 32);
+}
+
+/// `F` may read what it wrote to an `out` array: the Jacobian runs `F`'s
+/// code once per chunk (of columns or rows, dense or sparse), and each run
+/// starts from the arguments `F` was given, so `F`'s writes happen once.
+#[test]
+fn an_out_array_that_f_reads_is_written_once() {
+    let body = "void f(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) { y[i] += x[i] * x[i]; }
+}";
+    // By rows, a dense Jacobian needs a float result: its row comes first.
+    let with_result = "double f(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) { y[i] += x[i] * x[i]; }
+    return 0.0;
+}";
+    for attr in [
+        "jacobian(jd, forward)",
+        "jacobian(jd, forward, width = 2)",
+        "jacobian(jd, reverse)",
+        "jacobian(jd, sparse)",
+        "jacobian(jd, sparse, forward)",
+        "jacobian(jd, sparse, reverse)",
+    ] {
+        let result_row = usize::from(attr == "jacobian(jd, reverse)");
+        let f = if result_row == 1 { with_result } else { body };
+        let src = format!("[{attr}]\n{f}");
+        let j = adc::compile_jit("t.ad", &src, &adc::CompileOptions::default())
+            .unwrap_or_else(|e| panic!("{attr}: {e}"));
+        let n = 9;
+        let x: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
+        let mut args = vec![
+            ArgValue::Array(ArrayValue::F64(x.clone())),
+            ArgValue::Array(ArrayValue::F64(vec![1.0; n])),
+        ];
+        let sparse = attr.contains("sparse");
+        if sparse {
+            args.push(ArgValue::Array(ArrayValue::F64(vec![0.0; n])));
+            args.push(ArgValue::Array(ArrayValue::I64(vec![0; n])));
+            args.push(ArgValue::Array(ArrayValue::I64(vec![0; n + 1])));
+        } else {
+            args.push(ArgValue::Array(ArrayValue::F64(vec![
+                0.0;
+                (n + result_row) * n
+            ])));
+        }
+        j.call("jd", &mut args)
+            .unwrap_or_else(|e| panic!("{attr}: {e}"));
+        let ArgValue::Array(ArrayValue::F64(y)) = &args[1] else {
+            unreachable!("y is a double array")
+        };
+        for (i, (yi, xi)) in y.iter().zip(&x).enumerate() {
+            assert_eq!(*yi, 1.0 + xi * xi, "{attr}: y[{i}]");
+        }
+        let ArgValue::Array(ArrayValue::F64(jac)) = &args[2] else {
+            unreachable!("the Jacobian is a double array")
+        };
+        for i in 0..n {
+            let at = if sparse { i } else { (i + result_row) * n + i };
+            assert_eq!(jac[at], 2.0 * x[i], "{attr}: d y[{i}] / d x[{i}]");
+        }
+    }
 }

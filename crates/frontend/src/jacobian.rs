@@ -356,7 +356,11 @@ fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request, Diagnostic
     }
     if by == Some(By::Sparse(Force::Rows)) && !sparse_rows::rows_possible(f) {
         return Err(err(
-            format!("`jacobian(..., sparse, reverse)` needs a function with a `double` result or none (its rows go through a reverse derivative); `{}` returns another type", f.name.name),
+            if f.body.is_none() {
+                format!("`jacobian(..., sparse, reverse)` needs a function with a body (its rows go through a reverse derivative); `{}` has none", f.name.name)
+            } else {
+                format!("`jacobian(..., sparse, reverse)` needs a function with a `double` result or none (its rows go through a reverse derivative); `{}` returns another type", f.name.name)
+            },
             reverse_at,
         ));
     }

@@ -68,15 +68,16 @@ pub(crate) fn param_decls(f: &FuncDecl) -> Vec<String> {
         .collect()
 }
 
-/// Declarations saving `F`'s `inout` arguments on entry (`Const` ones
-/// and integers too: each run of `F`'s code writes them), and statements
-/// restoring them before each run (each generator runs `F`'s code once
-/// per chunk, and the last run leaves `F`'s writes).
+/// Declarations saving `F`'s `inout` and `out` arguments on entry
+/// (`Const` ones and integers too: each run of `F`'s code writes them,
+/// and may read what an earlier run wrote), and statements restoring them
+/// before each run (each generator runs `F`'s code once per chunk, and
+/// the last run leaves `F`'s writes).
 pub(crate) fn save_restore(f: &FuncDecl) -> (String, String) {
     let (mut save, mut restore) = (String::new(), String::new());
     for p in &f.params {
         let n = &p.name.name;
-        if p.mode != Mode::Inout {
+        if p.mode == Mode::Value {
             continue;
         }
         let t = type_name(p.ty);

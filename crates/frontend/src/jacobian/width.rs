@@ -54,26 +54,25 @@ impl Work {
 }
 
 /// The width of `width = W` on the attribute: a literal or a `const int`
-/// of the program, from 1 to 64 (E0308 otherwise, as on a derivative
-/// attribute).
+/// of the program, from 2 to 64 (E0308 otherwise, as on a derivative
+/// attribute; one column per run is what `forward` without a width
+/// would be at width 1, which the vector-mode signature does not have).
 pub fn given(value: &AttrArg, span: Span, items: &[Item]) -> Result<u32, Diagnostic> {
     let k = match value {
         AttrArg::Int(k, _) => Some(*k),
-        AttrArg::Ident(id) => items.iter().find_map(|i| match i {
-            Item::Const(c) if c.name.name == id.name && c.ty == BaseType::Int => match c.value.kind
-            {
-                ExprKind::Int(k) => Some(k),
-                _ => None,
-            },
+        AttrArg::Ident(id) => match crate::lower::const_values(items).get(&id.name) {
+            Some(adc_ir::Constant::I64(k)) => Some(*k),
             _ => None,
-        }),
+        },
         AttrArg::Named(..) => None,
     };
     match k {
-        Some(k) if (1..=MAX).contains(&k) => Ok(k as u32),
+        Some(k) if (2..=MAX).contains(&k) => Ok(k as u32),
         _ => Err(Diagnostic::error(
             "E0308",
-            format!("`width` needs a positive integer literal or `const int` up to {MAX}"),
+            format!(
+                "the `width` of a Jacobian needs an integer literal or `const int` from 2 to {MAX}"
+            ),
             span,
         )
         .with_note(

@@ -401,6 +401,22 @@ fn lower_function(
     func
 }
 
+/// The values of the program's global constants, each evaluated as the
+/// lowering does (one that does not evaluate, or is defined twice, is
+/// diagnosed there): for what reads them before lowering, such as a
+/// Jacobian's `width`.
+pub(crate) fn const_values(items: &[Item]) -> BTreeMap<String, Constant> {
+    let mut consts = BTreeMap::new();
+    for item in items {
+        if let Item::Const(c) = item {
+            if let Some(v) = eval_const(&c.value, scalar_of(c.ty), &consts, &mut Vec::new()) {
+                consts.entry(c.name.name.clone()).or_insert(v);
+            }
+        }
+    }
+    consts
+}
+
 /// Evaluates a global constant's initializer at compile time.
 fn eval_const(
     e: &Expr,
