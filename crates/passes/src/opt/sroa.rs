@@ -10,9 +10,19 @@
 //! helpers are inlined and their three-element loops unrolled, every index
 //! is a constant.
 //!
-//! An array passed to a call, viewed, copied, sent along a branch or
-//! indexed by anything but a constant in range stays an array; so does one
-//! used in a loop its `new` is not in (tuned ht's rotation `rot[9]`, made
+//! An array that an edge sends to a block parameter stays an array, unless
+//! it is the only array the parameter may hold (its other edges send
+//! `null` or such parameters: an array made in an arm of an `if`, freed in
+//! the join) and the parameter is only freed or sent on the same way: the
+//! edges then send `null` and the frees go. The parameter may also be
+//! loaded and stored unchecked at constant indices (as reverse sweeps read
+//! an arm's shadow through the join) when the array's `new` is outside
+//! every loop (it runs at most once, so the parameter holds the array the
+//! slots hold): the slots are then made in the entry block and the
+//! parameter's accesses are the array's (a parameter holding `null`
+//! cannot be read: unchecked, that is undefined). An array passed to a
+//! call, viewed, copied, stored or indexed by anything but a constant in
+//! range stays an array; so does one used in a loop its `new` is not in (tuned ht's rotation `rot[9]`, made
 //! once and read for every vertex): its elements would be values live
 //! across the whole loop, and the register pressure cost ht's objective
 //! 40% where the frame's stack array costs a load per use.
@@ -62,6 +72,66 @@ fn candidates(func: &Function) -> BTreeMap<Value, (i64, ScalarType)> {
     out
 }
 
+/// The block parameters that hold one candidate or `null`: each with the
+/// candidate, when every edge sends it the candidate, `null` or such a
+/// parameter, and some edge not `null`.
+fn families(func: &Function, cands: &BTreeMap<Value, (i64, ScalarType)>) -> BTreeMap<Value, Value> {
+    let nulls: BTreeSet<Value> = func
+        .layout
+        .iter()
+        .flat_map(|b| func.dfg.block(*b).insts.iter())
+        .filter(|i| matches!(func.dfg.inst(**i), InstData::ArrayNull))
+        .map(|i| func.dfg.inst_results(*i)[0])
+        .collect();
+    let mut incoming: BTreeMap<Value, Vec<Value>> = BTreeMap::new();
+    for &b in &func.layout {
+        for call in func
+            .terminator(b)
+            .map_or(Vec::new(), |t| func.dfg.inst(t).successors())
+        {
+            for (p, a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
+                incoming.entry(*p).or_default().push(*a);
+            }
+        }
+    }
+    let mut of: BTreeMap<Value, Value> = BTreeMap::new();
+    loop {
+        let before = of.len();
+        for (p, args) in &incoming {
+            if of.contains_key(p) {
+                continue;
+            }
+            let arrays: BTreeSet<Value> = args
+                .iter()
+                .filter(|a| !nulls.contains(a))
+                .map(|a| *of.get(a).unwrap_or(a))
+                .collect();
+            if let [x] = arrays.iter().copied().collect::<Vec<_>>().as_slice() {
+                if cands.contains_key(x) {
+                    of.insert(*p, *x);
+                }
+            }
+        }
+        if of.len() == before {
+            return of;
+        }
+    }
+}
+
+/// The candidates some parameter that holds them is loaded or stored
+/// through (their slots are made in the entry block).
+fn read_through(func: &Function, of: &BTreeMap<Value, Value>) -> BTreeSet<Value> {
+    let mut out = BTreeSet::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            if let InstData::Load { array, .. } | InstData::Store { array, .. } = func.dfg.inst(i) {
+                out.extend(of.get(array));
+            }
+        }
+    }
+    out
+}
+
 /// The headers of the loops each block is in.
 fn loops_of(func: &Function) -> BTreeMap<Block, BTreeSet<Block>> {
     let dom = DomTree::new(func);
@@ -74,15 +144,29 @@ fn loops_of(func: &Function) -> BTreeMap<Block, BTreeSet<Block>> {
     out
 }
 
-/// The candidates some use keeps arrays.
-fn disqualified(func: &Function, cands: &BTreeMap<Value, (i64, ScalarType)>) -> BTreeSet<Value> {
-    let in_range = |array: &Value, index: &Value| {
-        let n = cands[array].0;
+/// The candidates some use keeps arrays; `of` (`families`) gives the
+/// block parameters that stand for a candidate.
+fn disqualified(
+    func: &Function,
+    cands: &BTreeMap<Value, (i64, ScalarType)>,
+    of: &BTreeMap<Value, Value>,
+) -> BTreeSet<Value> {
+    // The candidate an operand stands for: itself, or through a parameter.
+    let array_of = |v: &Value| -> Option<Value> {
+        if cands.contains_key(v) {
+            Some(*v)
+        } else {
+            of.get(v).copied()
+        }
+    };
+    let in_range = |array: Value, index: &Value| {
+        let n = cands[&array].0;
         constant_int(func, *index).is_some_and(|k| (0..n).contains(&k))
     };
     let loops = loops_of(func);
     let none = BTreeSet::new();
     let loops_at = |b: Block| loops.get(&b).unwrap_or(&none);
+    let cyclic = adc_ir::dom::blocks_on_cycles(func);
     let mut made_in: BTreeMap<Value, Block> = BTreeMap::new();
     for &b in &func.layout {
         for &i in &func.dfg.block(b).insts {
@@ -92,38 +176,79 @@ fn disqualified(func: &Function, cands: &BTreeMap<Value, (i64, ScalarType)>) -> 
         }
     }
     let mut bad = BTreeSet::new();
+    // A candidate read through a parameter is made outside every loop.
+    for x in read_through(func, of) {
+        if cyclic.contains(&made_in[&x]) {
+            bad.insert(x);
+        }
+    }
     for &b in &func.layout {
         for &i in &func.dfg.block(b).insts {
+            let data = func.dfg.inst(i);
             // A use in a loop the array's `new` is not in.
-            func.dfg.inst(i).for_each_arg(|a| {
-                if cands.contains_key(&a) && loops_at(made_in[&a]) != loops_at(b) {
-                    bad.insert(a);
+            data.for_each_arg(|a| {
+                if let Some(x) = array_of(&a) {
+                    if loops_at(made_in[&x]) != loops_at(b) {
+                        bad.insert(x);
+                    }
                 }
             });
-            match func.dfg.inst(i) {
-                InstData::Load { array, index, .. } if cands.contains_key(array) => {
-                    if !in_range(array, index) {
-                        bad.insert(*array);
+            // Edges: a candidate, or a parameter of it, goes only to a
+            // parameter of the same candidate.
+            for call in data.successors() {
+                for (p, a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
+                    if let Some(x) = array_of(a) {
+                        if of.get(p) != Some(&x) {
+                            bad.insert(x);
+                        }
+                    }
+                }
+            }
+            let through_param = |a: &Value| !cands.contains_key(a);
+            match data {
+                InstData::Load {
+                    array,
+                    index,
+                    checked,
+                } => {
+                    if let Some(x) = array_of(array) {
+                        if !in_range(x, index) || (*checked && through_param(array)) {
+                            bad.insert(x);
+                        }
                     }
                 }
                 InstData::Store {
                     array,
                     index,
                     value,
-                    ..
-                } if cands.contains_key(array) => {
-                    if !in_range(array, index) {
-                        bad.insert(*array);
+                    checked,
+                } => {
+                    if let Some(x) = array_of(array) {
+                        if !in_range(x, index) || (*checked && through_param(array)) {
+                            bad.insert(x);
+                        }
                     }
-                    bad.insert(*value);
+                    if let Some(x) = array_of(value) {
+                        bad.insert(x);
+                    }
                 }
-                InstData::ArrayLen { .. }
-                | InstData::ArrayFree { .. }
+                InstData::ArrayLen { array } => {
+                    if through_param(array) {
+                        bad.extend(array_of(array));
+                    }
+                }
+                InstData::ArrayFree { .. }
                 | InstData::DeferFree { .. }
                 | InstData::ArrayNew { .. } => (),
-                other => other.for_each_arg(|a| {
-                    bad.insert(a);
-                }),
+                other => {
+                    let mut operands = other.clone();
+                    for call in operands.successors_mut() {
+                        call.args.clear();
+                    }
+                    operands.for_each_arg(|a| {
+                        bad.extend(array_of(&a));
+                    });
+                }
             }
         }
     }
@@ -132,13 +257,22 @@ fn disqualified(func: &Function, cands: &BTreeMap<Value, (i64, ScalarType)>) -> 
 
 pub fn run(func: &mut Function) -> bool {
     let mut cands = candidates(func);
-    let bad = disqualified(func, &cands);
+    let mut of = families(func, &cands);
+    let bad = disqualified(func, &cands, &of);
     cands.retain(|v, _| !bad.contains(v));
+    of.retain(|_, x| cands.contains_key(x));
     if cands.is_empty() {
         return false;
     }
-    // Each array's slots, made where its `new` was, with zero stored.
+    let held: BTreeSet<Value> = of.values().copied().collect();
+    let hoisted = read_through(func, &of);
+    let entry = func.layout[0];
+    // Each array's slots, made where its `new` was (in the entry block for
+    // an array read through a parameter), and zero stored there; a `null`
+    // for the edges of an array a parameter holds.
     let mut slots: BTreeMap<Value, Vec<Value>> = BTreeMap::new();
+    let mut nulls: BTreeMap<Value, Value> = BTreeMap::new();
+    let mut entry_insts: Vec<Inst> = Vec::new();
     for b in func.layout.clone() {
         let old = std::mem::take(&mut func.dfg.block_mut(b).insts);
         let mut insts: Vec<Inst> = Vec::with_capacity(old.len());
@@ -167,29 +301,49 @@ pub fn run(func: &mut Function) -> bool {
                             .dfg
                             .make_inst(InstData::RefStore { ptr: r, value: z }, &[]);
                         func.set_span(st, span);
-                        insts.push(s);
+                        if hoisted.contains(&v) {
+                            entry_insts.push(s);
+                        } else {
+                            insts.push(s);
+                        }
                         insts.push(st);
                         refs.push(r);
+                    }
+                    if held.contains(&v) {
+                        let null = func.dfg.make_inst(InstData::ArrayNull, &[Type::Array(t)]);
+                        func.set_span(null, span);
+                        entry_insts.push(null);
+                        nulls.insert(v, func.dfg.inst_results(null)[0]);
                     }
                     slots.insert(v, refs);
                 }
                 InstData::ArrayFree { array } | InstData::DeferFree { array }
-                    if cands.contains_key(&array) => {}
+                    if cands.contains_key(&array) || of.contains_key(&array) => {}
                 _ => insts.push(i),
             }
         }
         func.dfg.block_mut(b).insts = insts;
     }
-    // Every other use, in place (a `new` dominates its uses, so its slots
-    // exist by now).
+    let rest = std::mem::take(&mut func.dfg.block_mut(entry).insts);
+    entry_insts.extend(rest);
+    func.dfg.block_mut(entry).insts = entry_insts;
+    // Every other use, in place (the slots dominate their uses: made where
+    // the `new` was, which dominates the array's uses, or in the entry).
+    let array_of = |v: &Value| -> Option<Value> {
+        if slots.contains_key(v) {
+            Some(*v)
+        } else {
+            of.get(v).copied()
+        }
+    };
     for b in func.layout.clone() {
         for i in func.dfg.block(b).insts.clone() {
             let slot = |array: &Value, index: &Value, func: &Function| {
                 let k = constant_int(func, *index).expect("checked: a constant index in range");
-                slots[array][k as usize]
+                slots[&array_of(array).expect("checked: a replaced array")][k as usize]
             };
             let new = match func.dfg.inst(i) {
-                InstData::Load { array, index, .. } if slots.contains_key(array) => {
+                InstData::Load { array, index, .. } if array_of(array).is_some() => {
                     InstData::RefLoad {
                         ptr: slot(array, index, func),
                     }
@@ -199,14 +353,30 @@ pub fn run(func: &mut Function) -> bool {
                     index,
                     value,
                     ..
-                } if slots.contains_key(array) => InstData::RefStore {
+                } if array_of(array).is_some() => InstData::RefStore {
                     ptr: slot(array, index, func),
                     value: *value,
                 },
                 InstData::ArrayLen { array } if slots.contains_key(array) => InstData::Const {
                     value: Constant::I64(slots[array].len() as i64),
                 },
-                _ => continue,
+                _ => {
+                    // Edges send `null` for an array a parameter holds.
+                    let mut data = func.dfg.inst(i).clone();
+                    let mut changed = false;
+                    for call in data.successors_mut() {
+                        for a in call.args.iter_mut() {
+                            if let Some(null) = array_of(a).and_then(|x| nulls.get(&x)) {
+                                *a = *null;
+                                changed = true;
+                            }
+                        }
+                    }
+                    if !changed {
+                        continue;
+                    }
+                    data
+                }
             };
             *func.dfg.inst_mut(i) = new;
         }
