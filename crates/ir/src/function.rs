@@ -375,6 +375,32 @@ impl Function {
         }
     }
 
+    /// Every block parameter with the arguments its incoming edges pass, in
+    /// layout order of the edges' blocks.
+    pub fn incoming_args(&self) -> std::collections::BTreeMap<Value, Vec<Value>> {
+        let mut incoming: std::collections::BTreeMap<Value, Vec<Value>> = Default::default();
+        for &b in &self.layout {
+            if let Some(t) = self.terminator(b) {
+                for call in self.dfg.inst(t).successors() {
+                    for (p, a) in self.dfg.block_params(call.block).iter().zip(&call.args) {
+                        incoming.entry(*p).or_default().push(*a);
+                    }
+                }
+            }
+        }
+        incoming
+    }
+
+    /// The results of the `null` instructions (arrays that hold nothing).
+    pub fn null_arrays(&self) -> std::collections::BTreeSet<Value> {
+        self.layout
+            .iter()
+            .flat_map(|b| self.dfg.block(*b).insts.iter())
+            .filter(|i| matches!(self.dfg.inst(**i), InstData::ArrayNull))
+            .map(|i| self.dfg.inst_results(*i)[0])
+            .collect()
+    }
+
     /// Replaces every use of values through `map` (an SSA substitution).
     pub fn substitute(&mut self, map: &dyn Fn(Value) -> Value) {
         for b in self.layout.clone() {

@@ -59,24 +59,9 @@ pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<V
     // freed (before the next `new`, and after the loop): it joins the
     // family of its arrays, whose frees all become no-ops.
     let mut family: BTreeSet<Value> = candidates.keys().copied().collect();
-    let nulls: BTreeSet<Value> = func
-        .layout
-        .iter()
-        .flat_map(|b| func.dfg.block(*b).insts.iter())
-        .filter(|i| matches!(func.dfg.inst(**i), InstData::ArrayNull))
-        .map(|i| func.dfg.inst_results(*i)[0])
-        .collect();
+    let nulls = func.null_arrays();
     // Block parameters with the arguments their edges pass.
-    let mut incoming: BTreeMap<Value, Vec<Value>> = BTreeMap::new();
-    for &b in &func.layout {
-        if let Some(t) = func.terminator(b) {
-            for call in func.dfg.inst(t).successors() {
-                for (p, a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
-                    incoming.entry(*p).or_default().push(*a);
-                }
-            }
-        }
-    }
+    let incoming = func.incoming_args();
     loop {
         let before = family.len();
         for (p, args) in &incoming {

@@ -76,24 +76,8 @@ fn candidates(func: &Function) -> BTreeMap<Value, (i64, ScalarType)> {
 /// candidate, when every edge sends it the candidate, `null` or such a
 /// parameter, and some edge not `null`.
 fn families(func: &Function, cands: &BTreeMap<Value, (i64, ScalarType)>) -> BTreeMap<Value, Value> {
-    let nulls: BTreeSet<Value> = func
-        .layout
-        .iter()
-        .flat_map(|b| func.dfg.block(*b).insts.iter())
-        .filter(|i| matches!(func.dfg.inst(**i), InstData::ArrayNull))
-        .map(|i| func.dfg.inst_results(*i)[0])
-        .collect();
-    let mut incoming: BTreeMap<Value, Vec<Value>> = BTreeMap::new();
-    for &b in &func.layout {
-        for call in func
-            .terminator(b)
-            .map_or(Vec::new(), |t| func.dfg.inst(t).successors())
-        {
-            for (p, a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
-                incoming.entry(*p).or_default().push(*a);
-            }
-        }
-    }
+    let nulls = func.null_arrays();
+    let incoming = func.incoming_args();
     let mut of: BTreeMap<Value, Value> = BTreeMap::new();
     loop {
         let before = of.len();

@@ -40,7 +40,7 @@ use crate::cfg::branch_test;
 use crate::defs::int_const;
 use crate::loops::{counted_loops, CountedLoop, LoopInit};
 use adc_ir::offset::offset_of;
-use adc_ir::{Block, BlockCall, Constant, Function, InstData, Tag, Type, Value};
+use adc_ir::{Block, BlockCall, Constant, Function, Inst, InstData, Tag, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 const MAX_TRIPS: i64 = 8;
@@ -180,25 +180,7 @@ fn plan(func: &Function, lp: &CountedLoop) -> Option<Plan> {
 fn unroll(func: &mut Function, lp: &CountedLoop, p: &Plan) -> BTreeMap<Value, Value> {
     let h = lp.header;
     let params = func.dfg.block_params(h).to_vec();
-    let entry_term = func
-        .terminator(lp.entry)
-        .expect("invariant: verified blocks end in a terminator");
-    let entry_args: Vec<Value> = func
-        .dfg
-        .inst(entry_term)
-        .successors()
-        .into_iter()
-        .find(|c| c.block == h)
-        .map(|c| c.args.clone())
-        .expect("invariant: the entry edge goes to the header");
-    let u = func.dfg.make_block();
-    let pos = func
-        .layout
-        .iter()
-        .position(|b| *b == h)
-        .unwrap_or(func.layout.len());
-    func.layout.insert(pos, u);
-    let mut current: Vec<Value> = entry_args;
+    let (entry_term, mut current, u) = new_block_for(func, lp);
     let body_insts = func.dfg.block(p.body).insts.clone();
     let (last, copied) = body_insts
         .split_last()
@@ -265,14 +247,7 @@ fn unroll(func: &mut Function, lp: &CountedLoop, p: &Plan) -> BTreeMap<Value, Va
     let (span, tag) = (func.span(br), func.tag(br));
     let jump = func.append_inst(u, InstData::Jump { dest: exit }, &[], span);
     func.set_tag(jump, tag);
-    for call in func.dfg.inst_mut(entry_term).successors_mut() {
-        if call.block == h {
-            *call = BlockCall {
-                block: u,
-                args: vec![],
-            };
-        }
-    }
+    redirect_entry(func, entry_term, h, u);
     func.layout.retain(|b| *b != h && *b != p.body);
     map
 }
@@ -301,24 +276,7 @@ fn plan_bottom(func: &Function, lp: &CountedLoop) -> Option<i64> {
 fn unroll_bottom(func: &mut Function, lp: &CountedLoop, trips: i64) -> BTreeMap<Value, Value> {
     let h = lp.header;
     let params = func.dfg.block_params(h).to_vec();
-    let entry_term = func
-        .terminator(lp.entry)
-        .expect("invariant: verified blocks end in a terminator");
-    let mut current: Vec<Value> = func
-        .dfg
-        .inst(entry_term)
-        .successors()
-        .into_iter()
-        .find(|c| c.block == h)
-        .map(|c| c.args.clone())
-        .expect("invariant: the entry edge goes to the header");
-    let u = func.dfg.make_block();
-    let pos = func
-        .layout
-        .iter()
-        .position(|b| *b == h)
-        .unwrap_or(func.layout.len());
-    func.layout.insert(pos, u);
+    let (entry_term, mut current, u) = new_block_for(func, lp);
     let body_insts = func.dfg.block(h).insts.clone();
     let (last, copied) = body_insts
         .split_last()
@@ -355,6 +313,38 @@ fn unroll_bottom(func: &mut Function, lp: &CountedLoop, trips: i64) -> BTreeMap<
     let (span, tag) = (func.span(*last), func.tag(*last));
     let jump = func.append_inst(u, InstData::Jump { dest: exit }, &[], span);
     func.set_tag(jump, tag);
+    redirect_entry(func, entry_term, h, u);
+    func.layout.retain(|b| *b != h);
+    map
+}
+
+/// The new block that takes the loop's entry edge (placed before the
+/// header), with the entry edge's terminator and arguments.
+fn new_block_for(func: &mut Function, lp: &CountedLoop) -> (Inst, Vec<Value>, Block) {
+    let h = lp.header;
+    let entry_term = func
+        .terminator(lp.entry)
+        .expect("invariant: verified blocks end in a terminator");
+    let args: Vec<Value> = func
+        .dfg
+        .inst(entry_term)
+        .successors()
+        .into_iter()
+        .find(|c| c.block == h)
+        .map(|c| c.args.clone())
+        .expect("invariant: the entry edge goes to the header");
+    let u = func.dfg.make_block();
+    let pos = func
+        .layout
+        .iter()
+        .position(|b| *b == h)
+        .unwrap_or(func.layout.len());
+    func.layout.insert(pos, u);
+    (entry_term, args, u)
+}
+
+/// Sends the entry edge (`entry_term`'s edge to `h`) to `u`.
+fn redirect_entry(func: &mut Function, entry_term: Inst, h: Block, u: Block) {
     for call in func.dfg.inst_mut(entry_term).successors_mut() {
         if call.block == h {
             *call = BlockCall {
@@ -363,6 +353,4 @@ fn unroll_bottom(func: &mut Function, lp: &CountedLoop, trips: i64) -> BTreeMap<
             };
         }
     }
-    func.layout.retain(|b| *b != h);
-    map
 }
