@@ -32,6 +32,7 @@ mod sparse_jacobian;
 mod sparse_rows;
 mod split;
 mod stack_arrays;
+mod star_coloring;
 mod tape_reserve;
 mod vector;
 mod version;

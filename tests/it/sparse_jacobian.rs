@@ -502,3 +502,45 @@ void f(double[] x, out double[] y, int k) {
         [vec![0, 1], vec![0, 1, 2], vec![1, 2, 3], vec![2, 3, 4]]
     );
 }
+
+#[test]
+fn a_callee_sweep_returns_no_set_for_a_discarded_result() {
+    // `sets::prune`: the sweep of `total` (a call that stays a call) would
+    // return the set of its sum, one union per term; `f` discards it, so
+    // the sweep returns the empty set.
+    let src = "[checkpoint]
+double total(double[] x) {
+    double s = 0.0;
+    for (int i = 0; i < len(x); i++) { s += x[i] * x[i]; }
+    return s;
+}
+[jacobian(J, sparse)]
+void f(double[] x, out double[] y) {
+    total(x);
+    for (int i = 0; i < len(x); i++) { y[i] = 2.0 * x[i]; }
+}";
+    let mut m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Transpose).expect("stages run");
+    let sweep = m
+        .funcs
+        .iter()
+        .find(|f| f.name.starts_with("__adc_fwd") && f.name.ends_with("s_total"))
+        .unwrap_or_else(|| panic!("no sweep of `total` in\n{m}"));
+    let mut returns = 0;
+    for &b in &sweep.layout {
+        for &i in &sweep.dfg.block(b).insts {
+            if let adc_ir::InstData::Return { args } = sweep.dfg.inst(i) {
+                returns += 1;
+                let last = *args.last().expect("a handle is returned");
+                let zero = matches!(
+                    sweep.dfg.value_def(last),
+                    adc_ir::ValueDef::Result(d, _)
+                        if matches!(sweep.dfg.inst(d), adc_ir::InstData::Const { .. })
+                );
+                assert!(zero, "the result's set is returned:\n{m}");
+            }
+        }
+    }
+    assert!(returns > 0, "no return in\n{m}");
+}

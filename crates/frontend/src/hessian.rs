@@ -17,6 +17,7 @@
 //! array as a read-only one (for its length) and leaves `out` scalars out.
 
 mod sparse;
+mod star;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
@@ -48,7 +49,9 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                     let mut names = vec![name.clone(), h.gradient.clone(), h.gw.clone()];
                     if sparse {
                         text += &sparse::source(f, &name, &ncols(f, &dual));
-                        names.push(format!("{name}_nnz"));
+                        for g in ["_nnz", "__lower", "__star", "__sources"] {
+                            names.push(format!("{name}{g}"));
+                        }
                     } else {
                         text += &hessian_source(f, &h, &dual);
                     }
@@ -272,7 +275,9 @@ fn reverse_attr(f: &FuncDecl, a: &Attr, gradient: &str, dual: &[bool]) -> Attr {
         };
         args.push(ident(act, a.span));
     }
-    args.push(ident("Active", a.span));
+    // The gradient alone: no forward run of `F` for its value (nor, in
+    // the Hessian's forward derivative of it, for that value's tangents).
+    args.push(ident("ActiveOnly", a.span));
     Attr {
         name: Ident {
             name: "autodiff_reverse".into(),
@@ -347,6 +352,17 @@ fn len(p: &ParamDecl) -> String {
     }
 }
 
+/// The one column parameter, when the columns are a single `double`
+/// array whose shadow the gradient can accumulate into `adc_h_g` itself
+/// (zeroed first): no scratch shadow and no copy, in `NAME__gw` and in
+/// every derivative of it (the compressed evaluation's lanes).
+fn direct_column<'a>(f: &'a FuncDecl, dual: &[bool]) -> Option<&'a str> {
+    let mut cols = f.params.iter().zip(dual).filter(|(p, &d)| is_col(p, d));
+    let (p, &d) = cols.next()?;
+    let one = cols.next().is_none() && shadowed(p, d) && p.is_array;
+    (one && p.ty == BaseType::Double).then_some(p.name.name.as_str())
+}
+
 /// The `.ad` text of `NAME__gw`.
 fn gradient_source(f: &FuncDecl, h: &Names, dual: &[bool]) -> String {
     let (mut decls, _) = gw_params(f);
@@ -355,7 +371,8 @@ fn gradient_source(f: &FuncDecl, h: &Names, dual: &[bool]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{stat}void {}({}) {{", h.gw, decls.join(", "));
     let mut call = Vec::new();
-    let mut results = vec!["_adc_h_r".to_string()];
+    let mut results = Vec::new();
+    let direct = direct_column(f, dual);
     for (p, &d) in f.params.iter().zip(dual) {
         let (n, t) = (&p.name.name, type_name(p.ty));
         // A copy of what `F` may write, so that `NAME__gw` writes nothing.
@@ -378,7 +395,13 @@ fn gradient_source(f: &FuncDecl, h: &Names, dual: &[bool]) -> String {
             format!("_adc_h_c_{n}")
         };
         call.push(primal);
-        if shadowed(p, d) {
+        if shadowed(p, d) && direct == Some(n.as_str()) {
+            let _ = writeln!(
+                s,
+                "    for (int adc_h_i = 0; adc_h_i < len({n}); adc_h_i++) adc_h_g[adc_h_i] = 0.0;"
+            );
+            call.push("adc_h_g".into());
+        } else if shadowed(p, d) {
             if p.is_array {
                 let _ = writeln!(s, "    {t} _adc_h_d_{n}[len({n})];");
                 let _ = writeln!(
@@ -392,7 +415,7 @@ fn gradient_source(f: &FuncDecl, h: &Names, dual: &[bool]) -> String {
             call.push(format!("_adc_h_d_{n}"));
         }
         if active(p, d) {
-            results.push(format!("adc_h_a_{n}"));
+            results.push((format!("adc_h_a_{n}"), t));
         }
     }
     let ReturnType::Base(rt) = f.ret else {
@@ -400,10 +423,17 @@ fn gradient_source(f: &FuncDecl, h: &Names, dual: &[bool]) -> String {
     };
     call.push(format!("{}(1)", type_name(rt)));
     let call = format!("{}({})", h.gradient, call.join(", "));
-    if results.len() == 1 {
-        let _ = writeln!(s, "    {} _adc_h_r = {call};", type_name(rt));
-    } else {
-        let _ = writeln!(s, "    auto [{}] = {call};", results.join(", "));
+    match results.as_slice() {
+        [] => {
+            let _ = writeln!(s, "    {call};");
+        }
+        [(r, t)] => {
+            let _ = writeln!(s, "    {t} {r} = {call};");
+        }
+        _ => {
+            let names: Vec<&str> = results.iter().map(|(r, _)| r.as_str()).collect();
+            let _ = writeln!(s, "    auto [{}] = {call};", names.join(", "));
+        }
     }
     // The gradient, one entry per column.
     let mut at = vec!["0".to_string()];
@@ -414,6 +444,8 @@ fn gradient_source(f: &FuncDecl, h: &Names, dual: &[bool]) -> String {
         let (n, off) = (&p.name.name, at.join(" + "));
         if active(p, d) {
             let _ = writeln!(s, "    adc_h_g[{off}] = double(adc_h_a_{n});");
+        } else if direct == Some(n.as_str()) {
+            // The gradient already accumulated into `adc_h_g`.
         } else if p.is_array {
             let _ = writeln!(
                 s,

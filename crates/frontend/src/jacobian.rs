@@ -18,6 +18,7 @@ mod rev;
 pub(crate) mod sparse;
 mod sparse_rows;
 pub mod width;
+mod sparse_helpers;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
@@ -118,6 +119,8 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         format!("{name}__greedy"),
                         format!("{name}__seed"),
                         format!("{name}__scatter"),
+                        format!("{name}__gather"),
+                        format!("{name}__compressed"),
                         format!("{name}__lazy"),
                         pattern,
                     ] {

@@ -49,8 +49,9 @@ pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
     let _ = writeln!(s, "    {call_f};");
     let _ = writeln!(s, "    return adc_s_nnz;");
     let _ = writeln!(s, "}}");
-    // NAME: the sweep, both triangles into scratch rows by `NAME__gj__fill`
-    // (counted first, with stamps of their own), the lower one copied.
+    // NAME: the sweep, both triangles' pattern into scratch rows (counted
+    // first, with stamps of their own), the lower one into `cols` and
+    // `rows`, then the coloring and compressed evaluation into `vals`.
     let mut decl = ps.clone();
     decl.extend([
         "out double[] vals".to_string(),
@@ -59,41 +60,71 @@ pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
     ]);
     let _ = writeln!(s, "{stat}{} {name}({}) {{", type_name(rt), decl.join(", "));
     s += &head;
-    // Short arrays: the runtime error `hessian needs N entries`.
-    let len = crate::lower::SPARSE_HESSIAN_LEN;
     let mut body = "            int adc_s_nnz = 0;\n".to_string();
     body += &sparse::count(&gj, "adc_hs_n", false, Some("adc_s_nr"));
     let _ = write!(
         body,
-        "            double adc_hs_v[adc_s_nnz];
-            int adc_hs_c[adc_s_nnz];
+        "            int adc_hs_c[adc_s_nnz];
             int adc_hs_p[adc_hs_n + 1];
-            {gj}__fill({gw_args}adc_hs_g, adc_hs_v, adc_hs_c, adc_hs_p, adc_s_arena, adc_s_heads);
-            int adc_hs_lower = 0;
-            for (int adc_hs_r = 0; adc_hs_r < adc_hs_n; adc_hs_r++) {{
-                for (int adc_hs_k = adc_hs_p[adc_hs_r]; adc_hs_k < adc_hs_p[adc_hs_r + 1]; adc_hs_k++) {{
-                    if (adc_hs_c[adc_hs_k] <= adc_hs_r) {{ adc_hs_lower += 1; }}
-                }}
+            {gj}__rows(adc_s_heads, adc_s_arena, adc_hs_p, adc_hs_c, adc_s_seen, adc_s_stack);
+            {name}__lower(adc_hs_p, adc_hs_c, vals, cols, rows);
+            int adc_hs_color[adc_hs_n];
+            int adc_hs_k = {gj}__band(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color);
+            if (adc_hs_k == 0) {{ adc_hs_k = {gj}__color(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color); }}
+            int adc_hs_star[adc_hs_n];
+            int adc_hs_s = {name}__star(adc_hs_p, adc_hs_c, adc_hs_k, adc_hs_star);
+            if (adc_hs_s > 0) {{
+                int adc_hs_lane[rows[adc_hs_n]];
+                int adc_hs_from[rows[adc_hs_n]];
+                {name}__sources(adc_hs_p, adc_hs_c, cols, rows, adc_hs_star, adc_hs_lane, adc_hs_from);
+                {gj}__compressed({gw_args}adc_hs_g, vals, cols, rows, adc_hs_star, adc_hs_s, adc_hs_lane, adc_hs_from);
+            }} else {{
+                int adc_hs_lane[0];
+                int adc_hs_from[0];
+                {gj}__compressed({gw_args}adc_hs_g, vals, cols, rows, adc_hs_color, adc_hs_k, adc_hs_lane, adc_hs_from);
             }}
-            {len}(adc_hs_lower, vals);
-            {len}(adc_hs_lower, cols);
-            {len}(adc_hs_n + 1, rows);
-            int adc_hs_q = 0;
-            for (int adc_hs_r = 0; adc_hs_r < adc_hs_n; adc_hs_r++) {{
-                rows[adc_hs_r] = adc_hs_q;
-                for (int adc_hs_k = adc_hs_p[adc_hs_r]; adc_hs_k < adc_hs_p[adc_hs_r + 1]; adc_hs_k++) {{
-                    if (adc_hs_c[adc_hs_k] <= adc_hs_r) {{
-                        vals[adc_hs_q] = adc_hs_v[adc_hs_k];
-                        cols[adc_hs_q] = adc_hs_c[adc_hs_k];
-                        adc_hs_q += 1;
-                    }}
-                }}
-            }}
-            rows[adc_hs_n] = adc_hs_q;
 "
     );
     s += &sweep(&body);
     let _ = writeln!(s, "    return {call_f};");
     let _ = writeln!(s, "}}");
+    s += &lower(name);
+    s += &super::star::source(name, crate::jacobian::sparse::CHUNK);
     s
+}
+
+/// `NAME__lower`: the lower triangle of the pattern `c`/`p` (compressed
+/// rows, both triangles, each row's columns increasing) into `cols` and
+/// `rows`; `vals`, `cols` or `rows` too short for it is the runtime error
+/// `hessian needs N entries`. Out of line (`[checkpoint]`), as the fill's
+/// loops are.
+fn lower(name: &str) -> String {
+    let len = crate::lower::SPARSE_HESSIAN_LEN;
+    format!(
+        "[checkpoint]
+static void {name}__lower(int[] p, int[] c, out double[] vals, out int[] cols, out int[] rows) {{
+    int n = len(p) - 1;
+    int m = 0;
+    for (int r = 0; r < n; r++) {{
+        for (int k = p[r]; k < p[r + 1]; k++) {{
+            if (c[k] <= r) {{ m++; }}
+        }}
+    }}
+    {len}(m, vals);
+    {len}(m, cols);
+    {len}(n + 1, rows);
+    int q = 0;
+    for (int r = 0; r < n; r++) {{
+        rows[r] = q;
+        for (int k = p[r]; k < p[r + 1]; k++) {{
+            if (c[k] <= r) {{
+                cols[q] = c[k];
+                q++;
+            }}
+        }}
+    }}
+    rows[n] = q;
+}}
+"
+    )
 }

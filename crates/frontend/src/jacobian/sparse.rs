@@ -110,8 +110,12 @@ pub(super) fn source(
         let _ = writeln!(s, "    return adc_s_ret;");
     }
     let _ = writeln!(s, "}}");
-    s += &fill(f, name, dual, &l, force);
-    s += &helpers(name);
+    s += &fill(f, name, &l, force);
+    // By rows only, there is no forward derivative to run.
+    if force != Force::Rows {
+        s += &compressed(f, name, dual, &l);
+    }
+    s += &super::sparse_helpers::helpers(name, CHUNK);
     if force != Force::Columns {
         s += &sparse_rows::byrows(f, name, dual, &l);
         s += &sparse_rows::helpers(name);
@@ -260,14 +264,12 @@ fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     s
 }
 
-/// `NAME__fill`: the rows from the sets, the coloring, and the compressed
-/// evaluation; does what `F` does and returns its result. Its loops are
-/// in the helpers of [`helpers`], one loop nest each, out of line.
-fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, force: Force) -> String {
-    let w = CHUNK;
-    let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
+/// `NAME__fill`: the rows from the sets, the coloring, then
+/// [`compressed`]'s evaluation; does what `F` does and returns its
+/// result. Its loops are in the helpers of
+/// [`super::sparse_helpers::helpers`], one loop nest each, out of line.
+fn fill(f: &FuncDecl, name: &str, l: &Layout, force: Force) -> String {
     let ret = ret_type(f);
-    let has_ret = ret != "void";
     let mut s = String::new();
     let mut ps = params(f);
     ps.extend([
@@ -306,6 +308,46 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, force: Force) -> St
             return s;
         }
     }
+    let _ = writeln!(s, "    int adc_s_lane[0];");
+    let _ = writeln!(s, "    int adc_s_from[0];");
+    let args = names(f);
+    let sep = if args.is_empty() { "" } else { ", " };
+    let call = format!(
+        "{name}__compressed({args}{sep}vals, cols, rows, adc_s_color, adc_s_ncolors, adc_s_lane, adc_s_from)"
+    );
+    if ret != "void" {
+        let _ = writeln!(s, "    return {call};");
+    } else {
+        let _ = writeln!(s, "    {call};");
+    }
+    let _ = writeln!(s, "}}");
+    s
+}
+
+/// `NAME__compressed`: the compressed evaluation with the columns'
+/// `color`s (`ncolors` of them), whose entries go to `vals` at the places
+/// of `cols`/`rows`: entry `q` of row `r` is lane `color[cols[q]]` of row
+/// `r` (direct: a Jacobian's coloring, or a Hessian's lower triangle under
+/// it), or, when `lane` is not empty, lane `lane[q]` of row `from[q]` (a
+/// Hessian's star coloring, `crate::hessian::sparse`). Does what `F` does
+/// and returns its result.
+fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
+    let w = CHUNK;
+    let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
+    let ret = ret_type(f);
+    let has_ret = ret != "void";
+    let mut s = String::new();
+    let mut ps = params(f);
+    ps.extend([
+        "out double[] vals".to_string(),
+        "int[] cols".into(),
+        "int[] rows".into(),
+        "int[] adc_s_color".into(),
+        "int adc_s_ncolors".into(),
+        "int[] adc_s_lane".into(),
+        "int[] adc_s_from".into(),
+    ]);
+    let _ = writeln!(s, "static {ret} {name}__compressed({}) {{", ps.join(", "));
     let (save, restore) = save_restore(f);
     s += &save;
     for (p, &d) in f.params.iter().zip(dual) {
@@ -355,7 +397,8 @@ fn fill(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, force: Force) -> St
     let scatter = |s: &mut String, t: &str, at: &str, m: &str| {
         let _ = writeln!(
             s,
-            "        {name}__scatter({t}, {at}, {m}, adc_s_c0, adc_s_ncolors, rows, cols, adc_s_color, vals);"
+            "        if (len(adc_s_lane) > 0) {{ {name}__pick({t}, {at}, {m}, adc_s_c0, adc_s_lane, adc_s_from, vals); }}
+        else {{ {name}__scatter({t}, {at}, {m}, adc_s_c0, adc_s_ncolors, rows, cols, adc_s_color, vals); }}"
         );
     };
     if float_ret {
@@ -401,202 +444,4 @@ pub(crate) fn chunks(
         }
     }
     args
-}
-
-/// The loops of `NAME__fill`, each in its own function: `[checkpoint]`
-/// keeps them out of line (`inline` leaves such functions; nothing
-/// differentiates them), so each loop nest gets the registers to itself.
-///
-/// - `NAME__rows`: the rows from the sets (`heads`, `arena`); returns the
-///   number of entries, of which it writes to `cols` those it has room
-///   for (the caller then fails with `jacobian needs N entries`).
-/// - `NAME__lazy`: appends the set `h` holding union nodes to `dst` from
-///   `q`, increasing (as far as `dst` goes), and returns where it ends: a depth-first walk that
-///   marks the columns met (`seen[c] == stamp`, one stamp per row) and the
-///   nodes visited (`arena[g] == -1 - stamp`, so a node shared by two
-///   paths is walked once), then a scan of the columns between the least
-///   and the greatest met. The walk costs the set's nodes and leaves, the
-///   scan its span of columns.
-/// - `NAME__band`: when the widest span of columns in a row, `K`, needs
-///   no more runs of [`CHUNK`] colors than the longest row (whose columns
-///   all need colors of their own), column `c` gets color `c mod K` (two
-///   columns of one row are less than `K` apart), and returns the number
-///   of colors; otherwise 0. Linear in the rows and columns.
-/// - `NAME__color`: otherwise, the columns' rows, `crow[cp[c] .. cp[c + 1]]`
-///   (counts, then prefix sums make `cp[c + 1]` where column c's rows start, and filling
-///   `crow` moves it to where they end), then `NAME__greedy`.
-/// - `NAME__greedy`: greedy distance-2 coloring of the items `j` (the
-///   columns; the rows, given the transposed pattern) in natural order,
-///   item `j`'s neighbours `oi[op[j] .. op[j + 1]]` and a neighbour's
-///   items `ii[ip[g] .. ip[g + 1]]`, increasing; returns the number of
-///   colors. Only the items before `j` are colored when `j` is, so each
-///   neighbour's items are scanned up to `j` (which it holds, so the scan
-///   needs no other bound). `forbid[k] == j + 1` marks color `k` taken for
-///   `j`, so the fresh zeros need no setting.
-/// - `NAME__seed`: lane `color(c) - c0` of each column `c` of a parameter
-///   (`m` columns from `at`) is 1.
-/// - `NAME__scatter`: entry `q` of row `r` (`m` rows from `at`) is lane
-///   `color(cols[q]) - c0` of the row's tangent `t`; when one run covers
-///   all the colors every lane is there.
-fn helpers(name: &str) -> String {
-    let w = CHUNK;
-    let len_check = crate::lower::SPARSE_LEN;
-    format!(
-        "[checkpoint]
-static int {name}__rows(int[] heads, inout int[] arena, out int[] rows, out int[] cols, inout int[] seen, inout int[] stack) {{
-    int nr = len(heads);
-    {len_check}(nr + 1, rows);
-    int q = 0;
-    for (int r = 0; r < nr; r++) {{
-        rows[r] = q;
-        int at = heads[r];
-        if (at < 0) {{
-            if (q < len(cols)) {{ cols[q] = -1 - at; }}
-            q++;
-        }} else if (at > 0) {{
-            int m = arena[at];
-            if (m > 0) {{
-                for (int k = 1; k <= m; k++) {{
-                    if (q < len(cols)) {{ cols[q] = arena[at + k]; }}
-                    q++;
-                }}
-            }} else {{
-                q = {name}__lazy(at, r + 1, arena, seen, stack, cols, q);
-            }}
-        }}
-    }}
-    rows[nr] = q;
-    return q;
-}}
-[checkpoint]
-static int {name}__lazy(int h, int stamp, inout int[] arena, inout int[] seen, inout int[] stack, inout int[] dst, int q) {{
-    int lo = len(seen);
-    int hi = -1;
-    stack[0] = h;
-    int sp = 1;
-    while (sp > 0) {{
-        sp--;
-        int g = stack[sp];
-        if (g < 0) {{
-            int c = -1 - g;
-            if (seen[c] != stamp) {{
-                seen[c] = stamp;
-                if (c < lo) {{ lo = c; }}
-                if (c > hi) {{ hi = c; }}
-            }}
-        }} else if (g > 0) {{
-            int n = arena[g];
-            if (n > 0) {{
-                for (int k = 1; k <= n; k++) {{
-                    int c = arena[g + k];
-                    if (seen[c] != stamp) {{
-                        seen[c] = stamp;
-                        if (c < lo) {{ lo = c; }}
-                        if (c > hi) {{ hi = c; }}
-                    }}
-                }}
-            }} else if (n != -1 - stamp) {{
-                arena[g] = -1 - stamp;
-                stack[sp] = arena[g + 1];
-                stack[sp + 1] = arena[g + 2];
-                sp += 2;
-            }}
-        }}
-    }}
-    for (int c = lo; c <= hi; c++) {{
-        if (seen[c] == stamp) {{
-            if (q < len(dst)) {{ dst[q] = c; }}
-            q++;
-        }}
-    }}
-    return q;
-}}
-[checkpoint]
-static int {name}__band(int nr, int[] rows, int[] cols, out int[] color) {{
-    int span = 1;
-    int most = 1;
-    for (int r = 0; r < nr; r++) {{
-        int lo = rows[r];
-        int hi = rows[r + 1];
-        if (hi > lo) {{
-            int s = cols[hi - 1] - cols[lo] + 1;
-            if (s > span) {{ span = s; }}
-            if (hi - lo > most) {{ most = hi - lo; }}
-        }}
-    }}
-    if ((span + {w} - 1) / {w} > (most + {w} - 1) / {w}) {{ return 0; }}
-    int k = 0;
-    for (int c = 0; c < len(color); c++) {{
-        color[c] = k;
-        k++;
-        if (k == span) {{ k = 0; }}
-    }}
-    if (span > len(color)) {{ return len(color); }}
-    return span;
-}}
-[checkpoint]
-static int {name}__color(int nr, int[] rows, int[] cols, out int[] color) {{
-    int nc = len(color);
-    int cp[nc + 2];
-    for (int p = 0; p < rows[nr]; p++) {{ cp[cols[p] + 2] += 1; }}
-    for (int c = 2; c < nc + 2; c++) {{ cp[c] += cp[c - 1]; }}
-    int crow[rows[nr]];
-    for (int r = 0; r < nr; r++) {{
-        for (int p = rows[r]; p < rows[r + 1]; p++) {{
-            int c = cols[p] + 1;
-            int at = cp[c];
-            crow[at] = r;
-            cp[c] = at + 1;
-        }}
-    }}
-    return {name}__greedy(cp, crow, rows, cols, color);
-}}
-[checkpoint]
-static int {name}__greedy(int[] op, int[] oi, int[] ip, int[] ii, out int[] color) {{
-    int n = len(color);
-    int forbid[n + 1];
-    int ncolors = 0;
-    for (int j = 0; j < n; j++) {{
-        for (int p = op[j]; p < op[j + 1]; p++) {{
-            int o = ip[oi[p]];
-            int c = ii[o];
-            while (c < j) {{
-                forbid[color[c]] = j + 1;
-                o++;
-                c = ii[o];
-            }}
-        }}
-        int k = 0;
-        while (forbid[k] == j + 1) {{ k++; }}
-        color[j] = k;
-        if (k >= ncolors) {{ ncolors = k + 1; }}
-    }}
-    return ncolors;
-}}
-[checkpoint]
-static void {name}__seed(inout double[] t, int at, int m, int c0, int[] color) {{
-    for (int i = 0; i < m; i++) {{
-        int k = color[at + i] - c0;
-        if (k >= 0 && k < {w}) {{ t[k * m + i] = 1.0; }}
-    }}
-}}
-[checkpoint]
-static void {name}__scatter(double[] t, int at, int m, int c0, int ncolors, int[] rows, int[] cols, int[] color, out double[] vals) {{
-    if (ncolors <= {w}) {{
-        for (int i = 0; i < m; i++) {{
-            for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
-                vals[q] = t[color[cols[q]] * m + i];
-            }}
-        }}
-    }} else {{
-        for (int i = 0; i < m; i++) {{
-            for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
-                int k = color[cols[q]] - c0;
-                if (k >= 0 && k < {w}) {{ vals[q] = t[k * m + i]; }}
-            }}
-        }}
-    }}
-}}
-"
-    )
 }

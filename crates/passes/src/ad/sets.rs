@@ -532,10 +532,10 @@ fn is_internal_sweep(name: &str) -> bool {
 
 /// After every derivative is generated: the float results of internal
 /// sweeps that no call reads become zero (an empty set), and set unions
-/// whose handle nothing observable needs go. A sparse Hessian's sweep runs
-/// over the reverse derivative and discards the set of its primal result,
-/// which for a sum over all inputs grows one union per term: without this,
-/// quadratic in the number of inputs. Repeated while a caller's pruning
+/// whose handle nothing observable needs go. A caller that discards a
+/// callee's result (a sum over all inputs, whose set grows one union per
+/// term) then pays nothing for it: without this, quadratic in the number
+/// of inputs. Repeated while a caller's pruning
 /// leaves results of its own callees unread.
 ///
 /// Assumes: `run` rewrote every sweep. Guarantees: each sweep's handles

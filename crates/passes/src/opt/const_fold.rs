@@ -146,6 +146,18 @@ fn identity(func: &Function, inst: Inst) -> Option<Identity> {
             };
             Some(Identity::Becomes(InstData::Binary { op, args: [a, b] }))
         }
+        // `mulz c, x` is zero only where `c` is: for a finite nonzero `c`,
+        // never (a constant seed of one, `specialize`).
+        (BinaryOp::MulZ, Some(c), _) if is_one(c) => Some(Identity::Same(b)),
+        (BinaryOp::MulZ, Some(c), _) if is_finite(c) && !is_zero(c) => {
+            Some(Identity::Becomes(InstData::Binary {
+                op: BinaryOp::Mul,
+                args: [a, b],
+            }))
+        }
+        // `x * 1.0` is `x` for every float `x`.
+        (BinaryOp::Mul, _, Some(c)) if is_one(c) => Some(Identity::Same(a)),
+        (BinaryOp::Mul, Some(c), _) if is_one(c) => Some(Identity::Same(b)),
         (BinaryOp::Mul, Some(c), _) | (BinaryOp::Mul, _, Some(c)) if is_two(c) => {
             let x = if ca.is_some_and(is_two) { b } else { a };
             Some(Identity::Becomes(InstData::Binary {
@@ -192,6 +204,10 @@ fn is_finite(c: Constant) -> bool {
 
 fn is_zero(c: Constant) -> bool {
     matches!(c, Constant::F64(x) if x == 0.0) || matches!(c, Constant::F32(x) if x == 0.0)
+}
+
+fn is_one(c: Constant) -> bool {
+    matches!(c, Constant::F64(x) if x == 1.0) || matches!(c, Constant::F32(x) if x == 1.0)
 }
 
 fn is_two(c: Constant) -> bool {

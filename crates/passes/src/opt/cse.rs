@@ -1,6 +1,7 @@
 //! Common-subexpression elimination over the dominator tree: a pure
 //! instruction identical to one whose block dominates it (and that comes
-//! first when in the same block) is replaced by the earlier result.
+//! first when in the same block) is replaced by the earlier result;
+//! `add a, b` and `mul a, b` are identical to `add b, a` and `mul b, a`.
 //!
 //! A depth-first walk of the dominator tree keeps the instructions of the
 //! blocks on the current path in scope (a scoped table, popped when the
@@ -11,7 +12,7 @@
 
 use crate::rewrite::substitute;
 use adc_ir::dom::dominators;
-use adc_ir::{Block, Constant, Function, InstData, Type, Value};
+use adc_ir::{BinaryOp, Block, Constant, Function, InstData, Type, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 
@@ -94,6 +95,15 @@ pub fn run(func: &mut Function) -> bool {
                 continue;
             }
             data.map_args(|v| *map.get(&v).unwrap_or(&v));
+            // `add` and `mul` commute (on floats too, bit for bit but for
+            // a NaN's payload): one key for both orders.
+            if let InstData::Binary {
+                op: BinaryOp::Add | BinaryOp::Mul,
+                args,
+            } = &mut data
+            {
+                args.sort();
+            }
             let result = func.dfg.inst_results(inst)[0];
             let key = Key {
                 ty: func.dfg.value_type(result),

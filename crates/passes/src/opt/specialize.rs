@@ -1,7 +1,8 @@
 //! `specialize`: a call that stays a call, with constant integer or `bool`
-//! arguments, calls a clone of its callee with those arguments made
-//! constants inside, so that `const-fold` and `unroll` can finish its
-//! loops there: `mat_mult(4, 4, p, a, b, c)` of a 4x4 by 4xp product gets
+//! arguments (or `double`s 0, 1 and -1: a derivative's seed, a sign),
+//! calls a clone of its callee with those arguments made constants
+//! inside, so that `const-fold` and `unroll` can finish its loops there
+//! (and its strong zeros and tests of the seed): `mat_mult(4, 4, p, a, b, c)` of a 4x4 by 4xp product gets
 //! `__adc_spec_mat_mult_n4_m4`, whose inner products of length 4 become
 //! straight-line code. Generated derivatives are callees like any other
 //! (`__adc_fwdcccdcd_mat_mult`, a vector-mode `__adc_fwd..._w8_...`): the
@@ -14,7 +15,7 @@
 //! function; the late passes (`unroll`) see the clones with the others.
 //!
 //! Pattern: `call @f(.., c, ..)` where the argument `c` is a `const` of
-//! type `i64` or `bool` in the caller and `f`'s parameter is used in its
+//! type `i64` or `bool`, or an `f64` 0, 1 or -1, in the caller and `f`'s parameter is used in its
 //! body; `f` has a body of at most `MAX_CALLEE_INSTS` instructions, is not
 //! the caller, and its body has no tape instructions (`tape.push`,
 //! `tape.pop`, `tape.read`, `defer.free`: split mode's halves stay as the
@@ -26,9 +27,9 @@
 //! clone stays as it is.
 //!
 //! The clone: a copy of `f` named `__adc_spec_F_PARAMVALUE..` (a negative
-//! value's `-` written `m`), `static`, without derivative request, custom
-//! derivative or `[checkpoint]`, with the same signature (the call keeps
-//! its arguments); its entry block starts with a `const` per specialised
+//! value's `-` written `m`, a double's value followed by `f`), `static`,
+//! without derivative request, custom derivative or `[checkpoint]`, with
+//! the same signature (the call keeps its arguments); its entry block starts with a `const` per specialised
 //! parameter, which every use of the parameter takes instead.
 //!
 //! Assumes: verified input; every derivative generated (no bodiless
@@ -58,7 +59,8 @@ pub struct Budget {
     insts: usize,
 }
 
-/// A clone's constants: (parameter index, value; `bool`s as 0 and 1).
+/// A clone's constants: (parameter index, value; `bool`s as 0 and 1,
+/// `f64`s as their bits).
 type Key = (FuncId, Vec<(usize, i64)>);
 
 /// Specialises the calls in `callers` (every function with a body when
@@ -161,7 +163,7 @@ fn cloneable(module: &Module, f: &Function) -> bool {
         })
 }
 
-/// Per parameter: an `i64` or `bool` the body uses.
+/// Per parameter: an `i64`, `bool` or `f64` the body uses.
 fn used_params(f: &Function) -> Vec<bool> {
     let counts = use_counts(f);
     let Some(entry) = f.entry_block() else {
@@ -170,11 +172,15 @@ fn used_params(f: &Function) -> Vec<bool> {
     f.dfg
         .block_params(entry)
         .iter()
-        .map(|p| matches!(f.dfg.value_type(*p), Type::I64 | Type::BOOL) && counts[p.index()] > 0)
+        .map(|p| {
+            matches!(f.dfg.value_type(*p), Type::I64 | Type::BOOL | Type::F64)
+                && counts[p.index()] > 0
+        })
         .collect()
 }
 
-/// The `i64` or `bool` constant `v` is (`bool`s as 0 and 1).
+/// The `i64` or `bool` constant `v` is (`bool`s as 0 and 1), or the bits
+/// of the `f64` 0, 1 or -1 it is.
 fn scalar_const(f: &Function, v: Value) -> Option<i64> {
     let ValueDef::Result(inst, 0) = f.dfg.value_def(v) else {
         return None;
@@ -186,6 +192,11 @@ fn scalar_const(f: &Function, v: Value) -> Option<i64> {
         InstData::Const {
             value: Constant::Bool(b),
         } => Some(i64::from(*b)),
+        // A seed or a sign: what `const-fold` finishes (`mulz` by one,
+        // comparisons with zero); other doubles would only multiply.
+        InstData::Const {
+            value: Constant::F64(x),
+        } if [0.0, 1.0, -1.0].contains(x) => Some(x.to_bits() as i64),
         _ => None,
     }
 }
@@ -196,7 +207,13 @@ fn clone(module: &Module, (callee, consts): &Key) -> Function {
     let mut f = src.clone();
     let mut name = format!("__adc_spec_{}", src.name);
     for (k, c) in consts {
-        let value = c.to_string().replace('-', "m");
+        let float = src.params[*k].ty == Type::F64;
+        let value = if float {
+            format!("{}f", f64::from_bits(*c as u64))
+        } else {
+            c.to_string()
+        };
+        let value = value.replace('-', "m");
         name.push_str(&format!("_{}{value}", src.params[*k].name));
     }
     // Names are unique (another clone with the same name, of a callee
@@ -222,6 +239,8 @@ fn clone(module: &Module, (callee, consts): &Key) -> Function {
         let ty = f.dfg.value_type(p);
         let value = if ty == Type::BOOL {
             Constant::Bool(*c != 0)
+        } else if ty == Type::F64 {
+            Constant::F64(f64::from_bits(*c as u64))
         } else {
             Constant::I64(*c)
         };
