@@ -16,9 +16,9 @@ mod elements_source;
 pub(crate) mod layout;
 mod rev;
 pub(crate) mod sparse;
+mod sparse_helpers;
 mod sparse_rows;
 pub mod width;
-mod sparse_helpers;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
@@ -119,7 +119,7 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         format!("{name}__greedy"),
                         format!("{name}__seed"),
                         format!("{name}__scatter"),
-                        format!("{name}__gather"),
+                        format!("{name}__pick"),
                         format!("{name}__compressed"),
                         format!("{name}__lazy"),
                         pattern,
