@@ -124,5 +124,12 @@ fn misuse_of_the_modes_is_e0309() {
             .err()
             .unwrap_or_else(|| panic!("{attr} compiles"));
         assert_eq!(e.diagnostics[0].code, "E0309", "{attr}: {e}");
+        if attr.contains("sideways") {
+            // The message lists every option there is.
+            let msg = &e.diagnostics[0].message;
+            for option in ["`forward`", "`reverse`", "`sparse`", "`width = W`"] {
+                assert!(msg.contains(option), "{msg}");
+            }
+        }
     }
 }

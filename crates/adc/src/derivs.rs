@@ -285,13 +285,15 @@ pub fn jacobian_shape(
     (rows, cols)
 }
 
-/// The Jacobian `jac` (row-major, `cols` columns) as JSON rows.
-pub fn jacobian_json(jac: &[f64], cols: usize) -> String {
-    let rows: Vec<String> = jac
-        .chunks(cols.max(1))
+/// The Jacobian `jac` (row-major, `rows` x `cols`) as JSON rows: `rows`
+/// lists, each of `cols` numbers (a row with no columns is `[]`).
+pub fn jacobian_json(jac: &[f64], rows: usize, cols: usize) -> String {
+    let rows: Vec<String> = (0..rows)
         .map(|r| {
-            let xs: Vec<String> = r
+            let xs: Vec<String> = jac
                 .iter()
+                .skip(r * cols)
+                .take(cols)
                 .map(|x| crate::json::scalar_json(Constant::F64(*x)))
                 .collect();
             format!("[{}]", xs.join(", "))

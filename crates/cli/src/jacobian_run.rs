@@ -84,7 +84,7 @@ impl Run<'_> {
             return usage_error(&format!("internal error: no {key}"));
         };
         let result_text = json::result_json(&result);
-        let jac_text = jacobian_json(&jac, cols);
+        let jac_text = jacobian_json(&jac, rows, cols);
         if self.json {
             let args: Vec<String> = values.iter().map(json::arg_json).collect();
             println!(

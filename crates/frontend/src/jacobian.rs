@@ -310,7 +310,7 @@ fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request, Diagnostic
             }
             other => {
                 return Err(err(
-                    format!("`{other}` is not an activity (`Const`, `Dual`, one per parameter) nor an option (`forward`, `reverse`) of `jacobian`"),
+                    format!("`{other}` is not an activity (`Const`, `Dual`, one per parameter) nor an option (`forward`, `reverse`, `sparse`, `width = W`) of `jacobian`"),
                     id.span,
                 ))
             }

@@ -1,7 +1,7 @@
 //! What `adc run` reads and prints for values: `--args` numbers read
 //! exactly, a tuple's tangent with one entry per element (docs/cli.md).
 
-use crate::common::{adc, scratch, stderr, stdout};
+use crate::common::{adc, run_entry, scratch, stderr, stdout};
 
 /// `--args` numbers are read to the nearest double, as literals are: the
 /// JSON reader's default (fast, not correctly rounded) parse gave the
@@ -143,4 +143,19 @@ void p(double r, double t, out double[] xy) {
             );
         }
     }
+}
+
+/// `--jacobian` prints one list per row even when there are no columns: a
+/// float result of integer parameters is one row of nothing, `[[]]`.
+#[test]
+fn jacobian_rows_without_columns_stay_rows() {
+    let p = scratch(
+        "jac_no_cols.ad",
+        "double twice(int n) { return 2.0 * n; }\n",
+    );
+    let o = run_entry(&p, "twice", "[3]", &["--jacobian", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\"jacobian\": [[]]"), "{}", stdout(&o));
+    let o = run_entry(&p, "twice", "[3]", &["--jacobian"]);
+    assert!(stdout(&o).contains("jacobian: [[]]"), "{}", stdout(&o));
 }
