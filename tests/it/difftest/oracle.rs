@@ -19,6 +19,9 @@
 use super::gen::{Program, Rng};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
 use std::cell::RefCell;
+
+/// The module after every stage of the pipeline, for the interpreter.
+type Snapshots = Vec<(adc::Stage, adc_ir::Module)>;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 #[derive(Debug, Clone)]
@@ -198,12 +201,10 @@ pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome
     }
 }
 
-fn run(
-    src: &str,
-    second: bool,
-    (jacobian, hessian, sparse, sparse_hessian): (bool, bool, bool, bool),
-    pts: &[(f64, f64, Vec<f64>)],
-) -> Result<Outcome, Fail> {
+/// The program compiled for the JIT and, when the interpreter oracle is
+/// on, the module after every stage (one run of the pipeline). A compile
+/// error fails, keyed by its code and message without value numbers.
+fn compile(src: &str) -> Result<(JitModule, Option<Snapshots>), Fail> {
     // The interpreter runs the module after every stage (at the first
     // usable point), the JIT the last of them: one run of the pipeline.
     let compiled = if interp_enabled() {
@@ -212,8 +213,8 @@ fn run(
     } else {
         adc::compile_jit("difftest.ad", src, &adc::CompileOptions::default()).map(|j| (j, None))
     };
-    let (j, snapshots) = match compiled {
-        Ok(c) => c,
+    match compiled {
+        Ok(c) => Ok(c),
         Err(e) => {
             // Group by code and message, without value numbers.
             let key = e.diagnostics.first().map_or("?".to_string(), |d| {
@@ -231,9 +232,91 @@ fn run(
                     m.chars().take(60).collect::<String>()
                 )
             });
-            return fail(&key, e.rendered);
+            fail(&key, e.rendered)
         }
+    }
+}
+
+/// (f) Vector mode: the width-3 forward derivative `f_vec` on the first,
+/// the last unit and the random direction at once, against the width-1
+/// tangents of each.
+fn check_vector(
+    j: &JitModule,
+    (x, y, a): (f64, f64, &[f64]),
+    p0: f64,
+    dirs: &[Vec<f64>],
+    tangents: &[f64],
+    grad: &[f64],
+) -> Result<(), Fail> {
+    // (f) vector mode: the first, the last unit and the random
+    // direction at once.
+    let picks = [0, dirs.len() - 2, dirs.len() - 1];
+    let lane = |k: usize| -> Vec<f64> { picks.iter().map(|&p| dirs[p][k]).collect() };
+    let ta: Vec<f64> = picks.iter().flat_map(|&p| dirs[p][2..].to_vec()).collect();
+    let mut vargs = [
+        s(x),
+        arr(&lane(0)),
+        s(y),
+        arr(&lane(1)),
+        arr(a),
+        arr(&ta),
+        arr(&[0.0; 3]),
+    ];
+    let pv = call(j, "f_vec", &mut vargs)?;
+    let ArgValue::Array(ArrayValue::F64(t_ret)) = &vargs[6] else {
+        unreachable!()
     };
+    for (k, &p) in picks.iter().enumerate() {
+        let scale: f64 = grad.iter().zip(&dirs[p]).map(|(g, v)| (g * v).abs()).sum();
+        if !close(pv[0], p0, 1e-12, 0.0) || !close(t_ret[k], tangents[p], 1e-11, scale) {
+            return fail(
+                "vector",
+                format!(
+                    "at x={x:?} y={y:?} a={a:?}\ndirection {:?}\nwidth 3: primal {:?}, lane {k} {:?}; width 1: primal {p0:?}, tangent {:?}",
+                    dirs[p], pv[0], t_ret[k], tangents[p]
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// (b) The forward tangent `tv` along `v` against central differences of
+/// `f` at two step sizes: `Ok(false)` when the differences disagree (a
+/// branch flips), unchecked.
+fn check_fd(
+    f: &dyn Fn(f64, f64, &[f64]) -> Result<f64, Fail>,
+    (x, y, a): (f64, f64, &[f64]),
+    v: &[f64],
+    tv: f64,
+) -> Result<bool, Fail> {
+    let fd = |h: f64| -> Result<f64, Fail> {
+        let ap: Vec<f64> = a.iter().zip(&v[2..]).map(|(a, v)| a + h * v).collect();
+        let am: Vec<f64> = a.iter().zip(&v[2..]).map(|(a, v)| a - h * v).collect();
+        Ok((f(x + h * v[0], y + h * v[1], &ap)? - f(x - h * v[0], y - h * v[1], &am)?) / (2.0 * h))
+    };
+    let (fd1, fd2) = (fd(1e-4)?, fd(1e-5)?);
+    if !close(fd1, fd2, 1e-6, 0.0) || !fd1.is_finite() {
+        return Ok(false);
+    }
+    if !close(tv, fd2, 1e-5, 0.0) {
+        return fail(
+            "fd",
+            format!(
+                "at x={x:?} y={y:?} a={a:?}\ndirection {v:?}\nforward tangent {tv:?}\ncentral differences {fd1:?} (h=1e-4), {fd2:?} (h=1e-5)"
+            ),
+        );
+    }
+    Ok(true)
+}
+
+fn run(
+    src: &str,
+    second: bool,
+    (jacobian, hessian, sparse, sparse_hessian): (bool, bool, bool, bool),
+    pts: &[(f64, f64, Vec<f64>)],
+) -> Result<Outcome, Fail> {
+    let (j, snapshots) = compile(src)?;
     let (mut fd_checked, mut fd_skipped, mut interp_checked) = (0, 0, 0);
     let mut interp_done = false;
     for (x, y, a) in pts {
@@ -294,36 +377,7 @@ fn run(
             }
             tv = t;
         }
-        // (f) vector mode: the first, the last unit and the random
-        // direction at once.
-        let picks = [0, dirs.len() - 2, dirs.len() - 1];
-        let lane = |k: usize| -> Vec<f64> { picks.iter().map(|&p| dirs[p][k]).collect() };
-        let ta: Vec<f64> = picks.iter().flat_map(|&p| dirs[p][2..].to_vec()).collect();
-        let mut vargs = [
-            s(x),
-            arr(&lane(0)),
-            s(y),
-            arr(&lane(1)),
-            arr(a),
-            arr(&ta),
-            arr(&[0.0; 3]),
-        ];
-        let pv = call(&j, "f_vec", &mut vargs)?;
-        let ArgValue::Array(ArrayValue::F64(t_ret)) = &vargs[6] else {
-            unreachable!()
-        };
-        for (k, &p) in picks.iter().enumerate() {
-            let scale: f64 = grad.iter().zip(&dirs[p]).map(|(g, v)| (g * v).abs()).sum();
-            if !close(pv[0], p0, 1e-12, 0.0) || !close(t_ret[k], tangents[p], 1e-11, scale) {
-                return fail(
-                    "vector",
-                    format!(
-                        "at x={x:?} y={y:?} a={a:?}\ndirection {:?}\nwidth 3: primal {:?}, lane {k} {:?}; width 1: primal {p0:?}, tangent {:?}",
-                        dirs[p], pv[0], t_ret[k], tangents[p]
-                    ),
-                );
-            }
-        }
+        check_vector(&j, (x, y, a), p0, &dirs, &tangents, &grad)?;
         // (g) the dense Jacobian of a function of several rows.
         if jacobian {
             let usable = super::jacobian::check(&j, x, y, a)?;
@@ -343,28 +397,11 @@ fn run(
             super::hessian::check(&j, (x, y, a), p0, &mut fd_checked, &mut fd_skipped)?;
         }
         // (b) forward against central differences along the random direction.
-        let v = dirs.last().unwrap();
-        let fd = |h: f64| -> Result<f64, Fail> {
-            let ap: Vec<f64> = a.iter().zip(&v[2..]).map(|(a, v)| a + h * v).collect();
-            let am: Vec<f64> = a.iter().zip(&v[2..]).map(|(a, v)| a - h * v).collect();
-            Ok(
-                (f(x + h * v[0], y + h * v[1], &ap)? - f(x - h * v[0], y - h * v[1], &am)?)
-                    / (2.0 * h),
-            )
-        };
-        let (fd1, fd2) = (fd(1e-4)?, fd(1e-5)?);
-        if !close(fd1, fd2, 1e-6, 0.0) || !fd1.is_finite() {
-            fd_skipped += 1;
-        } else {
+        let v = dirs.last().unwrap(); // (dirs ends with the random direction)
+        if check_fd(&f, (x, y, a), v, tv)? {
             fd_checked += 1;
-            if !close(tv, fd2, 1e-5, 0.0) {
-                return fail(
-                    "fd",
-                    format!(
-                        "at x={x:?} y={y:?} a={a:?}\ndirection {v:?}\nforward tangent {tv:?}\ncentral differences {fd1:?} (h=1e-4), {fd2:?} (h=1e-5)"
-                    ),
-                );
-            }
+        } else {
+            fd_skipped += 1;
         }
         let second_values = if second {
             Some(check_second(
