@@ -14,6 +14,7 @@ mod elements;
 mod elements_masks;
 mod elements_source;
 pub(crate) mod layout;
+mod request;
 mod rev;
 pub(crate) mod sparse;
 mod sparse_helpers;
@@ -23,6 +24,7 @@ pub mod width;
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::Span;
+use request::{request, By, Request};
 use rev::has_float_result;
 use sparse_rows::Force;
 use std::fmt::Write;
@@ -37,9 +39,7 @@ pub struct Generated {
 /// functions to append (parsed), and the generated names with their
 /// attributes' spans. Errors (E0309) go to `diags`.
 pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Vec<Generated>) {
-    let mut text = String::new();
-    let mut generated = Vec::new();
-    let mut outlined = Vec::new();
+    let mut out = Expansion::default();
     let all = items.to_vec();
     for item in items.iter_mut() {
         let Item::Func(f) = item else { continue };
@@ -51,129 +51,20 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
             }
             match request(f, &a, &all) {
                 Ok((name, dual, Some(By::Sparse(force)), _)) => {
-                    let cols = format!("{name}__columns");
-                    let pattern = format!("{name}__pattern");
-                    // `forward` or `reverse` forces a coloring: no element path.
-                    let forced = force != Force::Auto;
-                    let force = match force {
-                        Force::Auto if !sparse_rows::rows_possible(f) => Force::Columns,
-                        force => force,
-                    };
-                    if force != Force::Rows {
-                        f.attrs
-                            .push(forward_attr(f, &a, &cols, &dual, Some(sparse::CHUNK)));
-                        generated.push(Generated {
-                            name: cols.clone(),
-                            span: a.span,
-                        });
-                    }
-                    f.attrs.push(forward_attr(f, &a, &pattern, &dual, None));
-                    if force != Force::Columns {
-                        let rev = format!("{name}__reverse");
-                        let attr = rev::reverse_attr(f, &a, &rev, &dual, sparse::CHUNK);
-                        match sparse_rows::reversed(f, &name) {
-                            Some(copy) => {
-                                outlined.push(sparse_rows::void_copy(f, &name, attr));
-                                generated.push(Generated {
-                                    name: copy,
-                                    span: a.span,
-                                });
-                            }
-                            None => f.attrs.push(attr),
-                        }
-                        for g in sparse_rows::names(&name) {
-                            generated.push(Generated {
-                                name: g,
-                                span: a.span,
-                            });
-                        }
-                    }
-                    let plan = if forced {
-                        None
-                    } else {
-                        elements::plan(&all, f, &dual)
-                    };
-                    let colored = format!("{name}__colored");
-                    let entry = plan.as_ref().map(|_| colored.as_str());
-                    text += &sparse::source(f, &name, &dual, entry, force);
-                    if let Some(plan) = &plan {
-                        text += &elements_source::source(f, &name, &dual, plan, &colored);
-                        let (items, names) =
-                            elements_source::outlined(f, &name, &dual, plan, a.span);
-                        outlined.extend(items);
-                        for g in names.into_iter().chain([format!("{name}__elems"), colored]) {
-                            generated.push(Generated {
-                                name: g,
-                                span: a.span,
-                            });
-                        }
-                    }
-                    for g in [
-                        name.clone(),
-                        format!("{name}_nnz"),
-                        format!("{name}__deps"),
-                        format!("{name}__fill"),
-                        format!("{name}__rows"),
-                        format!("{name}__band"),
-                        format!("{name}__color"),
-                        format!("{name}__greedy"),
-                        format!("{name}__seed"),
-                        format!("{name}__scatter"),
-                        format!("{name}__pick"),
-                        format!("{name}__compressed"),
-                        format!("{name}__lazy"),
-                        pattern,
-                    ] {
-                        generated.push(Generated {
-                            name: g,
-                            span: a.span,
-                        });
-                    }
+                    expand_sparse(f, &a, &all, (name, dual, force), &mut out)
                 }
                 Ok((name, dual, by, width)) => {
-                    let mut names = vec![name.clone()];
-                    // Reverse mode, or both and a choice at each call.
-                    let by = match by {
-                        None if !has_float_result(f) => Some(By::Columns),
-                        by => by,
-                    };
-                    if by != Some(By::Columns) {
-                        let rows = format!("{name}__rows");
-                        f.attrs
-                            .push(rev::reverse_attr(f, &a, &rows, &dual, rev::CHUNK));
-                        let to = if by.is_none() {
-                            format!("{name}__rev")
-                        } else {
-                            name.clone()
-                        };
-                        text += &rev::source(f, &to, &rows, &dual);
-                        names.extend([rows, to]);
-                    }
-                    if by != Some(By::Rows) {
-                        let cols = format!("{name}__columns");
-                        let w = width.unwrap_or_else(|| width::choose(&all, f, &dual));
-                        f.attrs.push(forward_attr(f, &a, &cols, &dual, Some(w)));
-                        let to = if by.is_none() {
-                            format!("{name}__fwd")
-                        } else {
-                            name.clone()
-                        };
-                        text += &source(f, &to, &cols, &dual, w);
-                        names.extend([cols, to]);
-                    }
-                    if by.is_none() {
-                        text += &rev::dispatch(f, &name, &dual);
-                    }
-                    names.sort();
-                    names.dedup();
-                    for name in names {
-                        generated.push(Generated { name, span: a.span });
-                    }
+                    expand_dense(f, &a, &all, (name, dual, by, width), &mut out)
                 }
                 Err(d) => diags.push(d),
             }
         }
     }
+    let Expansion {
+        text,
+        generated,
+        outlined,
+    } = out;
     if text.is_empty() {
         return (outlined, generated);
     }
@@ -190,6 +81,154 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
         ));
     }
     (extra, generated)
+}
+
+/// What [`expand`] makes: the generated source, the names it defines
+/// (with the attribute's span) and items made directly (outlined copies).
+#[derive(Default)]
+struct Expansion {
+    text: String,
+    generated: Vec<Generated>,
+    outlined: Vec<Item>,
+}
+
+/// A sparse Jacobian `[jacobian(name, sparse)]` of `f` (`dual`: its
+/// parameters' activity; `force`: the side asked for): the attributes of
+/// its derivatives on `f`, its source and outlined pieces into `out`.
+fn expand_sparse(
+    f: &mut FuncDecl,
+    a: &Attr,
+    all: &[Item],
+    (name, dual, force): (String, Vec<bool>, Force),
+    out: &mut Expansion,
+) {
+    let cols = format!("{name}__columns");
+    let pattern = format!("{name}__pattern");
+    // `forward` or `reverse` forces a coloring: no element path.
+    let forced = force != Force::Auto;
+    let force = match force {
+        Force::Auto if !sparse_rows::rows_possible(f) => Force::Columns,
+        force => force,
+    };
+    if force != Force::Rows {
+        f.attrs
+            .push(forward_attr(f, a, &cols, &dual, Some(sparse::CHUNK)));
+        out.generated.push(Generated {
+            name: cols.clone(),
+            span: a.span,
+        });
+    }
+    f.attrs.push(forward_attr(f, a, &pattern, &dual, None));
+    if force != Force::Columns {
+        let rev = format!("{name}__reverse");
+        let attr = rev::reverse_attr(f, a, &rev, &dual, sparse::CHUNK);
+        match sparse_rows::reversed(f, &name) {
+            Some(copy) => {
+                out.outlined.push(sparse_rows::void_copy(f, &name, attr));
+                out.generated.push(Generated {
+                    name: copy,
+                    span: a.span,
+                });
+            }
+            None => f.attrs.push(attr),
+        }
+        for g in sparse_rows::names(&name) {
+            out.generated.push(Generated {
+                name: g,
+                span: a.span,
+            });
+        }
+    }
+    let plan = if forced {
+        None
+    } else {
+        elements::plan(all, f, &dual)
+    };
+    let colored = format!("{name}__colored");
+    let entry = plan.as_ref().map(|_| colored.as_str());
+    out.text += &sparse::source(f, &name, &dual, entry, force);
+    if let Some(plan) = &plan {
+        out.text += &elements_source::source(f, &name, &dual, plan, &colored);
+        let (items, names) = elements_source::outlined(f, &name, &dual, plan, a.span);
+        out.outlined.extend(items);
+        for g in names.into_iter().chain([format!("{name}__elems"), colored]) {
+            out.generated.push(Generated {
+                name: g,
+                span: a.span,
+            });
+        }
+    }
+    for g in [
+        name.clone(),
+        format!("{name}_nnz"),
+        format!("{name}__deps"),
+        format!("{name}__fill"),
+        format!("{name}__rows"),
+        format!("{name}__band"),
+        format!("{name}__color"),
+        format!("{name}__greedy"),
+        format!("{name}__seed"),
+        format!("{name}__scatter"),
+        format!("{name}__pick"),
+        format!("{name}__compressed"),
+        format!("{name}__lazy"),
+        pattern,
+    ] {
+        out.generated.push(Generated {
+            name: g,
+            span: a.span,
+        });
+    }
+}
+
+/// A dense Jacobian of `f`: by columns (a forward vector derivative in
+/// chunks of `width`, or the chosen width), by rows, or both and a choice
+/// at each call when `by` is `None`.
+fn expand_dense(
+    f: &mut FuncDecl,
+    a: &Attr,
+    all: &[Item],
+    (name, dual, by, width): Request,
+    out: &mut Expansion,
+) {
+    let mut names = vec![name.clone()];
+    // Reverse mode, or both and a choice at each call.
+    let by = match by {
+        None if !has_float_result(f) => Some(By::Columns),
+        by => by,
+    };
+    if by != Some(By::Columns) {
+        let rows = format!("{name}__rows");
+        f.attrs
+            .push(rev::reverse_attr(f, a, &rows, &dual, rev::CHUNK));
+        let to = if by.is_none() {
+            format!("{name}__rev")
+        } else {
+            name.clone()
+        };
+        out.text += &rev::source(f, &to, &rows, &dual);
+        names.extend([rows, to]);
+    }
+    if by != Some(By::Rows) {
+        let cols = format!("{name}__columns");
+        let w = width.unwrap_or_else(|| width::choose(all, f, &dual));
+        f.attrs.push(forward_attr(f, a, &cols, &dual, Some(w)));
+        let to = if by.is_none() {
+            format!("{name}__fwd")
+        } else {
+            name.clone()
+        };
+        out.text += &source(f, &to, &cols, &dual, w);
+        names.extend([cols, to]);
+    }
+    if by.is_none() {
+        out.text += &rev::dispatch(f, &name, &dual);
+    }
+    names.sort();
+    names.dedup();
+    for name in names {
+        out.generated.push(Generated { name, span: a.span });
+    }
 }
 
 /// `source` with `[jacobian(name)]` put before the function `of` (the
@@ -231,196 +270,8 @@ pub(crate) fn is_float(t: BaseType) -> bool {
     matches!(t, BaseType::Double | BaseType::Float)
 }
 
-fn err(message: String, span: Span) -> Diagnostic {
-    Diagnostic::error("E0309", message, span)
-}
-
 /// `forward` (by columns), `reverse` (by rows) or `sparse` (with
 /// `forward` or `reverse`, forcing columns or rows).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum By {
-    Columns,
-    Rows,
-    Sparse(Force),
-}
-
-/// The generated name, whether each parameter is `Dual` (a float one not
-/// made `Const`), the mode asked for and the chunk width given.
-type Request = (String, Vec<bool>, Option<By>, Option<u32>);
-
-/// The attribute `a` on `f` read (`items`: the program, for a width given
-/// as a `const int`).
-fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request, Diagnostic> {
-    let args = a.args.clone().unwrap_or_default();
-    let Some(AttrArg::Ident(name)) = args.first() else {
-        return Err(err(
-            "`jacobian` needs the generated function's name first".into(),
-            a.span,
-        ));
-    };
-    if let Some(d) = crate::lower::reserved_function_name(&name.name, true) {
-        return Err(err(d, name.span));
-    }
-    let mut acts = Vec::new();
-    let mut by = None;
-    let mut reverse_at = a.span;
-    let mut width = None;
-    for arg in &args[1..] {
-        if let AttrArg::Named(id, value, span) = arg {
-            if id.name != "width" {
-                return Err(err(
-                    format!(
-                        "unknown option `{}` of `jacobian` (its option is `width`)",
-                        id.name
-                    ),
-                    id.span,
-                ));
-            }
-            if width.is_some() {
-                return Err(Diagnostic::error("E0308", "`width` is given twice", *span));
-            }
-            width = Some((width::given(value, *span, items)?, *span));
-            continue;
-        }
-        let AttrArg::Ident(id) = arg else {
-            return Err(err("expected an activity or `forward`".into(), a.span));
-        };
-        match id.name.as_str() {
-            "Const" | "Dual" if acts.len() < f.params.len() => acts.push(id.name == "Dual"),
-            "forward" if by.is_none() => by = Some(By::Columns),
-            "forward" if by == Some(By::Sparse(Force::Auto)) => {
-                by = Some(By::Sparse(Force::Columns))
-            }
-            "sparse" if by.is_none() => by = Some(By::Sparse(Force::Auto)),
-            "sparse" if by == Some(By::Columns) => by = Some(By::Sparse(Force::Columns)),
-            "sparse" if by == Some(By::Rows) => by = Some(By::Sparse(Force::Rows)),
-            "reverse" if by == Some(By::Sparse(Force::Auto)) => {
-                reverse_at = id.span;
-                by = Some(By::Sparse(Force::Rows))
-            }
-            "reverse" if by.is_none() => {
-                reverse_at = id.span;
-                by = Some(By::Rows)
-            }
-            "forward" | "reverse" | "sparse" => {
-                return Err(err(
-                    "give `forward`, `reverse` and `sparse` at most once each, and not both `forward` and `reverse` (with `sparse`, they force columns or rows)".into(),
-                    id.span,
-                ))
-            }
-            other => {
-                return Err(err(
-                    format!("`{other}` is not an activity (`Const`, `Dual`, one per parameter) nor an option (`forward`, `reverse`, `sparse`, `width = W`) of `jacobian`"),
-                    id.span,
-                ))
-            }
-        }
-    }
-    if !acts.is_empty() && acts.len() != f.params.len() {
-        return Err(err(
-            format!(
-                "`{}` has {} parameters: give an activity for each, or none",
-                f.name.name,
-                f.params.len()
-            ),
-            a.span,
-        ));
-    }
-    if acts.is_empty() {
-        acts = vec![true; f.params.len()];
-    }
-    if let (Some(by @ (By::Rows | By::Sparse(_))), Some((_, span))) = (by, width) {
-        let what = if by == By::Rows { "reverse" } else { "sparse" };
-        return Err(err(
-            format!("`width` sets the chunk of columns of a dense Jacobian; with `{what}` it is not supported yet"),
-            span,
-        ));
-    }
-    let dual: Vec<bool> = f
-        .params
-        .iter()
-        .zip(&acts)
-        .map(|(p, d)| *d && is_float(p.ty))
-        .collect();
-    if matches!(f.ret, ReturnType::Tuple(_)) {
-        return Err(err(
-            format!(
-                "`jacobian` on `{}`, which returns a tuple, is not supported yet",
-                f.name.name
-            ),
-            a.span,
-        ));
-    }
-    if by == Some(By::Rows) && !has_float_result(f) {
-        return Err(err(
-            format!("`jacobian(..., reverse)` needs a function with a `float` or `double` result; `{}` has none", f.name.name),
-            reverse_at,
-        ));
-    }
-    if by == Some(By::Sparse(Force::Rows)) && !sparse_rows::rows_possible(f) {
-        return Err(err(
-            if f.body.is_none() {
-                format!("`jacobian(..., sparse, reverse)` needs a function with a body (its rows go through a reverse derivative); `{}` has none", f.name.name)
-            } else {
-                format!("`jacobian(..., sparse, reverse)` needs a function with a `double` result or none (its rows go through a reverse derivative); `{}` returns another type", f.name.name)
-            },
-            reverse_at,
-        ));
-    }
-    let sparse = matches!(by, Some(By::Sparse(_)));
-    let own: &[&str] = if sparse {
-        &["vals", "cols", "rows"]
-    } else {
-        &["jac"]
-    };
-    if let Some(p) = f
-        .params
-        .iter()
-        .find(|p| own.contains(&p.name.name.as_str()))
-    {
-        return Err(err(
-            format!(
-                "`{}` has a parameter `{}`, the name of one of the Jacobian's parameters",
-                f.name.name, p.name.name
-            ),
-            a.span,
-        ));
-    }
-    let single = |t: BaseType| t == BaseType::Float;
-    if sparse
-        && (matches!(f.ret, ReturnType::Base(t) if single(t))
-            || f.params.iter().zip(&dual).any(|(p, d)| *d && single(p.ty)))
-    {
-        return Err(err(
-            format!(
-                "a sparse Jacobian of `{}`, which has `float` inputs or outputs, is not supported yet: use `double`",
-                f.name.name
-            ),
-            a.span,
-        ));
-    }
-    if sparse && !has_float_output(f, &dual) {
-        return Err(err(
-            format!(
-                "a sparse Jacobian of `{}`, which has no floating output (a float result, or an `out` or `inout` float parameter not made `Const`)",
-                f.name.name
-            ),
-            a.span,
-        ));
-    }
-    Ok((name.name.clone(), dual, by, width.map(|w| w.0)))
-}
-
-/// Whether `f` has a row: a float result, or an `out`/`inout` float
-/// parameter that is `Dual`.
-fn has_float_output(f: &FuncDecl, dual: &[bool]) -> bool {
-    matches!(f.ret, ReturnType::Base(t) if is_float(t))
-        || f.params
-            .iter()
-            .zip(dual)
-            .any(|(p, d)| *d && p.mode != Mode::Value)
-}
-
 /// `[autodiff_forward(COLS, ..., width = W)]` for `f`; without a width,
 /// the dependency sweep (`__adc_sets`, the result `DualOnly`).
 fn forward_attr(f: &FuncDecl, a: &Attr, cols: &str, dual: &[bool], width: Option<u32>) -> Attr {
