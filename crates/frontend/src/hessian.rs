@@ -21,6 +21,7 @@ mod star;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
+use crate::jacobian::request::{duals, has_single_float, own_names_free};
 use crate::jacobian::{is_float, type_name, Generated};
 use adc_ir::Span;
 use std::fmt::Write;
@@ -170,19 +171,7 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
             }
         }
     }
-    if !acts.is_empty() && acts.len() != f.params.len() {
-        return Err(err(
-            format!(
-                "`{}` has {} parameters: give an activity for each, or none",
-                f.name.name,
-                f.params.len()
-            ),
-            a.span,
-        ));
-    }
-    if acts.is_empty() {
-        acts = vec![true; f.params.len()];
-    }
+    let dual = duals(f, acts, a.span, "E0310")?;
     if f.body.is_none() {
         return Err(err(
             format!("`hessian` on `{}`, which has no body", f.name.name),
@@ -203,32 +192,10 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
     } else {
         &["hess"]
     };
-    if let Some(p) = f
-        .params
-        .iter()
-        .find(|p| outs.contains(&p.name.name.as_str()))
-    {
-        return Err(err(
-            format!(
-                "`{}` has a parameter `{}`, the name of one of the Hessian's parameters",
-                f.name.name, p.name.name
-            ),
-            a.span,
-        ));
-    }
-    let dual: Vec<bool> = f
-        .params
-        .iter()
-        .zip(&acts)
-        .map(|(p, d)| *d && is_float(p.ty))
-        .collect();
+    own_names_free(f, outs, "Hessian", a.span, "E0310")?;
     // The dependency sweep of a sparse Jacobian keeps set handles in
     // doubles (crate::jacobian refuses `float` there, E0309).
-    let single = |t: BaseType| t == BaseType::Float;
-    if sparse
-        && (matches!(f.ret, ReturnType::Base(t) if single(t))
-            || f.params.iter().zip(&dual).any(|(p, d)| *d && single(p.ty)))
-    {
+    if sparse && has_single_float(f, &dual) {
         return Err(err(
             format!(
                 "a sparse Hessian of `{}`, which has a `float` result or parameter not made `Const`, is not supported yet: use `double`",

@@ -14,7 +14,7 @@ mod elements;
 mod elements_masks;
 mod elements_source;
 pub(crate) mod layout;
-mod request;
+pub(crate) mod request;
 mod rev;
 pub(crate) mod sparse;
 mod sparse_helpers;

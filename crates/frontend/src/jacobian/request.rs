@@ -104,20 +104,8 @@ pub(super) fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request,
     if let Some(d) = crate::lower::reserved_function_name(&name.name, true) {
         return Err(err(d, name.span));
     }
-    let (mut acts, by, reverse_at, width) = read_options(f, a, &args[1..], items)?;
-    if !acts.is_empty() && acts.len() != f.params.len() {
-        return Err(err(
-            format!(
-                "`{}` has {} parameters: give an activity for each, or none",
-                f.name.name,
-                f.params.len()
-            ),
-            a.span,
-        ));
-    }
-    if acts.is_empty() {
-        acts = vec![true; f.params.len()];
-    }
+    let (acts, by, reverse_at, width) = read_options(f, a, &args[1..], items)?;
+    let dual = duals(f, acts, a.span, "E0309")?;
     if let (Some(by @ (By::Rows | By::Sparse(_))), Some((_, span))) = (by, width) {
         let what = if by == By::Rows { "reverse" } else { "sparse" };
         return Err(err(
@@ -125,12 +113,6 @@ pub(super) fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request,
             span,
         ));
     }
-    let dual: Vec<bool> = f
-        .params
-        .iter()
-        .zip(&acts)
-        .map(|(p, d)| *d && is_float(p.ty))
-        .collect();
     if matches!(f.ret, ReturnType::Tuple(_)) {
         return Err(err(
             format!(
@@ -162,24 +144,8 @@ pub(super) fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request,
     } else {
         &["jac"]
     };
-    if let Some(p) = f
-        .params
-        .iter()
-        .find(|p| own.contains(&p.name.name.as_str()))
-    {
-        return Err(err(
-            format!(
-                "`{}` has a parameter `{}`, the name of one of the Jacobian's parameters",
-                f.name.name, p.name.name
-            ),
-            a.span,
-        ));
-    }
-    let single = |t: BaseType| t == BaseType::Float;
-    if sparse
-        && (matches!(f.ret, ReturnType::Base(t) if single(t))
-            || f.params.iter().zip(&dual).any(|(p, d)| *d && single(p.ty)))
-    {
+    own_names_free(f, own, "Jacobian", a.span, "E0309")?;
+    if sparse && has_single_float(f, &dual) {
         return Err(err(
             format!(
                 "a sparse Jacobian of `{}`, which has `float` inputs or outputs, is not supported yet: use `double`",
@@ -208,4 +174,68 @@ fn has_float_output(f: &FuncDecl, dual: &[bool]) -> bool {
             .iter()
             .zip(dual)
             .any(|(p, d)| *d && p.mode != Mode::Value)
+}
+
+/// Whether each parameter of `f` is `Dual` (a float one not made `Const`)
+/// from the activities given, every one when none are; another count than
+/// `f`'s parameters is error `code` at `span`.
+pub(crate) fn duals(
+    f: &FuncDecl,
+    acts: Vec<bool>,
+    span: Span,
+    code: &'static str,
+) -> Result<Vec<bool>, Diagnostic> {
+    if !acts.is_empty() && acts.len() != f.params.len() {
+        return Err(Diagnostic::error(
+            code,
+            format!(
+                "`{}` has {} parameters: give an activity for each, or none",
+                f.name.name,
+                f.params.len()
+            ),
+            span,
+        ));
+    }
+    let given = |i: usize| acts.get(i).copied().unwrap_or(true);
+    Ok(f.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| given(i) && is_float(p.ty))
+        .collect())
+}
+
+/// Error `code` at `span` when a parameter of `f` has one of the names
+/// (`own`) of the parameters the generated `what` (a Jacobian, a Hessian)
+/// adds after `f`'s.
+pub(crate) fn own_names_free(
+    f: &FuncDecl,
+    own: &[&str],
+    what: &str,
+    span: Span,
+    code: &'static str,
+) -> Result<(), Diagnostic> {
+    match f
+        .params
+        .iter()
+        .find(|p| own.contains(&p.name.name.as_str()))
+    {
+        Some(p) => Err(Diagnostic::error(
+            code,
+            format!(
+                "`{}` has a parameter `{}`, the name of one of the {what}'s parameters",
+                f.name.name, p.name.name
+            ),
+            span,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whether `f` has a `float` (single precision) result or `Dual`
+/// parameter, which a dependency sweep (its set handles in doubles)
+/// cannot carry.
+pub(crate) fn has_single_float(f: &FuncDecl, dual: &[bool]) -> bool {
+    let single = |t: BaseType| t == BaseType::Float;
+    matches!(f.ret, ReturnType::Base(t) if single(t))
+        || f.params.iter().zip(dual).any(|(p, d)| *d && single(p.ty))
 }
