@@ -174,6 +174,27 @@ fn plan(func: &Function, lp: &CountedLoop) -> Option<Plan> {
     })
 }
 
+/// One iteration of a loop body copied to the end of `u`: the header's
+/// `params` bound to `current`, then each of `body`'s instructions. The
+/// map from the body's values (and `params`) to their copies.
+fn copy_iteration(
+    func: &mut Function,
+    params: &[Value],
+    current: &[Value],
+    body: &[Inst],
+    u: Block,
+) -> BTreeMap<Value, Value> {
+    let mut map: BTreeMap<Value, Value> = params
+        .iter()
+        .copied()
+        .zip(current.iter().copied())
+        .collect();
+    for &i in body {
+        crate::rewrite::copy_inst(func, i, u, &mut map);
+    }
+    map
+}
+
 /// Unrolls `lp` into one block and returns the substitution of its
 /// header's parameters (and test) by their final values, which the caller
 /// applies.
@@ -186,14 +207,7 @@ fn unroll(func: &mut Function, lp: &CountedLoop, p: &Plan) -> BTreeMap<Value, Va
         .split_last()
         .expect("invariant: a verified block has a terminator");
     for _ in 0..p.trips {
-        let mut map: BTreeMap<Value, Value> = params
-            .iter()
-            .copied()
-            .zip(current.iter().copied())
-            .collect();
-        for &i in copied {
-            crate::rewrite::copy_inst(func, i, u, &mut map);
-        }
+        let map = copy_iteration(func, &params, &current, copied, u);
         let InstData::Jump { dest } = func.dfg.inst(*last) else {
             unreachable!("invariant: plan() checked that the body jumps back")
         };
@@ -296,14 +310,7 @@ fn unroll_bottom(func: &mut Function, lp: &CountedLoop, trips: i64) -> BTreeMap<
     };
     let mut map = BTreeMap::new();
     for _ in 0..trips {
-        map = params
-            .iter()
-            .copied()
-            .zip(current.iter().copied())
-            .collect();
-        for &i in copied {
-            crate::rewrite::copy_inst(func, i, u, &mut map);
-        }
+        map = copy_iteration(func, &params, &current, copied, u);
         current = back.args.iter().map(|a| *map.get(a).unwrap_or(a)).collect();
     }
     let exit = BlockCall {
