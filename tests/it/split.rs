@@ -95,8 +95,8 @@ fn split_calls_give_the_joint_gradient() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The reverse derivative calls the callee's halves, not its joint
-/// derivative.
+/// The reverse derivative calls the callee's halves (or their
+/// continuations, `fast-path`), not its joint derivative.
 #[test]
 fn calls_use_the_two_halves() {
     let src = format!("{}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}", SHAPES[0].1.replace("@CK@", ""));
@@ -107,7 +107,7 @@ fn calls_use_the_two_halves() {
     let df = &text[text.find("func @df").expect("df")..];
     let df = &df[..df.find("\n}").expect("end")];
     assert!(
-        df.contains("call @__adc_aug_p") && df.contains("call @__adc_rev_p"),
+        df.contains("__adc_aug_p(") && df.contains("__adc_rev_p("),
         "{df}"
     );
     assert!(!df.contains("__adc_vjp_p"), "{df}");
@@ -161,4 +161,63 @@ fn ir_after_unzip_computes_the_tangent() {
         split_calls >= 3,
         "only {split_calls} shapes keep a split call"
     );
+}
+
+/// A reverse half that frees its shadow of a local array later
+/// (`free.defer`) puts it on the list of the function that lent the tape:
+/// split-mode halves work in their caller's state words (codegen's
+/// `adopted_param`), so each of the five levels' shadows is freed once, at
+/// `df`'s return (a second free would abort), and the gradient matches
+/// central differences.
+#[test]
+fn deferred_frees_of_split_halves_go_to_the_lender() {
+    let src = "
+double g(double[] a, double x, int n) {
+    int m = len(a);
+    double t[m];
+    for (int i = 0; i < m; i++) t[i] = a[i] * x;
+    if (n == 0) return t[0] * x;
+    double s = 0.0;
+    for (int i = 0; i < m; i++) s += t[i] * t[i];
+    return g(a, s * 0.25, n - 1) * t[m - 1];
+}
+[autodiff_reverse(df, Duplicated, Active, ActiveOnly)]
+double f(double[] a, double x) { return g(a, x, 5); }";
+    let mut m = adc::driver::frontend("defer.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
+    let text = m.to_string();
+    let rev = &text[text.find("func @__adc_rev_g(").expect("a reverse half")..];
+    assert!(
+        rev[..rev.find("\n}").expect("end")].contains("free.defer"),
+        "{rev}"
+    );
+    let j = support::jit(src);
+    let a = [0.9, -0.6, 1.1];
+    for _ in 0..3 {
+        let mut call = [
+            support::arr(&a),
+            support::arr(&[0.0; 3]),
+            support::d(0.7),
+            support::d(1.0),
+        ];
+        let dx = support::floats(&j, "df", &mut call)[0];
+        let da = support::arg_floats(&call[1]);
+        let f =
+            |a: &[f64], x: f64| support::floats(&j, "f", &mut [support::arr(a), support::d(x)])[0];
+        let h = 1e-6;
+        support::assert_close(
+            dx,
+            (f(&a, 0.7 + h) - f(&a, 0.7 - h)) / (2.0 * h),
+            1e-5,
+            "d/dx",
+        );
+        for k in 0..3 {
+            let (mut p, mut q) = (a, a);
+            p[k] += h;
+            q[k] -= h;
+            let want = (f(&p, 0.7) - f(&q, 0.7)) / (2.0 * h);
+            support::assert_close(da[k], want, 1e-5, &format!("d/da[{k}]"));
+        }
+    }
 }

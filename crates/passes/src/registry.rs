@@ -28,7 +28,12 @@ pub enum Pass {
 /// becoming segment functions added to the module.
 const MODULE_PASSES: &[(&str, ModulePass)] = &[
     ("inline", |m| against_itself(m, opt::inline::run)),
-    ("fast-path", |m| against_itself(m, opt::fast_path::run)),
+    ("fast-path", |m| {
+        let conts = opt::fast_path::add_conts(m);
+        against_itself(m, opt::fast_path::run)?;
+        opt::fast_path::drop_dead_params(m, &conts);
+        Ok(())
+    }),
     ("specialize", |m| {
         opt::specialize::run(m, None, &mut Default::default());
         Ok(())

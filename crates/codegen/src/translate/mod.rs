@@ -212,11 +212,6 @@ pub(crate) fn translate<M: Module>(
     let (rpo, _) = adc_ir::dom::dominators(func);
     t.homes.plan = crate::translate::homes::homes(func, &rpo);
     (t.stack_arrays, t.quiet_frees) = crate::translate::stack_arrays::stack_arrays(func);
-    if crate::translate::tape_lowering::uses_tape(func) {
-        t.b.switch_to_block(entry);
-        t.tape_state = Some(crate::translate::tape_lowering::init_state(&mut t.b, func));
-    }
-    t.stack_guard(entry)?;
     let entry_params: Vec<clif::Value> = t.b.block_params(entry)[n_hidden..].to_vec();
     let mut k = 0;
     for &v in func.dfg.block_params(entry_ir) {
@@ -224,6 +219,15 @@ pub(crate) fn translate<M: Module>(
         t.values[v.index()] = entry_params[k..k + n].to_vec();
         k += n;
     }
+    if crate::translate::tape_lowering::uses_tape(func) {
+        t.b.switch_to_block(entry);
+        let adopted =
+            crate::translate::tape_lowering::adopted_param(func).map(|p| t.values[p.index()][0]);
+        t.tape_state = Some(crate::translate::tape_lowering::init_state(
+            &mut t.b, func, adopted,
+        ));
+    }
+    t.stack_guard(entry)?;
     for &blk in func.layout.iter().skip(1) {
         let cb = t.blocks[&blk];
         for &v in func.dfg.block_params(blk) {

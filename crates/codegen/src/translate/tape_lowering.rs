@@ -137,6 +137,9 @@ pub(crate) struct TapeState {
     /// Whether the instruction before this one was `tape.give`, which left
     /// tape 0 and the deferred list empty (a `return` then frees neither).
     given: bool,
+    /// Whether the state words (deferred list, lending and exchange words)
+    /// are the adopted handle's, the caller's (`adopted_param`).
+    borrowed: bool,
 }
 
 /// Pointer, length and capacity in bytes, and read position of one tape.
@@ -155,34 +158,62 @@ enum Stack {
     Defer,
 }
 
-/// Zeroes the tapes' state (at the entry block's start).
-pub(crate) fn init_state(b: &mut FunctionBuilder, func: &adc_ir::Function) -> TapeState {
-    let slot = b.create_sized_stack_slot(StackSlotData::new(
-        StackSlotKind::ExplicitSlot,
-        (STATE_WORDS * 8) as u32,
-        3,
-    ));
-    let defer = b.ins().stack_addr(PTR, slot, 0);
-    let z = b.ins().iconst(types::I64, 0);
-    // Only the deferred list's words are read before they are written (the
-    // exchange words before each growth, the lending words by `tape.lend`),
-    // and a function that starts by adopting a tape overwrites those too:
-    // a split-mode half is called once per call of the source (GradBench
-    // det's minors), and twelve stores per call were a tenth of det's gradient.
-    let adopts = func.layout.first().is_some_and(|&entry| {
-        func.dfg
-            .block(entry)
-            .insts
-            .iter()
-            .map(|&i| func.dfg.inst(i))
-            .find(|d| touches_state(d))
-            .is_some_and(|d| matches!(d, InstData::TapeAdopt { .. }))
-    });
-    if !adopts {
-        for k in 0..3 {
-            b.ins().store(TRUSTED, z, defer, DEFER + k * 8);
+/// The entry block's parameter a function adopts before anything else
+/// touches its tapes (a split-mode half's `tape`), if it does.
+pub(crate) fn adopted_param(func: &adc_ir::Function) -> Option<adc_ir::Value> {
+    let entry = *func.layout.first()?;
+    let first = func
+        .dfg
+        .block(entry)
+        .insts
+        .iter()
+        .map(|&i| func.dfg.inst(i))
+        .find(|d| touches_state(d))?;
+    match first {
+        InstData::TapeAdopt { handle } if func.dfg.block_params(entry).contains(handle) => {
+            Some(*handle)
         }
+        _ => None,
     }
+}
+
+/// Zeroes the tapes' state (at the entry block's start). `adopted`: the
+/// handle the function adopts first (`adopted_param`), whose deferred list
+/// and lending and exchange words it uses in place of a state slot of its
+/// own.
+pub(crate) fn init_state(
+    b: &mut FunctionBuilder,
+    func: &adc_ir::Function,
+    adopted: Option<clif::Value>,
+) -> TapeState {
+    let z = b.ins().iconst(types::I64, 0);
+    // A function that adopts its caller's tape first works in the caller's
+    // state words: the deferred list stays where it is (adopting and giving
+    // back copy tape 0's three words, not six, and zero none), its own
+    // lends lend those same words on (lends nest), and its exchange words
+    // are the caller's, unused while the caller waits for it. A split-mode
+    // half is called once per call of the source (GradBench det's minors).
+    let defer = match adopted {
+        Some(h) => b.ins().iadd_imm_s(h, -(LENT as i64)),
+        None => {
+            let slot = b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                (STATE_WORDS * 8) as u32,
+                3,
+            ));
+            let defer = b.ins().stack_addr(PTR, slot, 0);
+            // Only the deferred list's words are read before they are
+            // written (the exchange words before each growth, the lending
+            // words by `tape.lend`), and a function that adopts a tape
+            // overwrites those too.
+            if !adopts(func) {
+                for k in 0..3 {
+                    b.ins().store(TRUSTED, z, defer, DEFER + k * 8);
+                }
+            }
+            defer
+        }
+    };
     let mut var = || {
         let v = b.declare_var(types::I64);
         b.def_var(v, z);
@@ -199,9 +230,24 @@ pub(crate) fn init_state(b: &mut FunctionBuilder, func: &adc_ir::Function) -> Ta
     TapeState {
         tapes,
         defer,
+        borrowed: adopted.is_some(),
         reserve: Default::default(),
         given: false,
     }
+}
+
+/// Whether the first instruction of the entry block that touches the
+/// tapes' state is `tape.adopt`.
+fn adopts(func: &adc_ir::Function) -> bool {
+    func.layout.first().is_some_and(|&entry| {
+        func.dfg
+            .block(entry)
+            .insts
+            .iter()
+            .map(|&i| func.dfg.inst(i))
+            .find(|d| touches_state(d))
+            .is_some_and(|d| matches!(d, InstData::TapeAdopt { .. }))
+    })
 }
 
 /// A field of a growable stack's state.
@@ -549,15 +595,24 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
     /// `tape.reclaim h` and `tape.adopt h`: the state at `h` becomes this
     /// call's. `own`: `h` is this call's `tape.lend` (a reclaim).
     pub(crate) fn tape_take_over(&mut self, h: clif::Value, own: bool) {
+        // A borrowed state's deferred list is the handle's already.
+        let own = own || self.state().borrowed;
         self.load_state(h, own);
     }
 
     /// `tape.give h`: this call's state goes back to `h`, and its own is
     /// empty again.
     pub(crate) fn tape_give(&mut self, h: clif::Value) {
-        self.store_state(h, false);
+        // A borrowed deferred list stays where it is, the caller's.
+        let borrowed = self.state().borrowed;
+        self.store_state(h, borrowed);
         let z = self.b.ins().iconst(types::I64, 0);
-        for stack in [Stack::Tape(0), Stack::Defer] {
+        let stacks: &[Stack] = if borrowed {
+            &[Stack::Tape(0)]
+        } else {
+            &[Stack::Tape(0), Stack::Defer]
+        };
+        for &stack in stacks {
             for field in [Field::Ptr, Field::Len, Field::Cap] {
                 self.set(stack, field, z);
             }
@@ -572,12 +627,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let levels = state.tapes.len() as u8;
         // Right after `tape.give`, tape 0 and the deferred list are empty.
         let given = state.given;
+        let borrowed = state.borrowed;
         let free_fn = self.syms.tape_alloc.1;
         for level in u8::from(given)..levels {
             let tape = self.get(Stack::Tape(level), Field::Ptr);
             self.free_if_allocated(free_fn, tape)?;
         }
-        if given {
+        // A borrowed deferred list is the caller's to free.
+        if given || borrowed {
             return Ok(());
         }
         let head = self.b.create_block();

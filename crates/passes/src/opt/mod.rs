@@ -116,6 +116,16 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
         optimize_function(func);
     }
+    // Split-mode halves with a fast path get their continuations
+    // (`fast-path`), which the loop below rewrites with the other callers.
+    let conts = if skip.contains(&"fast-path") {
+        Vec::new()
+    } else {
+        fast_path::add_conts(module)
+    };
+    for &id in &conts {
+        optimize_function(module.func_mut(id));
+    }
     // Small callees are inlined (`inline`'s rules), from their
     // optimised bodies; the caller is optimised again.
     let callees = module.clone();
@@ -127,6 +137,9 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
         if inlined || fast {
             optimize_function(func);
         }
+    }
+    for id in fast_path::drop_dead_params(module, &conts) {
+        optimize_function(module.func_mut(id));
     }
     if !skip.contains(&"specialize") {
         specialize_calls(module);

@@ -16,6 +16,10 @@
 //! callee runs its entry again on the slow edge (pure, and its loads read
 //! what the copies read: nothing is stored in between).
 //!
+//! Split mode's halves get the same through their continuations
+//! (`halves`): `add_conts` adds them before the callers are rewritten,
+//! `drop_dead_params` drops what a continuation only passes to itself.
+//!
 //! Only the `opt` stage runs it, after derivatives were made. Assumes:
 //! verified input. Guarantees: verified output with the same behaviour
 //! (a failing check in a copy fails with the callee's message, as the
@@ -25,7 +29,9 @@ use crate::defs::result_types;
 use crate::predicates::has_tape_insts;
 use crate::rewrite::split_at_call;
 use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+mod halves;
 
 /// Instructions before the entry's branch.
 const MAX_ENTRY: usize = 8;
@@ -42,8 +48,25 @@ struct FastPath {
     then_edge: bool,
 }
 
+/// A callee's fast path: an ordinary function's, or a split-mode half's
+/// with its continuation.
+enum Path {
+    Plain(FastPath),
+    Half(halves::HalfPath, FuncId),
+}
+
+fn path_of(module: &Module, id: FuncId) -> Option<Path> {
+    let callee = module.func(id);
+    if let Some(p) = fast_path(callee) {
+        return Some(Path::Plain(p));
+    }
+    let half = halves::half_path(callee)?;
+    let cont = module.find(&halves::cont_name(&callee.name))?;
+    Some(Path::Half(half, cont))
+}
+
 pub fn run(func: &mut Function, module: &Module) -> bool {
-    let mut paths: BTreeMap<FuncId, Option<FastPath>> = BTreeMap::new();
+    let mut paths: BTreeMap<FuncId, Option<Path>> = BTreeMap::new();
     let mut done = 0;
     let mut changed = false;
     // Calls present on entry only: the slow edges' calls are new ones.
@@ -58,9 +81,7 @@ pub fn run(func: &mut Function, module: &Module) -> bool {
             continue;
         };
         let id = *id;
-        let path = paths
-            .entry(id)
-            .or_insert_with(|| fast_path(module.func(id)));
+        let path = paths.entry(id).or_insert_with(|| path_of(module, id));
         let Some(path) = path else { continue };
         if done == MAX_SITES {
             break;
@@ -71,12 +92,51 @@ pub fn run(func: &mut Function, module: &Module) -> bool {
             .copied()
             .find(|b| func.dfg.block(*b).insts.contains(&call))
             .expect("invariant: the calls found above are still in the layout");
-        rewrite(func, module.func(id), path, block, call);
-        done += 1;
-        changed = true;
+        let rewritten = match path {
+            Path::Plain(path) => {
+                rewrite(func, module.func(id), path, block, call);
+                true
+            }
+            Path::Half(path, cont) => {
+                halves::rewrite(func, module.func(id), path, *cont, block, call)
+            }
+        };
+        if rewritten {
+            done += 1;
+            changed = true;
+        }
     }
     changed
 }
+
+/// Adds the continuation of every split-mode half with a fast path that
+/// some function calls (`halves`); returns them.
+pub fn add_conts(module: &mut Module) -> Vec<FuncId> {
+    let mut called = BTreeSet::new();
+    for f in &module.funcs {
+        for b in &f.layout {
+            for i in &f.dfg.block(*b).insts {
+                if let InstData::Call { func, .. } = f.dfg.inst(*i) {
+                    called.insert(*func);
+                }
+            }
+        }
+    }
+    let mut added = Vec::new();
+    for id in called {
+        let g = module.func(id);
+        if module.find(&halves::cont_name(&g.name)).is_some() {
+            continue;
+        }
+        if let Some(path) = halves::half_path(g) {
+            let cont = halves::cont(g, &path);
+            added.push(module.push(cont));
+        }
+    }
+    added
+}
+
+pub use halves::drop_dead_params;
 
 fn plain(f: &Function, i: Inst) -> bool {
     let data = f.dfg.inst(i);
@@ -141,23 +201,37 @@ fn copy_body(
         .split_last()
         .expect("invariant: verified blocks end in a terminator");
     for &ci in body {
-        let mut data = callee.dfg.inst(ci).clone();
-        data.map_args(|v| map[&v]);
-        let types = result_types(callee, ci);
-        let ni = func.append_inst(to, data, &types, callee.span(ci));
-        func.set_tag(ni, callee.tag(ci));
-        map.extend(
-            callee
-                .dfg
-                .inst_results(ci)
-                .iter()
-                .copied()
-                .zip(func.dfg.inst_results(ni).to_vec()),
-        );
+        copy_from(func, callee, ci, to, map, callee.tag(ci));
     }
     let mut data = callee.dfg.inst(*term).clone();
     data.map_args(|v| map[&v]);
     data
+}
+
+/// Appends a copy of `callee`'s `ci` to `to`, its arguments through `map`,
+/// tagged `tag`; `map` takes `ci`'s results to the copy's.
+fn copy_from(
+    func: &mut Function,
+    callee: &Function,
+    ci: Inst,
+    to: Block,
+    map: &mut BTreeMap<Value, Value>,
+    tag: adc_ir::Tag,
+) -> Inst {
+    let mut data = callee.dfg.inst(ci).clone();
+    data.map_args(|v| map[&v]);
+    let types = result_types(callee, ci);
+    let ni = func.append_inst(to, data, &types, callee.span(ci));
+    func.set_tag(ni, tag);
+    map.extend(
+        callee
+            .dfg
+            .inst_results(ci)
+            .iter()
+            .copied()
+            .zip(func.dfg.inst_results(ni).to_vec()),
+    );
+    ni
 }
 
 fn rewrite(func: &mut Function, callee: &Function, path: &FastPath, b: Block, call: Inst) {
