@@ -243,6 +243,9 @@ def main():
                     help="also time the plain ports (gradbench/evals/plain) in the same rounds")
     ap.add_argument("--plain-tol", type=float, default=1e-9,
                     help="relative tolerance of the plain ports' outputs vs the tuned ones' (default 1e-9)")
+    ap.add_argument("--plain-dir", default=PLAIN_DIR, metavar="DIR",
+                    help="where the plain side's EVAL.ad are (default gradbench/evals/plain), e.g. a "
+                         "variant of one port")
     o = ap.parse_intermixed_args()
     sides = ("adc", "plain", "manual") if o.plain else SIDES
     evals = o.evals or EVALS
@@ -269,7 +272,7 @@ def main():
         else:
             exes[ev, "adc"] = exe
         if o.plain:
-            exe, err = ab.build("plain", copy, ev, o.build_dir, o.cc, os.path.abspath(PLAIN_DIR))
+            exe, err = ab.build("plain", copy, ev, o.build_dir, o.cc, os.path.abspath(o.plain_dir))
             if err:
                 problems.append(f"{ev}: plain: {err}")
             else:
@@ -289,7 +292,7 @@ def main():
     print(f"adc: {described}  ")
     print(f"manual: GradBench {gb_described}; `{o.cxx} {' '.join(cxxflags)} ... {' '.join(ldflags)}`  ")
     if o.plain:
-        print(f"plain: the same adc on `gradbench/evals/plain`  ")
+        print(f"plain: the same adc on `{o.plain_dir if o.plain_dir != PLAIN_DIR else 'gradbench/evals/plain'}`  ")
     print(ab.method(o, sides))
     print()
     if o.plain:

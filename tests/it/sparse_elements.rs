@@ -288,3 +288,52 @@ void f(double[] x, out double[] y) {{
         same_as_coloring(&j, "f", &[arr(&x), arr(&[0.0; 3])], 3, 70);
     }
 }
+
+/// An index out of bounds in `F` is a runtime error from `F`, its sparse
+/// Jacobian (the element path: the sweep checks the index where it loads
+/// the input's tangent, not the input, as `dce` moves the check) and
+/// `NAME_nnz` (at the same place as `F`'s; the element path's outlined
+/// loop body reports the attribute's); in range, the Jacobian agrees with
+/// the dense one.
+#[test]
+fn an_index_out_of_bounds_is_the_same_error() {
+    const SRC: &str = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, int[] at, out double[] y) {
+    for (int i = 0; i < len(y); i++) {
+        y[i] = x[at[i]] * x[at[i]] + 1.0;
+    }
+}";
+    assert!(takes_elements(SRC));
+    let j = jit(SRC);
+    let args = |k: i64| {
+        [
+            arr(&[1.0, 2.0, 3.0]),
+            ArgValue::Array(ArrayValue::I64(vec![2, k])),
+            arr(&[0.0; 2]),
+        ]
+    };
+    check(&j, "f", &args(0), 2, 3);
+    let error = |name: &str, extra: &[ArgValue]| {
+        let mut a: Vec<ArgValue> = args(3).to_vec();
+        a.extend(extra.iter().cloned());
+        match j.call(name, &mut a) {
+            Err(adc::CallError::Runtime(m)) => m,
+            other => panic!("{name}: {other:?}"),
+        }
+    };
+    let want = error("f", &[]);
+    assert!(want.starts_with("index out of bounds"), "{want}");
+    let csr = [
+        arr(&[0.0; 2]),
+        ArgValue::Array(ArrayValue::I64(vec![0; 2])),
+        ArgValue::Array(ArrayValue::I64(vec![0; 3])),
+    ];
+    let elements = error("S", &csr);
+    assert!(
+        elements.starts_with("index out of bounds at t"),
+        "{elements}"
+    );
+    assert_eq!(error("S_nnz", &[]), want);
+}

@@ -9,13 +9,24 @@
 //! primal result or a tangent is not wanted (`ActiveOnly`, forward over
 //! reverse).
 //!
+//! A checked load whose result is unused stays for its check, unless a
+//! later unchecked load in the same block, at the same index of an array
+//! as long as its own (`lencheck a, b` in the entry block), can make that
+//! check instead, with nothing that has effects between them: that load
+//! becomes checked (with the dead one's location) and the dead one goes.
+//! A dependency sweep loads each input and its tangent at one index and
+//! uses only the tangent (sparse Jacobians' `NAME__eKm` read every point's
+//! coordinates, a cache miss, only for their check).
+//!
 //! Assumes: verified input. Guarantees: verified output; the entry
-//! block's parameters are untouched.
+//! block's parameters are untouched; the same runtime errors at the same
+//! places.
 
 use crate::cfg::incoming_edges;
 use crate::defs::use_counts;
 use adc_ir::dom::dominators;
-use adc_ir::{Function, InstData, ValueDef};
+use adc_ir::{Function, Inst, InstData, Type, Value, ValueDef};
+use std::collections::BTreeSet;
 
 pub fn run(func: &mut Function) -> bool {
     let mut reachable = vec![false; func.dfg.num_blocks()];
@@ -48,11 +59,88 @@ pub fn run(func: &mut Function) -> bool {
                 removed = true;
             }
         }
-        if !removed {
+        if !removed && !transfer_checks(func, &counts) {
             return changed;
         }
         changed = true;
     }
+}
+
+/// The pairs of arrays of one length: `lencheck a, b` in the entry block,
+/// both ways.
+fn same_length(func: &Function) -> BTreeSet<(Value, Value)> {
+    let mut out = BTreeSet::new();
+    let Some(entry) = func.entry_block() else {
+        return out;
+    };
+    for &i in &func.dfg.block(entry).insts {
+        if let InstData::LenCheck { args: [a, b], .. } = func.dfg.inst(i) {
+            if [a, b]
+                .iter()
+                .all(|v| matches!(func.dfg.value_type(**v), Type::Array(_)))
+            {
+                out.insert((*a, *b));
+                out.insert((*b, *a));
+            }
+        }
+    }
+    out
+}
+
+/// Moves the checks of unused checked loads to later unchecked loads (see
+/// the module's doc); returns whether it moved any.
+fn transfer_checks(func: &mut Function, counts: &[u32]) -> bool {
+    let pairs = same_length(func);
+    if pairs.is_empty() {
+        return false;
+    }
+    let mut moved = false;
+    for b in func.layout.clone() {
+        let insts = func.dfg.block(b).insts.clone();
+        let mut dead: Vec<Inst> = Vec::new();
+        for (k, &i) in insts.iter().enumerate() {
+            let InstData::Load {
+                array,
+                index,
+                checked: true,
+            } = *func.dfg.inst(i)
+            else {
+                continue;
+            };
+            if func
+                .dfg
+                .inst_results(i)
+                .iter()
+                .any(|r| counts[r.index()] > 0)
+            {
+                continue;
+            }
+            for &j in &insts[k + 1..] {
+                match *func.dfg.inst(j) {
+                    InstData::Load {
+                        array: other,
+                        index: at,
+                        checked: false,
+                    } if at == index && pairs.contains(&(array, other)) => {
+                        if let InstData::Load { checked, .. } = func.dfg.inst_mut(j) {
+                            *checked = true;
+                        }
+                        let span = func.span(i);
+                        func.set_span(j, span);
+                        dead.push(i);
+                        break;
+                    }
+                    _ if func.dfg.inst(j).has_side_effects() => break,
+                    _ => (),
+                }
+            }
+        }
+        if !dead.is_empty() {
+            func.dfg.block_mut(b).insts.retain(|i| !dead.contains(i));
+            moved = true;
+        }
+    }
+    moved
 }
 
 /// Removes the parameters of non-entry blocks that nothing observable

@@ -20,9 +20,13 @@
 //! every loop (it runs at most once, so the parameter holds the array the
 //! slots hold): the slots are then made in the entry block and the
 //! parameter's accesses are the array's (a parameter holding `null`
-//! cannot be read: unchecked, that is undefined). An array passed to a
-//! call, viewed, copied, stored or indexed by anything but a constant in
-//! range stays an array; so does one used in a loop its `new` is not in (tuned ht's rotation `rot[9]`, made
+//! cannot be read: unchecked, that is undefined). A view at constant
+//! bounds in range (`view x, lo, hi`) stands for the array's elements
+//! `lo` to `hi - 1`, as vector-mode derivatives read a local array's
+//! shadow (`new 2k`) lane by lane: its loads and stores are the array's at
+//! `lo` plus their index, and it may reach a join the same way. An array
+//! passed to a call, viewed at other bounds, copied, stored or indexed by
+//! anything but a constant in range stays an array; so does one used in a loop its `new` is not in (tuned ht's rotation `rot[9]`, made
 //! once and read for every vertex): its elements would be values live
 //! across the whole loop, and the register pressure cost ht's objective
 //! 40% where the frame's stack array costs a load per use.
@@ -72,28 +76,89 @@ fn candidates(func: &Function) -> BTreeMap<Value, (i64, ScalarType)> {
     out
 }
 
-/// The block parameters that hold one candidate or `null`: each with the
-/// candidate, when every edge sends it the candidate, `null` or such a
-/// parameter, and some edge not `null`.
-fn families(func: &Function, cands: &BTreeMap<Value, (i64, ScalarType)>) -> BTreeMap<Value, Value> {
+/// Where an array value's elements are: `len` elements of the candidate
+/// `cand` from `off`; `via_param` when it is (a view of) a block parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Alias {
+    cand: Value,
+    off: i64,
+    len: i64,
+    via_param: bool,
+}
+
+impl Alias {
+    /// The same elements, compared without `via_param`.
+    fn place(&self) -> (Value, i64, i64) {
+        (self.cand, self.off, self.len)
+    }
+}
+
+/// The values that stand for elements of one candidate: the candidates,
+/// their views at constant bounds in range (`view x, lo, hi`: `hi - lo`
+/// elements from `lo`), and the block parameters that hold one such place
+/// or `null` (every edge sends the same place, `null` or such a
+/// parameter, and some edge not `null`).
+fn aliases(func: &Function, cands: &BTreeMap<Value, (i64, ScalarType)>) -> BTreeMap<Value, Alias> {
     let nulls = func.null_arrays();
     let incoming = func.incoming_args();
-    let mut of: BTreeMap<Value, Value> = BTreeMap::new();
+    let mut of: BTreeMap<Value, Alias> = cands
+        .iter()
+        .map(|(&v, &(n, _))| {
+            let a = Alias {
+                cand: v,
+                off: 0,
+                len: n,
+                via_param: false,
+            };
+            (v, a)
+        })
+        .collect();
     loop {
         let before = of.len();
+        for &b in &func.layout {
+            for &i in &func.dfg.block(b).insts {
+                let InstData::ArrayView { array, lo, hi } = func.dfg.inst(i) else {
+                    continue;
+                };
+                let v = func.dfg.inst_results(i)[0];
+                if of.contains_key(&v) {
+                    continue;
+                }
+                let (Some(a), Some(lo), Some(hi)) = (
+                    of.get(array),
+                    constant_int(func, *lo),
+                    constant_int(func, *hi),
+                ) else {
+                    continue;
+                };
+                if 0 <= lo && lo <= hi && hi <= a.len {
+                    let view = Alias {
+                        off: a.off + lo,
+                        len: hi - lo,
+                        ..*a
+                    };
+                    of.insert(v, view);
+                }
+            }
+        }
         for (p, args) in &incoming {
             if of.contains_key(p) {
                 continue;
             }
-            let arrays: BTreeSet<Value> = args
+            let places: BTreeSet<Option<(Value, i64, i64)>> = args
                 .iter()
                 .filter(|a| !nulls.contains(a))
-                .map(|a| *of.get(a).unwrap_or(a))
+                .map(|a| of.get(a).map(Alias::place))
                 .collect();
-            if let [x] = arrays.iter().copied().collect::<Vec<_>>().as_slice() {
-                if cands.contains_key(x) {
-                    of.insert(*p, *x);
-                }
+            if let [Some((cand, off, len))] = places.iter().copied().collect::<Vec<_>>().as_slice()
+            {
+                let a = Alias {
+                    cand: *cand,
+                    off: *off,
+                    len: *len,
+                    via_param: true,
+                };
+                of.insert(*p, a);
             }
         }
         if of.len() == before {
@@ -104,12 +169,12 @@ fn families(func: &Function, cands: &BTreeMap<Value, (i64, ScalarType)>) -> BTre
 
 /// The candidates some parameter that holds them is loaded or stored
 /// through (their slots are made in the entry block).
-fn read_through(func: &Function, of: &BTreeMap<Value, Value>) -> BTreeSet<Value> {
+fn read_through(func: &Function, of: &BTreeMap<Value, Alias>) -> BTreeSet<Value> {
     let mut out = BTreeSet::new();
     for &b in &func.layout {
         for &i in &func.dfg.block(b).insts {
             if let InstData::Load { array, .. } | InstData::Store { array, .. } = func.dfg.inst(i) {
-                out.extend(of.get(array));
+                out.extend(of.get(array).filter(|a| a.via_param).map(|a| a.cand));
             }
         }
     }
@@ -128,23 +193,13 @@ fn loops_of(func: &Function) -> BTreeMap<Block, BTreeSet<Block>> {
     out
 }
 
-/// The candidates some use keeps arrays; `of` (`families`) gives the
-/// block parameters that stand for a candidate.
-fn disqualified(
-    func: &Function,
-    cands: &BTreeMap<Value, (i64, ScalarType)>,
-    of: &BTreeMap<Value, Value>,
-) -> BTreeSet<Value> {
-    // The candidate an operand stands for: itself, or through a parameter.
-    let array_of = |v: &Value| -> Option<Value> {
-        if cands.contains_key(v) {
-            Some(*v)
-        } else {
-            of.get(v).copied()
-        }
-    };
-    let in_range = |array: Value, index: &Value| {
-        let n = cands[&array].0;
+/// The candidates some use keeps arrays; `of` (`aliases`) gives the
+/// values that stand for a candidate's elements.
+fn disqualified(func: &Function, of: &BTreeMap<Value, Alias>) -> BTreeSet<Value> {
+    // The candidate an operand stands for.
+    let array_of = |v: &Value| -> Option<Value> { of.get(v).map(|a| a.cand) };
+    let in_range = |array: &Value, index: &Value| {
+        let n = of[array].len;
         constant_int(func, *index).is_some_and(|k| (0..n).contains(&k))
     };
     let loops = loops_of(func);
@@ -181,14 +236,14 @@ fn disqualified(
             // parameter of the same candidate.
             for call in data.successors() {
                 for (p, a) in func.dfg.block_params(call.block).iter().zip(&call.args) {
-                    if let Some(x) = array_of(a) {
-                        if of.get(p) != Some(&x) {
-                            bad.insert(x);
+                    if let Some(x) = of.get(a) {
+                        if of.get(p).map(Alias::place) != Some(x.place()) {
+                            bad.insert(x.cand);
                         }
                     }
                 }
             }
-            let through_param = |a: &Value| !cands.contains_key(a);
+            let through_param = |a: &Value| of[a].via_param;
             match data {
                 InstData::Load {
                     array,
@@ -196,7 +251,7 @@ fn disqualified(
                     checked,
                 } => {
                     if let Some(x) = array_of(array) {
-                        if !in_range(x, index) || (*checked && through_param(array)) {
+                        if !in_range(array, index) || (*checked && through_param(array)) {
                             bad.insert(x);
                         }
                     }
@@ -208,7 +263,7 @@ fn disqualified(
                     checked,
                 } => {
                     if let Some(x) = array_of(array) {
-                        if !in_range(x, index) || (*checked && through_param(array)) {
+                        if !in_range(array, index) || (*checked && through_param(array)) {
                             bad.insert(x);
                         }
                     }
@@ -217,10 +272,13 @@ fn disqualified(
                     }
                 }
                 InstData::ArrayLen { array } => {
-                    if through_param(array) {
+                    if array_of(array).is_some() && through_param(array) {
                         bad.extend(array_of(array));
                     }
                 }
+                // A view at constant bounds in range stands for the
+                // candidate's elements (its uses are checked as its own).
+                InstData::ArrayView { .. } if of.contains_key(&func.dfg.inst_results(i)[0]) => (),
                 InstData::ArrayFree { .. }
                 | InstData::DeferFree { .. }
                 | InstData::ArrayNew { .. } => (),
@@ -241,14 +299,18 @@ fn disqualified(
 
 pub fn run(func: &mut Function) -> bool {
     let mut cands = candidates(func);
-    let mut of = families(func, &cands);
-    let bad = disqualified(func, &cands, &of);
+    let mut of = aliases(func, &cands);
+    let bad = disqualified(func, &of);
     cands.retain(|v, _| !bad.contains(v));
-    of.retain(|_, x| cands.contains_key(x));
+    of.retain(|_, x| cands.contains_key(&x.cand));
     if cands.is_empty() {
         return false;
     }
-    let held: BTreeSet<Value> = of.values().copied().collect();
+    let held: BTreeSet<Value> = of
+        .values()
+        .filter(|a| a.via_param)
+        .map(|a| a.cand)
+        .collect();
     let hoisted = read_through(func, &of);
     let entry = func.layout[0];
     // Each array's slots, made where its `new` was (in the entry block for
@@ -302,7 +364,8 @@ pub fn run(func: &mut Function) -> bool {
                     slots.insert(v, refs);
                 }
                 InstData::ArrayFree { array } | InstData::DeferFree { array }
-                    if cands.contains_key(&array) || of.contains_key(&array) => {}
+                    if of.contains_key(&array) => {}
+                InstData::ArrayView { .. } if of.contains_key(&func.dfg.inst_results(i)[0]) => {}
                 _ => insts.push(i),
             }
         }
@@ -313,18 +376,12 @@ pub fn run(func: &mut Function) -> bool {
     func.dfg.block_mut(entry).insts = entry_insts;
     // Every other use, in place (the slots dominate their uses: made where
     // the `new` was, which dominates the array's uses, or in the entry).
-    let array_of = |v: &Value| -> Option<Value> {
-        if slots.contains_key(v) {
-            Some(*v)
-        } else {
-            of.get(v).copied()
-        }
-    };
+    let array_of = |v: &Value| -> Option<Value> { of.get(v).map(|a| a.cand) };
     for b in func.layout.clone() {
         for i in func.dfg.block(b).insts.clone() {
             let slot = |array: &Value, index: &Value, func: &Function| {
                 let k = constant_int(func, *index).expect("checked: a constant index in range");
-                slots[&array_of(array).expect("checked: a replaced array")][k as usize]
+                slots[&of[array].cand][(of[array].off + k) as usize]
             };
             let new = match func.dfg.inst(i) {
                 InstData::Load { array, index, .. } if array_of(array).is_some() => {
@@ -341,8 +398,8 @@ pub fn run(func: &mut Function) -> bool {
                     ptr: slot(array, index, func),
                     value: *value,
                 },
-                InstData::ArrayLen { array } if slots.contains_key(array) => InstData::Const {
-                    value: Constant::I64(slots[array].len() as i64),
+                InstData::ArrayLen { array } if of.contains_key(array) => InstData::Const {
+                    value: Constant::I64(of[array].len),
                 },
                 _ => {
                     // Edges send `null` for an array a parameter holds.
