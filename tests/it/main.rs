@@ -20,6 +20,7 @@ mod ir_filetests;
 mod jacobian;
 mod jacobian_modes;
 mod jam;
+mod lanes;
 mod loop_bounds;
 mod nested;
 mod promote;

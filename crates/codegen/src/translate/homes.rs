@@ -209,6 +209,11 @@ pub(crate) struct HomeState {
 }
 
 impl HomeState {
+    /// Whether a copy stands for `v` in the block being translated.
+    pub(crate) fn stands_in(&self, v: Value) -> bool {
+        self.originals.contains_key(&v)
+    }
+
     /// A bound on the frame bytes the homes take.
     pub(crate) fn frame_bytes(&self, func: &Function) -> i64 {
         self.plan

@@ -11,7 +11,7 @@
 //! addresses), `frame` (frame bound and stack guard), `c_abi` (calls of
 //! externs, C layouts), `tape_lowering` (the tape instructions),
 //! `strong_zero` (`mulz`, `divz`), `sincos`, `simd` (vector pairs of
-//! `unroll-inner`'s copies), `homes` (loop-entry copies), `stack_arrays`
+//! `unroll-inner`'s copies, and of vector mode's lanes), `homes` (loop-entry copies), `stack_arrays`
 //! (small arrays in the frame), `views`, `copy` (`copyrange`),
 //! `preserve_all` (the module's cold-path helpers) and `symbols` (what the
 //! module has declared). Dependencies point one way: the rest of the crate
@@ -156,6 +156,12 @@ pub(crate) struct FuncTranslator<'a, 'b, M: Module> {
     inst_block: Vec<Option<adc_ir::Block>>,
     /// `sin` and `cos` pairs computed by one `sincos` call.
     sincos: sincos::SinCos,
+    /// Vector mode's lanes in pairs (`simd/lanes.rs`): the plan, each IR
+    /// value's vector and lane where it has one, and the vectors combined
+    /// from two scalars in the block being translated.
+    lanes: simd::lanes::LanePlan,
+    lane_vec: Vec<Option<(clif::Value, u8)>>,
+    gathered: BTreeMap<(Value, Value), clif::Value>,
 }
 
 pub(crate) fn translate<M: Module>(
@@ -206,7 +212,11 @@ pub(crate) fn translate<M: Module>(
         cur_self_loop: false,
         inst_block: inst_blocks(func),
         sincos: sincos::SinCos::plan(ir, func),
+        lanes: Default::default(),
+        lane_vec: vec![None; func.dfg.num_values()],
+        gathered: BTreeMap::new(),
     };
+    t.lanes = simd::lanes::plan(func, &t.recurrent);
     // Reverse post-order visits a value's definition before its uses
     // (dominators first), whatever the layout order.
     let (rpo, _) = adc_ir::dom::dominators(func);
@@ -229,14 +239,7 @@ pub(crate) fn translate<M: Module>(
     }
     t.stack_guard(entry)?;
     for &blk in func.layout.iter().skip(1) {
-        let cb = t.blocks[&blk];
-        for &v in func.dfg.block_params(blk) {
-            let vals = clif_types(func.dfg.value_type(v))
-                .into_iter()
-                .map(|ty| t.b.append_block_param(cb, ty))
-                .collect();
-            t.values[v.index()] = vals;
-        }
+        t.append_params(blk);
     }
     let escaping = if func.layout.iter().any(|b| func.successors(*b).contains(b)) {
         simd::escaping(func, &t.inst_block)
@@ -284,6 +287,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         if self.b.current_block() != Some(cb) {
             self.b.switch_to_block(cb);
         }
+        self.enter_block_lanes(blk);
         self.enter_block_homes(blk);
         self.cur_block = blk;
         self.cur_self_loop = self.func.successors(blk).contains(&blk);
@@ -296,6 +300,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             }
         }
         while k < insts.len() {
+            if let Some(second) = self.lanes.partner(insts[k]) {
+                self.lane_pair(insts[k], second)?;
+                k += 2;
+                continue;
+            }
             if k + 1 == insts.len() {
                 // The terminator: a preheader loads its loop's copies first.
                 self.load_copies(blk);
@@ -479,7 +488,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         }
     }
 
-    fn block_args(&self, call: &adc_ir::BlockCall) -> Vec<clif::BlockArg> {
+    fn block_args(&mut self, call: &adc_ir::BlockCall) -> Vec<clif::BlockArg> {
+        if !self.lanes.param_pairs(call.block).is_empty() {
+            return self.paired_block_args(call);
+        }
         call.args
             .iter()
             .flat_map(|a| self.vs(*a))

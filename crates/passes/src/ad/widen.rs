@@ -25,7 +25,8 @@
 //! lanes into accumulations), and the result's `W` tangent lanes are
 //! returned after the primal results, which `transpose` seeds from the
 //! `seed` array.
-//! Lanes are not yet vector registers: codegen sees `W` scalar copies.
+//! Lanes stay scalar values here; codegen runs two adjacent lanes of one
+//! operation as one `f64x2` operation (`translate/simd/lanes.rs`).
 //!
 //! Not carried in lanes: arrays on the tape (vector mode over a reverse
 //! derivative's tape of arrays), custom forward derivatives of functions

@@ -1,6 +1,7 @@
 //! Two-lane vectors (`f64x2`) for the four-copy loops `unroll-inner`
 //! makes of elementwise loops (`t[i] = y[i] + h * k[i]`, `z[i] = x[i] *
 //! y[i - 1]`, an adjoint's `dx[i] += dz[i] * y[i]`).
+//! (Vector mode's lanes pair in `lanes.rs`.)
 //!
 //! Pattern: a block `U` that loops to itself, whose back edge passes a
 //! parameter `i` as `i + 4`, and that computes `i + 1`, `i + 2` and
@@ -42,6 +43,7 @@
 //! `k`'s later ones, which touch other elements (the memory condition).
 
 mod chains;
+pub(crate) mod lanes;
 
 use super::{plus_constant, FuncTranslator};
 use crate::CodegenError;
@@ -554,20 +556,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                     InstData::Binary { op, args } => {
                         let a = self.both_lanes(&lanes, args[0]);
                         let b = self.both_lanes(&lanes, args[1]);
-                        match op {
-                            BinaryOp::Add => self.b.ins().fadd(a, b),
-                            BinaryOp::Sub => self.b.ins().fsub(a, b),
-                            BinaryOp::Mul => self.b.ins().fmul(a, b),
-                            BinaryOp::Div => self.b.ins().fdiv(a, b),
-                            BinaryOp::DivZ => {
-                                let q = self.b.ins().fdiv(a, b);
-                                self.strong_zero_mask(a, q)
-                            }
-                            _ => {
-                                let p = self.b.ins().fmul(a, b);
-                                self.strong_zero_mask(a, p)
-                            }
-                        }
+                        self.vector_binary(op, a, b)
                     }
                     InstData::Unary { op, arg } => {
                         let a = self.both_lanes(&lanes, arg);
@@ -643,6 +632,24 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             None => {
                 let x = self.v(v);
                 self.b.ins().splat(types::F64X2, x)
+            }
+        }
+    }
+
+    /// A float `add sub mul div mulz divz` on both lanes.
+    fn vector_binary(&mut self, op: BinaryOp, a: clif::Value, b: clif::Value) -> clif::Value {
+        match op {
+            BinaryOp::Add => self.b.ins().fadd(a, b),
+            BinaryOp::Sub => self.b.ins().fsub(a, b),
+            BinaryOp::Mul => self.b.ins().fmul(a, b),
+            BinaryOp::Div => self.b.ins().fdiv(a, b),
+            BinaryOp::DivZ => {
+                let q = self.b.ins().fdiv(a, b);
+                self.strong_zero_mask(a, q)
+            }
+            _ => {
+                let p = self.b.ins().fmul(a, b);
+                self.strong_zero_mask(a, p)
             }
         }
     }
