@@ -63,6 +63,30 @@ const SHAPES: &[(&str, &str)] = &[
             for (int i = 0; i < n; i++) t[i] = a[i] * x;
             h(t); h(t[1..]);
             double r = 0.0; for (int i = 0; i < n + 2; i++) r += t[i]; return r; }"),
+    // `fast-path` of split halves (`opt/fast_path/halves.rs`): the
+    // reverse half's entry pops values before its test (the join's
+    // partials), which the continuation takes as parameters.
+    ("early_return_after_pops", "@CK@ double p(double x, double[] a, int n) { double r;
+            if (n == 0) r = x; else r = p(x * 0.9, a, n - 1) * a[n % len(a)]; return r * x; }
+        double f(double x, double[] a) { return p(x, a, 5) + p(x, a, 0); }"),
+    ("two_early_returns", "@CK@ double p(double x, double[] a, int n) { if (n == 0) return x; if (n == 1) return x * a[1];
+            return sin(p(x, a, n - 1)) * a[n % len(a)] + cos(p(x * 0.5, a, n - 2)); }
+        double f(double x, double[] a) { return p(x, a, 7); }"),
+    ("early_return_on_the_else_edge", "@CK@ double p(double x, double[] a, int n) {
+            if (n > 0) { return sin(p(x, a, n - 1)) * a[n % len(a)] + x; } return x * a[2]; }
+        double f(double x, double[] a) { return p(x, a, 6) + p(x, a, 0); }"),
+    ("base_case_writes_a_view", "@CK@ void p(inout double[] u, double x) { if (len(u) == 1) { u[0] = u[0] * x; return; }
+            u[0] = u[0] * u[1] + x; p(u[1..], x * 0.7); u[0] = sin(u[0]) * u[1]; }
+        double f(double x, double[] a) { int n = len(a); double u[n]; for (int i = 0; i < n; i++) u[i] = a[i];
+            p(u, x); p(u[1..], x); double s = 0.0; for (int i = 0; i < n; i++) s += u[i] * double(i + 1); return s; }"),
+    ("three_mutually_recursive", "@CK@ double r0(double x, double[] a) { if (len(a) == 0) return x; return r1(x * a[0], a[1..]); }
+        @CK@ double r1(double x, double[] a) { if (len(a) == 0) return x * x; return r2(sin(x), a) * a[0]; }
+        @CK@ double r2(double x, double[] a) { if (len(a) == 1) return x + a[0]; return r0(x, a[1..]) + x; }
+        double f(double x, double[] a) { return r0(x, a) + r0(x, a[3..]); }"),
+    ("recursion_in_a_checkpointed_loop", "@CK@ double p(double x, double[] a, int n) { if (n == 0) return x * a[0];
+            return sin(p(x, a, n - 1)) * a[n % len(a)] + x; }
+        double f(double x, double[] a) { double s = x;
+            [checkpoint(2)] for (int i = 0; i < 7; i++) { s = p(s, a, i % 3) * 0.7 + a[i]; } return s; }"),
 ];
 
 fn gradient(src: &str, x: f64, a: &[f64]) -> Vec<f64> {
@@ -218,6 +242,63 @@ double f(double[] a, double x) { return g(a, x, 5); }";
             q[k] -= h;
             let want = (f(&p, 0.7) - f(&q, 0.7)) / (2.0 * h);
             support::assert_close(da[k], want, 1e-5, &format!("d/da[{k}]"));
+        }
+    }
+}
+
+/// A load that fails in the early return of a split half that `fast-path`
+/// copies into its callers (`df` itself at depth 0, the continuation at
+/// depth 1) is the runtime error at the callee's line, as in the primal,
+/// not a crash; deeper recursion, in bounds, gives the gradient of the
+/// `[checkpoint]` twin.
+#[test]
+fn failing_copied_early_return_is_a_runtime_error() {
+    let shape =
+        "@CK@ double p(double x, double[] a, int n, int d) { if (n == 0) return a[6 - d] * x;
+        return sin(p(x, a, n - 1, d)) * a[n % len(a)] + x; }
+    double f(double x, double[] a) { int d = len(a) - 3; return p(x, a, d, d); }";
+    let wrap = |s: &str| {
+        format!("{s}\n[autodiff_reverse(df, Active, Duplicated, Active)]\ndouble entry(double x, double[] a) {{ return f(x, a); }}")
+    };
+    let src = wrap(&shape.replace("@CK@", ""));
+    let mut m = adc::driver::frontend("split.ad", &src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
+    assert!(m.to_string().contains("@__adc_cont___adc_aug_p("), "{m}");
+    let a = [0.3, -0.7, 1.1, 0.25, -0.4, 0.8, 0.6];
+    let split = support::jit(&src);
+    let joint = support::jit(&wrap(&shape.replace("@CK@", "[checkpoint]")));
+    // Depth d = len(a) - 3 reads a[6 - d]: out of bounds for d = 0 and 1.
+    for n in 3..=a.len() {
+        // The results, then the shadow of `a`.
+        let run = |j: &adc::JitModule| {
+            let mut args = [
+                ArgValue::Scalar(Constant::F64(0.8)),
+                ArgValue::Array(ArrayValue::F64(a[..n].to_vec())),
+                ArgValue::Array(ArrayValue::F64(vec![0.0; n])),
+                ArgValue::Scalar(Constant::F64(1.0)),
+            ];
+            j.call("df", &mut args).map(|out| {
+                let mut g = support::f64s(&out);
+                g.extend(support::arg_floats(&args[2]));
+                g
+            })
+        };
+        match (run(&split), run(&joint)) {
+            (Ok(got), Ok(want)) if n >= 5 => {
+                for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                    support::assert_close(*g, *w, 1e-12, &format!("n={n}, component {k}"));
+                }
+            }
+            (Err(adc::CallError::Runtime(e)), Err(adc::CallError::Runtime(f))) if n < 5 => {
+                for msg in [e, f] {
+                    assert!(
+                        msg.starts_with("index out of bounds at") && msg.contains(":1:"),
+                        "n={n}: {msg}"
+                    );
+                }
+            }
+            other => panic!("n={n}: {other:?}"),
         }
     }
 }

@@ -159,22 +159,30 @@ enum Stack {
 }
 
 /// The entry block's parameter a function adopts before anything else
-/// touches its tapes (a split-mode half's `tape`), if it does.
+/// touches its tapes (a split-mode half's `tape`), if it does. Such a
+/// function works in the caller's state words (`init_state`), which
+/// assumes the handle is the caller's `tape.lend` (the address of its
+/// lending words) and every `return` follows `tape.give` (a return
+/// without it would free tape 0, the caller's).
 pub(crate) fn adopted_param(func: &adc_ir::Function) -> Option<adc_ir::Value> {
     let entry = *func.layout.first()?;
-    let first = func
-        .dfg
-        .block(entry)
-        .insts
-        .iter()
-        .map(|&i| func.dfg.inst(i))
-        .find(|d| touches_state(d))?;
-    match first {
+    match first_state_inst(func)? {
         InstData::TapeAdopt { handle } if func.dfg.block_params(entry).contains(handle) => {
             Some(*handle)
         }
         _ => None,
     }
+}
+
+/// The entry block's first instruction that touches the tapes' state.
+fn first_state_inst(func: &adc_ir::Function) -> Option<&InstData> {
+    let entry = *func.layout.first()?;
+    func.dfg
+        .block(entry)
+        .insts
+        .iter()
+        .map(|&i| func.dfg.inst(i))
+        .find(|d| touches_state(d))
 }
 
 /// Zeroes the tapes' state (at the entry block's start). `adopted`: the
@@ -239,15 +247,7 @@ pub(crate) fn init_state(
 /// Whether the first instruction of the entry block that touches the
 /// tapes' state is `tape.adopt`.
 fn adopts(func: &adc_ir::Function) -> bool {
-    func.layout.first().is_some_and(|&entry| {
-        func.dfg
-            .block(entry)
-            .insts
-            .iter()
-            .map(|&i| func.dfg.inst(i))
-            .find(|d| touches_state(d))
-            .is_some_and(|d| matches!(d, InstData::TapeAdopt { .. }))
-    })
+    matches!(first_state_inst(func), Some(InstData::TapeAdopt { .. }))
 }
 
 /// A field of a growable stack's state.

@@ -33,7 +33,7 @@
 //! Guarantees: verified output with the same behaviour (the tape holds the
 //! same values in the same order at every step).
 
-use super::{copy_from, MAX_ARM, MAX_ENTRY};
+use super::{append_jump, branch_to_paths, copy_from, splice_paths, MAX_ARM, MAX_ENTRY};
 use crate::defs::use_counts;
 use crate::rewrite::{split_at_call, substitute};
 use adc_ir::{
@@ -271,20 +271,49 @@ pub(super) fn rewrite(
     if !lent {
         return false;
     }
-    let span = func.span(call);
-    let tag = func.tag(call);
+    let here = (func.span(call), func.tag(call));
     func.dfg.block_mut(b).insts.remove(at - 1);
     let (rest, results, rest_params) = split_at_call(func, b, call);
     func.dfg.block_mut(rest).insts.remove(0);
     let (fast, slow) = (func.dfg.make_block(), func.dfg.make_block());
-    // The entry's copy, on this function's tape.
-    let mut map: BTreeMap<Value, Value> = callee
-        .dfg
-        .block_params(path.entry)
-        .iter()
-        .copied()
-        .zip(args.iter().copied())
-        .collect();
+    // The entry's copy, on this function's tape, ends in the test.
+    let (mut map, popped, cond, arm_args) = copy_entry(func, callee, path, b, &args, here.1);
+    let to_fast = BlockCall {
+        block: fast,
+        args: arm_args,
+    };
+    branch_to_paths(func, b, cond, path.then_edge, to_fast, slow, here);
+    // The slow edge: the lend, the continuation's call, the reclaim.
+    if let InstData::Call { func: id, args } = func.dfg.inst_mut(call) {
+        *id = cont_id;
+        args.extend(popped);
+    }
+    func.dfg.block_mut(slow).insts.extend([lend, call, reclaim]);
+    append_jump(func, slow, rest, results.clone(), here);
+    // The fast edge: the arm's copy.
+    copy_arm(func, callee, path, fast, rest, &mut map, here);
+    splice_paths(func, b, [fast, slow, rest], &results, rest_params);
+    true
+}
+
+/// Copies `callee`'s entry but its hand-over of the tape and its branch to
+/// the end of `b`, its parameters taking `args`; in `callee`'s own
+/// continuation, a length check of the continuation's parameters at the
+/// positions of `callee`'s checked ones is left out (they held on entry;
+/// before `drop_dead_params`, its first parameters are `callee`'s).
+/// Returns the map of `callee`'s values to the copies, the copied pops'
+/// results (in order), the test and the arguments of the arm's edge.
+fn copy_entry(
+    func: &mut Function,
+    callee: &Function,
+    path: &HalfPath,
+    b: Block,
+    args: &[Value],
+    tag: adc_ir::Tag,
+) -> (BTreeMap<Value, Value>, Vec<Value>, Value, Vec<Value>) {
+    let params = callee.dfg.block_params(path.entry);
+    let mut map: BTreeMap<Value, Value> =
+        params.iter().copied().zip(args.iter().copied()).collect();
     let own = func.name == cont_name(&callee.name);
     let caller_params = func.dfg.block_params(func.layout[0]).to_vec();
     let mut popped = Vec::new();
@@ -296,13 +325,10 @@ pub(super) fn rewrite(
         .expect("invariant: `half_path` saw the entry's branch");
     for &ci in body {
         let d = callee.dfg.inst(ci);
-        if hand_over(d, callee.dfg.block_params(path.entry)[path.tape]) {
+        if hand_over(d, params[path.tape]) {
             continue;
         }
         if let InstData::LenCheck { args: pair, .. } = d {
-            // In the continuation, a check of its own parameters at the
-            // positions of the callee's checked ones held on entry.
-            let params = callee.dfg.block_params(path.entry);
             let checked = pair.iter().all(|v| {
                 params
                     .iter()
@@ -322,58 +348,32 @@ pub(super) fn rewrite(
         cond,
         then_dest,
         else_dest,
-    } = callee.dfg.inst(*term).clone()
+    } = callee.dfg.inst(*term)
     else {
         unreachable!("invariant: `half_path` saw a branch");
     };
-    let arm_args: Vec<Value> = if path.then_edge {
-        then_dest.args
-    } else {
-        else_dest.args
-    };
-    let to_fast = BlockCall {
-        block: fast,
-        args: arm_args.iter().map(|v| map[v]).collect(),
-    };
-    let to_slow = BlockCall {
-        block: slow,
-        args: vec![],
-    };
-    let (t, e) = if path.then_edge {
-        (to_fast, to_slow)
-    } else {
-        (to_slow, to_fast)
-    };
-    let test = func.append_inst(
-        b,
-        InstData::Branch {
-            cond: map[&cond],
-            then_dest: t,
-            else_dest: e,
-        },
-        &[],
-        span,
-    );
-    func.set_tag(test, tag);
-    // The slow edge: the lend, the continuation's call, the reclaim.
-    if let InstData::Call { func: id, args } = func.dfg.inst_mut(call) {
-        *id = cont_id;
-        args.extend(popped);
-    }
-    func.dfg.block_mut(slow).insts.extend([lend, call, reclaim]);
-    let back = func.append_inst(
-        slow,
-        InstData::Jump {
-            dest: BlockCall {
-                block: rest,
-                args: results.clone(),
-            },
-        },
-        &[],
-        span,
-    );
-    func.set_tag(back, tag);
-    // The fast edge: the arm's copy.
+    let arm = if path.then_edge { then_dest } else { else_dest };
+    // Every value the entry's copy reaches is in `map`: the parameters and
+    // the results of the entry's instructions, all copied but the
+    // hand-over and left-out checks, which have none.
+    let arm_args = arm.args.iter().map(|v| map[v]).collect();
+    let cond = map[cond];
+    (map, popped, cond, arm_args)
+}
+
+/// Copies the arm of `callee`'s fast path but its hand-over of the tape
+/// into `fast`, which takes the first arm block's parameters, and ends it
+/// in a jump to `rest` with what the arm returns. `map`: `callee`'s values
+/// to the copies, the entry's already.
+fn copy_arm(
+    func: &mut Function,
+    callee: &Function,
+    path: &HalfPath,
+    fast: Block,
+    rest: Block,
+    map: &mut BTreeMap<Value, Value>,
+    here: (adc_ir::Span, adc_ir::Tag),
+) {
     for &p in callee.dfg.block_params(path.arm[0]) {
         let ty = callee.dfg.value_type(p);
         map.insert(p, func.dfg.append_block_param(fast, ty));
@@ -388,10 +388,11 @@ pub(super) fn rewrite(
             .expect("invariant: `arm_chain` saw a terminator");
         for &ci in body {
             if !hand_over(callee.dfg.inst(ci), tape) {
-                copy_from(func, callee, ci, fast, &mut map, tag);
+                copy_from(func, callee, ci, fast, map, here.1);
             }
         }
         match callee.dfg.inst(*term) {
+            // The next arm block's parameters are the jump's arguments.
             InstData::Jump { dest } => {
                 for (p, a) in callee.dfg.block_params(dest.block).iter().zip(&dest.args) {
                     map.insert(*p, map[a]);
@@ -399,38 +400,11 @@ pub(super) fn rewrite(
             }
             InstData::Return { args } => {
                 let args = args.iter().map(|v| map[v]).collect();
-                let done = func.append_inst(
-                    fast,
-                    InstData::Jump {
-                        dest: BlockCall { block: rest, args },
-                    },
-                    &[],
-                    span,
-                );
-                func.set_tag(done, tag);
+                append_jump(func, fast, rest, args, here);
             }
             _ => unreachable!("invariant: `arm_chain` saw jumps and a return"),
         }
     }
-    let pos = func
-        .layout
-        .iter()
-        .position(|&x| x == b)
-        .expect("invariant: b is in the layout");
-    func.layout.splice(pos + 1..pos + 1, [fast, slow, rest]);
-    // Uses of the call's results take `rest`'s parameters.
-    let subst: BTreeMap<Value, Value> = results.iter().copied().zip(rest_params).collect();
-    for &blk in &func.layout.clone() {
-        if blk == slow {
-            continue;
-        }
-        for i in func.dfg.block(blk).insts.clone() {
-            func.dfg
-                .inst_mut(i)
-                .map_args(|v| *subst.get(&v).unwrap_or(&v));
-        }
-    }
-    true
 }
 
 /// Drops every parameter of the continuations `conts` that is only passed

@@ -245,11 +245,7 @@ fn rewrite(func: &mut Function, callee: &Function, path: &FastPath, b: Block, ca
     let (cont, results, cont_params) = split_at_call(func, b, call);
     let (fast, slow) = (func.dfg.make_block(), func.dfg.make_block());
     func.dfg.block_mut(slow).insts.push(call);
-    let jump = |args: Vec<Value>| InstData::Jump {
-        dest: BlockCall { block: cont, args },
-    };
-    let back = func.append_inst(slow, jump(results.clone()), &[], span);
-    func.set_tag(back, tag);
+    append_jump(func, slow, cont, results.clone(), (span, tag));
     // The entry's copy ends in the test.
     let mut map: BTreeMap<Value, Value> = callee
         .dfg
@@ -275,26 +271,7 @@ fn rewrite(func: &mut Function, callee: &Function, path: &FastPath, b: Block, ca
         block: fast,
         args: arm_args,
     };
-    let to_slow = BlockCall {
-        block: slow,
-        args: vec![],
-    };
-    let (then_dest, else_dest) = if path.then_edge {
-        (to_fast, to_slow)
-    } else {
-        (to_slow, to_fast)
-    };
-    let test = func.append_inst(
-        b,
-        InstData::Branch {
-            cond,
-            then_dest,
-            else_dest,
-        },
-        &[],
-        span,
-    );
-    func.set_tag(test, tag);
+    branch_to_paths(func, b, cond, path.then_edge, to_fast, slow, (span, tag));
     // The arm's copy returns into `cont`.
     for &p in callee.dfg.block_params(path.arm) {
         let ty = callee.dfg.value_type(p);
@@ -304,17 +281,72 @@ fn rewrite(func: &mut Function, callee: &Function, path: &FastPath, b: Block, ca
     else {
         unreachable!("invariant: `fast_path` saw a return");
     };
-    let done = func.append_inst(fast, jump(returned), &[], span);
-    func.set_tag(done, tag);
+    append_jump(func, fast, cont, returned, (span, tag));
+    splice_paths(func, b, [fast, slow, cont], &results, cont_params);
+}
+
+/// Appends to `from` a jump to `to` with `args`, at the rewritten call's
+/// span and tag.
+fn append_jump(
+    func: &mut Function,
+    from: Block,
+    to: Block,
+    args: Vec<Value>,
+    (span, tag): (adc_ir::Span, adc_ir::Tag),
+) {
+    let jump = InstData::Jump {
+        dest: BlockCall { block: to, args },
+    };
+    let i = func.append_inst(from, jump, &[], span);
+    func.set_tag(i, tag);
+}
+
+/// Ends `b` in the copied test `cond`: to `fast` on the arm's edge (the
+/// then edge when `then_edge`), else to `slow`.
+fn branch_to_paths(
+    func: &mut Function,
+    b: Block,
+    cond: Value,
+    then_edge: bool,
+    fast: BlockCall,
+    slow: Block,
+    (span, tag): (adc_ir::Span, adc_ir::Tag),
+) {
+    let slow = BlockCall {
+        block: slow,
+        args: vec![],
+    };
+    let (then_dest, else_dest) = if then_edge {
+        (fast, slow)
+    } else {
+        (slow, fast)
+    };
+    let branch = InstData::Branch {
+        cond,
+        then_dest,
+        else_dest,
+    };
+    let test = func.append_inst(b, branch, &[], span);
+    func.set_tag(test, tag);
+}
+
+/// Puts `fast`, `slow` and `rest` after `b` in the layout; uses of the
+/// call's `results` then take `rest`'s parameters, but in `slow`, whose
+/// call keeps its own results and passes them to `rest`.
+fn splice_paths(
+    func: &mut Function,
+    b: Block,
+    [fast, slow, rest]: [Block; 3],
+    results: &[Value],
+    rest_params: Vec<Value>,
+) {
     let pos = func
         .layout
         .iter()
         .position(|&x| x == b)
         .expect("invariant: b is in the layout");
-    func.layout.splice(pos + 1..pos + 1, [fast, slow, cont]);
-    // Uses of the call's results now take `cont`'s parameters; the call in
-    // `slow` keeps its own results, which `slow` passes to `cont`.
-    let map: BTreeMap<Value, Value> = results.iter().copied().zip(cont_params).collect();
+    func.layout.splice(pos + 1..pos + 1, [fast, slow, rest]);
+    let map: BTreeMap<Value, Value> = results.iter().copied().zip(rest_params).collect();
     for &blk in &func.layout.clone() {
         if blk == slow {
             continue;
