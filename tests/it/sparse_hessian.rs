@@ -289,40 +289,42 @@ double chain(double[] x) {
 
 #[test]
 fn the_sweep_carries_no_set_of_the_result() {
-    // The sweep runs over the reverse derivative, which would also compute
-    // the result `s`: a union per term, all inputs in the end, quadratic
-    // in their number. The gradient is `ActiveOnly`, so the sweep returns
-    // no set for it and no union carries it around the loop.
+    // The sweep runs over `F`'s own code, which computes the result `s`:
+    // its set would grow by a union per term, all inputs in the end,
+    // quadratic in their number. The sweep's result is `Const` and no
+    // record reads `s`'s set, so no union carries it around the loop;
+    // the products record their interactions. No sweep of the gradient.
     let src = CHAIN;
     let mut m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
         .unwrap_or_else(|f| panic!("{f}"));
     adc::driver::run_stages(&mut m, adc::Stage::Transpose).expect("stages run");
-    let union = m.find("__adc_set_union").expect("the sweep unites sets");
-    let sweep = m
-        .funcs
-        .iter()
-        .find(|f| f.name.starts_with("__adc_fwd") && f.name.ends_with("s_hchain__gradient"))
-        .unwrap_or_else(|| panic!("no sweep of the gradient in\n{m}"));
+    assert!(
+        !m.funcs
+            .iter()
+            .any(|f| f.name.ends_with("s_hchain__gradient")),
+        "a sweep of the gradient:\n{m}"
+    );
+    let record = m.find("__adc_set_interacts").expect("the sweep records");
+    let union = m.find("__adc_set_union");
+    let sweep = m.func(m.find("hchain__hp").expect("the sweep"));
     let is_param = |v: adc_ir::Value| matches!(sweep.dfg.value_def(v), adc_ir::ValueDef::Param(..));
-    let mut unions = 0;
+    let mut records = 0;
     for &b in &sweep.layout {
         for &i in &sweep.dfg.block(b).insts {
             match sweep.dfg.inst(i) {
-                adc_ir::InstData::Call { func, args } if *func == union => {
-                    unions += 1;
+                adc_ir::InstData::Call { func, args } if Some(*func) == union => {
                     assert!(
                         !is_param(args[1]) && !is_param(args[2]),
                         "a union carried by a block parameter:\n{m}"
                     );
                 }
-                adc_ir::InstData::Return { args } => {
-                    assert!(args.is_empty(), "the result's set is returned:\n{m}");
-                }
+                adc_ir::InstData::Call { func, .. } if *func == record => records += 1,
                 _ => {}
             }
         }
     }
-    assert!(unions > 0, "the gradient's own sets still unite:\n{m}");
+    // x[i] * x[i], then that times x[i + 1].
+    assert_eq!(records, 2, "{m}");
 }
 
 /// The functions `f` reaches by calls in `m` (itself too).
@@ -347,19 +349,21 @@ fn reached(m: &adc_ir::Module, f: &str) -> Vec<String> {
 
 #[test]
 fn the_sweep_runs_once_and_nnz_runs_it_alone() {
-    // `NAME_nnz` counts the lower triangle from the sweep's sets (no
-    // compressed evaluation); `NAME` runs the sweep once, then the
-    // compressed evaluation (not `NAME__gj_nnz`'s sweep first).
+    // `NAME_nnz` counts the lower triangle from the sweep's records (no
+    // compressed evaluation); `NAME` runs the sweep (of `F`'s own code,
+    // not of the gradient's) once, then the compressed evaluation.
     let src = CHAIN;
     let m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
         .unwrap_or_else(|f| panic!("{f}"));
     let nnz = reached(&m, "hchain_nnz");
-    assert!(nnz.iter().any(|f| f == "hchain__gj__deps"), "{nnz:?}");
+    assert!(nnz.iter().any(|f| f == "hchain__hdeps"), "{nnz:?}");
+    assert!(!nnz.iter().any(|f| f == "hchain__gj__deps"), "{nnz:?}");
     assert!(!nnz.iter().any(|f| f.ends_with("__columns")), "{nnz:?}");
     let all = reached(&m, "hchain");
     assert!(all.iter().any(|f| f.ends_with("__columns")), "{all:?}");
     assert!(!all.iter().any(|f| f.ends_with("_nnz")), "{all:?}");
-    let deps = m.find("hchain__gj__deps").expect("the sweep");
+    assert!(!all.iter().any(|f| f == "hchain__gj__deps"), "{all:?}");
+    let deps = m.find("hchain__hdeps").expect("the sweep");
     let h = m.func(m.find("hchain").expect("defined"));
     let calls = h
         .layout
@@ -368,4 +372,120 @@ fn the_sweep_runs_once_and_nnz_runs_it_alone() {
         .filter(|&&i| matches!(h.dfg.inst(i), adc_ir::InstData::Call { func, .. } if *func == deps))
         .count();
     assert_eq!(calls, 1, "{m}");
+}
+
+/// `S`'s pattern of `body` (a function `f(double[] x)`) at `x`, checked
+/// against the dense Hessian.
+fn pattern_of(body: &str, helpers: &str, x: &[f64]) -> Vec<Vec<i64>> {
+    let j = jit(&format!(
+        "{helpers}
+[hessian(H)]
+[hessian(S, sparse)]
+double f(double[] x) {{
+{body}
+}}"
+    ));
+    check(&j, "f", &[arr(x)], x.len())
+}
+
+#[test]
+fn a_product_of_two_disjoint_sums() {
+    // Each column of one sum meets each of the other, none its own sum's.
+    let p = pattern_of(
+        "    return (x[0] + x[1]) * (x[2] - x[3]);",
+        "",
+        &[1.0, 2.0, 3.0, 4.0],
+    );
+    assert_eq!(p, vec![vec![], vec![], vec![0, 1], vec![0, 1]]);
+}
+
+#[test]
+fn a_nonlinear_function_of_a_sum() {
+    // exp's argument's columns all meet; x[2] enters linearly, and a
+    // product with a constant or a division by one meets nothing.
+    let p = pattern_of(
+        "    return exp(x[0] + 2.0 * x[1]) + x[2] * 3.0 + x[2] / 4.0;",
+        "",
+        &[0.1, 0.2, 0.3],
+    );
+    assert_eq!(p, vec![vec![0], vec![0, 1], vec![]]);
+    // A quotient: the numerator's columns meet the denominator's, and
+    // the denominator's meet each other.
+    let p = pattern_of(
+        "    return (x[0] + x[1]) / (x[2] + x[3]);",
+        "",
+        &[1.0, 2.0, 3.0, 4.0],
+    );
+    assert_eq!(p, vec![vec![], vec![], vec![0, 1, 2], vec![0, 1, 2, 3]]);
+}
+
+#[test]
+fn a_loop_carrying_a_product() {
+    // p = x0 x1 x2: each pair meets, no column meets itself; the carried
+    // sum t meets nothing until it is squared at the end.
+    let body = "    double p = 1.0;
+    double t = 0.0;
+    for (int i = 0; i < 3; i++) { p = p * x[i]; t = t + x[i + 3]; }
+    return p + sin(t) * 0.0 + t * t * 0.0 + x[6];";
+    let x: Vec<f64> = (0..7).map(|i| 0.5 + 0.25 * i as f64).collect();
+    let p = pattern_of(body, "", &x);
+    // sin(t) * 0.0 is zero by arithmetic: listed, as its entries are
+    // structurally there.
+    let want = vec![
+        vec![],
+        vec![0],
+        vec![0, 1],
+        vec![3],
+        vec![3, 4],
+        vec![3, 4, 5],
+        vec![],
+    ];
+    assert_eq!(p, want);
+}
+
+#[test]
+fn a_branch_and_a_call_in_a_loop() {
+    // Through a call (pair's product) and a branch taken per element:
+    // where x[i] > 0, x[i] meets x[i + 1]; elsewhere only itself (sin).
+    let helpers = "double pair(double u, double v) { return u * v; }";
+    let body = "    double s = 0.0;
+    for (int i = 0; i + 1 < len(x); i++) {
+        if (x[i] > 0.0) { s += pair(x[i], x[i + 1]); } else { s += sin(x[i]); }
+    }
+    return s;";
+    let p = pattern_of(body, helpers, &[1.0, -1.0, 2.0, 3.0, -2.0]);
+    assert_eq!(p, vec![vec![], vec![0, 1], vec![], vec![2], vec![3]]);
+}
+
+#[test]
+fn a_product_stored_only_to_an_unread_output_adds_nothing() {
+    // w[i] = x[i] * x[i + 1] reaches no result: no entry; the sweep
+    // records a product only where its result is used.
+    let j = jit("[hessian(H, Dual, Const)]
+[hessian(S, Dual, Const, sparse)]
+double f(double[] x, out double[] w) {
+    for (int i = 0; i + 1 < len(x); i++) { w[i] = x[i] * x[i + 1]; }
+    return x[0] * x[0];
+}");
+    let p = check(&j, "f", &[arr(&[1.0, 2.0, 3.0]), arr(&[0.0; 3])], 3);
+    assert_eq!(p, vec![vec![0], vec![], vec![]]);
+}
+
+#[test]
+fn a_custom_derivative_keeps_the_sweep_of_the_gradient() {
+    // The Hessian's values come from `sq_rev`, not from `sq`'s code: the
+    // pattern comes from the sweep of the gradient (`NAME__gj__deps`).
+    let src = "double sq_rev(double x, double seed) { return 2.0 * x * seed; }
+[reverse_derivative(sq_rev)]
+double sq(double x) { return x * x; }
+[hessian(H)]
+[hessian(S, sparse)]
+double f(double[] x) { return sq(x[0]) + x[0] * x[1]; }";
+    let m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    let nnz = reached(&m, "S_nnz");
+    assert!(nnz.iter().any(|f| f == "S__gj__deps"), "{nnz:?}");
+    assert!(!nnz.iter().any(|f| f == "S__hdeps"), "{nnz:?}");
+    let p = check(&jit(src), "f", &[arr(&[1.5, 2.0])], 2);
+    assert_eq!(p, vec![vec![0], vec![0]]);
 }

@@ -54,6 +54,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                     width: 1,
                     sets: false,
                     masks: false,
+                    interactions: false,
                 },
             )
         }
@@ -91,6 +92,7 @@ pub fn add_request(module: &mut Module, entry: &str, req: &Request) -> Result<St
                     width: 1,
                     sets: false,
                     masks: false,
+                    interactions: false,
                 },
             )
         }

@@ -293,6 +293,7 @@ pub(crate) fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
         width: d.width,
         sets: false,
         masks: false,
+        interactions: false,
     };
     declare(module, id, &d.name, spec, linkage);
     Ok(())

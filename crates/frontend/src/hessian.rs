@@ -16,6 +16,7 @@
 //! `Const` ones. `out` parameters are no columns; `NAME__gw` takes an `out`
 //! array as a read-only one (for its length) and leaves `out` scalars out.
 
+mod interact;
 mod sparse;
 mod star;
 
@@ -34,6 +35,7 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
     let mut text = String::new();
     let mut generated = Vec::new();
     let mut jacobians = Vec::new();
+    let interact = interact::applies(items);
     for item in items.iter_mut() {
         let Item::Func(f) = item else { continue };
         let attrs = std::mem::take(&mut f.attrs);
@@ -49,9 +51,15 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                     text += &gradient_source(f, &h, &dual);
                     let mut names = vec![name.clone(), h.gradient.clone(), h.gw.clone()];
                     if sparse {
-                        text += &sparse::source(f, &name, &ncols(f, &dual));
+                        text += &sparse::source(f, &name, &ncols(f, &dual), &dual, interact);
                         for g in ["_nnz", "__lower", "__star", "__sources"] {
                             names.push(format!("{name}{g}"));
+                        }
+                        if interact {
+                            f.attrs.push(interact::forward_attr(&a, &name, &dual));
+                            for g in interact::GENERATED {
+                                names.push(format!("{name}{g}"));
+                            }
                         }
                     } else {
                         text += &hessian_source(f, &h, &dual);
@@ -62,6 +70,11 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                             // Columns: a Hessian's rows would be reverse over reverse.
                             args.push(ident("sparse", a.span));
                             args.push(ident("forward", a.span));
+                            // The pattern is `interact`'s: no sweep of `NAME__gw`.
+                            if interact {
+                                let colors = crate::jacobian::COLORS_OPTION;
+                                args.push(ident(colors, a.span));
+                            }
                         }
                     }
                     jacobians.push((h.gw.clone(), attr));

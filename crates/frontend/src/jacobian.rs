@@ -19,6 +19,7 @@ mod rev;
 pub(crate) mod sparse;
 mod sparse_helpers;
 mod sparse_rows;
+pub(crate) use sparse_rows::COLORS_OPTION;
 pub mod width;
 
 use crate::ast::*;
@@ -117,6 +118,20 @@ fn expand_sparse(
             name: cols.clone(),
             span: a.span,
         });
+    }
+    if force == Force::Colors {
+        // The compressed evaluation and the helpers only.
+        for g in ["__compressed", "__band", "__color", "__greedy", "__seed"]
+            .into_iter()
+            .chain(["__scatter", "__pick", "__lazy", "__rows"])
+        {
+            out.generated.push(Generated {
+                name: format!("{name}{g}"),
+                span: a.span,
+            });
+        }
+        out.text += &sparse::source(f, &name, &dual, None, force);
+        return;
     }
     f.attrs.push(forward_attr(f, a, &pattern, &dual, None));
     if force != Force::Columns {

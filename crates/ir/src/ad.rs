@@ -141,6 +141,10 @@ pub struct DerivSpec {
     /// its sets are bit sets of the input reads of one run, held in the
     /// handles, instead of index sets in the arena (`ad::sets`).
     pub masks: bool,
+    /// With `sets`, the sweep of a sparse Hessian (printed ` interactions`):
+    /// it also records, for each nonlinear operation, the pair of index
+    /// sets whose columns interact (`ad::sets`, docs/jacobians.md#sparse-hessians).
+    pub interactions: bool,
 }
 
 /// What an instruction computes, as the `propagate` pass classifies it:
@@ -275,6 +279,7 @@ pub fn default_spec(src: &Function, mode: AdMode) -> DerivSpec {
         width: 1,
         sets: false,
         masks: false,
+        interactions: false,
     }
 }
 

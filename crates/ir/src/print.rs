@@ -182,6 +182,9 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
         if spec.masks {
             write!(out, " masks")?;
         }
+        if spec.interactions {
+            write!(out, " interactions")?;
+        }
     }
     if func.linkage == Linkage::Import || func.layout.is_empty() {
         return writeln!(out);

@@ -2,19 +2,22 @@
 //! the sparse Jacobian of the gradient. [`super`] generates the
 //! gradient wrapper `NAME__gw` as for a dense Hessian and puts
 //! `[jacobian(NAME__gj, ..., sparse)]` on it ([`crate::jacobian`]'s sparse
-//! expansion: dependency sweep, column coloring, compressed forward
-//! evaluation). This module writes the two functions the user calls,
-//! from that expansion's pieces (its sweep loop and row counting, and
-//! `NAME__gj__deps` and `NAME__gj__fill`), running the sweep once:
+//! expansion: coloring and compressed forward evaluation; with
+//! `__adc_colors` no more). This module writes the two functions the user
+//! calls, running the sweep for the pattern once:
 //!
+//! - the pattern: [`super::interact`]'s sweep of `F`'s own code with
+//!   interactions, when it applies; otherwise the dependency sweep of
+//!   `NAME__gw` (the Jacobian expansion's sweep loop and row counting,
+//!   and `NAME__gj__deps`, through the reverse derivative);
 //! - `NAME_nnz`: the sweep, counting the entries `(r, c)` with `c <= r`;
-//! - `NAME`: the sweep, then the sparse Jacobian of the gradient (both
-//!   triangles) into scratch rows by `NAME__gj__fill` (coloring and
-//!   compressed evaluation), and the lower triangle's entries copied to
-//!   `vals`, `cols`, `rows`.
+//! - `NAME`: the sweep, both triangles' pattern into scratch rows, the
+//!   lower triangle's entries to `cols` and `rows`, the coloring and the
+//!   compressed evaluation (`NAME__gj__compressed`) into `vals`.
 //!
-//! Both then call `F` for its result and writes, since `NAME__gw` writes
-//! none of its arguments. All locals start with `adc_hs_` (or `adc_s_`,
+//! Both then call `F` for its result and writes (`F`'s `inout` arguments
+//! restored first: the sweep of `F` writes them; `NAME__gw` writes none
+//! of its arguments). All locals start with `adc_hs_` (or `adc_s_`,
 //! the sweep's).
 
 use crate::ast::*;
@@ -23,7 +26,16 @@ use crate::jacobian::{sparse, type_name};
 use std::fmt::Write;
 
 /// The `.ad` text of `NAME_nnz` and `NAME`; `ncols` counts the columns.
-pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
+/// With `interact` (`super::interact::applies`), the pattern comes from
+/// the sweep of `F`'s own code ([`super::interact`]), otherwise from the
+/// dependency sweep of `NAME__gw` (`dual`: the `Dual` parameters).
+pub(super) fn source(
+    f: &FuncDecl,
+    name: &str,
+    ncols: &str,
+    dual: &[bool],
+    interact: bool,
+) -> String {
     let ReturnType::Base(rt) = f.ret else {
         unreachable!("`hessian::request` refuses results other than float ones")
     };
@@ -40,12 +52,24 @@ pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
         sparse::sweep(&gj, &args, "adc_hs_n", "adc_hs_n", ("", ""), body)
     };
     let head = format!("    int adc_hs_n = {ncols};\n    double adc_hs_g[adc_hs_n];\n");
+    let (save, restore) = if interact {
+        crate::jacobian::layout::save_restore(f)
+    } else {
+        Default::default()
+    };
     let mut s = String::new();
     // NAME_nnz: the sweep, counting the lower triangle.
     let _ = writeln!(s, "{stat}int {name}_nnz({}) {{", ps.join(", "));
     s += &head;
     s += "    int adc_s_nnz = 0;\n";
-    s += &sweep(&sparse::count(&gj, "adc_hs_n", true, None));
+    if interact {
+        s += &save;
+        let body = "            adc_s_nnz = NAME__hlower(adc_hs_q, adc_hs_raw);\n";
+        s += &super::interact::sweep(f, name, &restore, &body.replace("NAME", name));
+        s += &restore;
+    } else {
+        s += &sweep(&sparse::count(&gj, "adc_hs_n", true, None));
+    }
     let _ = writeln!(s, "    {call_f};");
     let _ = writeln!(s, "    return adc_s_nnz;");
     let _ = writeln!(s, "}}");
@@ -60,14 +84,29 @@ pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
     ]);
     let _ = writeln!(s, "{stat}{} {name}({}) {{", type_name(rt), decl.join(", "));
     s += &head;
-    let mut body = "            int adc_s_nnz = 0;\n".to_string();
-    body += &sparse::count(&gj, "adc_hs_n", false, Some("adc_s_nr"));
-    let _ = write!(
-        body,
-        "            int adc_hs_c[adc_s_nnz];
+    let mut body = String::new();
+    if interact {
+        let _ = write!(
+            body,
+            "            int adc_hs_c[adc_hs_nz];
+            int adc_hs_p[adc_hs_n + 1];
+            {name}__htrans(adc_hs_q, adc_hs_raw, adc_hs_p, adc_hs_c);
+"
+        );
+    } else {
+        body += "            int adc_s_nnz = 0;\n";
+        body += &sparse::count(&gj, "adc_hs_n", false, Some("adc_s_nr"));
+        let _ = write!(
+            body,
+            "            int adc_hs_c[adc_s_nnz];
             int adc_hs_p[adc_hs_n + 1];
             {gj}__rows(adc_s_heads, adc_s_arena, adc_hs_p, adc_hs_c, adc_s_seen, adc_s_stack);
-            {name}__lower(adc_hs_p, adc_hs_c, vals, cols, rows);
+"
+        );
+    }
+    let _ = write!(
+        body,
+        "            {name}__lower(adc_hs_p, adc_hs_c, vals, cols, rows);
             int adc_hs_color[adc_hs_n];
             int adc_hs_k = {gj}__band(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color);
             if (adc_hs_k == 0) {{ adc_hs_k = {gj}__color(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color); }}
@@ -85,10 +124,19 @@ pub(super) fn source(f: &FuncDecl, name: &str, ncols: &str) -> String {
             }}
 "
     );
-    s += &sweep(&body);
+    if interact {
+        s += &save;
+        s += &super::interact::sweep(f, name, &restore, &body);
+        s += &restore;
+    } else {
+        s += &sweep(&body);
+    }
     let _ = writeln!(s, "    return {call_f};");
     let _ = writeln!(s, "}}");
     s += &lower(name);
+    if interact {
+        s += &super::interact::helpers(f, name, &gj, dual);
+    }
     s += &super::star::source(name, crate::jacobian::sparse::CHUNK);
     s
 }

@@ -66,6 +66,9 @@ fn read_options(
             "sparse" if by.is_none() => by = Some(By::Sparse(Force::Auto)),
             "sparse" if by == Some(By::Columns) => by = Some(By::Sparse(Force::Columns)),
             "sparse" if by == Some(By::Rows) => by = Some(By::Sparse(Force::Rows)),
+            sparse_rows::COLORS_OPTION if by == Some(By::Sparse(Force::Columns)) => {
+                by = Some(By::Sparse(Force::Colors))
+            }
             "reverse" if by == Some(By::Sparse(Force::Auto)) => {
                 reverse_at = id.span;
                 by = Some(By::Sparse(Force::Rows))

@@ -64,6 +64,11 @@ pub(super) fn source(
     let has_ret = ret != "void";
     let (save, restore) = save_restore(f);
     let mut s = String::new();
+    if force == Force::Colors {
+        s += &compressed(f, name, dual, &l);
+        s += &super::sparse_helpers::helpers(name, CHUNK);
+        return s;
+    }
     s += &deps(f, name, dual, &l);
     let sweep = |body: &str| sweep(name, &args, &l.nrows, &l.ncols, (&save, &restore), body);
     // NAME_nnz

@@ -29,13 +29,21 @@ pub const FORWARD_COST: u32 = 2;
 pub const REVERSE_COST: u32 = 3;
 
 /// Which way `NAME__fill` computes a sparse Jacobian: the options
-/// `forward` and `reverse` after `sparse` force one.
+/// `forward` and `reverse` after `sparse` force one. `Colors` (the
+/// internal option `__adc_colors` after `sparse, forward`, which only a
+/// sparse Hessian with its own pattern writes): by columns, with no
+/// sweep, `NAME` or `NAME_nnz`, only the compressed evaluation and the
+/// coloring helpers, which the Hessian calls.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Force {
     Auto,
     Columns,
     Rows,
+    Colors,
 }
+
+/// The internal option asking for [`Force::Colors`].
+pub const COLORS_OPTION: &str = "__adc_colors";
 
 /// Whether `f` can have its sparse Jacobian by rows: it has a body and
 /// a `double` result or none (`NAME__rf` stands for it then).

@@ -51,7 +51,8 @@ pub(crate) fn check_function_attr(
                 .count();
             let acts = &args[1..args.len() - named];
             // `__adc_sets = 1`, which only `[jacobian(.., sparse)]` writes:
-            // the dependency sweep (`ad::sets`).
+            // the dependency sweep (`ad::sets`); 2 its bit sets, 3 its
+            // interactions (`[hessian(.., sparse)]`).
             let (sets, options): (Vec<&AttrArg>, Vec<&AttrArg>) = args[args.len() - named..]
                 .iter()
                 .partition(|a| matches!(a, AttrArg::Named(n, ..) if n.name == SETS_OPTION));
@@ -126,6 +127,10 @@ pub(crate) fn check_function_attr(
                         masks: mode == AdMode::Forward
                             && width == 1
                             && sets.iter().any(|a| matches!(a, AttrArg::Named(_, v, _) if matches!(**v, AttrArg::Int(2, _)))),
+                        // `__adc_sets = 3`: a sparse Hessian's sweep.
+                        interactions: mode == AdMode::Forward
+                            && width == 1
+                            && sets.iter().any(|a| matches!(a, AttrArg::Named(_, v, _) if matches!(**v, AttrArg::Int(3, _)))),
                     },
                 ));
             }

@@ -67,6 +67,10 @@ impl Parser<'_> {
         if masks {
             self.pos += 1;
         }
+        let interactions = sets && self.peek_word() == Some("interactions");
+        if interactions {
+            self.pos += 1;
+        }
         // The return activity is always written, `Const` for `void`.
         Ok(DerivSpec {
             mode,
@@ -76,6 +80,7 @@ impl Parser<'_> {
             width,
             sets,
             masks,
+            interactions,
         })
     }
 

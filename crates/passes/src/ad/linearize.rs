@@ -23,6 +23,7 @@
 
 mod calls;
 mod inst;
+mod interact;
 mod math;
 mod memory;
 mod needless;
@@ -110,7 +111,11 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     out.deriv = Some(spec.clone());
     out.deriv_span = span;
     let needless = needless::needless(module, &src);
+    let interact = spec
+        .interactions
+        .then(|| crate::ad::interactions::interact_marker(module));
     let mut lz = Linearizer {
+        interact,
         needless,
         module,
         src: &src,
@@ -137,6 +142,9 @@ struct Linearizer<'a> {
     src: &'a Function,
     out: Function,
     mode: AdMode,
+    /// A sparse Hessian's sweep (`interactions`): the marker each
+    /// nonlinear operation calls with the tangents that interact.
+    interact: Option<FuncId>,
     ret: Activity,
     vmap: Vec<Option<Value>>,
     tan: Vec<Tan>,

@@ -5,6 +5,7 @@
 //! callees, and the driver that runs them in rounds. They may use `opt`; `opt` never uses them.
 
 pub mod copies;
+pub mod interactions;
 pub mod linearize;
 pub mod lower_pairs;
 pub mod masks;

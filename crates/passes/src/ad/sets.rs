@@ -39,9 +39,15 @@
 //! [`declare_callees`]) with the arena. The primal instructions are the
 //! input's: the sweep runs the function once.
 //!
+//! With `interactions` (a sparse Hessian's sweep), each marker call
+//! `linearize` put after a nonlinear operation becomes a record of two
+//! sets in the arena ([`crate::ad::interactions`]), and a callee's sweep
+//! is `__adc_fwdMASKh_NAME`, with interactions too.
+//!
 //! Not handled (E0401): `float` (`f32`) derivative code, whose handles
 //! would lose precision, and custom forward derivatives.
 
+use crate::ad::interactions;
 use crate::ad::widen::callee_spec;
 use crate::ad::{diff_values, jvp_source, AdError};
 use adc_ir::{
@@ -61,9 +67,17 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     let union = union_function(module);
     let mut func = module.func(id).clone();
     let masks = func.deriv.as_ref().is_some_and(|s| s.masks);
-    rewrite(module, &mut func, union, masks)?;
+    let interacts = func
+        .deriv
+        .as_ref()
+        .is_some_and(|s| s.interactions)
+        .then(|| interactions::interacts_function(module));
+    rewrite(module, &mut func, union, interacts)?;
     if !is_internal_sweep(&func.name) {
         drop_unread_outputs(&mut func);
+    }
+    if let Some(interacts) = interacts {
+        interactions::finish(&mut func, interacts, union);
     }
     if masks {
         crate::ad::masks::rewrite(&mut func, union);
@@ -73,22 +87,30 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
 }
 
 /// The name of the dependency sweep standing for the width-1 forward
-/// derivative with `spec`: `__adc_fwdMASKs_NAME`, or `__adc_fwdMASKm_NAME`
-/// for a sweep of bit sets (`masks`).
-fn sets_name(spec: &DerivSpec, masks: bool) -> String {
+/// derivative with `spec`: `__adc_fwdMASKs_NAME`, `__adc_fwdMASKm_NAME`
+/// for a sweep of bit sets (`masks`), `__adc_fwdMASKh_NAME` for one with
+/// `interactions`.
+fn sets_name(spec: &DerivSpec, (masks, interactions): (bool, bool)) -> String {
     let mask: String = spec
         .params
         .iter()
         .map(|a| if a.is_active() { 'd' } else { 'c' })
         .collect();
-    let kind = if masks { 'm' } else { 's' };
+    let kind = if masks {
+        'm'
+    } else if interactions {
+        'h'
+    } else {
+        's'
+    };
     format!("__adc_fwd{mask}{kind}_{}", spec.of)
 }
 
-/// The sweep a call of `callee` (a width-1 forward derivative) becomes.
-fn sets_callee(module: &Module, callee: FuncId, masks: bool) -> Option<FuncId> {
+/// The sweep a call of `callee` (a width-1 forward derivative) becomes
+/// in a sweep of `kind` (`masks`, `interactions`).
+fn sets_callee(module: &Module, callee: FuncId, kind: (bool, bool)) -> Option<FuncId> {
     let spec = callee_spec(module, callee)?;
-    module.find(&sets_name(&spec, masks))
+    module.find(&sets_name(&spec, kind))
 }
 
 /// After `linearize` generated `id`: when it is a dependency sweep,
@@ -96,11 +118,11 @@ fn sets_callee(module: &Module, callee: FuncId, masks: bool) -> Option<FuncId> {
 /// `linearize` generates them in the same run.
 pub fn declare_callees(module: &mut Module, id: FuncId) {
     let func = module.func(id);
-    let Some(masks) = func
+    let Some((masks, interactions)) = func
         .deriv
         .as_ref()
         .filter(|s| s.sets && s.mode == AdMode::Forward)
-        .map(|s| s.masks)
+        .map(|s| (s.masks, s.interactions))
     else {
         return;
     };
@@ -120,10 +142,11 @@ pub fn declare_callees(module: &mut Module, id: FuncId) {
         let Some(src) = module.find(&spec.of) else {
             continue;
         };
-        let name = sets_name(&spec, masks);
+        let name = sets_name(&spec, (masks, interactions));
         let spec = DerivSpec {
             sets: true,
             masks,
+            interactions,
             width: 1,
             ..spec
         };
@@ -156,7 +179,7 @@ fn unsupported(func: &Function, inst: adc_ir::Inst, what: &str) -> AdError {
 }
 
 /// True when `v` is the constant zero (the empty set).
-fn is_zero(func: &Function, v: Value) -> bool {
+pub(super) fn is_zero(func: &Function, v: Value) -> bool {
     match func.dfg.value_def(v) {
         adc_ir::ValueDef::Result(i, _) => {
             matches!(func.dfg.inst(i), InstData::Const { value: Constant::F64(x) } if *x == 0.0)
@@ -165,12 +188,20 @@ fn is_zero(func: &Function, v: Value) -> bool {
     }
 }
 
+/// `interacts`: the function recording interactions, for a sweep with
+/// `interactions`.
 fn rewrite(
     module: &Module,
     func: &mut Function,
     union: FuncId,
-    masks: bool,
+    interacts: Option<FuncId>,
 ) -> Result<(), AdError> {
+    let spec = func.deriv.as_ref();
+    let kind = (
+        spec.is_some_and(|s| s.masks),
+        spec.is_some_and(|s| s.interactions),
+    );
+    let marker = module.find(interactions::MARKER);
     let diff = diff_values(module, func);
     let entry = func
         .entry_block()
@@ -274,6 +305,19 @@ fn rewrite(
                 | InstData::TapePop { .. }
                 | InstData::TapeRead { .. },
             ) => (),
+            (Tag::Diff, InstData::Call { func: f, args }) if Some(*f) == marker => {
+                let Some(interacts) = interacts else {
+                    return Err(AdError::internal(
+                        "internal error: `sets`: an interaction in a sweep without them",
+                        func.span(i),
+                    ));
+                };
+                let args = vec![arena, args[0], args[1], args[2]];
+                *func.dfg.inst_mut(i) = InstData::Call {
+                    func: interacts,
+                    args,
+                };
+            }
             (Tag::Diff, InstData::Call { .. }) => {
                 return Err(unsupported(func, i, "a custom forward derivative"))
             }
@@ -287,7 +331,7 @@ fn rewrite(
             (Tag::Mixed, InstData::Call { func: callee, args })
                 if jvp_source(module, *callee).is_some() =>
             {
-                let wide = sets_callee(module, *callee, masks).ok_or_else(|| {
+                let wide = sets_callee(module, *callee, kind).ok_or_else(|| {
                     AdError::internal(
                         "internal error: `sets`: a callee without its dependency sweep",
                         func.span(i),
@@ -508,7 +552,11 @@ fn chosen(func: &Function, v: Value) -> Option<Value> {
 }
 
 /// The parts of the union of `a` and `b`, at most [`MAX_PARTS`].
-fn union_parts(parts: &BTreeMap<Value, BTreeSet<Value>>, a: Value, b: Value) -> BTreeSet<Value> {
+pub(super) fn union_parts(
+    parts: &BTreeMap<Value, BTreeSet<Value>>,
+    a: Value,
+    b: Value,
+) -> BTreeSet<Value> {
     let mut p: BTreeSet<Value> = [a, b].into();
     for v in [a, b] {
         for &w in parts.get(&v).into_iter().flatten() {
@@ -520,13 +568,13 @@ fn union_parts(parts: &BTreeMap<Value, BTreeSet<Value>>, a: Value, b: Value) -> 
     p
 }
 
-/// Whether `name` is an internal dependency sweep, `__adc_fwdMASKs_NAME`
-/// or `__adc_fwdMASKm_NAME` (called only from other sweeps, never from
+/// Whether `name` is an internal dependency sweep, `__adc_fwdMASKs_NAME`,
+/// `__adc_fwdMASKm_NAME` or `__adc_fwdMASKh_NAME` (called only from other sweeps, never from
 /// user code).
 fn is_internal_sweep(name: &str) -> bool {
     name.strip_prefix("__adc_fwd")
         .and_then(|rest| rest.split_once('_'))
-        .and_then(|(mask, _)| mask.strip_suffix('s').or_else(|| mask.strip_suffix('m')))
+        .and_then(|(mask, _)| mask.strip_suffix(['s', 'm', 'h']))
         .is_some_and(|mask| mask.chars().all(|c| c == 'c' || c == 'd'))
 }
 
@@ -616,7 +664,7 @@ fn zero_unread_returns(func: &mut Function, used: &[bool]) -> bool {
 /// each becomes a pure stand-in (an `add` of its two handles) for
 /// `opt::dce`, which removes the dead ones (a loop-carried chain too);
 /// the live ones become unions again.
-fn drop_dead_unions(func: &mut Function, union: FuncId) {
+pub(super) fn drop_dead_unions(func: &mut Function, union: FuncId) {
     let mut stand_ins = BTreeMap::new();
     for &b in &func.layout {
         for &i in &func.dfg.block(b).insts {

@@ -83,6 +83,9 @@ impl Linearizer<'_> {
         if let Some(r) = results.first() {
             self.set_tan(*r, tan);
         }
+        if let (Some(_), Some(&anchor)) = (self.interact, out.first()) {
+            self.interactions(&data, anchor);
+        }
         Ok(())
     }
 
