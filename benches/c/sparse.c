@@ -10,6 +10,7 @@
 #include "bratu.h"
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -115,8 +116,9 @@ int main(int argc, char **argv) {
         for (int a = 2; a < argc && count < 16; a++) ns[count++] = atol(argv[a]);
     }
     int all = which[0] == 'a' && which[1] == 'l', jac = all || which[0] == 'j';
-    int rows = which[0] == 'r' && which[1] == 'o', arrows = which[0] == 'a' && which[1] == 'r';
-    int rosen_too = all || which[0] == 'h' || (which[0] == 'r' && !rows);
+    /* `rows` and `rosen` share their first two letters. */
+    int rows = strcmp(which, "rows") == 0, arrows = which[0] == 'a' && which[1] == 'r';
+    int rosen_too = all || which[0] == 'h' || strcmp(which, "rosen") == 0;
     int smooth_too = all || which[0] == 'h' || which[0] == 's';
     printf("| function | n | primal (ms) | derivative (ms) | derivative / primal | NAME_nnz (ms) | "
            "NAME_nnz / primal |\n|---|---|---|---|---|---|---|\n");

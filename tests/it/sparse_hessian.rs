@@ -489,3 +489,19 @@ double f(double[] x) { return sq(x[0]) + x[0] * x[1]; }";
     let p = check(&jit(src), "f", &[arr(&[1.5, 2.0])], 2);
     assert_eq!(p, vec![vec![0], vec![0]]);
 }
+
+#[test]
+fn a_nonlinear_function_of_a_long_sum() {
+    // More than 32 columns in one set: union nodes, which the rows walk;
+    // the dense block's rows are long (not sorted in place).
+    let body = "    double s = 0.0;
+    for (int i = 0; i < 40; i++) { s += x[i]; }
+    return exp(0.01 * s) + x[40] * x[41];";
+    let x: Vec<f64> = (0..42).map(|i| 0.01 * i as f64).collect();
+    let p = pattern_of(body, "", &x);
+    for (r, row) in p.iter().enumerate().take(40) {
+        assert_eq!(row, &(0..=r as i64).collect::<Vec<_>>(), "row {r}");
+    }
+    assert_eq!(p[40], Vec::<i64>::new());
+    assert_eq!(p[41], vec![40]);
+}

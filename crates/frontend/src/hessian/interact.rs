@@ -11,19 +11,25 @@
 //!
 //! The helpers, each a loop nest out of line (`[checkpoint]`):
 //!
-//! - `NAME__helems(h, arena, seen, stack, buf)`: set `h`'s columns into
-//!   `buf`, their number returned (union nodes by `NAME__gj__lazy`, with a
-//!   fresh stamp from `arena[3]`, which the sweep no longer needs).
 //! - `NAME__hcount(arena, q)`: each row's entries counted over the
-//!   records, duplicates included, into `q[c + 1]`, then prefix sums
-//!   (`q[c]` where row `c` starts); returns the total.
-//! - `NAME__hfill(arena, q, raw)`: the rows' entries into `raw` at `q`,
-//!   then each row's duplicates dropped in place (`q` moved with them);
-//!   returns the number of entries left.
-//! - `NAME__htrans(q, raw, p, c)`: the transpose of the pattern by
-//!   counting, which is the pattern itself (it is symmetric) with each
-//!   row's columns increasing: the compressed rows `p`/`c` the coloring
-//!   and `NAME__lower` take.
+//!   records (both ways, duplicates included: symmetric) into `q[c + 2]`,
+//!   then prefix sums, so `q[c + 1]` is where row `c` starts; returns the
+//!   total. It turns the list around (oldest record first).
+//! - `NAME__hfill(arena, q, raw)`: the rows' entries into `raw`, in no
+//!   order, each moving `q[c + 1]` to where row `c` ends (so `q[c]` is
+//!   where it starts). Flat sets and singletons are read in place; a set
+//!   with union nodes is listed by `NAME__helems` (by `NAME__gj__lazy`,
+//!   with a fresh stamp from `arena[3]`, which the sweep no longer needs).
+//! - `NAME__hsort(q, raw, p)`: each row sorted in place by insertion, its
+//!   duplicates dropped, the rows packed to `p`/`raw`; returns the lower
+//!   triangle's entries; or, when a row is longer than [`SHORT`], -1,
+//!   having changed nothing.
+//! - `NAME__htrans(q, raw, p, c)`: otherwise, the transpose of `raw` by
+//!   rows `r` in increasing order, so each row's columns increase, at
+//!   `q`'s offsets (the transpose of a symmetric pattern has its row
+//!   lengths), a duplicate dropped as it meets its copy at its row's end;
+//!   then the rows packed to `p`/`raw` (through `c`); returns the lower
+//!   triangle's entries.
 
 use crate::ast::*;
 use crate::jacobian::layout::{layout, param_decls};
@@ -31,7 +37,7 @@ use std::fmt::Write;
 
 /// The suffixes of the functions generated here (after `NAME`).
 pub(super) const GENERATED: [&str; 7] = [
-    "__hp", "__hdeps", "__helems", "__hcount", "__hfill", "__htrans", "__hlower",
+    "__hp", "__hdeps", "__helems", "__hcount", "__hfill", "__hsort", "__htrans",
 ];
 
 /// Whether the sweep from `F`'s code serves for the program `items`:
@@ -91,8 +97,9 @@ pub(super) fn forward_attr(a: &Attr, name: &str, dual: &[bool]) -> Attr {
 /// with twice the room asked for, until its sets fit; `restore` puts
 /// `F`'s `inout` arguments back before each run, and after the last, for
 /// what follows) and then `body`, with
-/// the rows of both triangles in `adc_hs_q`/`adc_hs_raw` (`adc_hs_nz`
-/// entries, each row's columns in no order) and `adc_hs_n` columns.
+/// the pattern of both triangles in `adc_hs_p`/`adc_hs_c` (each row's
+/// columns increasing; `adc_hs_c` may be longer), `_adc_hs_lower` entries
+/// in the lower one, and `adc_hs_n` columns.
 pub(super) fn sweep(f: &FuncDecl, name: &str, restore: &str, body: &str) -> String {
     let args: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
     let sep = if args.is_empty() { "" } else { ", " };
@@ -104,10 +111,16 @@ pub(super) fn sweep(f: &FuncDecl, name: &str, restore: &str, body: &str) -> Stri
 {restore}        int adc_s_arena[adc_hs_cap];
         if ({name}__hdeps({args}{sep}adc_s_arena)) {{
             adc_hs_done = true;
-{restore}            int adc_hs_q[adc_hs_n + 1];
+{restore}            int adc_hs_q[adc_hs_n + 2];
             int adc_hs_m = {name}__hcount(adc_s_arena, adc_hs_q);
-            int adc_hs_raw[adc_hs_m];
-            int adc_hs_nz = {name}__hfill(adc_s_arena, adc_hs_q, adc_hs_raw);
+            int adc_hs_c[adc_hs_m];
+            {name}__hfill(adc_s_arena, adc_hs_q, adc_hs_c);
+            int adc_hs_p[adc_hs_n + 1];
+            int _adc_hs_lower = {name}__hsort(adc_hs_q, adc_hs_c, adc_hs_p);
+            if (_adc_hs_lower < 0) {{
+                int adc_hs_t[adc_hs_m];
+                _adc_hs_lower = {name}__htrans(adc_hs_q, adc_hs_c, adc_hs_p, adc_hs_t);
+            }}
 {body}        }} else {{
             adc_hs_cap = 2 * (adc_s_arena[0] > adc_hs_cap ? adc_s_arena[0] : adc_hs_cap);
         }}
@@ -160,8 +173,9 @@ pub(super) fn helpers(f: &FuncDecl, name: &str, gj: &str, dual: &[bool]) -> Stri
     s
 }
 
-/// The flattening scratch of `NAME__hcount` and `NAME__hfill`.
-const SCRATCH: &str = "    int n = len(q) - 1;
+/// The flattening scratch of `NAME__hcount` and `NAME__hfill` (sized
+/// for union nodes only when the arena holds some), and the list's head.
+const SCRATCH: &str = "    int n = len(q) - 2;
     int big = arena[2] > 0 ? n : 0;
     int seen[big];
     int stack[2 * arena[2] + 2];
@@ -170,7 +184,74 @@ const SCRATCH: &str = "    int n = len(q) - 1;
     int r = arena[4];
 ";
 
+/// The statements of a record `(a, b)` in `NAME__hcount` and
+/// `NAME__hfill`: `na` and `nb` its sets' sizes; `each(x, y, m)` the
+/// statements adding the `ny` columns of set `y` to the rows of the `nx`
+/// columns of set `x` (both flat, or singletons: column `x[k]` is
+/// `elem(x, k)`); union nodes go through `NAME__helems` into `ba`/`bb`.
+/// `next` steps `r` to the next record.
+fn record(name: &str, next: &str, each: &dyn Fn(&str, &str, &str) -> String) -> String {
+    let flat = |x: &str, y: &str, n: &str| {
+        each(
+            &format!("({x} < 0 ? -1 - {x} : arena[{x} + 1 + K])"),
+            &format!("({y} < 0 ? -1 - {y} : arena[{y} + 1 + J])"),
+            n,
+        )
+    };
+    let listed = |x: &str, y: &str, n: &str| each(&format!("{x}[K]"), &format!("{y}[J]"), n);
+    format!(
+        "        int a = arena[r + 1];
+        int b = arena[r + 2];
+        int na = a < 0 ? 1 : arena[a];
+        int nb = b < 0 ? 1 : arena[b];
+        if (na > 0 && nb > 0) {{
+{}            if (a != b) {{
+{}            }}
+        }} else {{
+            na = {name}__helems(a, arena, seen, stack, ba);
+            nb = {name}__helems(b, arena, seen, stack, bb);
+{}            if (a != b) {{
+{}            }}
+        }}
+        {next}
+",
+        flat("a", "b", "nb"),
+        flat("b", "a", "na"),
+        listed("ba", "bb", "nb"),
+        listed("bb", "ba", "na"),
+    )
+}
+
 fn loops(name: &str, gj: &str) -> String {
+    // Row x[K] gets m entries more.
+    // The list runs from the newest record back: turned around on the
+    // way, so that the fill meets the records in the order the sweep
+    // made them (a banded pattern's rows then come out nearly sorted).
+    let reverse = "int next = arena[r];
+        arena[r] = back;
+        back = r;
+        r = next;";
+    let count = record(name, reverse, &|x, _, m| {
+        format!(
+            "            for (int k = 0; k < n{x0}; k++) {{ q[{x} + 2] += {m}; }}\n",
+            x0 = if m == "nb" { "a" } else { "b" },
+            x = x.replace('K', "k"),
+        )
+    });
+    // Row x[K] gets the columns y[J].
+    let fill = record(name, "r = arena[r];", &|x, y, m| {
+        format!(
+            "            for (int k = 0; k < n{x0}; k++) {{
+                int c = {x} + 1;
+                int w = q[c];
+                for (int j = 0; j < {m}; j++) {{ raw[w + j] = {y}; }}
+                q[c] = w + {m};
+            }}\n",
+            x0 = if m == "nb" { "a" } else { "b" },
+            x = x.replace('K', "k"),
+            y = y.replace('J', "j"),
+        )
+    });
     format!(
         "[checkpoint]
 static int {name}__helems(int h, inout int[] arena, inout int[] seen, inout int[] stack, inout int[] buf) {{
@@ -189,90 +270,87 @@ static int {name}__helems(int h, inout int[] arena, inout int[] seen, inout int[
 [checkpoint]
 static int {name}__hcount(inout int[] arena, inout int[] q) {{
 {SCRATCH}    arena[3] = 0;
+    int back = 0;
     while (r > 0) {{
-        int a = arena[r + 1];
-        int b = arena[r + 2];
-        int na = {name}__helems(a, arena, seen, stack, ba);
-        if (a == b) {{
-            for (int k = 0; k < na; k++) {{ q[ba[k] + 1] += na; }}
-        }} else {{
-            int nb = {name}__helems(b, arena, seen, stack, bb);
-            for (int k = 0; k < na; k++) {{ q[ba[k] + 1] += nb; }}
-            for (int k = 0; k < nb; k++) {{ q[bb[k] + 1] += na; }}
-        }}
-        r = arena[r];
-    }}
-    for (int c = 0; c < n; c++) {{ q[c + 1] += q[c]; }}
-    return q[n];
+{count}    }}
+    arena[4] = back;
+    for (int c = 2; c <= n; c++) {{ q[c] += q[c - 1]; }}
+    return q[n] + q[n + 1];
 }}
 [checkpoint]
-static int {name}__hfill(inout int[] arena, inout int[] q, inout int[] raw) {{
-{SCRATCH}    int at[n];
-    for (int c = 0; c < n; c++) {{ at[c] = q[c]; }}
-    while (r > 0) {{
-        int a = arena[r + 1];
-        int b = arena[r + 2];
-        int na = {name}__helems(a, arena, seen, stack, ba);
-        int nb = na;
-        if (a == b) {{
-            for (int k = 0; k < na; k++) {{ bb[k] = ba[k]; }}
-        }} else {{
-            nb = {name}__helems(b, arena, seen, stack, bb);
-            for (int k = 0; k < nb; k++) {{
-                int c = bb[k];
-                for (int j = 0; j < na; j++) {{ raw[at[c]] = ba[j]; at[c]++; }}
-            }}
-        }}
-        for (int k = 0; k < na; k++) {{
-            int c = ba[k];
-            for (int j = 0; j < nb; j++) {{ raw[at[c]] = bb[j]; at[c]++; }}
-        }}
-        r = arena[r];
+static void {name}__hfill(inout int[] arena, inout int[] q, inout int[] raw) {{
+{SCRATCH}    while (r > 0) {{
+{fill}    }}
+}}
+[checkpoint]
+static int {name}__hsort(int[] q, inout int[] raw, inout int[] p) {{
+    int n = len(p) - 1;
+    for (int r = 0; r < n; r++) {{
+        if (q[r + 1] - q[r] > {SHORT}) {{ return -1; }}
     }}
-    int mark[n];
     int w = 0;
-    int s = 0;
-    for (int c = 0; c < n; c++) {{
-        int e = q[c + 1];
-        q[c] = w;
-        for (int k = s; k < e; k++) {{
-            int d = raw[k];
-            if (mark[d] != c + 1) {{
-                mark[d] = c + 1;
-                raw[w] = d;
+    int lower = 0;
+    for (int r = 0; r < n; r++) {{
+        int lo = q[r];
+        int hi = q[r + 1];
+        for (int k = lo + 1; k < hi; k++) {{
+            int v = raw[k];
+            int j = k - 1;
+            while (j >= lo && raw[j] > v) {{
+                raw[j + 1] = raw[j];
+                j--;
+            }}
+            raw[j + 1] = v;
+        }}
+        p[r] = w;
+        int last = -1;
+        for (int k = lo; k < hi; k++) {{
+            int v = raw[k];
+            if (v != last) {{
+                raw[w] = v;
                 w++;
+                last = v;
+                if (v <= r) {{ lower++; }}
             }}
         }}
-        s = e;
     }}
-    q[n] = w;
-    return w;
+    p[n] = w;
+    return lower;
 }}
 [checkpoint]
-static void {name}__htrans(int[] q, int[] raw, inout int[] p, inout int[] c) {{
-    int n = len(q) - 1;
-    for (int k = 0; k < q[n]; k++) {{ p[raw[k] + 1] += 1; }}
-    for (int r = 0; r < n; r++) {{ p[r + 1] += p[r]; }}
+static int {name}__htrans(int[] q, inout int[] raw, inout int[] p, inout int[] c) {{
+    int n = len(p) - 1;
     int at[n];
-    for (int r = 0; r < n; r++) {{ at[r] = p[r]; }}
+    for (int d = 0; d < n; d++) {{ at[d] = q[d]; }}
     for (int r = 0; r < n; r++) {{
         for (int k = q[r]; k < q[r + 1]; k++) {{
             int d = raw[k];
-            c[at[d]] = r;
-            at[d]++;
+            int w = at[d];
+            if (w == q[d] || c[w - 1] != r) {{
+                c[w] = r;
+                at[d] = w + 1;
+            }}
         }}
     }}
-}}
-[checkpoint]
-static int {name}__hlower(int[] q, int[] raw) {{
-    int m = 0;
-    for (int r = 0; r + 1 < len(q); r++) {{
-        for (int k = q[r]; k < q[r + 1]; k++) {{
-            if (raw[k] <= r) {{ m++; }}
+    int w = 0;
+    int lower = 0;
+    for (int d = 0; d < n; d++) {{
+        p[d] = w;
+        for (int k = q[d]; k < at[d]; k++) {{
+            int e = c[k];
+            c[w] = e;
+            w++;
+            if (e <= d) {{ lower++; }}
         }}
     }}
-    return m;
+    p[n] = w;
+    for (int k = 0; k < w; k++) {{ raw[k] = c[k]; }}
+    return lower;
 }}
 "
     )
 }
+
+/// The longest row `NAME__hsort` sorts in place (by insertion); a longer
+/// one sends the pattern through `NAME__htrans`.
+const SHORT: u32 = 16;

@@ -60,12 +60,18 @@ pub(super) fn source(
     let mut s = String::new();
     // NAME_nnz: the sweep, counting the lower triangle.
     let _ = writeln!(s, "{stat}int {name}_nnz({}) {{", ps.join(", "));
-    s += &head;
+    // The sweep of `F` needs no gradient.
+    s += if interact {
+        head.lines().next().unwrap_or("")
+    } else {
+        &head
+    };
+    s += if interact { "\n" } else { "" };
     s += "    int adc_s_nnz = 0;\n";
     if interact {
         s += &save;
-        let body = "            adc_s_nnz = NAME__hlower(adc_hs_q, adc_hs_raw);\n";
-        s += &super::interact::sweep(f, name, &restore, &body.replace("NAME", name));
+        let body = "            adc_s_nnz = _adc_hs_lower;\n";
+        s += &super::interact::sweep(f, name, &restore, body);
         s += &restore;
     } else {
         s += &sweep(&sparse::count(&gj, "adc_hs_n", true, None));
@@ -85,15 +91,7 @@ pub(super) fn source(
     let _ = writeln!(s, "{stat}{} {name}({}) {{", type_name(rt), decl.join(", "));
     s += &head;
     let mut body = String::new();
-    if interact {
-        let _ = write!(
-            body,
-            "            int adc_hs_c[adc_hs_nz];
-            int adc_hs_p[adc_hs_n + 1];
-            {name}__htrans(adc_hs_q, adc_hs_raw, adc_hs_p, adc_hs_c);
-"
-        );
-    } else {
+    if !interact {
         body += "            int adc_s_nnz = 0;\n";
         body += &sparse::count(&gj, "adc_hs_n", false, Some("adc_s_nr"));
         let _ = write!(
