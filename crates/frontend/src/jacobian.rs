@@ -290,26 +290,40 @@ pub(crate) fn is_float(t: BaseType) -> bool {
 /// `[autodiff_forward(COLS, ..., width = W)]` for `f`; without a width,
 /// the dependency sweep (`__adc_sets`, the result `DualOnly`).
 fn forward_attr(f: &FuncDecl, a: &Attr, cols: &str, dual: &[bool], width: Option<u32>) -> Attr {
+    let ret = match f.ret {
+        ReturnType::Void => None,
+        ReturnType::Base(t) if is_float(t) && width.is_none() => Some("DualOnly"),
+        ReturnType::Base(t) if is_float(t) => Some("Dual"),
+        _ => Some("Const"),
+    };
+    let option = match width {
+        Some(w) => ("width", i64::from(w)),
+        None => (crate::lower::SETS_OPTION, 1),
+    };
+    autodiff_forward(a, cols, dual, ret, option)
+}
+
+/// `[autodiff_forward(NAME, ..., RET, OPTION = VALUE)]` at `a`'s place:
+/// `Dual` where `dual` holds, else `Const`; `ret` the result's activity
+/// (none for `void`).
+pub(crate) fn autodiff_forward(
+    a: &Attr,
+    name: &str,
+    dual: &[bool],
+    ret: Option<&str>,
+    (option, value): (&str, i64),
+) -> Attr {
     let id = |s: &str| {
         AttrArg::Ident(Ident {
             name: s.into(),
             span: a.span,
         })
     };
-    let mut args = vec![id(cols)];
+    let mut args = vec![id(name)];
     for d in dual {
         args.push(id(if *d { "Dual" } else { "Const" }));
     }
-    match f.ret {
-        ReturnType::Void => (),
-        ReturnType::Base(t) if is_float(t) && width.is_none() => args.push(id("DualOnly")),
-        ReturnType::Base(t) if is_float(t) => args.push(id("Dual")),
-        _ => args.push(id("Const")),
-    }
-    let (option, value) = match width {
-        Some(w) => ("width", i64::from(w)),
-        None => (crate::lower::SETS_OPTION, 1),
-    };
+    args.extend(ret.map(id));
     args.push(AttrArg::Named(
         Ident {
             name: option.into(),

@@ -59,38 +59,13 @@ pub(super) fn applies(items: &[Item]) -> bool {
     })
 }
 
-fn ident(s: &str, span: adc_ir::Span) -> AttrArg {
-    AttrArg::Ident(Ident {
-        name: s.into(),
-        span,
-    })
-}
-
 /// `[autodiff_forward(NAME__hp, ..., Const, __adc_sets = 3)]` for `f`:
 /// the sweep with interactions, `Dual` where the Hessian is, its result
 /// `Const` (the result's set serves nothing).
 pub(super) fn forward_attr(a: &Attr, name: &str, dual: &[bool]) -> Attr {
-    let mut args = vec![ident(&format!("{name}__hp"), a.span)];
-    for d in dual {
-        args.push(ident(if *d { "Dual" } else { "Const" }, a.span));
-    }
-    args.push(ident("Const", a.span));
-    args.push(AttrArg::Named(
-        Ident {
-            name: crate::lower::SETS_OPTION.into(),
-            span: a.span,
-        },
-        Box::new(AttrArg::Int(3, a.span)),
-        a.span,
-    ));
-    Attr {
-        name: Ident {
-            name: "autodiff_forward".into(),
-            span: a.span,
-        },
-        args: Some(args),
-        span: a.span,
-    }
+    let option = (crate::lower::SETS_OPTION, 3);
+    let hp = format!("{name}__hp");
+    crate::jacobian::autodiff_forward(a, &hp, dual, Some("Const"), option)
 }
 
 /// The statements of `NAME` and `NAME_nnz` that run the sweep (again,
@@ -143,28 +118,7 @@ pub(super) fn helpers(f: &FuncDecl, name: &str, gj: &str, dual: &[bool]) -> Stri
     for k in 1..5 {
         let _ = writeln!(s, "    adc_s_arena[{k}] = 0;");
     }
-    let mut args = Vec::new();
-    for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
-        let n = &p.name.name;
-        args.push(n.clone());
-        if !d {
-            continue;
-        }
-        let t = format!("adc_hs_t_{n}");
-        args.push(t.clone());
-        if p.is_array {
-            let _ = writeln!(s, "    double {t}[len({n})];");
-            if let Some(at) = &l.col_at[k] {
-                let _ = writeln!(s, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) {t}[adc_s_i] = double(-1 - ({at} + adc_s_i));");
-            }
-        } else {
-            let seed = match &l.col_at[k] {
-                Some(at) => format!("double(-1 - {at})"),
-                None => "0.0".into(),
-            };
-            let _ = writeln!(s, "    double {t} = {seed};");
-        }
-    }
+    let mut args = crate::jacobian::sparse::seeds(&mut s, f, dual, &l);
     args.push("adc_s_arena".into());
     let _ = writeln!(s, "    {name}__hp({});", args.join(", "));
     let _ = writeln!(s, "    return adc_s_arena[1] == 0;");

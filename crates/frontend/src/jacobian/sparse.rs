@@ -226,6 +226,32 @@ fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
     let _ = writeln!(s, "    adc_s_arena[1] = 0;");
     let _ = writeln!(s, "    adc_s_arena[2] = 0;");
     let _ = writeln!(s, "    adc_s_arena[3] = 0;");
+    let mut args = seeds(&mut s, f, dual, l);
+    args.push("adc_s_arena".into());
+    let call = format!("{name}__pattern({})", args.join(", "));
+    if float_ret {
+        let _ = writeln!(s, "    adc_s_heads[0] = int({call});");
+    } else {
+        let _ = writeln!(s, "    {call};");
+    }
+    for (k, p) in f.params.iter().enumerate() {
+        let Some(at) = &l.row_at[k] else { continue };
+        let n = &p.name.name;
+        if p.is_array {
+            let _ = writeln!(s, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) adc_s_heads[{at} + adc_s_i] = int(adc_s_t_{n}[adc_s_i]);");
+        } else {
+            let _ = writeln!(s, "    adc_s_heads[{at}] = int(adc_s_t_{n});");
+        }
+    }
+    let _ = writeln!(s, "    return adc_s_arena[1] == 0;");
+    let _ = writeln!(s, "}}");
+    s
+}
+
+/// Declarations of the tangents `adc_s_t_NAME` of the `Dual`
+/// parameters, each column's set `{c}` (the handle `-(c + 1)`), into
+/// `s`; returns `F`'s arguments, each `Dual` one followed by its tangent.
+pub(crate) fn seeds(s: &mut String, f: &FuncDecl, dual: &[bool], l: &Layout) -> Vec<String> {
     let mut args = Vec::new();
     for (k, (p, &d)) in f.params.iter().zip(dual).enumerate() {
         let n = &p.name.name;
@@ -248,25 +274,7 @@ fn deps(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
             let _ = writeln!(s, "    double {t} = {seed};");
         }
     }
-    args.push("adc_s_arena".into());
-    let call = format!("{name}__pattern({})", args.join(", "));
-    if float_ret {
-        let _ = writeln!(s, "    adc_s_heads[0] = int({call});");
-    } else {
-        let _ = writeln!(s, "    {call};");
-    }
-    for (k, p) in f.params.iter().enumerate() {
-        let Some(at) = &l.row_at[k] else { continue };
-        let n = &p.name.name;
-        if p.is_array {
-            let _ = writeln!(s, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) adc_s_heads[{at} + adc_s_i] = int(adc_s_t_{n}[adc_s_i]);");
-        } else {
-            let _ = writeln!(s, "    adc_s_heads[{at}] = int(adc_s_t_{n});");
-        }
-    }
-    let _ = writeln!(s, "    return adc_s_arena[1] == 0;");
-    let _ = writeln!(s, "}}");
-    s
+    args
 }
 
 /// `NAME__fill`: the rows from the sets, the coloring, then

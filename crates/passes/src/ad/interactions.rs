@@ -36,17 +36,7 @@ pub fn finish(func: &mut Function, interacts: FuncId, union: FuncId) {
 /// `arena[4]`), added to the module the first time a sweep with
 /// `interactions` needs it.
 pub fn interacts_function(module: &mut Module) -> FuncId {
-    if let Some(id) = module.find(INTERACTS) {
-        return id;
-    }
-    let parsed = adc_ir::parse_module(include_str!("set_interacts.adir"))
-        .expect("invariant: set_interacts.adir is valid IR (tested by ad_helpers_parse)");
-    let func = parsed
-        .funcs
-        .into_iter()
-        .next()
-        .expect("invariant: set_interacts.adir defines one function");
-    module.push(func)
+    crate::ad::helper_function(module, INTERACTS, include_str!("set_interacts.adir"))
 }
 
 /// The records of interactions (`rewrite` gave each a last argument, the

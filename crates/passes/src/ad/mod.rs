@@ -184,17 +184,23 @@ pub fn forward_derivative_with(
 /// an ordinary function with a loop, so its own derivatives (for higher
 /// orders) are generated like any other callee's.
 pub fn digamma_function(module: &mut Module) -> FuncId {
-    const NAME: &str = "__adc_digamma";
-    if let Some(id) = module.find(NAME) {
+    helper_function(module, "__adc_digamma", include_str!("digamma.adir"))
+}
+
+/// The function `name` of the module, added from `text` (IR defining it
+/// alone) the first time a pass needs it.
+pub(crate) fn helper_function(module: &mut Module, name: &str, text: &str) -> FuncId {
+    if let Some(id) = module.find(name) {
         return id;
     }
-    let parsed = adc_ir::parse_module(include_str!("digamma.adir"))
-        .expect("invariant: digamma.adir is valid IR (tested by ad_helpers_parse)");
+    let parsed = adc_ir::parse_module(text).expect(
+        "invariant: the derivative passes' helpers are valid IR (tested by ad_helpers_parse)",
+    );
     let func = parsed
         .funcs
         .into_iter()
         .next()
-        .expect("invariant: digamma.adir defines one function");
+        .expect("invariant: a helper's IR defines one function");
     module.push(func)
 }
 

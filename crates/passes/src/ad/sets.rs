@@ -158,17 +158,7 @@ pub fn declare_callees(module: &mut Module, id: FuncId) {
 /// and `b` (one of them when it holds the other), added to the module the
 /// first time a sweep needs it.
 fn union_function(module: &mut Module) -> FuncId {
-    if let Some(id) = module.find(UNION) {
-        return id;
-    }
-    let parsed = adc_ir::parse_module(include_str!("set_union.adir"))
-        .expect("invariant: set_union.adir is valid IR (tested by ad_helpers_parse)");
-    let func = parsed
-        .funcs
-        .into_iter()
-        .next()
-        .expect("invariant: set_union.adir defines one function");
-    module.push(func)
+    crate::ad::helper_function(module, UNION, include_str!("set_union.adir"))
 }
 
 fn unsupported(func: &Function, inst: adc_ir::Inst, what: &str) -> AdError {
