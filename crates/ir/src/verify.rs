@@ -12,7 +12,7 @@
 use crate::dom::DomTree;
 use crate::entity::{Block, Inst, Value};
 use crate::function::{Function, Module, ValueDef};
-use crate::inst::{BinaryOp, CmpCond, InstData, MathFunc, UnaryOp};
+use crate::inst::{BinaryOp, CmpCond, InstData, LenCheckOf, MathFunc, UnaryOp};
 use crate::types::{ScalarType, Type};
 use std::fmt;
 
@@ -388,7 +388,11 @@ impl FuncVerifier<'_> {
             },
             InstData::LenCheck { args, what } => match (self.ty(args[0]), self.ty(args[1])) {
                 (Type::I64, Type::Array(_)) => Ok(vec![]),
-                (Type::Array(_), Type::Array(_)) if !what.at_least() => Ok(vec![]),
+                (Type::Array(_), Type::Array(_))
+                    if !what.at_least() && *what != LenCheckOf::Index =>
+                {
+                    Ok(vec![])
+                }
                 _ => Err("lencheck compares an array with an array or an `i64` length".into()),
             },
             InstData::DeferFree { array } => match self.ty(*array) {

@@ -129,7 +129,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                     pair => pair[1],
                 };
                 let b = self.vs(args[1])[1];
-                if what.at_least() {
+                if *what == adc_ir::LenCheckOf::Index {
+                    let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, a, b);
+                    self.check(oob, inst, what.message())?;
+                } else if what.at_least() {
                     let short = self.b.ins().icmp(IntCC::SignedLessThan, b, a);
                     self.check_needing(short, inst, *what, a)?;
                 } else {

@@ -23,10 +23,16 @@ use std::fmt::Write;
 /// The reads one run of the sweep may record (`ad::masks::MAX_READS`).
 const MAX_READS: usize = 52;
 
-/// The plan's arrays, before an element loop of `w` sites.
-pub(super) fn declare(s: &mut String, w: usize) {
+/// The plan's arrays, before an element loop of `w` sites; `bases` are
+/// the first columns of the input arrays (`Dual`, not `out`), in order,
+/// which the sweep reads after its reads (`ad::masks`: it computes their
+/// seeds instead of loading them).
+pub(super) fn declare(s: &mut String, w: usize, bases: &[String]) {
     let r = MAX_READS;
-    let _ = writeln!(s, "            int adc_e_m[{}];", r + 4);
+    let _ = writeln!(s, "            int adc_e_m[{}];", r + 4 + bases.len());
+    for (j, at) in bases.iter().enumerate() {
+        let _ = writeln!(s, "            adc_e_m[{}] = {at};", r + 4 + j);
+    }
     let _ = writeln!(s, "            int adc_e_pn = -1;");
     let _ = writeln!(s, "            int adc_e_pm[{w}];");
     let _ = writeln!(s, "            int adc_e_perm[{r}];");

@@ -315,7 +315,14 @@ fn element_loop(
     if w > 1 {
         let _ = writeln!(s, "            double adc_e_seed[{w}];");
     }
-    super::elements_masks::declare(s, w);
+    let bases: Vec<String> = f
+        .params
+        .iter()
+        .zip(dual.iter().zip(&l.col_at))
+        .filter(|(_, (d, _))| **d)
+        .filter_map(|(_, (_, at))| at.clone())
+        .collect();
+    super::elements_masks::declare(s, w, &bases);
     let _ = writeln!(
         s,
         "            for (int {var} = {from}; {cond}; {var}++) {{"

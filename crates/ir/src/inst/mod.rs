@@ -21,15 +21,20 @@ pub enum LenCheckOf {
     SparseJacobian,
     /// The same for a sparse Hessian (`lencheck.nnz.hess n, a`).
     SparseHessian,
+    /// An index into an array (`lencheck.index i, a`): fails unless
+    /// `0 <= i < len(a)`, the check of a load at `i` without the load
+    /// (element Jacobians' sweeps compute the seeds they would read).
+    Index,
 }
 
 impl LenCheckOf {
     /// Every kind, for the parser.
-    pub const ALL: [LenCheckOf; 4] = [
+    pub const ALL: [LenCheckOf; 5] = [
         LenCheckOf::Shadow,
         LenCheckOf::Jacobian,
         LenCheckOf::SparseJacobian,
         LenCheckOf::SparseHessian,
+        LenCheckOf::Index,
     ];
 
     /// The runtime error when the check fails; [`Self::NEEDED`] stands for
@@ -40,6 +45,7 @@ impl LenCheckOf {
             LenCheckOf::Jacobian => "len(jac) differs from nrows * ncols",
             LenCheckOf::SparseJacobian => "jacobian needs {n} entries",
             LenCheckOf::SparseHessian => "hessian needs {n} entries",
+            LenCheckOf::Index => "index out of bounds",
         }
     }
 
@@ -64,6 +70,7 @@ impl LenCheckOf {
             LenCheckOf::Jacobian => "lencheck.jac",
             LenCheckOf::SparseJacobian => "lencheck.nnz",
             LenCheckOf::SparseHessian => "lencheck.nnz.hess",
+            LenCheckOf::Index => "lencheck.index",
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::{get, level, scalar, InterpError, Machine, Val};
 use crate::entity::Value;
 use crate::function::Function;
-use crate::inst::{Constant, InstData};
+use crate::inst::{Constant, InstData, LenCheckOf};
 use crate::types::ScalarType;
 
 /// The runtime error of a reference to a stack slot used after the call
@@ -137,6 +137,12 @@ impl Machine<'_> {
                 _ => None,
             },
             InstData::LenCheck { args, what } => match (get(&env, args[0]), get(&env, args[1])) {
+                (Val::S(Constant::I64(i)), Val::Arr(_, _, n)) if *what == LenCheckOf::Index => {
+                    if i < 0 || i >= n as i64 {
+                        return fail(what.message());
+                    }
+                    None
+                }
                 (Val::S(Constant::I64(n)), Val::Arr(_, _, b)) if what.at_least() => {
                     if (b as i64) < n {
                         let what = what.message_with(n).into();

@@ -66,7 +66,7 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     }
     let union = union_function(module);
     let mut func = module.func(id).clone();
-    let masks = func.deriv.as_ref().is_some_and(|s| s.masks);
+    let spec = func.deriv.clone().filter(|s| s.masks);
     let interacts = func
         .deriv
         .as_ref()
@@ -79,8 +79,10 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     if let Some(interacts) = interacts {
         interactions::finish(&mut func, interacts, union);
     }
-    if masks {
-        crate::ad::masks::rewrite(&mut func, union);
+    if let Some(spec) = spec {
+        // A callee's sweep gets its caller's tangents, not seeds.
+        let seeded = !is_internal_sweep(&func.name);
+        crate::ad::masks::rewrite(&mut func, union, &spec, seeded);
     }
     *module.func_mut(id) = func;
     Ok(())

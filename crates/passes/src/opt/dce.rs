@@ -13,7 +13,9 @@
 //! later unchecked load in the same block, at the same index of an array
 //! as long as its own (`lencheck a, b` in the entry block), can make that
 //! check instead, with nothing that has effects between them: that load
-//! becomes checked (with the dead one's location) and the dead one goes.
+//! becomes checked (with the dead one's location) and the dead one goes;
+//! so does one a later `lencheck.index` of the same index, into its array
+//! or such a twin, checks already.
 //! A dependency sweep loads each input and its tangent at one index and
 //! uses only the tangent (sparse Jacobians' `NAME__eKm` read every point's
 //! coordinates, a cache miss, only for their check).
@@ -25,7 +27,7 @@
 use crate::cfg::incoming_edges;
 use crate::defs::use_counts;
 use adc_ir::dom::dominators;
-use adc_ir::{Function, Inst, InstData, Type, Value, ValueDef};
+use adc_ir::{Function, Inst, InstData, LenCheckOf, Type, Value, ValueDef};
 use std::collections::BTreeSet;
 
 pub fn run(func: &mut Function) -> bool {
@@ -91,9 +93,6 @@ fn same_length(func: &Function) -> BTreeSet<(Value, Value)> {
 /// the module's doc); returns whether it moved any.
 fn transfer_checks(func: &mut Function, counts: &[u32]) -> bool {
     let pairs = same_length(func);
-    if pairs.is_empty() {
-        return false;
-    }
     let mut moved = false;
     for b in func.layout.clone() {
         let insts = func.dfg.block(b).insts.clone();
@@ -125,6 +124,16 @@ fn transfer_checks(func: &mut Function, counts: &[u32]) -> bool {
                         if let InstData::Load { checked, .. } = func.dfg.inst_mut(j) {
                             *checked = true;
                         }
+                        let span = func.span(i);
+                        func.set_span(j, span);
+                        dead.push(i);
+                        break;
+                    }
+                    // The same check, made without a load.
+                    InstData::LenCheck {
+                        args: [at, other],
+                        what: LenCheckOf::Index,
+                    } if at == index && (other == array || pairs.contains(&(array, other))) => {
                         let span = func.span(i);
                         func.set_span(j, span);
                         dead.push(i);
