@@ -337,3 +337,21 @@ void f(double[] x, int[] at, out double[] y) {
     );
     assert_eq!(error("S_nnz", &[]), want);
 }
+
+/// The functions an attribute generates (here the outlined loop bodies,
+/// which take every parameter of `obj` and read few) get no W0001: it
+/// pointed at the user's attribute and parameters for code the user did
+/// not write. The user's own unused names still get it.
+#[test]
+fn generated_functions_get_no_unused_warnings() {
+    let c = adc_frontend::compile_to_ir(BA_LIKE).expect("compiles");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let unused = BA_LIKE.replace("int p = len(w);", "int p = len(w); int unused = 1;");
+    let c = adc_frontend::compile_to_ir(&unused).expect("compiles");
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].message.contains("`unused`"),
+        "{:?}",
+        c.warnings
+    );
+}

@@ -56,7 +56,8 @@ fn compile_here(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     let (extra, more) = jacobian::expand(&mut items, &mut diags);
     items.extend(extra);
     generated.extend(more);
-    let mut module = lower::lower_program(&items, &mut diags);
+    let generated_names = generated.iter().map(|g| g.name.as_str()).collect();
+    let mut module = lower::lower_program(&items, &generated_names, &mut diags);
     if let Some(m) = module.as_mut() {
         jacobian::point_at_attributes(m, &generated);
     }
