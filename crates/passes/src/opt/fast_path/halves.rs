@@ -95,7 +95,7 @@ pub(super) fn half_path(callee: &Function) -> Option<HalfPath> {
     }
     let entry = *callee.layout.first()?;
     let params = callee.dfg.block_params(entry);
-    let (term, body) = callee.dfg.block(entry).insts.split_last()?;
+    let (_, body) = callee.dfg.block(entry).insts.split_last()?;
     // The entry adopts a parameter before any other tape instruction.
     let adopt = body.iter().position(|i| !entry_inst(callee.dfg.inst(*i)))?;
     let InstData::TapeAdopt { handle } = callee.dfg.inst(body[adopt]) else {
@@ -111,14 +111,7 @@ pub(super) fn half_path(callee: &Function) -> Option<HalfPath> {
     {
         return None;
     }
-    let InstData::Branch {
-        then_dest,
-        else_dest,
-        ..
-    } = callee.dfg.inst(*term)
-    else {
-        return None;
-    };
+    let (_, then_dest, else_dest) = crate::cfg::branch_at(callee, entry)?;
     let handle = *handle;
     // Every other use of the tape is a `tape.give` right before a return.
     if !gives_only(callee, handle, body[adopt]) {

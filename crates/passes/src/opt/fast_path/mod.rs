@@ -155,18 +155,11 @@ fn fast_path(callee: &Function) -> Option<FastPath> {
         return None;
     }
     let entry = callee.layout[0];
-    let (term, body) = callee.dfg.block(entry).insts.split_last()?;
+    let (_, body) = callee.dfg.block(entry).insts.split_last()?;
     if body.len() > MAX_ENTRY || !body.iter().all(|i| plain(callee, *i)) {
         return None;
     }
-    let InstData::Branch {
-        then_dest,
-        else_dest,
-        ..
-    } = callee.dfg.inst(*term)
-    else {
-        return None;
-    };
+    let (_, then_dest, else_dest) = crate::cfg::branch_at(callee, entry)?;
     [(then_dest, true), (else_dest, false)]
         .into_iter()
         .find_map(|(dest, then_edge)| {
