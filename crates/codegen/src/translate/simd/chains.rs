@@ -13,9 +13,22 @@
 //! order (copy 0, 1, 2, 3), so every intermediate result is exactly the
 //! scalar loop's: the additions are not reassociated, unlike a vector
 //! reduction that keeps partial sums per lane.
+//!
+//! Free-order sums: a chain of `diff` `add`s (`is_free_order`) sums
+//! derivative contributions, an adjoint's (`d_w += x[i] * x[i]` in a
+//! reverse sweep) or a tangent's, whose order no program states:
+//! derivatives are exact to rounding, not to an order of their terms. Its
+//! four terms are added as a tree, `(t0 + t2) + (t1 + t3)` (one vector
+//! addition of the two pairs, then the two lanes), and the tree's sum to
+//! the running value: one addition on the loop-carried chain per
+//! iteration instead of four, each waiting on the last (about four cycles
+//! each). Primal sums keep the copies' order, bit for bit.
 
-use adc_ir::{BinaryOp, Block, Function, Inst, InstData, ScalarType, Type, Value};
-use std::collections::BTreeSet;
+use super::super::FuncTranslator;
+use adc_ir::{BinaryOp, Block, Function, Inst, InstData, ScalarType, Tag, Type, Value};
+use cranelift_codegen::ir::{self as clif, InstBuilder};
+use cranelift_module::Module;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A chain of the loop: where copy 0 applies it, and how.
 #[derive(Clone, Debug)]
@@ -29,6 +42,24 @@ pub(crate) struct Chain {
     /// Copy 3's instruction: its result is the chain's value after the
     /// four copies.
     pub(crate) last: Inst,
+    /// A sum of derivative contributions, added as a tree
+    /// (`is_free_order`).
+    pub(crate) free_order: bool,
+}
+
+/// Whether the chain at `pos` is a free-order sum: an `add` tagged `diff`
+/// in every copy.
+pub(crate) fn is_free_order(func: &Function, copies: &[Vec<Inst>; 4], pos: usize) -> bool {
+    copies.iter().all(|copy| {
+        func.tag(copy[pos]) == Tag::Diff
+            && matches!(
+                func.dfg.inst(copy[pos]),
+                InstData::Binary {
+                    op: BinaryOp::Add,
+                    ..
+                }
+            )
+    })
 }
 
 /// The chains of `copy0`: the parameters of `blk` other than `counter` that
@@ -117,4 +148,85 @@ pub(crate) fn chain_uses_allowed(
         }
     }
     true
+}
+
+impl<M: Module> FuncTranslator<'_, '_, M> {
+    /// A chain's two steps for one pair: the lanes in the copies' order
+    /// (counting down, the upper lane is the earlier copy), each applied
+    /// to the running value with the scalar operation.
+    pub(super) fn chain_step(
+        &mut self,
+        c: &Chain,
+        data: &InstData,
+        lanes: &BTreeMap<Value, clif::Value>,
+        mut running: clif::Value,
+        down: bool,
+    ) -> clif::Value {
+        let InstData::Binary { op, args } = data else {
+            unreachable!("invariant: chains_of admits only binary operations")
+        };
+        let other = args[usize::from(c.param_first)];
+        for lane in if down { [1u8, 0] } else { [0, 1] } {
+            let x = match lanes.get(&other) {
+                Some(v) => self.b.ins().extractlane(*v, lane),
+                None => self.v(other),
+            };
+            let (a, b) = if c.param_first {
+                (running, x)
+            } else {
+                (x, running)
+            };
+            running = match op {
+                BinaryOp::Add => self.b.ins().fadd(a, b),
+                BinaryOp::Sub => self.b.ins().fsub(a, b),
+                _ => self.b.ins().fmul(a, b),
+            };
+        }
+        running
+    }
+
+    /// A free-order chain's step for one pair: the first pair's terms wait
+    /// in `deferred`; the second pair's are added to them lane by lane,
+    /// the two lanes' sums to each other, and that to the running value.
+    /// A term from outside the loop (the same in every copy) is added in
+    /// order, after what waits.
+    pub(super) fn free_order_step(
+        &mut self,
+        c: &Chain,
+        data: &InstData,
+        lanes: &BTreeMap<Value, clif::Value>,
+        running: clif::Value,
+        down: bool,
+        deferred: &mut BTreeMap<usize, clif::Value>,
+    ) -> clif::Value {
+        let InstData::Binary { args, .. } = data else {
+            unreachable!("invariant: chains_of admits only binary operations")
+        };
+        let other = args[usize::from(c.param_first)];
+        let Some(&terms) = lanes.get(&other) else {
+            let running = match deferred.remove(&c.pos) {
+                Some(waiting) => self.add_lanes(running, waiting),
+                None => running,
+            };
+            return self.chain_step(c, data, lanes, running, down);
+        };
+        match deferred.remove(&c.pos) {
+            None => {
+                deferred.insert(c.pos, terms);
+                running
+            }
+            Some(waiting) => {
+                let both = self.b.ins().fadd(waiting, terms);
+                self.add_lanes(running, both)
+            }
+        }
+    }
+
+    /// `running + (lane 0 + lane 1)` of the pair `v`.
+    fn add_lanes(&mut self, running: clif::Value, v: clif::Value) -> clif::Value {
+        let lo = self.b.ins().extractlane(v, 0);
+        let hi = self.b.ins().extractlane(v, 1);
+        let sum = self.b.ins().fadd(lo, hi);
+        self.b.ins().fadd(running, sum)
+    }
 }

@@ -69,7 +69,7 @@ pub(crate) struct Pairs {
     first: [Vec<Inst>; 2],
     /// Where the rest of the block starts.
     rest: usize,
-    /// The ordered reductions of the copies (`chains.rs`).
+    /// The reductions of the copies (`chains.rs`).
     chains: Vec<Chain>,
     /// Counting down: a pair's lower lane is the later copy.
     down: bool,
@@ -309,6 +309,7 @@ pub(crate) fn plan(func: &Function, blk: Block, escaping: &[bool]) -> Option<Pai
             pos,
             param_first,
             last: copies[3][pos],
+            free_order: chains::is_free_order(func, &copies, pos),
         })
         .collect();
     Some(Pairs {
@@ -512,13 +513,19 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         }
         let mut running: BTreeMap<usize, clif::Value> =
             p.chains.iter().map(|c| (c.pos, self.v(c.param))).collect();
+        // A free-order chain's first pair, added to the second's.
+        let mut deferred: BTreeMap<usize, clif::Value> = BTreeMap::new();
         for (pair, copy) in p.first.iter().enumerate() {
             let mut lanes: BTreeMap<Value, clif::Value> = BTreeMap::new();
             for (n, &x) in copy.iter().enumerate() {
                 let data = self.func.dfg.inst(x).clone();
                 let r = self.func.dfg.inst_results(x).first().copied();
                 if let Some(c) = p.chains.iter().find(|c| c.pos == n) {
-                    let value = self.chain_step(c, &data, &lanes, running[&n], p.down);
+                    let value = if c.free_order {
+                        self.free_order_step(c, &data, &lanes, running[&n], p.down, &mut deferred)
+                    } else {
+                        self.chain_step(c, &data, &lanes, running[&n], p.down)
+                    };
                     running.insert(n, value);
                     if pair == 1 {
                         self.def(c.last, vec![value]);
@@ -585,40 +592,6 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             }
         }
         Ok(p.rest)
-    }
-
-    /// A chain's two steps for one pair: the lanes in the copies' order
-    /// (counting down, the upper lane is the earlier copy), each applied
-    /// to the running value with the scalar operation.
-    fn chain_step(
-        &mut self,
-        c: &Chain,
-        data: &InstData,
-        lanes: &BTreeMap<Value, clif::Value>,
-        mut running: clif::Value,
-        down: bool,
-    ) -> clif::Value {
-        let InstData::Binary { op, args } = data else {
-            unreachable!("invariant: chains_of admits only binary operations")
-        };
-        let other = args[usize::from(c.param_first)];
-        for lane in if down { [1u8, 0] } else { [0, 1] } {
-            let x = match lanes.get(&other) {
-                Some(v) => self.b.ins().extractlane(*v, lane),
-                None => self.v(other),
-            };
-            let (a, b) = if c.param_first {
-                (running, x)
-            } else {
-                (x, running)
-            };
-            running = match op {
-                BinaryOp::Add => self.b.ins().fadd(a, b),
-                BinaryOp::Sub => self.b.ins().fsub(a, b),
-                _ => self.b.ins().fmul(a, b),
-            };
-        }
-        running
     }
 
     /// The pair's value of `v`: its vector, or a value from outside the
