@@ -302,3 +302,45 @@ fn failing_copied_early_return_is_a_runtime_error() {
         }
     }
 }
+
+/// An object file holds no code for adc's own functions that nothing
+/// reaches: after `fast-path`, `df` calls `p`'s halves only through their
+/// continuations, and `p`'s forward and whole reverse derivatives are
+/// called by nobody (`unreached_internals` in codegen).
+#[test]
+fn object_files_leave_out_unreached_halves_and_derivatives() {
+    let src = SHAPES[0].1.replace("@CK@", "").replace(
+        "double f(",
+        "[autodiff_reverse(df, Active, Duplicated, Active)] double f(",
+    );
+    let object = adc::driver::compile_object("p.ad", &src, "P_H", &adc::CompileOptions::default())
+        .expect("compiles to an object file")
+        .object;
+    let defines = |name: &str| {
+        let pat = format!("\0__adc_impl_{name}\0");
+        object.windows(pat.len()).any(|w| w == pat.as_bytes())
+    };
+    assert!(
+        defines("df") && defines("f"),
+        "the program's functions are there"
+    );
+    assert!(
+        defines("__adc_cont___adc_aug_p"),
+        "the continuation df calls is there"
+    );
+    for unused in ["__adc_aug_p", "__adc_rev_p", "__adc_vjp_p"] {
+        assert!(
+            !defines(unused),
+            "`{unused}` is compiled though nothing calls it"
+        );
+    }
+    // The JIT keeps every function (callers may look any up by name).
+    let j = support::jit(&src);
+    let mut args = [
+        ArgValue::Scalar(Constant::F64(0.8)),
+        ArgValue::Array(ArrayValue::F64(vec![0.5, -0.25, 2.0])),
+        ArgValue::Array(ArrayValue::F64(vec![0.0; 3])),
+        ArgValue::Scalar(Constant::F64(1.0)),
+    ];
+    j.call("df", &mut args).expect("df runs in the JIT");
+}
