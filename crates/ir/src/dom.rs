@@ -150,8 +150,25 @@ impl DomTree {
 }
 
 /// The blocks that lie on a cycle of the CFG: those of a strongly connected
-/// component with several blocks or a self-edge (Kosaraju, linear time).
+/// component with several blocks or a self-edge.
 pub fn blocks_on_cycles(func: &Function) -> std::collections::BTreeSet<Block> {
+    let comp = components(func);
+    let mut size: std::collections::BTreeMap<usize, usize> = Default::default();
+    for b in &func.layout {
+        *size.entry(comp[b.index()]).or_default() += 1;
+    }
+    func.layout
+        .iter()
+        .copied()
+        .filter(|&b| size[&comp[b.index()]] > 1 || func.successors(b).contains(&b))
+        .collect()
+}
+
+/// The strongly connected component of each block (by block index; blocks
+/// outside the layout get `usize::MAX`), numbered in a topological order of
+/// the components: an edge between two components goes from the smaller
+/// number to the larger (Kosaraju, linear time).
+pub fn components(func: &Function) -> Vec<usize> {
     let n = func.dfg.num_blocks();
     let mut in_layout = vec![false; n];
     for b in &func.layout {
@@ -193,9 +210,9 @@ pub fn blocks_on_cycles(func: &Function) -> std::collections::BTreeSet<Block> {
             }
         }
     }
-    // Components of the reversed graph, in reverse post-order.
+    // Components of the reversed graph, in reverse post-order: each one
+    // found has no edge from a component found later.
     let mut comp = vec![usize::MAX; n];
-    let mut on_cycle = std::collections::BTreeSet::new();
     for (c, &root) in order.iter().rev().enumerate() {
         if comp[root.index()] != usize::MAX {
             continue;
@@ -212,12 +229,8 @@ pub fn blocks_on_cycles(func: &Function) -> std::collections::BTreeSet<Block> {
             }
             k += 1;
         }
-        let self_edge = succs[root.index()].contains(&root);
-        if members.len() > 1 || self_edge {
-            on_cycle.extend(members);
-        }
     }
-    on_cycle
+    comp
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ pub mod sink;
 pub mod specialize;
 pub mod sroa;
 pub mod tape_forward;
+pub mod tape_promote;
 pub mod unroll;
 pub mod unroll_inner;
 pub mod unswitch;
@@ -69,7 +70,8 @@ pub const LATE_PASSES: &[(&str, FuncPass)] = &[
 /// `unroll` leaves indices that `const-fold` makes constant), before the
 /// loop-shape passes, which take no loop with stack slots in it: the fixed
 /// point's `mem2reg` turns `sroa`'s slots into values in between.
-pub const SCALAR_PASSES: &[(&str, FuncPass)] = &[("sroa", sroa::run)];
+pub const SCALAR_PASSES: &[(&str, FuncPass)] =
+    &[("sroa", sroa::run), ("tape-promote", tape_promote::run)];
 
 /// Passes that copy and reshape loops for the machine code, run once after
 /// the fixed point that follows `LATE_PASSES`: `version` needs a loop
