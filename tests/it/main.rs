@@ -35,6 +35,7 @@ mod split;
 mod stack_arrays;
 mod star_coloring;
 mod tape_reserve;
+mod uninit_arrays;
 mod vector;
 mod version;
 mod views;

@@ -5,6 +5,7 @@
 //! or refused until nothing in it can touch memory it does not own:
 //!
 //! - `load.unchecked` / `store.unchecked` become checked;
+//! - `new.uninit` becomes `new` (elements read before a store read zeros);
 //! - `copyrange` gets two checked `view`s of the ranges it copies in front
 //!   of it (a runtime error when a range is out of bounds);
 //! - `free.defer`, and `free` unless `frees.rs` proves it frees an array
@@ -54,6 +55,9 @@ pub fn make_safe(module: &mut Module) -> Result<(), String> {
                     InstData::Load { checked, .. } | InstData::Store { checked, .. } => {
                         *checked = true
                     }
+                    // Elements read before any store read zeros, as in
+                    // the interpreter.
+                    InstData::ArrayNew { zeroed, .. } => *zeroed = true,
                     _ => (),
                 }
                 if let InstData::CopyRange { .. } = func.dfg.inst(inst) {

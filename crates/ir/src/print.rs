@@ -71,7 +71,9 @@ pub fn fmt_inst_data(module: Option<&Module>, data: &InstData) -> String {
                 if *checked { "" } else { ".unchecked" }
             )
         }
-        InstData::ArrayNew { len } => format!("new {len}"),
+        InstData::ArrayNew { len, zeroed } => {
+            format!("new{} {len}", if *zeroed { "" } else { ".uninit" })
+        }
         InstData::ArrayFree { array } => format!("free {array}"),
         InstData::ArrayNull => "null".into(),
         InstData::ElemRef { array, index } => format!("elemref {array}, {index}"),

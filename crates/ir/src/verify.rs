@@ -344,7 +344,7 @@ impl FuncVerifier<'_> {
                     "store needs an array, an `i64` index and a value of the element type".into(),
                 ),
             },
-            InstData::ArrayNew { len } => match results.first() {
+            InstData::ArrayNew { len, .. } => match results.first() {
                 Some(Type::Array(e)) if self.ty(*len) == Type::I64 => Ok(vec![Type::Array(*e)]),
                 _ => Err("new needs an `i64` length and an array result".into()),
             },

@@ -345,6 +345,11 @@ fn textual_ir_is_made_safe() {
             assert!(err.contains(&at), "{name}: {err} (want {at})");
         }
     }
+    // `new.uninit` (arrays the compiler's generated code writes before
+    // reading) becomes `new`: an element read first is zero.
+    let uninit = "func @main() -> f64 {\nblock0():\n    v0: i64 = const 3\n    v1: arr<f64> = new.uninit v0\n    v2: i64 = const 2\n    v3: f64 = load v1, v2\n    return v3\n}\n";
+    let (code, out, err) = exit_code(&["run"], &scratch("uninit.adir", uninit));
+    assert_eq!((code, out.trim()), (0, "0.0"), "{err}");
     let src = "[autodiff_reverse(df, Active, Active)]\ndouble f(double x) { double s = 0.0; for (int i = 0; i < 3; i++) s += sin(x * s + 1.0); return s; }\ndouble main() { auto [y, d] = df(0.5, 1.0); return y + d; }\n";
     let file = scratch("stages.ad", src);
     let (code, want, err) = exit_code(&["run"], &file);

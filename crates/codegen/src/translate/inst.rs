@@ -95,12 +95,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             {
                 self.stack_array_new(inst)
             }
-            InstData::ArrayNew { len } => {
+            InstData::ArrayNew { len, zeroed } => {
                 let n = self.v(*len);
                 let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, n, 0);
                 self.check(neg, inst, "negative array length")?;
                 let size = result_ty.map(|t| t.elem().size()).unwrap_or(8) as i64;
-                vec![self.alloc_zeroed(inst, n, size)?, n]
+                vec![self.alloc(inst, n, size, *zeroed)?, n]
             }
             InstData::ArrayCopy { array } => self.array_copy(inst, *array)?,
             InstData::ArrayView { array, lo, hi } => self.array_view(inst, [*array, *lo, *hi])?,
@@ -401,8 +401,12 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         let r = self.func.dfg.inst_results(inst)[0];
         let n = self.stack_arrays[&r];
         let size = i64::from(self.func.dfg.value_type(r).elem().size());
-        // Whole 8-byte words, zeroed at every execution.
+        // Whole 8-byte words, zeroed at every execution (unless `new.uninit`).
         let words = (n.max(1) * size + 7) / 8;
+        let zeroed = !matches!(
+            self.func.dfg.inst(inst),
+            InstData::ArrayNew { zeroed: false, .. }
+        );
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             (words * 8) as u32,
@@ -410,7 +414,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         ));
         let p = self.b.ins().stack_addr(PTR, slot, 0);
         let z = self.b.ins().iconst(types::I64, 0);
-        for k in 0..words {
+        for k in 0..if zeroed { words } else { 0 } {
             self.b.ins().store(TRUSTED, z, p, (8 * k) as i32);
         }
         vec![p, self.b.ins().iconst(types::I64, n)]

@@ -506,16 +506,40 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         n: clif::Value,
         size: i64,
     ) -> Result<clif::Value, CodegenError> {
+        self.alloc(inst, n, size, true)
+    }
+
+    /// `calloc` (`zeroed`) or `malloc` of `n` elements of `size` bytes;
+    /// null is a runtime error.
+    pub(crate) fn alloc(
+        &mut self,
+        inst: adc_ir::Inst,
+        n: clif::Value,
+        size: i64,
+        zeroed: bool,
+    ) -> Result<clif::Value, CodegenError> {
         let size_v = self.b.ins().iconst(types::I64, size);
         // calloc(0, ...) may return null; ask for at least one element.
         let one = self.b.ins().iconst(types::I64, 1);
         let count = self.b.ins().smax(n, one);
-        let p = self.call_symbol(
-            "calloc",
-            &[types::I64, types::I64],
-            &[PTR],
-            &[count, size_v],
-        )?[0];
+        let p = if zeroed {
+            self.call_symbol(
+                "calloc",
+                &[types::I64, types::I64],
+                &[PTR],
+                &[count, size_v],
+            )?[0]
+        } else {
+            // `calloc` refuses a product that overflows; `malloc` is
+            // asked only for one that does not.
+            let big = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::SignedGreaterThan, count, i64::MAX / size);
+            self.check(big, inst, "out of memory")?;
+            let bytes = self.b.ins().imul(count, size_v);
+            self.call_symbol("malloc", &[types::I64], &[PTR], &[bytes])?[0]
+        };
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.check(null, inst, "out of memory")?;
         Ok(p)

@@ -39,7 +39,7 @@ pub(crate) fn stack_arrays(func: &Function) -> (BTreeMap<Value, i64>, BTreeSet<V
     let mut renewed: BTreeSet<Value> = BTreeSet::new();
     for &b in &func.layout {
         for &i in &func.dfg.block(b).insts {
-            let InstData::ArrayNew { len } = func.dfg.inst(i) else {
+            let InstData::ArrayNew { len, .. } = func.dfg.inst(i) else {
                 continue;
             };
             let r = func.dfg.inst_results(i)[0];

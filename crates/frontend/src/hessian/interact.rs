@@ -83,17 +83,17 @@ pub(super) fn sweep(f: &FuncDecl, name: &str, restore: &str, body: &str) -> Stri
         "    int adc_hs_cap = 64 + 8 * adc_hs_n;
     bool adc_hs_done = false;
     while (!adc_hs_done) {{
-{restore}        int adc_s_arena[adc_hs_cap];
+{restore}        int adc_s_arena[__adc_uninit(adc_hs_cap)];
         if ({name}__hdeps({args}{sep}adc_s_arena)) {{
             adc_hs_done = true;
 {restore}            int adc_hs_q[adc_hs_n + 2];
             int adc_hs_m = {name}__hcount(adc_s_arena, adc_hs_q);
-            int adc_hs_c[adc_hs_m];
+            int adc_hs_c[__adc_uninit(adc_hs_m)];
             {name}__hfill(adc_s_arena, adc_hs_q, adc_hs_c);
-            int adc_hs_p[adc_hs_n + 1];
+            int adc_hs_p[__adc_uninit(adc_hs_n + 1)];
             int _adc_hs_lower = {name}__hsort(adc_hs_q, adc_hs_c, adc_hs_p);
             if (_adc_hs_lower < 0) {{
-                int adc_hs_t[adc_hs_m];
+                int adc_hs_t[__adc_uninit(adc_hs_m)];
                 _adc_hs_lower = {name}__htrans(adc_hs_q, adc_hs_c, adc_hs_p, adc_hs_t);
             }}
 {body}        }} else {{
@@ -133,8 +133,8 @@ const SCRATCH: &str = "    int n = len(q) - 2;
     int big = arena[2] > 0 ? n : 0;
     int seen[big];
     int stack[2 * arena[2] + 2];
-    int ba[big + 32];
-    int bb[big + 32];
+    int ba[__adc_uninit(big + 32)];
+    int bb[__adc_uninit(big + 32)];
     int r = arena[4];
 ";
 
@@ -274,7 +274,7 @@ static int {name}__hsort(int[] q, inout int[] raw, inout int[] p) {{
 [checkpoint]
 static int {name}__htrans(int[] q, inout int[] raw, inout int[] p, inout int[] c) {{
     int n = len(p) - 1;
-    int at[n];
+    int at[__adc_uninit(n)];
     for (int d = 0; d < n; d++) {{ at[d] = q[d]; }}
     for (int r = 0; r < n; r++) {{
         for (int k = q[r]; k < q[r + 1]; k++) {{

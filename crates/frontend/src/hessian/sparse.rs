@@ -102,20 +102,27 @@ pub(super) fn source(
 "
         );
     }
+    // The star coloring only when the distance-2 colors need more than
+    // one run (`NAME__star` gives up otherwise): its colors start at 0.
+    let w = sparse::CHUNK;
     let _ = write!(
         body,
         "            {name}__lower(adc_hs_p, adc_hs_c, vals, cols, rows);
-            int adc_hs_color[adc_hs_n];
+            int adc_hs_color[__adc_uninit(adc_hs_n)];
             int adc_hs_k = {gj}__band(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color);
             if (adc_hs_k == 0) {{ adc_hs_k = {gj}__color(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color); }}
-            int adc_hs_star[adc_hs_n];
-            int adc_hs_s = {name}__star(adc_hs_p, adc_hs_c, adc_hs_k, adc_hs_star);
-            if (adc_hs_s > 0) {{
-                int adc_hs_lane[rows[adc_hs_n]];
-                int adc_hs_from[rows[adc_hs_n]];
-                {name}__sources(adc_hs_p, adc_hs_c, cols, rows, adc_hs_star, adc_hs_lane, adc_hs_from);
-                {gj}__compressed({gw_args}adc_hs_g, vals, cols, rows, adc_hs_star, adc_hs_s, adc_hs_lane, adc_hs_from);
-            }} else {{
+            int adc_hs_s = 0;
+            if ((adc_hs_k + {w} - 1) / {w} > 1) {{
+                int adc_hs_star[adc_hs_n];
+                adc_hs_s = {name}__star(adc_hs_p, adc_hs_c, adc_hs_k, adc_hs_star);
+                if (adc_hs_s > 0) {{
+                    int adc_hs_lane[__adc_uninit(rows[adc_hs_n])];
+                    int adc_hs_from[__adc_uninit(rows[adc_hs_n])];
+                    {name}__sources(adc_hs_p, adc_hs_c, cols, rows, adc_hs_star, adc_hs_lane, adc_hs_from);
+                    {gj}__compressed({gw_args}adc_hs_g, vals, cols, rows, adc_hs_star, adc_hs_s, adc_hs_lane, adc_hs_from);
+                }}
+            }}
+            if (adc_hs_s == 0) {{
                 int adc_hs_lane[0];
                 int adc_hs_from[0];
                 {gj}__compressed({gw_args}adc_hs_g, vals, cols, rows, adc_hs_color, adc_hs_k, adc_hs_lane, adc_hs_from);

@@ -377,3 +377,7 @@ pub(crate) const JACOBIAN_LEN: &str = "__adc_jacobian_len";
 pub(crate) const SPARSE_LEN: &str = "__adc_sparse_len";
 /// The same for `[hessian(NAME, sparse)]` (`lencheck.nnz.hess`).
 pub(crate) const SPARSE_HESSIAN_LEN: &str = "__adc_sparse_hessian_len";
+/// `T a[__adc_uninit(n)]`, only as a local array's length: an array of
+/// `n` elements not zero-filled (`new.uninit`), for generated code that
+/// stores every element before reading it. Elsewhere an unknown function.
+pub(crate) const UNINIT: &str = "__adc_uninit";

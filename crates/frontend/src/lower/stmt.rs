@@ -390,6 +390,15 @@ impl FnLowerer<'_> {
     ) {
         self.span = span;
         let elem = scalar_of(ty);
+        // `T a[__adc_uninit(n)]`: `new.uninit`, elements unspecified until
+        // stored (code generated for sparse Hessians, which stores every
+        // element it reads first).
+        let (len, zeroed) = match len.map(|l| &l.kind) {
+            Some(ExprKind::Call(f, args)) if f.name == super::call::UNINIT && args.len() == 1 => {
+                (Some(&args[0]), false)
+            }
+            _ => (len, true),
+        };
         let site = match self.array_sites.iter().find(|(_, s)| *s == span) {
             Some((var, _)) => *var,
             None => {
@@ -446,7 +455,7 @@ impl FnLowerer<'_> {
         self.span = span;
         let old = self.var(site);
         self.ins(InstData::ArrayFree { array: old }, &[]);
-        let arr = self.ins1(InstData::ArrayNew { len: n }, Type::Array(elem));
+        let arr = self.ins1(InstData::ArrayNew { len: n, zeroed }, Type::Array(elem));
         self.set_var(site, arr);
         if let Some(items) = init {
             for (i, item) in items.iter().enumerate() {

@@ -223,9 +223,14 @@ pub enum InstData {
         checked: bool,
     },
     /// A new zero-filled heap array of the result's element type; a negative
-    /// length is a runtime error, exhausted memory too.
+    /// length is a runtime error, exhausted memory too. `zeroed: false`
+    /// (`new.uninit`): its elements are unspecified until stored (no
+    /// `calloc`): only for arrays whose every element read was stored
+    /// before, which the code generated for sparse Hessians declares
+    /// (`__adc_uninit`); the interpreter still fills it with zeros.
     ArrayNew {
         len: Value,
+        zeroed: bool,
     },
     /// Releases an array made by `new` (no effect on `null`).
     ArrayFree {

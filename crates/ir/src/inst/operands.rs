@@ -56,7 +56,7 @@ impl InstData {
             | InstData::ArrayFree { array }
             | InstData::ArrayCopy { array }
             | InstData::DeferFree { array } => *array = f(*array),
-            InstData::ArrayNew { len } => *len = f(*len),
+            InstData::ArrayNew { len, .. } => *len = f(*len),
             InstData::ArrayView { array, lo, hi } => {
                 *array = f(*array);
                 *lo = f(*lo);

@@ -53,7 +53,7 @@ impl Machine<'_> {
                 self.memory[id][i] = scalar(&env, *value);
                 None
             }
-            InstData::ArrayNew { len } => {
+            InstData::ArrayNew { len, .. } => {
                 let Constant::I64(n) = scalar(&env, *len) else {
                     return fail("bad length");
                 };

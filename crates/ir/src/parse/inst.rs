@@ -118,7 +118,10 @@ impl Parser<'_> {
                     checked: op == "store",
                 }
             }
-            "new" => InstData::ArrayNew { len: self.value()? },
+            "new" | "new.uninit" => InstData::ArrayNew {
+                len: self.value()?,
+                zeroed: op == "new",
+            },
             "free" => InstData::ArrayFree {
                 array: self.value()?,
             },

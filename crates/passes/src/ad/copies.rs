@@ -55,7 +55,7 @@ pub fn run(func: &mut Function) -> bool {
         let len = e.value(func, InstData::ArrayLen { array }, Type::I64);
         let new = func
             .dfg
-            .make_inst_with_results(InstData::ArrayNew { len }, vec![result]);
+            .make_inst_with_results(InstData::ArrayNew { len, zeroed: true }, vec![result]);
         func.set_span(new, span);
         func.dfg.block_mut(b).insts.push(new);
         let zero = e.constant(func, Constant::I64(0));

@@ -346,7 +346,13 @@ impl Linearizer<'_> {
                 }
                 (Tan::Zero, Type::Array(_)) if self.needs_shadow(sp) => {
                     let n = self.prim(InstData::ArrayLen { array: p }, Type::I64);
-                    let s = self.prim(InstData::ArrayNew { len: n }, ty);
+                    let s = self.prim(
+                        InstData::ArrayNew {
+                            len: n,
+                            zeroed: true,
+                        },
+                        ty,
+                    );
                     self.const_shadows.push(s);
                     self.set_tan(sp, Tan::Val(s));
                 }

@@ -46,7 +46,7 @@ fn is_increment_of(func: &Function, v: Value, i: Value) -> bool {
 /// Whether the array `x` has length `len` (an `i64` value).
 fn has_length(func: &Function, x: Value, len: Value) -> bool {
     matches!(def_data(func, len), Some(InstData::ArrayLen { array }) if *array == x)
-        || matches!(def_data(func, x), Some(InstData::ArrayNew { len: l }) if *l == len)
+        || matches!(def_data(func, x), Some(InstData::ArrayNew { len: l, .. }) if *l == len)
 }
 
 /// A loop body `body` in which `lo <= i < len - k`.
@@ -337,7 +337,7 @@ pub(crate) fn view_in_bounds_at(
 /// The length of `x` when it is a constant.
 fn constant_len(func: &Function, x: Value) -> Option<i64> {
     match def_data(func, x)? {
-        InstData::ArrayNew { len } => int_const(func, *len),
+        InstData::ArrayNew { len, .. } => int_const(func, *len),
         InstData::ArrayView { lo, hi, .. } => Some(int_const(func, *hi)? - int_const(func, *lo)?),
         _ => None,
     }
@@ -404,7 +404,7 @@ impl Witnesses {
 
     fn length_key(&self, func: &Function, x: Value) -> Value {
         match def_data(func, x) {
-            Some(InstData::ArrayNew { len }) => *len,
+            Some(InstData::ArrayNew { len, .. }) => *len,
             _ => self.len_of.get(&x).copied().unwrap_or(x),
         }
     }

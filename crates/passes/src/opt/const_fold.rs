@@ -86,7 +86,7 @@ fn identity(func: &Function, inst: Inst) -> Option<Identity> {
     if let InstData::ArrayLen { array } = func.dfg.inst(inst) {
         // `new n` succeeded, so `n >= 0` is its length.
         return match crate::defs::def_data(func, *array) {
-            Some(InstData::ArrayNew { len }) => Some(Identity::Same(*len)),
+            Some(InstData::ArrayNew { len, .. }) => Some(Identity::Same(*len)),
             _ => None,
         };
     }

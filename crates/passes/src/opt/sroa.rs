@@ -61,7 +61,7 @@ fn candidates(func: &Function) -> BTreeMap<Value, (i64, ScalarType)> {
     let mut out = BTreeMap::new();
     for &b in &func.layout {
         for &i in &func.dfg.block(b).insts {
-            if let InstData::ArrayNew { len } = func.dfg.inst(i) {
+            if let InstData::ArrayNew { len, .. } = func.dfg.inst(i) {
                 let v = func.dfg.inst_results(i)[0];
                 if let (Some(n), Type::Array(t)) =
                     (constant_int(func, *len), func.dfg.value_type(v))

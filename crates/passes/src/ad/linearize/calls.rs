@@ -86,7 +86,13 @@ impl Linearizer<'_> {
                 (_, Type::Scalar(_)) => self.mat(t, ty),
                 (_, Type::Array(_)) => {
                     let n = self.prim(InstData::ArrayLen { array: pa }, Type::I64);
-                    let s = self.prim(InstData::ArrayNew { len: n }, ty);
+                    let s = self.prim(
+                        InstData::ArrayNew {
+                            len: n,
+                            zeroed: true,
+                        },
+                        ty,
+                    );
                     temps.push(s);
                     s
                 }

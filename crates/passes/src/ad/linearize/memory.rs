@@ -60,9 +60,9 @@ impl Linearizer<'_> {
                 }
                 Tan::None
             }
-            InstData::ArrayNew { len } if adc_ir::ad::is_differentiable(ty) => {
+            InstData::ArrayNew { len, .. } if adc_ir::ad::is_differentiable(ty) => {
                 let len = self.p(*len);
-                Tan::Val(self.prim(InstData::ArrayNew { len }, ty))
+                Tan::Val(self.prim(InstData::ArrayNew { len, zeroed: true }, ty))
             }
             InstData::ArrayNull if adc_ir::ad::is_differentiable(ty) => {
                 Tan::Val(self.prim(InstData::ArrayNull, ty))

@@ -271,7 +271,7 @@ impl Transposer<'_> {
     /// A zeroed array as long as `shadow`.
     fn own_shadow(&mut self, shadow: Value, ty: Type) -> Value {
         let len = self.emit1(InstData::ArrayLen { array: shadow }, Type::I64);
-        self.emit1(InstData::ArrayNew { len }, ty)
+        self.emit1(InstData::ArrayNew { len, zeroed: true }, ty)
     }
 
     /// `shadow[i] += own[i]` for every `i`, then `own` freed: a loop, after

@@ -439,7 +439,7 @@ impl Widener<'_> {
         let ty = types[0];
         let w = i64::from(self.width);
         let lanes = match data {
-            InstData::ArrayNew { len } => {
+            InstData::ArrayNew { len, .. } => {
                 let n = self.one(*len)?;
                 let wc = self.iconst(w);
                 let wn = self.emit1(
@@ -450,7 +450,14 @@ impl Widener<'_> {
                     Type::I64,
                     Tag::Primal,
                 );
-                let whole = self.emit1(InstData::ArrayNew { len: wn }, ty, Tag::Primal);
+                let whole = self.emit1(
+                    InstData::ArrayNew {
+                        len: wn,
+                        zeroed: true,
+                    },
+                    ty,
+                    Tag::Primal,
+                );
                 let lanes = self.views(whole, n)?;
                 Lanes::Wide {
                     lanes,
@@ -773,7 +780,14 @@ impl Widener<'_> {
                             Type::I64,
                             Tag::Primal,
                         );
-                        let tmp = self.emit1(InstData::ArrayNew { len: wm }, ty, Tag::Primal);
+                        let tmp = self.emit1(
+                            InstData::ArrayNew {
+                                len: wm,
+                                zeroed: true,
+                            },
+                            ty,
+                            Tag::Primal,
+                        );
                         self.copy_lanes(&lanes, tmp, m, true);
                         packed.push((tmp, m, wr.then_some(lanes)));
                         dargs.push(tmp);
@@ -782,8 +796,14 @@ impl Widener<'_> {
                 Type::Scalar(_) | Type::Ref(_) => {
                     let e = ty.elem();
                     let wc = self.iconst(w);
-                    let tmp =
-                        self.emit1(InstData::ArrayNew { len: wc }, Type::Array(e), Tag::Primal);
+                    let tmp = self.emit1(
+                        InstData::ArrayNew {
+                            len: wc,
+                            zeroed: true,
+                        },
+                        Type::Array(e),
+                        Tag::Primal,
+                    );
                     let mut refs = Vec::new();
                     for k in self.lanes() {
                         let index = self.iconst(k as i64);
@@ -836,7 +856,10 @@ impl Widener<'_> {
         for ty in &float_types {
             let wc = self.iconst(w);
             let tmp = self.emit1(
-                InstData::ArrayNew { len: wc },
+                InstData::ArrayNew {
+                    len: wc,
+                    zeroed: true,
+                },
                 Type::Array(ty.elem()),
                 Tag::Primal,
             );
