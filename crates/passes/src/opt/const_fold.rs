@@ -4,7 +4,8 @@
 //! check). The semantics are the reference interpreter's, shared. A branch on a constant becomes a jump.
 //! Exact identities too: integer `x + 0`, `x - 0`, `x * 1` are `x`, a
 //! `select` on a constant condition or with equal arms is its arm, a bool
-//! `c ? true : false` is `c`, and a
+//! `c ? true : false` is `c`, `x + 0.0` is `x` when `x` is never -0.0 (a
+//! square, `abs`, `exp`), and a
 //! float `x * 2` becomes `x + x` (the same IEEE result for every `x`), and
 //! the length of an array made by `new n` is `n`.
 //!
@@ -12,7 +13,7 @@
 
 use adc_ir::interp;
 use adc_ir::{
-    BinaryOp, CmpCond, Constant, Function, Inst, InstData, Type, UnaryOp, Value, ValueDef,
+    BinaryOp, CmpCond, Constant, Function, Inst, InstData, MathFunc, Type, UnaryOp, Value, ValueDef,
 };
 
 fn constant_of(func: &Function, v: Value) -> Option<Constant> {
@@ -124,6 +125,16 @@ fn identity(func: &Function, inst: Inst) -> Option<Identity> {
         // (`transpose`) so that reverse loops carry no `0 + adjoint`.
         (BinaryOp::Add, _, Some(c)) if is_negative_zero(c) => Some(Identity::Same(a)),
         (BinaryOp::Add, Some(c), _) if is_negative_zero(c) => Some(Identity::Same(b)),
+        // x + 0.0 is x when x is never -0.0: a square `y * y` (+0.0 for a
+        // zero `y` of either sign, NaN stays NaN), `abs`, `exp`. A sum
+        // started at 0.0 (`sqsum`'s `res = 0.0; res += x * x`) then starts
+        // at its first term.
+        (BinaryOp::Add, _, Some(c)) if is_zero(c) && never_negative_zero(func, a) => {
+            Some(Identity::Same(a))
+        }
+        (BinaryOp::Add, Some(c), _) if is_zero(c) && never_negative_zero(func, b) => {
+            Some(Identity::Same(b))
+        }
         (BinaryOp::Mul, _, Some(Constant::I64(1))) => Some(Identity::Same(a)),
         (BinaryOp::Mul, Some(Constant::I64(1)), _) => Some(Identity::Same(b)),
         // Integer `x * 0` is 0 (wrapping arithmetic; `version`'s terms for
@@ -196,6 +207,21 @@ fn exact_reciprocal(func: &Function, inst: Inst) -> Option<(Value, Constant)> {
 fn is_negative_zero(c: Constant) -> bool {
     matches!(c, Constant::F64(x) if x == 0.0 && x.is_sign_negative())
         || matches!(c, Constant::F32(x) if x == 0.0 && x.is_sign_negative())
+}
+
+/// Whether `v` is a float that is never -0.0: `y * y`, `abs`, `exp`.
+fn never_negative_zero(func: &Function, v: Value) -> bool {
+    match crate::defs::def_data(func, v) {
+        Some(InstData::Binary {
+            op: BinaryOp::Mul,
+            args,
+        }) => args[0] == args[1] && func.dfg.value_type(v).elem().is_float(),
+        Some(InstData::Math {
+            func: MathFunc::Abs | MathFunc::Exp,
+            ..
+        }) => true,
+        _ => false,
+    }
 }
 
 fn is_finite(c: Constant) -> bool {
