@@ -29,7 +29,8 @@
 //! to zero when their definition is passed, so a loop's iterations do not
 //! mix. Shadow memory is its own adjoint store:
 //! the transpose of a shadow load adds to the element, of a shadow store
-//! reads and clears it. A derivative call becomes a call of the callee's
+//! reads and clears it (a load stores, a store does not clear, where the
+//! element is zero or is next overwritten: `transpose/first_adjoint.rs`). A derivative call becomes a call of the callee's
 //! reverse derivative on the arguments' values before the call. Shadows of
 //! local arrays are freed when the function returns (`free.defer`).
 //!
@@ -55,6 +56,7 @@ mod block;
 mod build;
 mod control;
 mod edges;
+mod first_adjoint;
 mod hoist;
 mod insts;
 
@@ -105,6 +107,7 @@ pub fn run(module: &mut Module, id: FuncId, split: bool) -> Result<(), AdError> 
         hoists: Vec::new(),
         hoisted_reads: BTreeMap::new(),
         cleared: None,
+        shadow_facts: first_adjoint::ShadowFacts::default(),
     };
     t.out.params = params;
     t.out.returns = returns;
@@ -161,6 +164,10 @@ struct Transposer<'a> {
     hoisted_reads: BTreeMap<Inst, usize>,
     /// The shadow cell the last `consume_cell` cleared, with its zero store.
     cleared: Option<(ShadowCell, Inst)>,
+    /// Shadow loads whose transpose stores the adjoint (the element is zero
+    /// there) and shadow stores whose transpose need not clear the element
+    /// (`first_adjoint.rs`).
+    shadow_facts: first_adjoint::ShadowFacts,
 }
 
 impl Transposer<'_> {

@@ -320,6 +320,7 @@ impl Transposer<'_> {
         self.diff_defined = def_block.keys().copied().collect();
         // Counted loops' counters live in slots during the reverse sweep.
         self.counted = counted_loops(u, dset);
+        self.shadow_facts = super::first_adjoint::shadow_facts(u, dset, &self.counted);
         for k in 0..self.counted.len() {
             crossing.insert(self.counter(k));
             // A counter that entered with a value of the differential

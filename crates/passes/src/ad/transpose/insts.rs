@@ -105,12 +105,17 @@ impl Transposer<'_> {
                 index,
                 checked,
             } => {
-                if let Some(a) = adj {
-                    let cell = (
-                        self.p(*array),
-                        Some((self.p(*index), *checked)),
-                        Type::Scalar(self.ty(*array).elem()),
-                    );
+                let cell = (
+                    self.p(*array),
+                    Some((self.p(*index), *checked)),
+                    Type::Scalar(self.ty(*array).elem()),
+                );
+                if self.shadow_facts.first_adjoints.contains(&i) {
+                    // The element is zero here; it is written even without
+                    // an adjoint, as a clear `dead_clears` skipped relies on.
+                    let a = adj.unwrap_or_else(|| self.zero(cell.2));
+                    self.store_cell(cell, a);
+                } else if let Some(a) = adj {
                     self.add_to_cell(cell, a);
                 }
             }
@@ -131,7 +136,13 @@ impl Transposer<'_> {
                     Some((self.p(*index), *checked)),
                     Type::Scalar(self.ty(*array).elem()),
                 );
-                self.consume_cell(cell, *value);
+                if self.shadow_facts.dead_clears.contains(&i) {
+                    let old = self.load_cell(cell);
+                    self.cleared = None;
+                    self.accumulate(*value, old);
+                } else {
+                    self.consume_cell(cell, *value);
+                }
             }
             InstData::RefStore { ptr, value } => {
                 let cell = (self.p(*ptr), None, Type::Scalar(self.ty(*ptr).elem()));
