@@ -105,9 +105,11 @@ pub(super) fn source(
     // The star coloring only when the distance-2 colors need more than
     // one run (`NAME__star` gives up otherwise): its colors start at 0.
     let w = sparse::CHUNK;
+    // The sweep from `F` knows the lower triangle's entries.
+    let known = if interact { "_adc_hs_lower" } else { "-1" };
     let _ = write!(
         body,
-        "            {name}__lower(adc_hs_p, adc_hs_c, vals, cols, rows);
+        "            {name}__lower(adc_hs_p, adc_hs_c, {known}, vals, cols, rows);
             int adc_hs_color[__adc_uninit(adc_hs_n)];
             int adc_hs_k = {gj}__band(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color);
             if (adc_hs_k == 0) {{ adc_hs_k = {gj}__color(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color); }}
@@ -148,19 +150,23 @@ pub(super) fn source(
 
 /// `NAME__lower`: the lower triangle of the pattern `c`/`p` (compressed
 /// rows, both triangles, each row's columns increasing) into `cols` and
-/// `rows`; `vals`, `cols` or `rows` too short for it is the runtime error
+/// `rows` (`m` its entries, or -1: counted here); `vals`, `cols` or
+/// `rows` too short for it is the runtime error
 /// `hessian needs N entries`. Out of line (`[checkpoint]`), as the fill's
 /// loops are.
 fn lower(name: &str) -> String {
     let len = crate::lower::SPARSE_HESSIAN_LEN;
     format!(
         "[checkpoint]
-static void {name}__lower(int[] p, int[] c, out double[] vals, out int[] cols, out int[] rows) {{
+static void {name}__lower(int[] p, int[] c, int lower, out double[] vals, out int[] cols, out int[] rows) {{
     int n = len(p) - 1;
-    int m = 0;
-    for (int r = 0; r < n; r++) {{
-        for (int k = p[r]; k < p[r + 1]; k++) {{
-            if (c[k] <= r) {{ m++; }}
+    int m = lower;
+    if (m < 0) {{
+        m = 0;
+        for (int r = 0; r < n; r++) {{
+            for (int k = p[r]; k < p[r + 1]; k++) {{
+                if (c[k] <= r) {{ m++; }}
+            }}
         }}
     }}
     {len}(m, vals);
