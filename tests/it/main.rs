@@ -34,6 +34,7 @@ mod sparse_rows;
 mod split;
 mod stack_arrays;
 mod star_coloring;
+mod tape_promote;
 mod tape_reserve;
 mod uninit_arrays;
 mod vector;
