@@ -6,7 +6,8 @@
 //! lanes adjacent in memory, 16-byte loads) and array tangents (lanes
 //! `n` apart), a loop carrying each lane's sum (a paired block parameter),
 //! and strong-zero products (`x` has zeros, where the partial of `sqrt` is
-//! infinite, and every third tangent is zero).
+//! infinite, and every third tangent is zero). The same for a width-`W`
+//! reverse derivative against width-1 calls, seed by seed.
 
 use crate::support::{arg_floats, arr, d, number};
 
@@ -113,6 +114,98 @@ fn paired_lanes_compute_each_direction_as_width_one_does() {
     for (w, seed) in [(4, 3), (5, 11), (4, 29)] {
         for n in [0, 1, 3, 7] {
             check(&j, w, 0.7, -1.3, &x[..n], seed + n as u64);
+        }
+    }
+}
+
+/// Reverse vector mode: `transpose` interleaves the lanes' adjoints,
+/// ascending, so codegen pairs them (the seed's lanes too, 16-byte loads).
+const REVERSE: &str = "
+[autodiff_reverse(g1, Active, Active, Duplicated, Duplicated, Active)]
+[autodiff_reverse(g4, Active, Active, Duplicated, Duplicated, Active, width = 4)]
+[autodiff_reverse(g5, Active, Active, Duplicated, Duplicated, Active, width = 5)]
+double g(double a, double b, double[] x, out double[] y) {
+    double s = 0.0;
+    for (int i = 0; i < len(x); i++) {
+        double t = x[i] * a - b / (x[i] + 3.0);
+        s += sin(t) * sqrt(abs(x[i])) - t * t;
+        y[i] = -(s * b);
+    }
+    return s / a;
+}
+";
+
+/// `gW` at `(a, b, x)` on `w` seeds (of the result, and of `y` through
+/// its shadow; `x`'s shadow starts nonzero) against `g1` on each.
+fn check_reverse(j: &adc::JitModule, w: usize, a: f64, b: f64, x: &[f64], seed: u64) {
+    let n = x.len();
+    // Per direction: the result's seed, `x`'s shadow, `y`'s shadow.
+    let dirs: Vec<(f64, Vec<f64>, Vec<f64>)> = (0..w)
+        .map(|k| {
+            let t = tangents(seed + 17 * k as u64, 2 * n + 1);
+            (t[0], t[1..=n].to_vec(), t[n + 1..].to_vec())
+        })
+        .collect();
+    let (mut seeds, mut dx, mut dy) = (Vec::new(), Vec::new(), Vec::new());
+    for (s, sx, sy) in &dirs {
+        seeds.push(*s);
+        dx.extend_from_slice(sx);
+        dy.extend_from_slice(sy);
+    }
+    let mut av = [
+        d(a),
+        arr(&vec![0.0; w]),
+        d(b),
+        arr(&vec![0.0; w]),
+        arr(x),
+        arr(&dx),
+        arr(&vec![0.0; n]),
+        arr(&dy),
+        arr(&seeds),
+    ];
+    let rv = j.call(&format!("g{w}"), &mut av).expect("gW runs");
+    let (da, db) = (arg_floats(&av[1]), arg_floats(&av[3]));
+    let (gx, gy) = (arg_floats(&av[5]), arg_floats(&av[7]));
+    for (k, (s, sx, sy)) in dirs.iter().enumerate() {
+        let mut a1 = [
+            d(a),
+            d(b),
+            arr(x),
+            arr(sx),
+            arr(&vec![0.0; n]),
+            arr(sy),
+            d(*s),
+        ];
+        let r1 = j.call("g1", &mut a1).expect("g1 runs");
+        let what = |s: &str| format!("reverse width {w}, lane {k}: {s}");
+        same(number(&rv[0]), number(&r1[0]), &what("result"));
+        same(da[k], number(&r1[1]), &what("gradient of a"));
+        same(db[k], number(&r1[2]), &what("gradient of b"));
+        let lane = k * n..(k + 1) * n;
+        for (i, want) in arg_floats(&a1[3]).into_iter().enumerate() {
+            same(
+                gx[lane.start + i],
+                want,
+                &what(&format!("shadow of x[{i}]")),
+            );
+        }
+        for (i, want) in arg_floats(&a1[5]).into_iter().enumerate() {
+            same(
+                gy[lane.start + i],
+                want,
+                &what(&format!("shadow of y[{i}]")),
+            );
+        }
+    }
+}
+
+#[test]
+fn reverse_lanes_compute_each_seed_as_width_one_does() {
+    let j = crate::support::jit(REVERSE);
+    let x = [0.5, -1.25, 0.0, 2.0, -0.75, 0.0, 1.5];
+    for (w, seed) in [(4, 5), (5, 13), (4, 31)] {
+        for n in [0, 1, 3, 7] {
+            check_reverse(&j, w, 0.7, -1.3, &x[..n], seed + n as u64);
         }
     }
 }

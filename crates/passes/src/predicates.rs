@@ -105,3 +105,27 @@ pub(crate) fn has_tape_insts(f: &Function) -> bool {
             )
         })
 }
+
+/// Whether `a` and `b` are the same opcode (the lanes `widen` makes of one
+/// instruction are).
+pub(crate) fn same_opcode(a: &InstData, b: &InstData) -> bool {
+    match (a, b) {
+        (InstData::Binary { op, .. }, InstData::Binary { op: o, .. }) => op == o,
+        (InstData::Unary { op, .. }, InstData::Unary { op: o, .. }) => op == o,
+        (InstData::Math { func, .. }, InstData::Math { func: f, .. }) => func == f,
+        _ => std::mem::discriminant(a) == std::mem::discriminant(b),
+    }
+}
+
+/// Whether `b` may be the lane after `a`, as codegen pairs lanes
+/// (`translate/simd/lanes.rs`): both `diff`, the same opcode, and `b` not
+/// using `a`'s results.
+pub(crate) fn lane_neighbours(func: &Function, a: adc_ir::Inst, b: adc_ir::Inst) -> bool {
+    let diff = |i| func.tag(i) == adc_ir::Tag::Diff;
+    let results = func.dfg.inst_results(a);
+    let mut uses = false;
+    func.dfg
+        .inst(b)
+        .for_each_arg(|v| uses |= results.contains(&v));
+    diff(a) && diff(b) && same_opcode(func.dfg.inst(a), func.dfg.inst(b)) && !uses
+}

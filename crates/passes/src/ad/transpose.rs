@@ -59,6 +59,7 @@ mod edges;
 mod first_adjoint;
 mod hoist;
 mod insts;
+mod lanes;
 
 use crate::ad::{diff_values, AdError};
 use crate::loops::CountedLoop;

@@ -19,6 +19,10 @@
 //! or any other instruction with effects but a load (a call, `free`,
 //! `copyrange`, a reference store, tape operations), counting at most
 //! `MAX_WRITES` stores. Instructions moved to one place keep their order.
+//! Two neighbours codegen may run as one `f64x2` lane pair (vector mode's
+//! adjacent lanes of one operation, `predicates::lane_neighbours`) go
+//! together, where the earlier of the two would: lane pairs run pair after
+//! pair.
 //! Only blocks that need more float registers than x86-64 has
 //! (`FLOAT_REGISTERS`) at some point of their order are reordered: in
 //! others, loads issued early hide their latency (kmeans' `dir` took 1.04
@@ -29,7 +33,7 @@
 //! change what it reads.
 
 use crate::alias::Alias;
-use crate::predicates::is_float_div;
+use crate::predicates::{is_float_div, lane_neighbours};
 use adc_ir::{Block, Function, Inst, InstData, Value, ValueDef};
 use std::collections::BTreeMap;
 
@@ -186,36 +190,82 @@ fn schedule(func: &Function, insts: &[Inst], escaping: &[bool]) -> Vec<Inst> {
     // 1 if it stays at its own), and whether it stays for the terminator.
     let mut key: Vec<(usize, u8)> = (0..n).map(|p| (p, 1)).collect();
     let mut pinned = vec![false; n];
+    let partner = lane_pairs(func, insts);
     for p in (0..n).rev() {
-        let i = insts[p];
-        if !movable(func, i) {
-            continue;
-        }
-        if users[p]
-            .iter()
-            .any(|u| Some(*u) == terminator || pinned[*u])
-        {
-            pinned[p] = true;
-            continue;
-        }
-        let Some(mut at) = users[p].iter().map(|u| key[*u].0).min() else {
-            continue;
-        };
-        if let InstData::Load { array, index, .. } = func.dfg.inst(i) {
-            let first = writes.partition_point(|w| *w <= p);
-            let between = writes[first..].iter().take_while(|w| **w < at);
-            for (k, &w) in between.enumerate() {
-                if k >= MAX_WRITES || may_write(&alias, func, insts[w], *array, *index) {
-                    at = w;
-                    break;
-                }
-            }
-        }
-        if at > p {
-            key[p] = (at, 0);
+        place(
+            func,
+            &alias,
+            insts,
+            p,
+            (&users, &writes, terminator),
+            &mut key,
+            &mut pinned,
+        );
+        // A lane pair goes where the earlier of its two would.
+        if let Some(q) = partner[p] {
+            let k = key[p].min(key[q]);
+            (key[p], key[q]) = (k, k);
         }
     }
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&p| (key[p], p));
     order.into_iter().map(|p| insts[p]).collect()
+}
+
+/// `p`'s place (`key`), or `pinned` when the terminator needs it (the
+/// module comment); its users' places are known.
+fn place(
+    func: &Function,
+    alias: &Alias,
+    insts: &[Inst],
+    p: usize,
+    (users, writes, terminator): (&[Vec<usize>], &[usize], Option<usize>),
+    key: &mut [(usize, u8)],
+    pinned: &mut [bool],
+) {
+    let i = insts[p];
+    if !movable(func, i) {
+        return;
+    }
+    if users[p]
+        .iter()
+        .any(|u| Some(*u) == terminator || pinned[*u])
+    {
+        pinned[p] = true;
+        return;
+    }
+    let Some(mut at) = users[p].iter().map(|u| key[*u].0).min() else {
+        return;
+    };
+    if let InstData::Load { array, index, .. } = func.dfg.inst(i) {
+        let first = writes.partition_point(|w| *w <= p);
+        let between = writes[first..].iter().take_while(|w| **w < at);
+        for (k, &w) in between.enumerate() {
+            if k >= MAX_WRITES || may_write(alias, func, insts[w], *array, *index) {
+                at = w;
+                break;
+            }
+        }
+    }
+    if at > p {
+        key[p] = (at, 0);
+    }
+}
+
+/// Each position's lane partner: `p + 1` where the two are lanes codegen
+/// may pair (`predicates::lane_neighbours`, both movable), taken left to
+/// right as codegen does.
+fn lane_pairs(func: &Function, insts: &[Inst]) -> Vec<Option<usize>> {
+    let mut out = vec![None; insts.len()];
+    let mut p = 0;
+    while p + 1 < insts.len() {
+        let (a, b) = (insts[p], insts[p + 1]);
+        if movable(func, a) && movable(func, b) && lane_neighbours(func, a, b) {
+            out[p] = Some(p + 1);
+            p += 2;
+        } else {
+            p += 1;
+        }
+    }
+    out
 }

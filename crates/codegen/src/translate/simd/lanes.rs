@@ -517,4 +517,61 @@ block2():
         assert_eq!(p.count(), 2);
         assert_eq!(p.param_pairs(Block::new(1)), [2]);
     }
+
+    /// `adc ir --after final` of a width-2 reverse derivative,
+    /// `a * x[1] + a * a` (`transpose` interleaves the lanes' adjoints,
+    /// lane 0 first, and loads the seed's lanes as `diff`).
+    const REVERSE: &str = "func @g(a: f64, out d_a: arr<f64>, x: arr<f64>, inout d_x: arr<f64>, seed: arr<f64>) -> f64 {
+block0(v0: f64, v1: arr<f64>, v2: arr<f64>, v3: arr<f64>, v44: arr<f64>):
+    v45: i64 = const 2
+    lencheck v45, v44
+    v46: i64 = const 0
+    v47: i64 = const 1
+    v48: f64 = diff load.unchecked v44, v46
+    v49: f64 = diff load.unchecked v44, v47
+    lencheck v45, v1
+    v8: f64 = const 0.0
+    store.unchecked v1, v46, v8
+    store.unchecked v1, v47, v8
+    v13: i64 = len v2
+    v15: i64 = mul v13, v45
+    lencheck v15, v3
+    v18: arr<f64> = view v3, v46, v13
+    v19: i64 = add v13, v13
+    v20: arr<f64> = view v3, v13, v19
+    v22: f64 = load v2, v47
+    v23: f64 = mul v0, v22
+    v24: f64 = mul v0, v0
+    v25: f64 = add v23, v24
+    v53: f64 = diff mulz v48, v0
+    v52: f64 = diff mulz v49, v0
+    v57: f64 = diff add v53, v53
+    v55: f64 = diff add v52, v52
+    v62: f64 = diff mulz v48, v22
+    v60: f64 = diff mulz v49, v22
+    v63: f64 = diff add v57, v62
+    v61: f64 = diff add v55, v60
+    v66: f64 = diff load.unchecked v18, v47
+    v64: f64 = diff load.unchecked v20, v47
+    v67: f64 = diff add v66, v53
+    v65: f64 = diff add v64, v52
+    diff store.unchecked v18, v47, v67
+    diff store.unchecked v20, v47, v65
+    v70: f64 = diff load.unchecked v1, v46
+    v71: f64 = diff add v70, v63
+    v69: f64 = diff add v8, v61
+    diff store.unchecked v1, v46, v71
+    diff store.unchecked v1, v47, v69
+    diff return v25
+}";
+
+    #[test]
+    fn reverse_lanes_pair_from_the_seed_on() {
+        let m = adc_ir::parse_module(REVERSE).expect("parses");
+        let p = plan(&m.funcs[0], &[]);
+        // The seed's two loads (one 16-byte load), the products and sums
+        // of both lanes, the sums into `d_x`'s lanes (loaded `n` apart);
+        // not the last sums (lane 1's load of `d_a[1]` is forwarded).
+        assert_eq!(p.count(), 6);
+    }
 }

@@ -1,6 +1,7 @@
 //! `transpose`'s reverse of one differential block
 //! (`Transposer::reverse_block`): tape pops, the primal instructions
-//! replayed, then the differential ones transposed, last first.
+//! replayed, then the differential ones transposed, last first (vector
+//! mode's lanes in groups, `lanes.rs`).
 
 use super::Transposer;
 use crate::ad::AdError;
@@ -94,11 +95,14 @@ impl Transposer<'_> {
                 }
             }
         }
-        for &i in insts.iter().rev() {
-            if u.tag(i) != Tag::Primal && !u.dfg.inst(i).is_terminator() {
-                self.span = u.span(i);
-                self.transpose_inst(i)?;
-            }
+        let diff: Vec<Inst> = insts
+            .iter()
+            .copied()
+            .filter(|&i| u.tag(i) != Tag::Primal && !u.dfg.inst(i).is_terminator())
+            .collect();
+        let width = u.deriv.as_ref().map_or(1, |s| s.width) as usize;
+        for group in super::lanes::lane_groups(u, &diff, width).iter().rev() {
+            self.transpose_group(group)?;
         }
         Ok(())
     }

@@ -226,7 +226,8 @@ impl Transposer<'_> {
 
     /// Vector mode's seeds: the `seed` array appended to the entry's
     /// parameters, checked to hold `width` elements, loaded at the top of
-    /// the entry (reverse vector mode has one float result).
+    /// the entry, lane by lane (`diff` loads; reverse vector mode has one
+    /// float result).
     fn vector_seeds(&mut self, src: &Function, entry: Block, width: u32) -> Vec<Value> {
         let Some(&ty) = src.returns.iter().find(|t| t.elem().is_float()) else {
             return Vec::new();
@@ -257,16 +258,21 @@ impl Transposer<'_> {
             },
             &[],
         );
+        // The indices first: the loads stand side by side.
+        let indices: Vec<Value> = (0..width)
+            .map(|k| {
+                make(
+                    &mut self.out,
+                    InstData::Const {
+                        value: Constant::I64(i64::from(k)),
+                    },
+                    &[Type::I64],
+                )
+                .expect("invariant: a constant has a result")
+            })
+            .collect();
         let mut seeds = Vec::new();
-        for k in 0..width {
-            let index = make(
-                &mut self.out,
-                InstData::Const {
-                    value: Constant::I64(i64::from(k)),
-                },
-                &[Type::I64],
-            )
-            .expect("invariant: a constant has a result");
+        for index in indices {
             let load = InstData::Load {
                 array: seed,
                 index,
@@ -276,7 +282,10 @@ impl Transposer<'_> {
         }
         for (n, i) in insts.into_iter().enumerate() {
             self.out.set_span(i, Span::UNDEFINED);
-            self.out.set_tag(i, Tag::Primal);
+            // The seed's loads are its lanes (codegen pairs them).
+            let lane = matches!(self.out.dfg.inst(i), InstData::Load { .. });
+            self.out
+                .set_tag(i, if lane { Tag::Diff } else { Tag::Primal });
             self.out.dfg.block_mut(entry).insts.insert(n, i);
         }
         seeds
