@@ -11,11 +11,8 @@
 
 use crate::support::{arg_floats, arr, d, number};
 
-const SOURCE: &str = "
-[autodiff_forward(f1, Dual, Dual, Dual, Dual, Dual)]
-[autodiff_forward(f4, Dual, Dual, Dual, Dual, Dual, width = 4)]
-[autodiff_forward(f5, Dual, Dual, Dual, Dual, Dual, width = 5)]
-double f(double a, double b, double[] x, out double[] y) {
+/// The function both modes differentiate, after its name.
+const BODY: &str = "(double a, double b, double[] x, out double[] y) {
     double s = 0.0;
     for (int i = 0; i < len(x); i++) {
         double t = x[i] * a - b / (x[i] + 3.0);
@@ -25,6 +22,21 @@ double f(double a, double b, double[] x, out double[] y) {
     return s / a;
 }
 ";
+
+/// `name` with its attributes, the width-1 derivative first then widths 4
+/// and 5: `{kind}(NAME1, ACTS)`, `{kind}(NAME4, ACTS, width = 4)`, ...
+fn source(kind: &str, deriv: &str, acts: &str, name: &str) -> String {
+    let attrs: String = ["", ", width = 4", ", width = 5"]
+        .iter()
+        .zip([1, 4, 5])
+        .map(|(width, w)| format!("[{kind}({deriv}{w}, {acts}{width})]\n"))
+        .collect();
+    format!("{attrs}double {name}{BODY}")
+}
+
+fn forward_source() -> String {
+    source("autodiff_forward", "f", "Dual, Dual, Dual, Dual, Dual", "f")
+}
 
 /// splitmix64: reproducible tangents in [-1, 1), some exactly zero.
 fn tangents(seed: u64, n: usize) -> Vec<f64> {
@@ -109,7 +121,7 @@ fn check(j: &adc::JitModule, w: usize, a: f64, b: f64, x: &[f64], seed: u64) {
 
 #[test]
 fn paired_lanes_compute_each_direction_as_width_one_does() {
-    let j = crate::support::jit(SOURCE);
+    let j = crate::support::jit(&forward_source());
     let x = [0.5, -1.25, 0.0, 2.0, -0.75, 0.0, 1.5];
     for (w, seed) in [(4, 3), (5, 11), (4, 29)] {
         for n in [0, 1, 3, 7] {
@@ -120,20 +132,10 @@ fn paired_lanes_compute_each_direction_as_width_one_does() {
 
 /// Reverse vector mode: `transpose` interleaves the lanes' adjoints,
 /// ascending, so codegen pairs them (the seed's lanes too, 16-byte loads).
-const REVERSE: &str = "
-[autodiff_reverse(g1, Active, Active, Duplicated, Duplicated, Active)]
-[autodiff_reverse(g4, Active, Active, Duplicated, Duplicated, Active, width = 4)]
-[autodiff_reverse(g5, Active, Active, Duplicated, Duplicated, Active, width = 5)]
-double g(double a, double b, double[] x, out double[] y) {
-    double s = 0.0;
-    for (int i = 0; i < len(x); i++) {
-        double t = x[i] * a - b / (x[i] + 3.0);
-        s += sin(t) * sqrt(abs(x[i])) - t * t;
-        y[i] = -(s * b);
-    }
-    return s / a;
+fn reverse_source() -> String {
+    let acts = "Active, Active, Duplicated, Duplicated, Active";
+    source("autodiff_reverse", "g", acts, "g")
 }
-";
 
 /// `gW` at `(a, b, x)` on `w` seeds (of the result, and of `y` through
 /// its shadow; `x`'s shadow starts nonzero) against `g1` on each.
@@ -201,7 +203,7 @@ fn check_reverse(j: &adc::JitModule, w: usize, a: f64, b: f64, x: &[f64], seed: 
 
 #[test]
 fn reverse_lanes_compute_each_seed_as_width_one_does() {
-    let j = crate::support::jit(REVERSE);
+    let j = crate::support::jit(&reverse_source());
     let x = [0.5, -1.25, 0.0, 2.0, -0.75, 0.0, 1.5];
     for (w, seed) in [(4, 5), (5, 13), (4, 31)] {
         for n in [0, 1, 3, 7] {
