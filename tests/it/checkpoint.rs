@@ -65,6 +65,22 @@ const SHAPES: &[(&str, &str)] = &[
         @CK@ for (int t = 0; t < n; t++) step(u, x);
         double s = 0.0; for (int i = 0; i < len(u); i++) s += u[i];
         return s; }"),
+    // Runge-Kutta steps as GradBench's `ode`: a callee writing an `out`
+    // array (inlined into the loop) and several arrays the loop writes,
+    // each stage's input overwritten by the next.
+    ("runge_kutta", "static void rhs(double[] c, double[] y, out double[] z) {
+            z[0] = c[0]; for (int i = 1; i < len(c); i++) z[i] = c[i] * y[i - 1]; }
+        double f(double x, double[] a, int n) { int m = len(a); double c[m]; double y[m];
+        double k1[m]; double k2[m]; double t[m]; double h = 1.0 / double(n + 1);
+        for (int i = 0; i < m; i++) { c[i] = a[i] * x; y[i] = a[i]; }
+        @CK@ for (int s = 0; s < n; s++) {
+            rhs(c, y, k1);
+            for (int i = 0; i < m; i++) t[i] = y[i] + h * k1[i] / 2.0;
+            rhs(c, t, k2);
+            for (int i = 0; i < m; i++) t[i] = y[i] + h * k2[i];
+            for (int i = 0; i < m; i++) y[i] += h * (k1[i] + 2.0 * k2[i] + t[i]) / 6.0;
+        }
+        return y[m - 1] * x; }"),
 ];
 
 fn gradient(src: &str, x: f64, a: &[f64], n: i64) -> Vec<f64> {
