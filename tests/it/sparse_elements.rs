@@ -266,6 +266,46 @@ void f(double[] x, int[] a, out double[] y) {
 }
 
 #[test]
+fn reads_before_in_and_after_a_callee_that_stays_a_call() {
+    // `big` is too long to inline (150 statements), so the element's sweep
+    // of bit sets calls `big`'s: the read count and next bit, kept in values
+    // within a block, must be in the arena for the callee's reads and be
+    // taken from it again after the call. Otherwise the callee's reads
+    // would reuse the bit of x[i] and the read of x[i + 3] one of the
+    // callee's, and the rows would have the wrong columns. (Against the
+    // dense Jacobian only: the coloring's forward mode rounds the chain
+    // of 150 `sin`s differently.)
+    let body = "    s = sin(s) * 0.9 + b;\n".repeat(150);
+    let src = format!(
+        "
+static double big(double[] x, int o) {{
+    double a = x[o];
+    double b = x[o + 1];
+    double s = a;
+{body}    return s;
+}}
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {{
+    for (int i = 0; i < len(y) / 2; i++) {{
+        double u = x[i];
+        double v = big(x, i + 1);
+        double t = x[i + 3];
+        y[2 * i] = u * t;
+        y[2 * i + 1] = v * u;
+    }}
+}}"
+    );
+    assert!(takes_elements(&src));
+    let j = jit(&src);
+    let x: Vec<f64> = (0..8).map(|k| 0.1 * k as f64 - 0.2).collect();
+    let csr = check(&j, "f", &[arr(&x), arr(&[0.0; 10])], 10, 8);
+    let rows = pattern(&csr);
+    assert_eq!(rows[2], vec![1, 4]);
+    assert_eq!(rows[3], vec![1, 2, 3]);
+}
+
+#[test]
 fn more_reads_than_bits_take_the_index_sets() {
     // 52 reads of x per iteration fit the bit sets, 53 do not (the
     // iteration takes the index-set sweep): both give the coloring's rows.

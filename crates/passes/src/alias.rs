@@ -190,10 +190,16 @@ impl<'f> Alias<'f> {
     }
 
     /// Whether the element `a[i]` is never the element `b[j]`: disjoint
-    /// arrays, or one array at the same value plus different constants.
+    /// arrays, or one array at the same value plus different constants, or
+    /// at two different constants (a sweep's count and next bit, `arena[0]`
+    /// and `arena[2]`).
     pub(crate) fn apart(&self, (a, i): (Value, Value), (b, j): (Value, Value)) -> bool {
         let func = self.func;
         let ((ib, id), (jb, jd)) = (offset_of(func, i), offset_of(func, j));
-        (a == b && ib == jb && id != jd) || self.disjoint(a, b)
+        let constants = match (int_const(func, i), int_const(func, j)) {
+            (Some(x), Some(y)) => x != y,
+            _ => false,
+        };
+        (a == b && ((ib == jb && id != jd) || constants)) || self.disjoint(a, b)
     }
 }

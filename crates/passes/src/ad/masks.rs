@@ -16,7 +16,10 @@
 //!   `copyrange` writes are left as they are: only stores write them, of
 //!   handles already loaded (so bit sets) or zeros;
 //! - a union of two handles is their bitwise or (each held exactly as an
-//!   `f64`, below 2^53).
+//!   `f64`, below 2^53); of a handle made here (a read's bit, a union), the
+//!   `i64` it was converted from, not a conversion back (a saturating
+//!   conversion is about ten instructions, and a chain of unions waited for
+//!   two of them at each).
 //!
 //! `arena[0]` counts the reads (the caller sets it to 0 and `arena[2]`,
 //! the next read's bit, to 1); `arena` needs `3 + MAX_READS + 1`
@@ -26,7 +29,12 @@
 //! `first + i`), so a load of such a tangent parameter is not made: its
 //! seed is computed from the index, after `lencheck.index` checks the
 //! index as the load would have (a cache miss less for each point of
-//! bundle adjustment). A run with more than [`MAX_READS`] reads has wrong sets: the
+//! bundle adjustment). Within a block the count and the next bit are
+//! values: loaded at the block's first read, stored back before a call, an
+//! instruction using the arena, and the block's end, so a read is a store
+//! of its column and a few integer operations, with no load (every read
+//! loaded both and stored them back, a chain through memory). A run with
+//! more than [`MAX_READS`] reads has wrong sets: the
 //! caller sees `arena[0] > MAX_READS` and takes another way (the index-set
 //! sweep). A set's columns are those recorded at its bits.
 
@@ -65,21 +73,43 @@ pub fn rewrite(func: &mut Function, union: FuncId, spec: &DerivSpec, seeded: boo
         .iter()
         .map(|(&t, &k)| (t, first_column(func, arena, k)))
         .collect();
+    let views = Views::new(func, arena);
+    // Handles made here as conversions of bit sets (a read's bit, a
+    // union): their `i64`, which a union uses instead of converting back.
+    let mut bits: BTreeMap<Value, Value> = BTreeMap::new();
     for b in func.layout.clone() {
         let old = std::mem::take(&mut func.dfg.block_mut(b).insts);
         let mut new = Vec::with_capacity(old.len());
+        // The count and the next bit while this block runs (module comment).
+        let mut count: Option<Count> = None;
         for i in old {
-            match func.dfg.inst(i).clone() {
+            let data = func.dfg.inst(i).clone();
+            // Before the block's end and an instruction that may read or
+            // write the arena (a callee's sweep gets it as an argument); a
+            // union passes it too but is rewritten below: no call.
+            let is_union = matches!(data, InstData::Call { func: f, .. } if f == union);
+            let touches = data.is_terminator()
+                || (!is_union && data.args().iter().any(|&a| func.array_root(a) == arena));
+            if touches {
+                let mut e = Emit {
+                    func: &mut *func,
+                    at: i,
+                    out: &mut new,
+                };
+                e.flush(&views, count.take());
+            }
+            match data {
                 InstData::Call { func: f, args } if f == union => {
                     let mut e = Emit {
                         func: &mut *func,
                         at: i,
                         out: &mut new,
                     };
-                    let a = e.conv(args[1], Type::I64);
-                    let b = e.conv(args[2], Type::I64);
+                    let [a, b] = [args[1], args[2]]
+                        .map(|h| bits.get(&h).copied().unwrap_or_else(|| e.conv(h, Type::I64)));
                     let or = e.binary(BinaryOp::Or, a, b, Type::I64);
                     *func.dfg.inst_mut(i) = InstData::Convert { arg: or };
+                    bits.insert(func.dfg.inst_results(i)[0], or);
                 }
                 InstData::Load { array, .. } if fresh.contains(&func.array_root(array)) => (),
                 InstData::Load { array, index, .. }
@@ -99,8 +129,9 @@ pub fn rewrite(func: &mut Function, union: FuncId, spec: &DerivSpec, seeded: boo
                         None,
                     );
                     let col = e.binary(BinaryOp::Add, first, index, Type::I64);
-                    let bit = e.read(arena, col);
+                    let bit = e.read(&views, col, &mut count);
                     *func.dfg.inst_mut(i) = InstData::Convert { arg: bit };
+                    bits.insert(func.dfg.inst_results(i)[0], bit);
                 }
                 data @ (InstData::Load { .. } | InstData::RefLoad { .. })
                     if func.tag(i) == Tag::Diff
@@ -121,7 +152,7 @@ pub fn rewrite(func: &mut Function, union: FuncId, spec: &DerivSpec, seeded: boo
                         at: i,
                         out: &mut new,
                     };
-                    let (seed, bit) = e.seed(arena, h);
+                    let (seed, bit) = e.seed(&views, h, &mut count);
                     *func.dfg.inst_mut(i) = InstData::Select {
                         cond: seed,
                         args: [bit, h],
@@ -133,6 +164,56 @@ pub fn rewrite(func: &mut Function, union: FuncId, spec: &DerivSpec, seeded: boo
         }
         func.dfg.block_mut(b).insts = new;
     }
+}
+
+/// The arena's first three elements (`cnt`: the count at 0, the next bit
+/// at 2) and the recorded columns (`rec`, from 3 on), as two views made in
+/// the entry block: stores of columns are apart from the count for `rle`.
+struct Views {
+    cnt: Value,
+    rec: Value,
+}
+
+impl Views {
+    fn new(func: &mut Function, arena: Value) -> Views {
+        let entry = func.entry_block().expect("invariant: a sweep has a body");
+        let mut made = Vec::new();
+        let mut view = |func: &mut Function, lo: i64, hi: i64| {
+            let ends = [lo, hi].map(|c| {
+                let i = func.dfg.make_inst(
+                    InstData::Const {
+                        value: Constant::I64(c),
+                    },
+                    &[Type::I64],
+                );
+                made.push(i);
+                func.dfg.inst_results(i)[0]
+            });
+            let data = InstData::ArrayView {
+                array: arena,
+                lo: ends[0],
+                hi: ends[1],
+            };
+            let v = func.dfg.make_inst(data, &[func.dfg.value_type(arena)]);
+            made.push(v);
+            func.dfg.inst_results(v)[0]
+        };
+        let cnt = view(func, 0, 3);
+        let rec = view(func, 3, 4 + MAX_READS);
+        for &i in &made {
+            func.set_tag(i, Tag::Diff);
+        }
+        let insts = &mut func.dfg.block_mut(entry).insts;
+        insts.splice(0..0, made);
+        Views { cnt, rec }
+    }
+}
+
+/// The read count `n` and the next read's bit as values of the block
+/// being rewritten (`arena[0]` and `arena[2]` hold them when it is `None`).
+struct Count {
+    n: Value,
+    bit: Value,
 }
 
 /// The tangent parameters of `Dual` input arrays, each with the place of
@@ -276,30 +357,67 @@ impl Emit<'_> {
         self.inst(data, None);
     }
 
-    /// The bit of a new read of column `col` (a seed), recorded as
-    /// [`Self::seed`] records one.
-    fn read(&mut self, arena: Value, col: Value) -> Value {
-        let (c0, c1, c2, c3) = (self.int(0), self.int(1), self.int(2), self.int(3));
+    /// The count and the next bit: `count`'s values, or loaded from the
+    /// arena when the block has not loaded them yet.
+    fn count(&mut self, views: &Views, count: &mut Option<Count>) -> (Value, Value) {
+        if let Some(c) = count {
+            return (c.n, c.bit);
+        }
+        let (c0, c2) = (self.int(0), self.int(2));
+        let n = self.load(views.cnt, c0);
+        let bit = self.load(views.cnt, c2);
+        *count = Some(Count { n, bit });
+        (n, bit)
+    }
+
+    /// Stores the block's count and next bit back into the arena (before an
+    /// instruction that may read them, or leaves the block).
+    fn flush(&mut self, views: &Views, count: Option<Count>) {
+        if let Some(Count { n, bit }) = count {
+            let (c0, c2) = (self.int(0), self.int(2));
+            self.store(views.cnt, c0, n);
+            self.store(views.cnt, c2, bit);
+        }
+    }
+
+    /// Records column `col` at `arena[3 + k]` (`rec[k]`; k the reads so far, at most
+    /// `MAX_READS`; a store past the count is harmless) and advances the
+    /// count and the next bit when `seed` holds (always without one).
+    fn record(
+        &mut self,
+        views: &Views,
+        col: Value,
+        seed: Option<Value>,
+        count: &mut Option<Count>,
+    ) -> Value {
+        let (n, bit) = self.count(views, count);
+        let c1 = self.int(1);
         let max = self.int(MAX_READS);
-        let n = self.load(arena, c0);
         let k = self.binary(BinaryOp::Min, n, max, Type::I64);
-        let at = self.binary(BinaryOp::Add, k, c3, Type::I64);
-        self.store(arena, at, col);
+        self.store(views.rec, k, col);
         let n1 = self.binary(BinaryOp::Add, n, c1, Type::I64);
-        self.store(arena, c0, n1);
-        let bit = self.load(arena, c2);
         let twice = self.binary(BinaryOp::Add, bit, bit, Type::I64);
         let top = self.int(1 << MAX_READS);
         let next = self.binary(BinaryOp::Min, twice, top, Type::I64);
-        self.store(arena, c2, next);
+        let (n1, next) = match seed {
+            Some(s) => (
+                self.select(s, n1, n, Type::I64),
+                self.select(s, next, bit, Type::I64),
+            ),
+            None => (n1, next),
+        };
+        *count = Some(Count { n: n1, bit: next });
         bit
     }
 
-    /// Whether the handle `h` is a seed, and the bit of a new read: the
-    /// read's column goes to `arena[3 + k]` (k the reads so far, at most
-    /// `MAX_READS`; a store past the count is harmless), the count and the
-    /// next bit advance when `h` is a seed.
-    fn seed(&mut self, arena: Value, h: Value) -> (Value, Value) {
+    /// The bit of a new read of column `col` (a seed).
+    fn read(&mut self, views: &Views, col: Value, count: &mut Option<Count>) -> Value {
+        self.record(views, col, None, count)
+    }
+
+    /// Whether the handle `h` is a seed, and the bit of a new read (the
+    /// read is recorded, and counted only when `h` is a seed).
+    fn seed(&mut self, views: &Views, h: Value, count: &mut Option<Count>) -> (Value, Value) {
         let zero = self.value(
             InstData::Const {
                 value: Constant::F64(0.0),
@@ -313,24 +431,10 @@ impl Emit<'_> {
             },
             Type::BOOL,
         );
-        let (c0, c1, c2, c3) = (self.int(0), self.int(1), self.int(2), self.int(3));
-        let max = self.int(MAX_READS);
-        let n = self.load(arena, c0);
-        let k = self.binary(BinaryOp::Min, n, max, Type::I64);
         let ih = self.conv(h, Type::I64);
         let minus_one = self.int(-1);
         let col = self.binary(BinaryOp::Sub, minus_one, ih, Type::I64);
-        let at = self.binary(BinaryOp::Add, k, c3, Type::I64);
-        self.store(arena, at, col);
-        let n1 = self.binary(BinaryOp::Add, n, c1, Type::I64);
-        let n2 = self.select(seed, n1, n, Type::I64);
-        self.store(arena, c0, n2);
-        let bit = self.load(arena, c2);
-        let twice = self.binary(BinaryOp::Add, bit, bit, Type::I64);
-        let top = self.int(1 << MAX_READS);
-        let next = self.binary(BinaryOp::Min, twice, top, Type::I64);
-        let bit2 = self.select(seed, next, bit, Type::I64);
-        self.store(arena, c2, bit2);
+        let bit = self.record(views, col, Some(seed), count);
         let f = self.conv(bit, Type::F64);
         (seed, f)
     }

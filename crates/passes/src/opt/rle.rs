@@ -14,7 +14,8 @@
 //! products stored each lane's partial sum after every term.
 //!
 //! A store to `a[j]` keeps what is known of `a[i]` when `i` and `j` are
-//! the same value plus different constants (`i`, `i + 1`), and what is known
+//! the same value plus different constants (`i`, `i + 1`) or two different
+//! constants (a bit-set sweep's count and next bit), and what is known
 //! of other arrays when the two never share an element (`alias::Alias`:
 //! objects of their own, such as two parameters, docs/arrays.md#the-aliasing-rule,
 //! or views of one array over ranges that are apart, such as vector mode's
