@@ -26,6 +26,7 @@ mod nested;
 mod promote;
 mod regressions;
 mod simd;
+mod shared_sweeps;
 mod sincos;
 mod sparse_elements;
 mod sparse_hessian;

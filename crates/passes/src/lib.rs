@@ -24,6 +24,7 @@ mod defs;
 mod loops;
 pub mod opt;
 mod predicates;
+mod read_only;
 pub mod registry;
 mod rewrite;
 

@@ -19,7 +19,7 @@ pub enum Pass {
     Module(ModulePass),
 }
 
-/// The passes that need the module: `inline` and `fast-path` (optimisations
+/// The passes that need the module: `inline`, `inline-untaped` and `fast-path` (optimisations
 /// that read callees, against the module as it was), `specialize` (which
 /// adds clones to it), and the derivative
 /// passes. `linearize` generates what is ready; the others apply to every
@@ -28,6 +28,22 @@ pub enum Pass {
 /// becoming segment functions added to the module.
 const MODULE_PASSES: &[(&str, ModulePass)] = &[
     ("inline", |m| against_itself(m, opt::inline::run)),
+    // The input as the module before the late passes; its functions then
+    // get `sroa` and `tape-promote` (with the fixed point) before the inlining.
+    ("inline-untaped", |m| {
+        let taped = m.clone();
+        for f in m.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+            for (_, pass) in opt::SCALAR_PASSES {
+                pass(f);
+            }
+            opt::optimize_function(f);
+        }
+        let untaped = m.clone();
+        for f in m.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+            opt::inline::run_untaped(f, &taped, &untaped);
+        }
+        Ok(())
+    }),
     ("fast-path", |m| {
         let conts = opt::fast_path::add_conts(m);
         against_itself(m, opt::fast_path::run)?;

@@ -2,6 +2,13 @@
 //! instruction identical to one whose block dominates it (and that comes
 //! first when in the same block) is replaced by the earlier result;
 //! `add a, b` and `mul a, b` are identical to `add b, a` and `mul b, a`.
+//! Loads of arrays the function only reads (`read_only`), checked or not,
+//! and views of them stand for their dominating twin in the keys of other
+//! instructions (it read the same element), but stay: an instruction using
+//! one is replaced when its twin computes the same from the earlier load
+//! (the second copy of a computation), and a load merely repeated keeps its
+//! own (a value loaded again after a call is cheaper than one kept across it
+//! in the stack: plain ba's objective reloads `rot` after `sin` and `cos`).
 //!
 //! A depth-first walk of the dominator tree keeps the instructions of the
 //! blocks on the current path in scope (a scoped table, popped when the
@@ -74,7 +81,10 @@ pub fn run(func: &mut Function) -> bool {
     // on one dominator-tree path, the later is replaced by the earlier).
     let mut scope: HashMap<Key, Value> = HashMap::new();
     let mut map: BTreeMap<Value, Value> = BTreeMap::new();
+    // A read-only load or view -> its dominating twin, for keys only.
+    let mut same: HashMap<Value, Value> = HashMap::new();
     // (block, entering?); on leaving, the keys the block put in scope go.
+    let read_only = crate::read_only::ReadOnly::new(func);
     let mut stack = vec![(entry, true)];
     let mut added: Vec<Vec<Key>> = Vec::new();
     added.resize_with(func.dfg.num_blocks(), Vec::new);
@@ -91,10 +101,17 @@ pub fn run(func: &mut Function) -> bool {
         }
         for &inst in &func.dfg.block(b).insts {
             let mut data = func.dfg.inst(inst).clone();
-            if !data.is_pure() && !crate::predicates::is_float_div(func, inst) {
+            if !data.is_pure()
+                && !crate::predicates::is_float_div(func, inst)
+                && !read_only.reads(func, &data)
+            {
                 continue;
             }
-            data.map_args(|v| *map.get(&v).unwrap_or(&v));
+            data.map_args(|v| {
+                let v = *map.get(&v).unwrap_or(&v);
+                *same.get(&v).unwrap_or(&v)
+            });
+            let keyed_only = read_only.reads(func, &data);
             // `add` and `mul` commute (on floats too, bit for bit but for
             // a NaN's payload): one key for both orders.
             if let InstData::Binary {
@@ -110,6 +127,9 @@ pub fn run(func: &mut Function) -> bool {
                 data,
             };
             match scope.get(&key) {
+                Some(v) if keyed_only => {
+                    same.insert(result, *v);
+                }
                 Some(v) => {
                     map.insert(result, *v);
                 }

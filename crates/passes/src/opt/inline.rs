@@ -187,6 +187,11 @@ fn size(module: &Module, id: FuncId) -> usize {
 }
 
 fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
+    inlinable_but_tape(module, id, caller) && !has_tape_insts(module.func(id))
+}
+
+/// `inline`'s rules for a call of `id`, but for the tape.
+fn inlinable_but_tape(module: &Module, id: FuncId, caller: &str) -> bool {
     let callee = module.func(id);
     let insts = || {
         callee
@@ -204,7 +209,59 @@ fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
         && !callee.name.starts_with("__adc_")
         && insts().count() <= MAX_CALLEE_INSTS
         && !recursive(module, id)
-        && !has_tape_insts(callee)
+}
+
+/// After the late passes: inlines each call of a generated derivative
+/// that kept a tape until `tape-promote` (`taped`, the module before the
+/// late passes) and keeps none now (`module`; its `lencheck`s of shadows
+/// stay, as checks), within `inline`'s other rules, up to
+/// `MAX_INLINED_INSTS` copied instructions. The
+/// caller's `unroll-region` copies of such a call then share their primal
+/// work (`cse`, `diamond-cse`).
+pub fn run_untaped(func: &mut Function, taped: &Module, module: &Module) -> bool {
+    let mut decided: std::collections::BTreeMap<FuncId, bool> = Default::default();
+    let (mut inlined, mut copied) = (0, 0);
+    // A caller much smaller than the derivative (a loop around its calls)
+    // gets the largest budget: the calls are what it does.
+    let budget = MAX_INLINED_INSTS;
+    loop {
+        let found = func.layout.iter().find_map(|&b| {
+            func.dfg.block(b).insts.iter().copied().find_map(|i| match func.dfg.inst(i) {
+                InstData::Call { func: callee, .. } => {
+                    let ok = *decided.entry(*callee).or_insert_with(|| {
+                        keeps_tape(taped.func(*callee))
+                            && !keeps_tape(module.func(*callee))
+                            && inlinable_but_tape(module, *callee, &func.name)
+                    });
+                    (ok && inlined < MAX_INLINED_CALLS && copied + size(module, *callee) <= budget)
+                        .then_some((b, i, *callee))
+                }
+                _ => None,
+            })
+        });
+        let Some((b, call, callee)) = found else {
+            return inlined > 0;
+        };
+        copied += size(module, callee);
+        inline_call(func, module, b, call);
+        inlined += 1;
+    }
+}
+
+/// Whether `f` uses a tape or the deferred-free list (`lencheck`s aside).
+fn keeps_tape(f: &Function) -> bool {
+    f.layout
+        .iter()
+        .flat_map(|b| f.dfg.block(*b).insts.iter())
+        .any(|i| {
+            matches!(
+                f.dfg.inst(*i),
+                InstData::TapePush { .. }
+                    | InstData::TapePop { .. }
+                    | InstData::TapeRead { .. }
+                    | InstData::DeferFree { .. }
+            )
+        })
 }
 
 /// Whether `id` can call itself, directly or through other functions.

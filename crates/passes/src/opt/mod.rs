@@ -13,6 +13,7 @@ pub mod const_fold;
 pub mod copy_loops;
 pub mod cse;
 pub mod dce;
+pub mod diamond_cse;
 pub mod fast_path;
 pub mod hoist;
 pub mod indvars;
@@ -30,6 +31,7 @@ pub mod sroa;
 pub mod tape_forward;
 pub mod tape_promote;
 pub mod unroll;
+pub mod unroll_region;
 pub mod unroll_inner;
 pub mod unswitch;
 pub mod version;
@@ -45,6 +47,7 @@ pub const PASSES: &[(&str, FuncPass)] = &[
     ("block-params", block_params::run),
     ("const-fold", const_fold::run),
     ("cse", cse::run),
+    ("diamond-cse", diamond_cse::run),
     ("hoist", hoist::run),
     ("tape-forward", tape_forward::run),
     ("rle", rle::run),
@@ -61,6 +64,7 @@ pub const PASSES: &[(&str, FuncPass)] = &[
 /// not know what they make).
 pub const LATE_PASSES: &[(&str, FuncPass)] = &[
     ("unroll", unroll::run),
+    ("unroll-region", unroll_region::run),
     ("copy-loops", copy_loops::run),
     ("carry", carry::run),
     ("promote", promote::run),
@@ -146,17 +150,31 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     if !skip.contains(&"specialize") {
         specialize_calls(module);
     }
+    let run_passes = |func: &mut Function, passes: &[(&str, FuncPass)]| {
+        let mut changed = false;
+        for (name, pass) in passes {
+            if !skip.contains(name) {
+                changed |= pass(func);
+            }
+        }
+        if changed {
+            optimize_function(func);
+        }
+    };
+    let taped = module.clone();
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        for passes in [LATE_PASSES, SCALAR_PASSES, LOOP_SHAPE_PASSES, FINAL_PASSES] {
-            let mut changed = false;
-            for (name, pass) in passes {
-                if !skip.contains(name) {
-                    changed |= pass(func);
-                }
-            }
-            if changed {
-                optimize_function(func);
-            }
+        run_passes(func, LATE_PASSES);
+        run_passes(func, SCALAR_PASSES);
+    }
+    // Derivatives `tape-promote` freed of their tape are inlined
+    // (`inline::run_untaped`), from their bodies as the late passes left them.
+    let untaped = module.clone();
+    for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+        if !skip.contains(&"inline") && inline::run_untaped(func, &taped, &untaped) {
+            optimize_function(func);
+        }
+        for passes in [LOOP_SHAPE_PASSES, FINAL_PASSES] {
+            run_passes(func, passes);
         }
         for (name, pass) in SCHEDULE_PASSES {
             if !skip.contains(name) {

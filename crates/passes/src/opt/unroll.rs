@@ -98,7 +98,7 @@ struct Plan {
 /// `MAX_TRIPS` (at the top: the body runs `k` times when the `k`-th test,
 /// counting from 0, leaves; at the bottom, after each body, from 1).
 /// `stays` is the test's value that stays in the loop.
-fn trip_count(
+pub(crate) fn trip_count(
     func: &Function,
     test: &crate::cfg::BranchTest,
     counter: Value,
