@@ -88,9 +88,18 @@ pub(crate) fn is_fresh_array(func: &Function, a: Value) -> bool {
     }
 }
 
-/// Whether `f` uses a tape or the deferred-free list: generated
-/// derivatives keep their own tape and frame.
+/// Whether `f` uses a tape or the deferred-free list, or checks shadows'
+/// lengths (`lencheck`): generated derivatives keep their own tape and frame.
 pub(crate) fn has_tape_insts(f: &Function) -> bool {
+    keeps_tape(f)
+        || f.layout
+            .iter()
+            .flat_map(|b| f.dfg.block(*b).insts.iter())
+            .any(|i| matches!(f.dfg.inst(*i), InstData::LenCheck { .. }))
+}
+
+/// Whether `f` uses a tape or the deferred-free list.
+pub(crate) fn keeps_tape(f: &Function) -> bool {
     f.layout
         .iter()
         .flat_map(|b| f.dfg.block(*b).insts.iter())
@@ -101,7 +110,6 @@ pub(crate) fn has_tape_insts(f: &Function) -> bool {
                     | InstData::TapePop { .. }
                     | InstData::TapeRead { .. }
                     | InstData::DeferFree { .. }
-                    | InstData::LenCheck { .. }
             )
         })
 }

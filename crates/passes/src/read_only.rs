@@ -40,7 +40,9 @@ impl ReadOnly {
                 .block_params(entry)
                 .iter()
                 .copied()
-                .filter(|p| matches!(func.dfg.value_type(*p), Type::Array(_)) && !written.contains(p))
+                .filter(|p| {
+                    matches!(func.dfg.value_type(*p), Type::Array(_)) && !written.contains(p)
+                })
                 .collect(),
             None => BTreeSet::new(),
         };
@@ -56,7 +58,9 @@ impl ReadOnly {
     /// equal such instructions give equal results.
     pub(crate) fn reads(&self, func: &Function, data: &InstData) -> bool {
         match data {
-            InstData::Load { array, .. } | InstData::ArrayView { array, .. } => self.contains(func, *array),
+            InstData::Load { array, .. } | InstData::ArrayView { array, .. } => {
+                self.contains(func, *array)
+            }
             _ => false,
         }
     }

@@ -108,7 +108,9 @@ fn find_diamonds(func: &Function, read_only: &ReadOnly) -> Vec<Diamond> {
             let insts = &func.dfg.block(*a).insts;
             insts[..insts.len() - 1].iter().all(|&i| {
                 let data = func.dfg.inst(i);
-                data.is_pure() || crate::predicates::is_float_div(func, i) || read_only.reads(func, data)
+                data.is_pure()
+                    || crate::predicates::is_float_div(func, i)
+                    || read_only.reads(func, data)
             })
         });
         if j0 != j1 || preds(j0) != 2 || j0 == h || !mergeable {
@@ -146,10 +148,14 @@ fn same_arm(func: &Function, ro: &ReadOnly, a: Block, b: Block, join: Block) -> 
     let ca = checks(a);
     p.block == join
         && p.args.len() == q.args.len()
-        && p.args.iter().zip(&q.args).all(|(u, v)| same_value(func, ro, &mut memo, *u, *v, DEPTH))
-        && checks(b)
-            .into_iter()
-            .all(|y| ca.iter().any(|x| same_inst(func, ro, &mut memo, *x, y, DEPTH)))
+        && p.args
+            .iter()
+            .zip(&q.args)
+            .all(|(u, v)| same_value(func, ro, &mut memo, *u, *v, DEPTH))
+        && checks(b).into_iter().all(|y| {
+            ca.iter()
+                .any(|x| same_inst(func, ro, &mut memo, *x, y, DEPTH))
+        })
 }
 
 /// How many definitions deep `same_value` compares.
@@ -161,7 +167,14 @@ type Memo = BTreeMap<(Value, Value), bool>;
 /// Whether `u` (on the earlier arm's side) and `v` (the later's) hold the
 /// same value: the same value, or results of equal instructions `cse`
 /// could merge whose operands hold the same values.
-fn same_value(func: &Function, ro: &ReadOnly, memo: &mut Memo, u: Value, v: Value, depth: u32) -> bool {
+fn same_value(
+    func: &Function,
+    ro: &ReadOnly,
+    memo: &mut Memo,
+    u: Value,
+    v: Value,
+    depth: u32,
+) -> bool {
     if u == v {
         return true;
     }
@@ -180,9 +193,18 @@ fn same_value(func: &Function, ro: &ReadOnly, memo: &mut Memo, u: Value, v: Valu
 
 /// Whether `x` and `y` compute the same value: instructions `cse` could
 /// merge, equal but for operands that hold the same values.
-fn same_inst(func: &Function, ro: &ReadOnly, memo: &mut Memo, x: Inst, y: Inst, depth: u32) -> bool {
+fn same_inst(
+    func: &Function,
+    ro: &ReadOnly,
+    memo: &mut Memo,
+    x: Inst,
+    y: Inst,
+    depth: u32,
+) -> bool {
     let (dx, dy) = (func.dfg.inst(x), func.dfg.inst(y));
-    let mergeable = |i: Inst, d: &InstData| d.is_pure() || crate::predicates::is_float_div(func, i) || ro.reads(func, d);
+    let mergeable = |i: Inst, d: &InstData| {
+        d.is_pure() || crate::predicates::is_float_div(func, i) || ro.reads(func, d)
+    };
     let (rx, ry) = (func.dfg.inst_results(x), func.dfg.inst_results(y));
     if !mergeable(x, dx)
         || !mergeable(y, dy)
@@ -209,7 +231,10 @@ fn same_inst(func: &Function, ro: &ReadOnly, memo: &mut Memo, x: Inst, y: Inst, 
     });
     ax.len() == ay.len()
         && renamed == *dx
-        && ax.iter().zip(&ay).all(|(u, v)| same_value(func, ro, memo, *u, *v, depth))
+        && ax
+            .iter()
+            .zip(&ay)
+            .all(|(u, v)| same_value(func, ro, memo, *u, *v, depth))
 }
 
 /// Constants are the same when their bits are (`0.0` is not `-0.0`).

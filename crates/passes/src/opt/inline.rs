@@ -22,7 +22,7 @@
 //! callees that call nothing (`tiny_leaf`) are inlined outside these
 //! bounds.
 
-use crate::predicates::has_tape_insts;
+use crate::predicates::{has_tape_insts, keeps_tape};
 use crate::rewrite::split_at_call;
 use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
 
@@ -226,18 +226,24 @@ pub fn run_untaped(func: &mut Function, taped: &Module, module: &Module) -> bool
     let budget = MAX_INLINED_INSTS;
     loop {
         let found = func.layout.iter().find_map(|&b| {
-            func.dfg.block(b).insts.iter().copied().find_map(|i| match func.dfg.inst(i) {
-                InstData::Call { func: callee, .. } => {
-                    let ok = *decided.entry(*callee).or_insert_with(|| {
-                        keeps_tape(taped.func(*callee))
-                            && !keeps_tape(module.func(*callee))
-                            && inlinable_but_tape(module, *callee, &func.name)
-                    });
-                    (ok && inlined < MAX_INLINED_CALLS && copied + size(module, *callee) <= budget)
-                        .then_some((b, i, *callee))
-                }
-                _ => None,
-            })
+            func.dfg
+                .block(b)
+                .insts
+                .iter()
+                .copied()
+                .find_map(|i| match func.dfg.inst(i) {
+                    InstData::Call { func: callee, .. } => {
+                        let ok = *decided.entry(*callee).or_insert_with(|| {
+                            keeps_tape(taped.func(*callee))
+                                && !keeps_tape(module.func(*callee))
+                                && inlinable_but_tape(module, *callee, &func.name)
+                        });
+                        (ok && inlined < MAX_INLINED_CALLS
+                            && copied + size(module, *callee) <= budget)
+                            .then_some((b, i, *callee))
+                    }
+                    _ => None,
+                })
         });
         let Some((b, call, callee)) = found else {
             return inlined > 0;
@@ -246,22 +252,6 @@ pub fn run_untaped(func: &mut Function, taped: &Module, module: &Module) -> bool
         inline_call(func, module, b, call);
         inlined += 1;
     }
-}
-
-/// Whether `f` uses a tape or the deferred-free list (`lencheck`s aside).
-fn keeps_tape(f: &Function) -> bool {
-    f.layout
-        .iter()
-        .flat_map(|b| f.dfg.block(*b).insts.iter())
-        .any(|i| {
-            matches!(
-                f.dfg.inst(*i),
-                InstData::TapePush { .. }
-                    | InstData::TapePop { .. }
-                    | InstData::TapeRead { .. }
-                    | InstData::DeferFree { .. }
-            )
-        })
 }
 
 /// Whether `id` can call itself, directly or through other functions.

@@ -3,7 +3,8 @@
 //! each, in turn (each followed by the fixed point again if it changed
 //! anything), and last the `SCHEDULE_PASSES`. Between the fixed point and the late passes, `inline` and
 //! `fast-path` (which read the module's callees) run on every function,
-//! then `specialize` on the module.
+//! then `specialize` on the module; between the `SCALAR_PASSES` (run on
+//! every function first) and the loop-shape passes, `inline::run_untaped`.
 //! The derivative passes (`ad`) use these; nothing here uses them.
 
 pub mod bce;
@@ -31,8 +32,8 @@ pub mod sroa;
 pub mod tape_forward;
 pub mod tape_promote;
 pub mod unroll;
-pub mod unroll_region;
 pub mod unroll_inner;
+pub mod unroll_region;
 pub mod unswitch;
 pub mod version;
 pub mod zero_skip;

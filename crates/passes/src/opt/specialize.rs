@@ -147,20 +147,11 @@ fn cloneable(module: &Module, f: &Function) -> bool {
                 == (f.params.clone(), f.returns.clone())
         })
     });
-    let insts = || f.layout.iter().flat_map(|b| f.dfg.block(*b).insts.iter());
     same_signature
         && !f.is_import()
         && !f.layout.is_empty()
         && size(f) <= MAX_CALLEE_INSTS
-        && !insts().any(|i| {
-            matches!(
-                f.dfg.inst(*i),
-                InstData::TapePush { .. }
-                    | InstData::TapePop { .. }
-                    | InstData::TapeRead { .. }
-                    | InstData::DeferFree { .. }
-            )
-        })
+        && !crate::predicates::keeps_tape(f)
 }
 
 /// Per parameter: an `i64`, `bool` or `f64` the body uses.
