@@ -25,6 +25,7 @@ mod loop_bounds;
 mod nested;
 mod promote;
 mod regressions;
+mod row_loops;
 mod simd;
 mod shared_sweeps;
 mod sincos;

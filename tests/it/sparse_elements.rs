@@ -265,6 +265,30 @@ void f(double[] x, int[] a, out double[] y) {
     same_as_coloring(&j, "f", &args, 2 * p, 7);
 }
 
+/// `f`, a loop of `len(y) / 2` iterations (`u = x[i]`, then `body`) whose
+/// sparse Jacobian is `S`, and `big(x, o)`: it reads `x[o]` and
+/// `x[o + 1]`, and is too long to inline (150 statements), so an element's
+/// sweep of bit sets calls `big`'s.
+fn with_big(body: &str) -> String {
+    let chain = "    s = sin(s) * 0.9 + b;\n".repeat(150);
+    format!(
+        "
+static double big(double[] x, int o) {{
+    double a = x[o];
+    double b = x[o + 1];
+    double s = a;
+{chain}    return s;
+}}
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {{
+    for (int i = 0; i < len(y) / 2; i++) {{
+        double u = x[i];
+{body}    }}
+}}"
+    )
+}
+
 #[test]
 fn reads_before_in_and_after_a_callee_that_stays_a_call() {
     // `big` is too long to inline (150 statements), so the element's sweep
@@ -275,26 +299,12 @@ fn reads_before_in_and_after_a_callee_that_stays_a_call() {
     // callee's, and the rows would have the wrong columns. (Against the
     // dense Jacobian only: the coloring's forward mode rounds the chain
     // of 150 `sin`s differently.)
-    let body = "    s = sin(s) * 0.9 + b;\n".repeat(150);
-    let src = format!(
-        "
-static double big(double[] x, int o) {{
-    double a = x[o];
-    double b = x[o + 1];
-    double s = a;
-{body}    return s;
-}}
-[jacobian(J)]
-[jacobian(S, sparse)]
-void f(double[] x, out double[] y) {{
-    for (int i = 0; i < len(y) / 2; i++) {{
-        double u = x[i];
-        double v = big(x, i + 1);
+    let src = with_big(
+        "        double v = big(x, i + 1);
         double t = x[i + 3];
         y[2 * i] = u * t;
         y[2 * i + 1] = v * u;
-    }}
-}}"
+",
     );
     assert!(takes_elements(&src));
     let j = jit(&src);
@@ -394,4 +404,51 @@ fn generated_functions_get_no_unused_warnings() {
         "{:?}",
         c.warnings
     );
+}
+
+#[test]
+fn reads_spread_over_branches_inner_loops_and_a_callee_per_element() {
+    // The bit-set sweep keeps its read count and next bit as values within
+    // a block and stores them back at the block's end and before a call:
+    // reads here sit in the loop's first block, in both arms of a branch
+    // (one arm calling `big`, too long to inline, whose own sweep reads
+    // from the arena), in an inner loop of a constant 2 trips, and after
+    // the join. A count or bit not stored back, or not reloaded after the
+    // call or in the next block, gives two reads one bit or a read the
+    // column of another, and rows with wrong columns.
+    let src = with_big(
+        "        double v = 0.0;
+        if (u > 0.0) {
+            v = x[i + 1] * big(x, i + 4) + x[i + 2];
+        } else {
+            v = x[i + 3] * u;
+        }
+        double w = 0.0;
+        for (int k = 0; k < 2; k++) {
+            w += x[i + 6 + k] * v;
+        }
+        y[2 * i] = u * w + x[i + 5];
+        y[2 * i + 1] = v * x[i + 8];
+",
+    );
+    assert!(takes_elements(&src));
+    let j = jit(&src);
+    // Signs alternate so both arms run, at different iterations.
+    let x: Vec<f64> = (0..12)
+        .map(|k| {
+            if k % 2 == 0 {
+                0.3 + 0.1 * k as f64
+            } else {
+                -0.2 - 0.05 * k as f64
+            }
+        })
+        .collect();
+    let csr = check(&j, "f", &[arr(&x), arr(&[0.0; 6])], 6, 12);
+    let rows = pattern(&csr);
+    // i = 0: x[0] > 0, so v reads x[1], x[4], x[5] (big), x[2].
+    assert_eq!(rows[0], vec![0, 1, 2, 4, 5, 6, 7]);
+    assert_eq!(rows[1], vec![1, 2, 4, 5, 8]);
+    // i = 1: x[1] < 0, so v = x[4] * x[1].
+    assert_eq!(rows[2], vec![1, 4, 6, 7, 8]);
+    assert_eq!(rows[3], vec![1, 4, 9]);
 }

@@ -75,6 +75,20 @@ double f(double[] x) { double d[12]; double v = dg(x[2..8], d[2..8], 1.0); doubl
 double g(double[] a) { double s = 0.0; for (int i = 0; i < len(a); i++) s += sin(a[i]) * a[0]; return s; }
 double f(double[] x) { double a[6]; for (int i = 0; i < 6; i++) a[i] = x[2 + i]; double da[6]; double v = dg(a, da, 1.0); double d[12]; for (int i = 0; i < 6; i++) d[2 + i] = da[i]; double s = v; for (int i = 0; i < 12; i++) s += d[i] * d[i] * x[i]; return s; }",
     },
+    Case {
+        // The twin's helpers, once inlined, store and load one array at
+        // constant indices (`rle` keeps what it knows of `a[0]` across a
+        // store to `a[2]`, not of `a[2]`); the views store and load the
+        // same elements at other constants of other arrays (`a[1..3]`'s 1
+        // is `a[2]`). The array has a run-time length, so it stays in memory.
+        name: "one element written and read through views at other constants",
+        views: "void set1(inout double[] v, double c) { v[1] = c; }
+double get1(double[] v) { return v[1]; }
+double f(double[] x) { double a[len(x)]; a[0] = x[0]; a[2] = x[1]; double p = a[2] * 3.0; set1(a[1..3], x[2] * x[2]); double q = a[2]; a[3] = q * x[0]; double r = get1(a[2..4]); a[2] = r + a[0]; a[1] = a[0] * a[3]; set1(a[0..2], a[2] - 1.0); return p + q * a[0] + a[2] * get1(a[1..3]) + a[1] * x[3]; }",
+        twin: "void set1(inout double[] v, int o, double c) { v[o + 1] = c; }
+double get1(double[] v, int o) { return v[o + 1]; }
+double f(double[] x) { double a[len(x)]; a[0] = x[0]; a[2] = x[1]; double p = a[2] * 3.0; set1(a, 1, x[2] * x[2]); double q = a[2]; a[3] = q * x[0]; double r = get1(a, 2); a[2] = r + a[0]; a[1] = a[0] * a[3]; set1(a, 0, a[2] - 1.0); return p + q * a[0] + a[2] * get1(a, 1) + a[1] * x[3]; }",
+    },
 ];
 
 fn point(k: usize) -> Vec<f64> {
