@@ -52,30 +52,17 @@ pub fn run(func: &mut Function, module: &Module) -> bool {
     let budget = (2 * own).clamp(MIN_INLINED_INSTS, MAX_INLINED_INSTS);
     let mut any = inline_straight_tiny_leaves(func, module, &mut decided);
     loop {
-        let found = func.layout.iter().find_map(|&b| {
-            func.dfg
-                .block(b)
-                .insts
-                .iter()
-                .copied()
-                .find(|&i| match func.dfg.inst(i) {
-                    InstData::Call { func: callee, .. } => {
-                        *decided
-                            .entry(*callee)
-                            .or_insert_with(|| inlinable(module, *callee, &func.name))
-                            && inlined < MAX_INLINED_CALLS
-                            && copied + size(module, *callee) <= budget
-                    }
-                    _ => false,
-                })
-                .map(|i| (b, i))
+        let found = first_call(func, |callee| {
+            *decided
+                .entry(callee)
+                .or_insert_with(|| inlinable(module, callee, &func.name))
+                && inlined < MAX_INLINED_CALLS
+                && copied + size(module, callee) <= budget
         });
-        let Some((b, call)) = found else {
+        let Some((b, call, callee)) = found else {
             break;
         };
-        if let InstData::Call { func: callee, .. } = func.dfg.inst(call) {
-            copied += size(module, *callee);
-        }
+        copied += size(module, callee);
         inline_call(func, module, b, call);
         any = true;
         inlined += 1;
@@ -225,25 +212,13 @@ pub fn run_untaped(func: &mut Function, taped: &Module, module: &Module) -> bool
     // gets the largest budget: the calls are what it does.
     let budget = MAX_INLINED_INSTS;
     loop {
-        let found = func.layout.iter().find_map(|&b| {
-            func.dfg
-                .block(b)
-                .insts
-                .iter()
-                .copied()
-                .find_map(|i| match func.dfg.inst(i) {
-                    InstData::Call { func: callee, .. } => {
-                        let ok = *decided.entry(*callee).or_insert_with(|| {
-                            keeps_tape(taped.func(*callee))
-                                && !keeps_tape(module.func(*callee))
-                                && inlinable_but_tape(module, *callee, &func.name)
-                        });
-                        (ok && inlined < MAX_INLINED_CALLS
-                            && copied + size(module, *callee) <= budget)
-                            .then_some((b, i, *callee))
-                    }
-                    _ => None,
-                })
+        let found = first_call(func, |callee| {
+            *decided.entry(callee).or_insert_with(|| {
+                keeps_tape(taped.func(callee))
+                    && !keeps_tape(module.func(callee))
+                    && inlinable_but_tape(module, callee, &func.name)
+            }) && inlined < MAX_INLINED_CALLS
+                && copied + size(module, callee) <= budget
         });
         let Some((b, call, callee)) = found else {
             return inlined > 0;
@@ -252,6 +227,24 @@ pub fn run_untaped(func: &mut Function, taped: &Module, module: &Module) -> bool
         inline_call(func, module, b, call);
         inlined += 1;
     }
+}
+
+/// The first call in layout order whose callee `accept` takes: its block,
+/// the call and the callee.
+fn first_call(
+    func: &Function,
+    mut accept: impl FnMut(FuncId) -> bool,
+) -> Option<(Block, Inst, FuncId)> {
+    func.layout.iter().find_map(|&b| {
+        func.dfg
+            .block(b)
+            .insts
+            .iter()
+            .find_map(|&i| match func.dfg.inst(i) {
+                InstData::Call { func: callee, .. } if accept(*callee) => Some((b, i, *callee)),
+                _ => None,
+            })
+    })
 }
 
 /// Whether `id` can call itself, directly or through other functions.
