@@ -105,8 +105,11 @@ pub fn rewrite(func: &mut Function, union: FuncId, spec: &DerivSpec, seeded: boo
                         at: i,
                         out: &mut new,
                     };
-                    let [a, b] = [args[1], args[2]]
-                        .map(|h| bits.get(&h).copied().unwrap_or_else(|| e.conv(h, Type::I64)));
+                    let [a, b] = [args[1], args[2]].map(|h| {
+                        bits.get(&h)
+                            .copied()
+                            .unwrap_or_else(|| e.conv(h, Type::I64))
+                    });
                     let or = e.binary(BinaryOp::Or, a, b, Type::I64);
                     *func.dfg.inst_mut(i) = InstData::Convert { arg: or };
                     bits.insert(func.dfg.inst_results(i)[0], or);
