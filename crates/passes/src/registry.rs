@@ -31,7 +31,7 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
     // The input as the module before the late passes; its functions then
     // get `sroa` and `tape-promote` (with the fixed point) before the inlining.
     ("inline-untaped", |m| {
-        let taped = m.clone();
+        let kept_tape = opt::inline::kept_tape(m);
         for f in m.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
             for (_, pass) in opt::SCALAR_PASSES {
                 pass(f);
@@ -40,7 +40,7 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
         }
         let untaped = m.clone();
         for f in m.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-            opt::inline::run_untaped(f, &taped, &untaped);
+            opt::inline::run_untaped(f, &kept_tape, &untaped);
         }
         Ok(())
     }),

@@ -199,13 +199,13 @@ fn inlinable_but_tape(module: &Module, id: FuncId, caller: &str) -> bool {
 }
 
 /// After the late passes: inlines each call of a generated derivative
-/// that kept a tape until `tape-promote` (`taped`, the module before the
-/// late passes) and keeps none now (`module`; its `lencheck`s of shadows
+/// that kept a tape until `tape-promote` (`kept_tape`, by `FuncId` index,
+/// from the module before the late passes) and keeps none now (`module`; its `lencheck`s of shadows
 /// stay, as checks), within `inline`'s other rules, up to
 /// `MAX_INLINED_INSTS` copied instructions. The
 /// caller's `unroll-region` copies of such a call then share their primal
 /// work (`cse`, `diamond-cse`).
-pub fn run_untaped(func: &mut Function, taped: &Module, module: &Module) -> bool {
+pub fn run_untaped(func: &mut Function, kept_tape: &[bool], module: &Module) -> bool {
     let mut decided: std::collections::BTreeMap<FuncId, bool> = Default::default();
     let (mut inlined, mut copied) = (0, 0);
     // A caller much smaller than the derivative (a loop around its calls)
@@ -214,7 +214,7 @@ pub fn run_untaped(func: &mut Function, taped: &Module, module: &Module) -> bool
     loop {
         let found = first_call(func, |callee| {
             *decided.entry(callee).or_insert_with(|| {
-                keeps_tape(taped.func(callee))
+                kept_tape.get(callee.index()).copied().unwrap_or(false)
                     && !keeps_tape(module.func(callee))
                     && inlinable_but_tape(module, callee, &func.name)
             }) && inlined < MAX_INLINED_CALLS
@@ -245,6 +245,12 @@ fn first_call(
                 _ => None,
             })
     })
+}
+
+/// For each function of `module` (by `FuncId` index), whether it keeps a
+/// tape: what `run_untaped` is given from the module before the late passes.
+pub fn kept_tape(module: &Module) -> Vec<bool> {
+    module.funcs.iter().map(keeps_tape).collect()
 }
 
 /// Whether `id` can call itself, directly or through other functions.

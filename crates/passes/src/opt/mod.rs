@@ -162,7 +162,7 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
             optimize_function(func);
         }
     };
-    let taped = module.clone();
+    let kept_tape = inline::kept_tape(module);
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
         run_passes(func, LATE_PASSES);
         run_passes(func, SCALAR_PASSES);
@@ -171,7 +171,7 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     // (`inline::run_untaped`), from their bodies as the late passes left them.
     let untaped = module.clone();
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        if !skip.contains(&"inline") && inline::run_untaped(func, &taped, &untaped) {
+        if !skip.contains(&"inline") && inline::run_untaped(func, &kept_tape, &untaped) {
             optimize_function(func);
         }
         for passes in [LOOP_SHAPE_PASSES, FINAL_PASSES] {
