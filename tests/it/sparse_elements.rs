@@ -452,3 +452,54 @@ fn reads_spread_over_branches_inner_loops_and_a_callee_per_element() {
     assert_eq!(rows[2], vec![1, 4, 6, 7, 8]);
     assert_eq!(rows[3], vec![1, 4, 9]);
 }
+
+#[test]
+fn rows_gather_columns_from_every_input_around_an_empty_one() {
+    // Each element's rows take columns from three input arrays, read out
+    // of column order and some twice (ties), and the middle array is empty
+    // in the second call: `S__egather` (out of line) moves a row's entries
+    // input by input along the plan's increasing columns, so a row missing
+    // an input, or an input of no columns, must not shift the others.
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] a, double[] b, double[] c, int[] ix, out double[] y) {
+    int nb = len(b);
+    for (int i = 0; i < len(y) / 2; i++) {
+        double u = c[ix[2 * i]] * a[ix[2 * i + 1]];
+        double v = 1.0;
+        if (nb > 0) { v = b[i % nb] * u; }
+        y[2 * i] = u + v * c[(ix[2 * i] + 1) % len(c)];
+        y[2 * i + 1] = sin(a[0]) * c[len(c) - 1 - i % len(c)];
+    }
+}";
+    assert!(takes_elements(src));
+    let m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default()).expect("compiles");
+    assert!(m.find("S__egather").is_some() && m.find("S__eplan").is_some());
+    let j = jit(src);
+    let a = [0.5, -1.0, 2.0];
+    let c = [1.5, -0.25, 0.75, 0.3];
+    let ix: Vec<i64> = vec![0, 1, 3, 2, 3, 0, 2, 2, 1, 0, 0, 1];
+    let p = ix.len() / 2;
+    for b in [vec![0.9, -0.4], vec![]] {
+        let args = [
+            arr(&a),
+            arr(&b),
+            arr(&c),
+            ArgValue::Array(ArrayValue::I64(ix.clone())),
+            arr(&vec![0.0; 2 * p]),
+        ];
+        let nc = a.len() + b.len() + c.len();
+        let csr = check(&j, "f", &args, 2 * p, nc);
+        let rows = pattern(&csr);
+        // i = 1: c[3] * a[2] (+ b[1] * u) + v * c[0]; sin(a[0]) * c[2].
+        let cb = (a.len() + b.len()) as i64;
+        let mut want = vec![2];
+        if !b.is_empty() {
+            want.push(4);
+        }
+        want.extend([cb, cb + 3]);
+        assert_eq!(rows[2], want);
+        assert_eq!(rows[3], vec![0, cb + 2]);
+    }
+}

@@ -166,7 +166,13 @@ fn expand_sparse(
         out.text += &elements_source::source(f, &name, &dual, plan, &colored);
         let (items, names) = elements_source::outlined(f, &name, &dual, plan, a.span);
         out.outlined.extend(items);
-        for g in names.into_iter().chain([format!("{name}__elems"), colored]) {
+        for g in names.into_iter().chain([
+            format!("{name}__elems"),
+            format!("{name}__esame"),
+            format!("{name}__eplan"),
+            format!("{name}__egather"),
+            colored,
+        ]) {
             out.generated.push(Generated {
                 name: g,
                 span: a.span,

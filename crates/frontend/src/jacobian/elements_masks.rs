@@ -1,6 +1,6 @@
 //! The rows' columns of one element from the sweep of bit sets
 //! (`NAME__eKm`, `ad::masks`), the code `elements_source` places in each
-//! element loop. Locals start with `adc_e_`.
+//! element loop, and its two helpers. Locals start with `adc_e_`.
 //!
 //! Per iteration the sweep records the column of each read of an input
 //! (`adc_e_m[3 + k]` for read `k`, `adc_e_m[0]` reads) and leaves in each
@@ -8,7 +8,7 @@
 //! these into each row's columns, increasing: the reads ordered by their
 //! columns (`adc_e_perm`, with `adc_e_peq[i]` when read `perm[i]` has the
 //! column of `perm[i - 1]`), and for each site the reads whose columns
-//! make its row (`adc_e_pl[adc_e_ps[j] .. adc_e_ps[j + 1]]`, one read per
+//! make its row (`adc_e_pl[adc_e_pl[j] .. adc_e_pl[j + 1]]`, one read per
 //! column). The plan of the last iteration is used again when its number
 //! of reads and its rows' bit sets are this iteration's and this
 //! iteration's columns are in the same order, with the same ties: then it
@@ -17,6 +17,12 @@
 //! last one (GradBench's bundle adjustment: every observation) costs one
 //! comparison per read. More than `ad::masks::MAX_READS` reads take the
 //! index-set sweep instead (`adc_e_fast` false).
+//!
+//! The check of the plan (`NAME__eplan`) and the gather of a row's entries
+//! (`NAME__egather`) are `[checkpoint]` helpers, out of line: each small
+//! loop gets the registers to itself instead of sharing them with the
+//! element loop's many arrays (Cranelift kept their counters in stack
+//! slots there).
 
 use std::fmt::Write;
 
@@ -33,90 +39,144 @@ pub(super) fn declare(s: &mut String, w: usize, bases: &[String]) {
     for (j, at) in bases.iter().enumerate() {
         let _ = writeln!(s, "            adc_e_m[{}] = {at};", r + 4 + j);
     }
-    let _ = writeln!(s, "            int adc_e_pn = -1;");
-    let _ = writeln!(s, "            int adc_e_pm[{w}];");
+    // The plan's masks, and its number of reads last (-1: no plan yet).
+    let _ = writeln!(s, "            int adc_e_pm[{}];", w + 1);
+    let _ = writeln!(s, "            adc_e_pm[{w}] = -1;");
+    let _ = writeln!(s, "            int adc_e_mk[{w}];");
     let _ = writeln!(s, "            int adc_e_perm[{r}];");
     let _ = writeln!(s, "            int adc_e_peq[{r}];");
-    let _ = writeln!(s, "            int adc_e_ps[{}];", w + 1);
-    let _ = writeln!(s, "            int adc_e_pl[{}];", w * r);
-    let _ = writeln!(s, "            int adc_e_pw[{r}];");
-    let _ = writeln!(s, "            adc_e_pw[0] = 1;");
-    let _ = writeln!(s, "            for (int adc_e_i = 1; adc_e_i < {r}; adc_e_i++) {{ adc_e_pw[adc_e_i] = 2 * adc_e_pw[adc_e_i - 1]; }}");
+    // Site `j`'s reads: `adc_e_pl[adc_e_pl[j] .. adc_e_pl[j + 1]]`.
+    let _ = writeln!(s, "            int adc_e_pl[{}];", w + 1 + w * r);
 }
 
 /// Runs the sweep `call` and, when it recorded few enough reads, sets
 /// `adc_e_fast` and checks or makes the plan; `masks[j]` is site `j`'s
 /// bit set (-1 for a site whose row is out of range).
-pub(super) fn sweep(s: &mut String, call: &str, masks: &[String]) {
+pub(super) fn sweep(s: &mut String, name: &str, call: &str, masks: &[String]) {
     let r = MAX_READS;
     s.push_str("                adc_e_m[0] = 0;\n");
     s.push_str("                adc_e_m[2] = 1;\n");
     let _ = writeln!(s, "                {call};");
     let _ = writeln!(s, "                if (adc_e_m[0] <= {r}) {{");
     s.push_str("                    adc_e_fast = true;\n");
-    s.push_str("                    int adc_e_n = adc_e_m[0];\n");
-    let mut same = "adc_e_pn == adc_e_n".to_string();
     for (j, m) in masks.iter().enumerate() {
-        let _ = writeln!(s, "                    int adc_e_mk{j} = {m};");
-        let _ = write!(same, " && adc_e_pm[{j}] == adc_e_mk{j}");
+        let _ = writeln!(s, "                    adc_e_mk[{j}] = {m};");
     }
-    let _ = writeln!(s, "                    bool adc_e_same = {same};");
-    s.push_str(
-        "                    for (int adc_e_i = 1; adc_e_same && adc_e_i < adc_e_n; adc_e_i++) {
-                        int adc_e_x = adc_e_m[3 + adc_e_perm[adc_e_i - 1]];
-                        int adc_e_y = adc_e_m[3 + adc_e_perm[adc_e_i]];
-                        if (adc_e_peq[adc_e_i] == 1 ? adc_e_x != adc_e_y : adc_e_x >= adc_e_y) { adc_e_same = false; }
-                    }
-                    if (!adc_e_same) {
-                        adc_e_pn = adc_e_n;
-                        for (int adc_e_i = 0; adc_e_i < adc_e_n; adc_e_i++) {
-                            int adc_e_c = adc_e_m[3 + adc_e_i];
-                            int adc_e_t = adc_e_i;
-                            while (adc_e_t > 0 && adc_e_m[3 + adc_e_perm[adc_e_t - 1]] > adc_e_c) {
-                                adc_e_perm[adc_e_t] = adc_e_perm[adc_e_t - 1];
-                                adc_e_t--;
-                            }
-                            adc_e_perm[adc_e_t] = adc_e_i;
-                        }
-                        for (int adc_e_i = 0; adc_e_i < adc_e_n; adc_e_i++) {
-                            adc_e_peq[adc_e_i] = 0;
-                            if (adc_e_i > 0 && adc_e_m[3 + adc_e_perm[adc_e_i]] == adc_e_m[3 + adc_e_perm[adc_e_i - 1]]) { adc_e_peq[adc_e_i] = 1; }
-                        }
-                        int adc_e_at = 0;
-",
-    );
-    for j in 0..masks.len() {
-        let _ = writeln!(s, "                        adc_e_pm[{j}] = adc_e_mk{j};");
-        let _ = writeln!(s, "                        adc_e_ps[{j}] = adc_e_at;");
-        let _ = writeln!(s, "                        if (adc_e_mk{j} > 0) {{");
-        s.push_str("                            int adc_e_last = -1;\n");
-        s.push_str(
-            "                            for (int adc_e_i = 0; adc_e_i < adc_e_n; adc_e_i++) {\n",
-        );
-        s.push_str("                                int adc_e_k = adc_e_perm[adc_e_i];\n");
-        let _ = writeln!(s, "                                if ((adc_e_mk{j} / adc_e_pw[adc_e_k]) % 2 == 1 && adc_e_m[3 + adc_e_k] != adc_e_last) {{");
-        s.push_str("                                    adc_e_pl[adc_e_at] = adc_e_k;\n");
-        s.push_str("                                    adc_e_at++;\n");
-        s.push_str("                                    adc_e_last = adc_e_m[3 + adc_e_k];\n");
-        s.push_str("                                }\n");
-        s.push_str("                            }\n");
-        s.push_str("                        }\n");
-    }
-    let _ = writeln!(
-        s,
-        "                        adc_e_ps[{}] = adc_e_at;",
-        masks.len()
-    );
-    s.push_str("                    }\n");
+    let _ = writeln!(s, "                    if (!{name}__esame(adc_e_m, adc_e_mk, adc_e_pm, adc_e_perm, adc_e_peq)) {{ {name}__eplan(adc_e_m, adc_e_mk, adc_e_pm, adc_e_perm, adc_e_peq, adc_e_pl); }}");
     s.push_str("                }\n");
 }
 
-/// Site `j`'s columns into `cols` from the plan, when `adc_e_fast` (the
-/// first arm of a chain of `if`s).
-pub(super) fn columns(s: &mut String, j: usize) {
+/// Site `j`'s entries from the plan, when `adc_e_fast` (the first arm of
+/// a chain of `if`s): `inputs` are the input arrays' shadows of this loop,
+/// their first columns and lengths, in order.
+pub(super) fn columns(s: &mut String, name: &str, j: usize, w: usize, shadows: &[String]) {
+    let mut args = String::new();
+    for d in shadows {
+        let _ = write!(args, "{d}, ");
+    }
     let _ = writeln!(
         s,
-        "                    if (adc_e_fast) {{ for (int adc_e_t = adc_e_ps[{j}]; adc_e_t < adc_e_ps[{}]; adc_e_t++) {{ if (adc_e_q < len(cols)) {{ cols[adc_e_q] = adc_e_m[3 + adc_e_pl[adc_e_t]]; }} adc_e_q++; }} }}",
-        j + 1
+        "                    if (adc_e_fast) {{ adc_e_q = {name}__egather({j}, {w}, adc_e_m, adc_e_pl, {args}vals, cols, adc_e_q); }}"
     );
+}
+
+/// `NAME__eplan`, which checks the plan against this iteration's reads
+/// and makes it again when it does not hold, and `NAME__egather`, which
+/// moves a row's entries from the shadows of the `inputs` (input arrays,
+/// in order: their columns increase with them) into `vals` and `cols`
+/// (entries past the shorter of the two are counted, not written) and
+/// zeroes them there.
+pub(super) fn helpers(name: &str, inputs: usize) -> String {
+    let r = MAX_READS;
+    let mut s = format!(
+        "[checkpoint]
+static bool {name}__esame(int[] m, int[] mk, int[] pm, int[] perm, int[] peq) {{
+    int w = len(mk);
+    int n = m[0];
+    if (pm[w] != n) {{ return false; }}
+    for (int j = 0; j < w; j++) {{
+        if (pm[j] != mk[j]) {{ return false; }}
+    }}
+    if (n == 0) {{ return true; }}
+    int x = m[3 + perm[0]];
+    for (int i = 1; i < n; i++) {{
+        int y = m[3 + perm[i]];
+        if (y < x || (y == x ? 1 : 0) != peq[i]) {{ return false; }}
+        x = y;
+    }}
+    return true;
+}}
+[checkpoint]
+static void {name}__eplan(int[] m, int[] mk, inout int[] pm, inout int[] perm, inout int[] peq, inout int[] pl) {{
+    int w = len(mk);
+    int n = m[0];
+    pm[w] = n;
+    for (int i = 0; i < n; i++) {{
+        int c = m[3 + i];
+        int t = i;
+        while (t > 0 && m[3 + perm[t - 1]] > c) {{
+            perm[t] = perm[t - 1];
+            t--;
+        }}
+        perm[t] = i;
+    }}
+    for (int i = 0; i < n; i++) {{
+        peq[i] = 0;
+        if (i > 0 && m[3 + perm[i]] == m[3 + perm[i - 1]]) {{ peq[i] = 1; }}
+    }}
+    int pw[{r}];
+    pw[0] = 1;
+    for (int i = 1; i < {r}; i++) {{ pw[i] = 2 * pw[i - 1]; }}
+    int at = w + 1;
+    for (int j = 0; j < w; j++) {{
+        pm[j] = mk[j];
+        pl[j] = at;
+        if (mk[j] > 0) {{
+            int last = -1;
+            for (int i = 0; i < n; i++) {{
+                int k = perm[i];
+                if ((mk[j] / pw[k]) % 2 == 1 && m[3 + k] != last) {{
+                    pl[at] = k;
+                    at++;
+                    last = m[3 + k];
+                }}
+            }}
+        }}
+    }}
+    pl[w] = at;
+}}
+[checkpoint]
+static int {name}__egather(int j, int w, int[] m, int[] pl, "
+    );
+    for i in 0..inputs {
+        let _ = write!(s, "inout double[] d{i}, ");
+    }
+    s += "out double[] vals, out int[] cols, int q) {
+    int room = len(vals) < len(cols) ? len(vals) : len(cols);
+    int t = pl[j];
+    int e = pl[j + 1];
+";
+    for i in 0..inputs {
+        let _ = write!(
+            s,
+            "    int n{i} = len(d{i}) / w;
+    int at{i} = m[{b}];
+    int o{i} = j * n{i} - at{i};
+    int hi{i} = at{i} + n{i};
+    while (t < e) {{
+        int c = m[3 + pl[t]];
+        if (c >= hi{i}) {{ break; }}
+        if (q < room) {{ vals[q] = d{i}[o{i} + c]; cols[q] = c; }} else if (q < len(cols)) {{ cols[q] = c; }}
+        d{i}[o{i} + c] = 0.0;
+        q++;
+        t++;
+    }}
+",
+            b = MAX_READS + 4 + i
+        );
+    }
+    s += "    return q;
+}
+";
+    s
 }

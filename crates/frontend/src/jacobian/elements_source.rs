@@ -229,7 +229,12 @@ pub(super) fn source(
             continue;
         }
         let n = &p.name.name;
-        let _ = writeln!(s, "    double adc_e_t_{n}[len({n})];");
+        // An input's seeds are all written here: no zero-fill first.
+        let size = match at {
+            Some(_) => format!("__adc_uninit(len({n}))"),
+            None => format!("len({n})"),
+        };
+        let _ = writeln!(s, "    double adc_e_t_{n}[{size}];");
         if let Some(at) = at {
             let _ = writeln!(s, "    for (int adc_e_i = 0; adc_e_i < len({n}); adc_e_i++) {{ adc_e_t_{n}[adc_e_i] = double(-1 - ({at} + adc_e_i)); }}");
         }
@@ -264,6 +269,8 @@ pub(super) fn source(
     return true;
 }
 ";
+    let inputs = l.col_at.iter().filter(|at| at.is_some()).count();
+    s += &super::elements_masks::helpers(name, inputs);
     s
 }
 
@@ -297,12 +304,20 @@ fn element_loop(
     let w = sites.len();
     let _ = writeln!(s, "        {{");
     let (mut rev, mut fwd) = (Vec::new(), Vec::new());
-    for (p, &d) in f.params.iter().zip(dual) {
+    for (i, (p, &d)) in f.params.iter().zip(dual).enumerate() {
         let n = &p.name.name;
         rev.push(n.clone());
         fwd.push(n.clone());
         if d {
-            let _ = writeln!(s, "            double adc_e_d_{n}[{w} * len({n})];");
+            // An `out` array this loop has no site in is not written by its
+            // body (`elements::plan`), so its derivatives leave the shadow
+            // alone: it needs no zero-fill.
+            let size = if p.mode == Mode::Out && !sites.iter().any(|s| s.param == i) {
+                format!("__adc_uninit({w} * len({n}))")
+            } else {
+                format!("{w} * len({n})")
+            };
+            let _ = writeln!(s, "            double adc_e_d_{n}[{size}];");
             rev.push(format!("adc_e_d_{n}"));
             fwd.push(format!("adc_e_t_{n}"));
         }
@@ -315,13 +330,14 @@ fn element_loop(
     if w > 1 {
         let _ = writeln!(s, "            double adc_e_seed[{w}];");
     }
-    let bases: Vec<String> = f
+    // The input arrays' first columns and this loop's shadows of them.
+    let (bases, shadows): (Vec<String>, Vec<String>) = f
         .params
         .iter()
         .zip(dual.iter().zip(&l.col_at))
         .filter(|(_, (d, _))| **d)
-        .filter_map(|(_, (_, at))| at.clone())
-        .collect();
+        .filter_map(|(p, (_, at))| Some((at.clone()?, format!("adc_e_d_{}", p.name.name))))
+        .unzip();
     super::elements_masks::declare(s, w, &bases);
     let _ = writeln!(
         s,
@@ -348,7 +364,12 @@ fn element_loop(
             format!("adc_e_v{j} ? int(adc_e_t_{n}[adc_e_r{j}]) : -1")
         })
         .collect();
-    super::elements_masks::sweep(s, &format!("{name}__e{k}m({})", fwdm.join(", ")), &masks);
+    super::elements_masks::sweep(
+        s,
+        name,
+        &format!("{name}__e{k}m({})", fwdm.join(", ")),
+        &masks,
+    );
     let _ = writeln!(s, "                if (!adc_e_fast) {{");
     let _ = writeln!(s, "                adc_e_a[0] = 4;");
     let _ = writeln!(s, "                adc_e_a[1] = 0;");
@@ -401,17 +422,18 @@ fn element_loop(
         );
         let _ = writeln!(s, "                    int adc_e_g = {at} + adc_e_r{j};");
         let _ = writeln!(s, "                    while (adc_e_next <= adc_e_g) {{ rows[adc_e_next] = adc_e_q; adc_e_next++; }}");
-        // The row's set: a singleton in its handle, a list, or union
+        super::elements_masks::columns(s, name, j, w, &shadows);
+        // Else the row's set: a singleton in its handle, a list, or union
         // nodes that `NAME__lazy` flattens into `cols`.
+        let _ = writeln!(s, "                    else {{");
         let _ = writeln!(
             s,
             "                    int adc_e_h = int(adc_e_t_{n}[adc_e_r{j}]);"
         );
         let _ = writeln!(s, "                    int adc_e_b = adc_e_q;");
-        super::elements_masks::columns(s, j);
         let _ = writeln!(
             s,
-            "                    else if (adc_e_h < 0) {{ if (adc_e_q < len(cols)) {{ cols[adc_e_q] = -1 - adc_e_h; }} adc_e_q++; }}"
+            "                    if (adc_e_h < 0) {{ if (adc_e_q < len(cols)) {{ cols[adc_e_q] = -1 - adc_e_h; }} adc_e_q++; }}"
         );
         let _ = writeln!(
             s,
@@ -439,6 +461,7 @@ fn element_loop(
             format!("vals[adc_e_p] = {cell}; {cell} = 0.0;")
         });
         let _ = writeln!(s, "                        {get}");
+        let _ = writeln!(s, "                    }}");
         let _ = writeln!(s, "                    }}");
         let _ = writeln!(s, "                }}");
     }
