@@ -1,7 +1,9 @@
 //! `widen`'s walk: the function rebuilt with every differential value and
 //! shadow in `W` lanes.
 
-use super::shadows::{shadows, tangent_positions, whole};
+mod call;
+
+use super::shadows::{shadows, whole};
 use crate::ad::{diff_values, jvp_source, AdError};
 use adc_ir::ad::{forward_param_layout, linearized_activities, spec_signature};
 use adc_ir::{
@@ -142,6 +144,48 @@ impl Widener<'_> {
         )
     }
 
+    /// `a op b` on indices.
+    fn int_op(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
+        self.emit1(
+            InstData::Binary { op, args: [a, b] },
+            Type::I64,
+            Tag::Primal,
+        )
+    }
+
+    /// A new zero-filled array of `len` elements of type `ty`.
+    fn new_zeroed(&mut self, len: Value, ty: Type) -> Value {
+        self.emit1(InstData::ArrayNew { len, zeroed: true }, ty, Tag::Primal)
+    }
+
+    fn load(&mut self, array: Value, index: Value, ty: Type, tag: Tag) -> Value {
+        let load = InstData::Load {
+            array,
+            index,
+            checked: false,
+        };
+        self.emit1(load, ty, tag)
+    }
+
+    fn store(&mut self, array: Value, index: Value, value: Value, tag: Tag) {
+        let store = InstData::Store {
+            array,
+            index,
+            value,
+            checked: false,
+        };
+        self.emit(store, &[], tag);
+    }
+
+    /// The runtime check that `shadow` has `len` elements.
+    fn check_shadow_len(&mut self, len: Value, shadow: Value) {
+        let check = InstData::LenCheck {
+            args: [len, shadow],
+            what: adc_ir::LenCheckOf::Shadow,
+        };
+        self.emit(check, &[], Tag::Primal);
+    }
+
     /// `v` once (a primal value).
     fn one(&self, v: Value) -> Result<Value, AdError> {
         match &self.map[v.index()] {
@@ -233,22 +277,8 @@ impl Widener<'_> {
                     let n =
                         self.emit1(InstData::ArrayLen { array: primal }, Type::I64, Tag::Primal);
                     let wc = self.iconst(w);
-                    let wn = self.emit1(
-                        InstData::Binary {
-                            op: BinaryOp::Mul,
-                            args: [n, wc],
-                        },
-                        Type::I64,
-                        Tag::Primal,
-                    );
-                    self.emit(
-                        InstData::LenCheck {
-                            args: [wn, np],
-                            what: adc_ir::LenCheckOf::Shadow,
-                        },
-                        &[],
-                        Tag::Primal,
-                    );
+                    let wn = self.int_op(BinaryOp::Mul, n, wc);
+                    self.check_shadow_len(wn, np);
                     let lanes = self.views(np, n)?;
                     Lanes::Wide {
                         lanes,
@@ -257,14 +287,7 @@ impl Widener<'_> {
                 }
                 Type::Ref(_) | Type::Scalar(_) => {
                     let wc = self.iconst(w);
-                    self.emit(
-                        InstData::LenCheck {
-                            args: [wc, np],
-                            what: adc_ir::LenCheckOf::Shadow,
-                        },
-                        &[],
-                        Tag::Primal,
-                    );
+                    self.check_shadow_len(wc, np);
                     if self.reverse && matches!(ty, Type::Scalar(_)) {
                         // An `out` array of gradients.
                         let zero = self.emit1(
@@ -276,16 +299,7 @@ impl Widener<'_> {
                         );
                         for k in self.lanes() {
                             let index = self.iconst(k as i64);
-                            self.emit(
-                                InstData::Store {
-                                    array: np,
-                                    index,
-                                    value: zero,
-                                    checked: false,
-                                },
-                                &[],
-                                Tag::Primal,
-                            );
+                            self.store(np, index, zero, Tag::Primal);
                         }
                     }
                     let mut lanes = Vec::new();
@@ -295,15 +309,7 @@ impl Widener<'_> {
                             Type::Ref(_) => {
                                 self.emit1(InstData::ElemRef { array: np, index }, ty, Tag::Primal)
                             }
-                            _ => self.emit1(
-                                InstData::Load {
-                                    array: np,
-                                    index,
-                                    checked: false,
-                                },
-                                ty,
-                                Tag::Diff,
-                            ),
+                            _ => self.load(np, index, ty, Tag::Diff),
                         });
                     }
                     Lanes::Wide { lanes, whole: None }
@@ -313,14 +319,7 @@ impl Widener<'_> {
         }
         for &p in &new_params[layout.len()..] {
             let wc = self.iconst(w);
-            self.emit(
-                InstData::LenCheck {
-                    args: [wc, p],
-                    what: adc_ir::LenCheckOf::Shadow,
-                },
-                &[],
-                Tag::Primal,
-            );
+            self.check_shadow_len(wc, p);
             self.t_ret.push(p);
         }
         Ok(())
@@ -332,14 +331,7 @@ impl Widener<'_> {
         let mut lanes = Vec::new();
         let mut lo = self.iconst(0);
         for _ in self.lanes() {
-            let hi = self.emit1(
-                InstData::Binary {
-                    op: BinaryOp::Add,
-                    args: [lo, n],
-                },
-                Type::I64,
-                Tag::Primal,
-            );
+            let hi = self.int_op(BinaryOp::Add, lo, n);
             lanes.push(self.emit1(
                 InstData::ArrayView {
                     array: whole,
@@ -442,22 +434,8 @@ impl Widener<'_> {
             InstData::ArrayNew { len, .. } => {
                 let n = self.one(*len)?;
                 let wc = self.iconst(w);
-                let wn = self.emit1(
-                    InstData::Binary {
-                        op: BinaryOp::Mul,
-                        args: [n, wc],
-                    },
-                    Type::I64,
-                    Tag::Primal,
-                );
-                let whole = self.emit1(
-                    InstData::ArrayNew {
-                        len: wn,
-                        zeroed: true,
-                    },
-                    ty,
-                    Tag::Primal,
-                );
+                let wn = self.int_op(BinaryOp::Mul, n, wc);
+                let whole = self.new_zeroed(wn, ty);
                 let lanes = self.views(whole, n)?;
                 Lanes::Wide {
                     lanes,
@@ -588,16 +566,7 @@ impl Widener<'_> {
             for k in self.lanes() {
                 let index = self.iconst(k as i64);
                 let value = self.lane(t, k)?;
-                self.emit(
-                    InstData::Store {
-                        array: dst,
-                        index,
-                        value,
-                        checked: false,
-                    },
-                    &[],
-                    Tag::Diff,
-                );
+                self.store(dst, index, value, Tag::Diff);
             }
         }
         let primal = if self.ret == Activity::DualOnly {
@@ -606,318 +575,6 @@ impl Widener<'_> {
             primal
         };
         self.emit(InstData::Return { args: primal }, &[], Tag::Mixed);
-        Ok(())
-    }
-
-    /// A loop copying each of `lanes` (`m` elements each) into its part of
-    /// `whole` (`gather`), or back; emission goes on after the loop.
-    fn copy_lanes(&mut self, lanes: &[Value], whole: Value, m: Value, gather: bool) {
-        let (header, body, exit) = (
-            self.out.dfg.make_block(),
-            self.out.dfg.make_block(),
-            self.out.dfg.make_block(),
-        );
-        let at = self
-            .out
-            .layout
-            .iter()
-            .position(|b| *b == self.cur)
-            .map_or(self.out.layout.len(), |p| p + 1);
-        self.out.layout.splice(at..at, [header, body, exit]);
-        let zero = self.iconst(0);
-        self.emit(
-            InstData::Jump {
-                dest: BlockCall {
-                    block: header,
-                    args: vec![zero],
-                },
-            },
-            &[],
-            Tag::Primal,
-        );
-        self.cur = header;
-        let j = self.out.dfg.append_block_param(header, Type::I64);
-        let more = self.emit1(
-            InstData::Cmp {
-                cond: adc_ir::CmpCond::Lt,
-                args: [j, m],
-            },
-            Type::BOOL,
-            Tag::Primal,
-        );
-        let br = InstData::Branch {
-            cond: more,
-            then_dest: BlockCall {
-                block: body,
-                args: vec![],
-            },
-            else_dest: BlockCall {
-                block: exit,
-                args: vec![],
-            },
-        };
-        self.emit(br, &[], Tag::Primal);
-        self.cur = body;
-        let ty = Type::Scalar(self.out.dfg.value_type(whole).elem());
-        let mut base = zero;
-        for &lane in lanes {
-            let at = self.emit1(
-                InstData::Binary {
-                    op: BinaryOp::Add,
-                    args: [base, j],
-                },
-                Type::I64,
-                Tag::Primal,
-            );
-            let (src, si, dst, di) = if gather {
-                (lane, j, whole, at)
-            } else {
-                (whole, at, lane, j)
-            };
-            let v = self.emit1(
-                InstData::Load {
-                    array: src,
-                    index: si,
-                    checked: false,
-                },
-                ty,
-                Tag::Diff,
-            );
-            self.emit(
-                InstData::Store {
-                    array: dst,
-                    index: di,
-                    value: v,
-                    checked: false,
-                },
-                &[],
-                Tag::Diff,
-            );
-            base = self.emit1(
-                InstData::Binary {
-                    op: BinaryOp::Add,
-                    args: [base, m],
-                },
-                Type::I64,
-                Tag::Primal,
-            );
-        }
-        let one = self.iconst(1);
-        let next = self.emit1(
-            InstData::Binary {
-                op: BinaryOp::Add,
-                args: [j, one],
-            },
-            Type::I64,
-            Tag::Primal,
-        );
-        self.emit(
-            InstData::Jump {
-                dest: BlockCall {
-                    block: header,
-                    args: vec![next],
-                },
-            },
-            &[],
-            Tag::Primal,
-        );
-        self.cur = exit;
-    }
-
-    /// A call of a width-1 derivative becomes one call of the callee's
-    /// vector-mode derivative.
-    fn call(&mut self, callee: FuncId, args: &[Value], results: &[Value]) -> Result<(), AdError> {
-        let module = self.module;
-        if self.reverse {
-            return Err(self.err(&format!(
-                "a call of `{}` in a reverse derivative (one that is not inlined)",
-                jvp_source(module, callee).map_or("?", |s| module.func(s).name.as_str())
-            )));
-        }
-        let wide = super::vector_callee(module, callee, self.width)
-            .ok_or_else(|| self.internal("a callee without its vector-mode derivative"))?;
-        let positions = tangent_positions(module, callee)
-            .ok_or_else(|| self.internal("a derivative call without a spec"))?;
-        let w = i64::from(self.width);
-        let mut dargs = Vec::new();
-        // (gathered array, lanes of the reference it scatters back to)
-        let mut temps: Vec<(Value, Option<Vec<Value>>)> = Vec::new();
-        // (gathered array, its lanes' length, the lanes of the view it
-        // scatters back to when the callee may write it)
-        let mut packed: Vec<(Value, Value, Option<Vec<Value>>)> = Vec::new();
-        let (_, c_params) = (0, &module.func(callee).params);
-        let mut writable = Vec::new();
-        for (p, &t) in c_params.iter().zip(&positions) {
-            writable.push(t && p.mode != ParamMode::In);
-        }
-        for ((&a, &t), &wr) in args.iter().zip(&positions).zip(&writable) {
-            if !t {
-                dargs.push(self.one(a)?);
-                continue;
-            }
-            let ty = self.old.dfg.value_type(a);
-            match ty {
-                Type::Array(_) => match self.whole_of(a) {
-                    Some(whole) => dargs.push(whole),
-                    // A part of a shadow (a view): its lanes gathered into
-                    // one array, and scattered back after the call.
-                    None => {
-                        let lanes: Vec<Value> = self
-                            .lanes()
-                            .map(|k| self.lane(a, k))
-                            .collect::<Result<_, _>>()?;
-                        let m = self.emit1(
-                            InstData::ArrayLen { array: lanes[0] },
-                            Type::I64,
-                            Tag::Primal,
-                        );
-                        let wc = self.iconst(w);
-                        let wm = self.emit1(
-                            InstData::Binary {
-                                op: BinaryOp::Mul,
-                                args: [m, wc],
-                            },
-                            Type::I64,
-                            Tag::Primal,
-                        );
-                        let tmp = self.emit1(
-                            InstData::ArrayNew {
-                                len: wm,
-                                zeroed: true,
-                            },
-                            ty,
-                            Tag::Primal,
-                        );
-                        self.copy_lanes(&lanes, tmp, m, true);
-                        packed.push((tmp, m, wr.then_some(lanes)));
-                        dargs.push(tmp);
-                    }
-                },
-                Type::Scalar(_) | Type::Ref(_) => {
-                    let e = ty.elem();
-                    let wc = self.iconst(w);
-                    let tmp = self.emit1(
-                        InstData::ArrayNew {
-                            len: wc,
-                            zeroed: true,
-                        },
-                        Type::Array(e),
-                        Tag::Primal,
-                    );
-                    let mut refs = Vec::new();
-                    for k in self.lanes() {
-                        let index = self.iconst(k as i64);
-                        let lane = self.lane(a, k)?;
-                        let value = match ty {
-                            Type::Ref(_) => {
-                                refs.push(lane);
-                                self.emit1(
-                                    InstData::RefLoad { ptr: lane },
-                                    Type::Scalar(e),
-                                    Tag::Diff,
-                                )
-                            }
-                            _ => lane,
-                        };
-                        self.emit(
-                            InstData::Store {
-                                array: tmp,
-                                index,
-                                value,
-                                checked: false,
-                            },
-                            &[],
-                            Tag::Diff,
-                        );
-                    }
-                    temps.push((tmp, matches!(ty, Type::Ref(_)).then_some(refs)));
-                    dargs.push(tmp);
-                }
-                Type::Pair(_) => return Err(self.internal("a dpair after lower-pairs")),
-            }
-        }
-        // Its final signature (it may not be widened yet).
-        let c = module.func(wide);
-        let (params, returns) = match (&c.deriv, c.deriv.as_ref().and_then(|s| module.find(&s.of)))
-        {
-            (Some(spec), Some(src)) => spec_signature(module.func(src), spec),
-            _ => (c.params.clone(), c.returns.clone()),
-        };
-        let n_primal = returns.len();
-        let n_tret = params.len().saturating_sub(dargs.len());
-        let float_types: Vec<Type> = results[n_primal..]
-            .iter()
-            .map(|r| self.old.dfg.value_type(*r))
-            .collect();
-        if float_types.len() != n_tret {
-            return Err(self.internal("tangent results and `t_ret` arrays differ"));
-        }
-        let mut trets = Vec::new();
-        for ty in &float_types {
-            let wc = self.iconst(w);
-            let tmp = self.emit1(
-                InstData::ArrayNew {
-                    len: wc,
-                    zeroed: true,
-                },
-                Type::Array(ty.elem()),
-                Tag::Primal,
-            );
-            trets.push(tmp);
-            dargs.push(tmp);
-        }
-        let rtypes = returns;
-        let vals = self.emit(
-            InstData::Call {
-                func: wide,
-                args: dargs,
-            },
-            &rtypes,
-            Tag::Mixed,
-        );
-        self.set(&results[..n_primal], vals);
-        for (j, &tmp) in trets.iter().enumerate() {
-            let mut lanes = Vec::new();
-            for k in self.lanes() {
-                let index = self.iconst(k as i64);
-                lanes.push(self.emit1(
-                    InstData::Load {
-                        array: tmp,
-                        index,
-                        checked: false,
-                    },
-                    float_types[j],
-                    Tag::Diff,
-                ));
-            }
-            self.map[results[n_primal + j].index()] = Lanes::Wide { lanes, whole: None };
-            self.emit(InstData::ArrayFree { array: tmp }, &[], Tag::Diff);
-        }
-        for (tmp, m, lanes) in packed {
-            if let Some(lanes) = lanes {
-                self.copy_lanes(&lanes, tmp, m, false);
-            }
-            self.emit(InstData::ArrayFree { array: tmp }, &[], Tag::Diff);
-        }
-        for (tmp, refs) in temps {
-            if let Some(refs) = refs {
-                for (k, r) in refs.into_iter().enumerate() {
-                    let index = self.iconst(k as i64);
-                    let e = self.out.dfg.value_type(r).elem();
-                    let v = self.emit1(
-                        InstData::Load {
-                            array: tmp,
-                            index,
-                            checked: false,
-                        },
-                        Type::Scalar(e),
-                        Tag::Diff,
-                    );
-                    self.emit(InstData::RefStore { ptr: r, value: v }, &[], Tag::Diff);
-                }
-            }
-            self.emit(InstData::ArrayFree { array: tmp }, &[], Tag::Diff);
-        }
         Ok(())
     }
 }
