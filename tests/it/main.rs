@@ -5,6 +5,7 @@
 mod support;
 
 mod addressing;
+mod band_pattern;
 mod bounds;
 mod carry;
 mod checkpoint;

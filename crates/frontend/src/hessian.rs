@@ -16,6 +16,7 @@
 //! `Const` ones. `out` parameters are no columns; `NAME__gw` takes an `out`
 //! array as a read-only one (for its length) and leaves `out` scalars out.
 
+mod band;
 mod interact;
 mod sparse;
 mod star;
@@ -57,7 +58,7 @@ pub fn expand(items: &mut [Item], diags: &mut Vec<Diagnostic>) -> (Vec<Item>, Ve
                         }
                         if interact {
                             f.attrs.push(interact::forward_attr(&a, &name, &dual));
-                            for g in interact::GENERATED {
+                            for g in interact::GENERATED.iter().chain(&band::GENERATED) {
                                 names.push(format!("{name}{g}"));
                             }
                         }

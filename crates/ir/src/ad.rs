@@ -564,3 +564,11 @@ pub fn linearized_activities(spec: &DerivSpec) -> (Vec<Activity>, Activity) {
         ),
     }
 }
+
+/// The suffix of a sparse Hessian's band-pattern stub, `NAME__hband`,
+/// written by the frontend (`hessian/band.rs`) and filled by the pass
+/// `ad::band` from the function its sweep `NAME__hp` differentiates.
+pub const BAND_STUB_SUFFIX: &str = "__hband";
+
+/// The length of the stub's `info` array, the most the pass may write.
+pub const BAND_INFO_LEN: usize = 512;

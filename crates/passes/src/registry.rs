@@ -54,6 +54,7 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
         opt::specialize::run(m, None, &mut Default::default());
         Ok(())
     }),
+    ("band", ad::band::run),
     ("linearize", |m| ad::linearize::run(m).map(|_| ())),
     ("propagate", |m| {
         generated(m, false)

@@ -97,6 +97,15 @@ impl Emitter {
     }
 }
 
+/// A new `const k` (`i64`) in no block yet: its instruction and result.
+pub(crate) fn detached_int(func: &mut Function, k: i64) -> (Inst, Value) {
+    let data = InstData::Const {
+        value: Constant::I64(k),
+    };
+    let i = func.dfg.make_inst(data, &[Type::I64]);
+    (i, func.dfg.inst_results(i)[0])
+}
+
 /// Takes the instructions in `dead` out of their blocks.
 pub(crate) fn remove_insts(func: &mut Function, dead: &std::collections::BTreeSet<adc_ir::Inst>) {
     for b in func.layout.clone() {

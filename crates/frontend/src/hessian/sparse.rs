@@ -69,10 +69,9 @@ pub(super) fn source(
     s += if interact { "\n" } else { "" };
     s += "    int adc_s_nnz = 0;\n";
     if interact {
-        s += &save;
         let body = "            adc_s_nnz = _adc_hs_lower;\n";
-        s += &super::interact::sweep(f, name, &restore, body);
-        s += &restore;
+        let fallback = save.clone() + &super::interact::sweep(f, name, &restore, body) + &restore;
+        s += &super::band::sweep(f, name, false, body, &fallback);
     } else {
         s += &sweep(&sparse::count(&gj, "adc_hs_n", true, None));
     }
@@ -132,9 +131,8 @@ pub(super) fn source(
 "
     );
     if interact {
-        s += &save;
-        s += &super::interact::sweep(f, name, &restore, &body);
-        s += &restore;
+        let fallback = save.clone() + &super::interact::sweep(f, name, &restore, &body) + &restore;
+        s += &super::band::sweep(f, name, true, &body, &fallback);
     } else {
         s += &sweep(&body);
     }
@@ -143,6 +141,7 @@ pub(super) fn source(
     s += &lower(name);
     if interact {
         s += &super::interact::helpers(f, name, &gj, dual);
+        s += &super::band::helpers(f, name);
     }
     s += &super::star::source(name, crate::jacobian::sparse::CHUNK);
     s

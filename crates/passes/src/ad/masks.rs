@@ -183,14 +183,9 @@ impl Views {
         let mut made = Vec::new();
         let mut view = |func: &mut Function, lo: i64, hi: i64| {
             let ends = [lo, hi].map(|c| {
-                let i = func.dfg.make_inst(
-                    InstData::Const {
-                        value: Constant::I64(c),
-                    },
-                    &[Type::I64],
-                );
+                let (i, v) = crate::rewrite::detached_int(func, c);
                 made.push(i);
-                func.dfg.inst_results(i)[0]
+                v
             });
             let data = InstData::ArrayView {
                 array: arena,

@@ -4,6 +4,7 @@
 //! mode) and what they share: their error type, the internal derivatives of
 //! callees, and the driver that runs them in rounds. They may use `opt`; `opt` never uses them.
 
+pub mod band;
 pub mod copies;
 pub mod interactions;
 pub mod linearize;
@@ -336,6 +337,7 @@ pub fn differentiate_observed(
     custom_derivatives_not_self_generated(module)?;
     let split = crate::ad::split::enabled(module);
     route_to_wrappers(module);
+    crate::ad::band::run(module)?;
     loop {
         let waiting = pending(module);
         if waiting.is_empty() {

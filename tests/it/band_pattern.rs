@@ -1,0 +1,280 @@
+//! Sparse Hessians' band pattern (`ad::band`, docs/jacobians.md#sparse-hessians):
+//! on many shapes of `F`, the pattern the static analysis gives (through
+//! `S__hband`, `S__hbsize`, `S__hbrows`) equals the one of the sweep of
+//! `F` (`S__hdeps` and its helpers, run here as `S` runs them), and `S`
+//! matches the dense Hessian (values and a pattern holding every
+//! nonzero); shapes the analysis cannot prove (data-dependent branches,
+//! indirect indices, products of carried values, calls, stores) or whose
+//! blocks do not run in order (a step of 2, a branch on the index) fall
+//! back to the sweep.
+
+use crate::sparse_hessian::check;
+use crate::support::{arr, jit};
+use adc::{ArgValue, ArrayValue, Constant, JitModule};
+
+fn ints(a: &ArgValue) -> Vec<i64> {
+    match a {
+        ArgValue::Array(ArrayValue::I64(v)) => v.clone(),
+        other => panic!("not ints: {other:?}"),
+    }
+}
+
+fn int(v: i64) -> ArgValue {
+    ArgValue::Scalar(Constant::I64(v))
+}
+
+fn iarr(v: &[i64]) -> ArgValue {
+    ArgValue::Array(ArrayValue::I64(v.to_vec()))
+}
+
+fn call_int(j: &JitModule, name: &str, args: &mut [ArgValue]) -> i64 {
+    let r = j.call(name, args).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let Constant::I64(v) = r[0] else {
+        panic!("{name} returns an int")
+    };
+    v
+}
+
+/// Both triangles' rows from `p` and `c`.
+fn rows(p: &[i64], c: &[i64]) -> Vec<Vec<i64>> {
+    (0..p.len() - 1)
+        .map(|r| c[p[r] as usize..p[r + 1] as usize].to_vec())
+        .collect()
+}
+
+/// The band pattern of `S` at `args` (both triangles), or `None` when it
+/// falls back.
+fn band(j: &JitModule, args: &[ArgValue], n: usize) -> Option<Vec<Vec<i64>>> {
+    let mut a = args.to_vec();
+    a.push(iarr(&[0; adc_ir::ad::BAND_INFO_LEN]));
+    // The stub sets info[0]; a stub left empty leaves it, as `S` sets it.
+    if let ArgValue::Array(ArrayValue::I64(info)) = &mut a[args.len()] {
+        info[0] = -1;
+    }
+    j.call("S__hband", &mut a).expect("S__hband");
+    let info = a.pop().expect("info");
+    let m = call_int(j, "S__hbsize", &mut [info.clone(), int(n as i64)]);
+    if m < 0 {
+        return None;
+    }
+    let mut b = [
+        info,
+        int(n as i64),
+        ArgValue::Scalar(Constant::Bool(true)),
+        iarr(&vec![-1; n + 1]),
+        iarr(&vec![-1; m as usize]),
+    ];
+    call_int(j, "S__hbrows", &mut b);
+    Some(rows(&ints(&b[3]), &ints(&b[4])))
+}
+
+/// The sweep's pattern of `S` at `args` (both triangles), as `S` builds it.
+fn sweep(j: &JitModule, args: &[ArgValue], n: usize) -> Vec<Vec<i64>> {
+    let mut a = args.to_vec();
+    a.push(iarr(&[0; 1 << 16]));
+    let r = j.call("S__hdeps", &mut a).expect("S__hdeps");
+    assert_eq!(r[0], Constant::Bool(true), "the arena is large enough");
+    let arena = a.pop().expect("arena");
+    let mut c = [arena, iarr(&vec![0; n + 2])];
+    let m = call_int(j, "S__hcount", &mut c) as usize;
+    let mut f = [c[0].clone(), c[1].clone(), iarr(&vec![0; m])];
+    j.call("S__hfill", &mut f).expect("S__hfill");
+    let mut s = [f[1].clone(), f[2].clone(), iarr(&vec![0; n + 1])];
+    if call_int(j, "S__hsort", &mut s) < 0 {
+        let mut t = [s[0].clone(), s[1].clone(), s[2].clone(), iarr(&vec![0; m])];
+        call_int(j, "S__htrans", &mut t);
+        return rows(&ints(&t[2]), &ints(&t[1]));
+    }
+    rows(&ints(&s[2]), &ints(&s[1]))
+}
+
+/// `F` (named `f`, with `[hessian(H, acts)]` and `[hessian(S, acts,
+/// sparse)]`) at `args` with `n` columns: `S` against the dense Hessian,
+/// and the band pattern against the sweep's. Returns whether the band
+/// pattern served.
+fn both(acts: &str, sig: &str, body: &str, args: &[ArgValue], n: usize) -> bool {
+    let sep = if acts.is_empty() { "" } else { ", " };
+    let src = format!(
+        "[hessian(H{sep}{acts})]\n[hessian(S{sep}{acts}, sparse)]\ndouble f({sig}) {{\n{body}\n}}\n\
+         double sq(double t) {{ return t * t; }}\n"
+    );
+    let j = jit(&src);
+    check(&j, "f", args, n);
+    let swept = sweep(&j, args, n);
+    match band(&j, args, n) {
+        Some(b) => {
+            assert_eq!(b, swept, "band pattern against the sweep's:\n{src}");
+            true
+        }
+        None => false,
+    }
+}
+
+fn xs(n: usize) -> ArgValue {
+    arr(&(0..n)
+        .map(|i| 0.3 * ((i * 7) % 5) as f64 - 0.4)
+        .collect::<Vec<_>>())
+}
+
+const X: &str = "double[] x";
+
+#[test]
+fn loops_at_affine_indices_need_no_sweep() {
+    let shapes = [
+        // Tridiagonal (the chained Rosenbrock function).
+        "double s = 0.0;
+         for (int i = 0; i + 1 < len(x); i++) {
+             double a = 1.0 - x[i];
+             double b = x[i + 1] - x[i] * x[i];
+             s += a * a + 100.0 * b * b;
+         }
+         return s;",
+        // Pentadiagonal, from i = 1.
+        "double s = 0.0;
+         for (int i = 1; i + 1 < len(x); i++) {
+             double d = x[i - 1] - 2.0 * x[i] + x[i + 1];
+             s += d * d;
+         }
+         return s;",
+        // Two loops, offsets far apart, a quotient and built-ins.
+        "double s = 0.0;
+         for (int i = 0; i + 3 < len(x); i++) { s += x[i] * x[i + 3]; }
+         for (int i = 2; i < len(x) - 1; i++) { s -= x[i] / (1.0 + x[i - 2] * x[i - 2]) + exp(x[i + 1]); }
+         return 2.0 * s;",
+        // Straight-line code at constant indices, then a loop; a constant
+        // carried through it (maximal SSA) scales a product.
+        "double h = 0.5;
+         double s = x[0] * x[2] + sin(x[1]);
+         for (int i = 0; i + 1 < len(x); i++) { s += h * x[i] * x[i + 1] + pow(x[i], 3.0); }
+         return s;",
+        // A sum of products with no loop-carried value in them, `abs`, and
+        // `max` used linearly.
+        "double s = 0.0;
+         for (int i = 0; i + 2 < len(x); i++) {
+             double t = x[i] - x[i + 2] + abs(x[i + 1]);
+             s = s + t * t - 0.5 * max(x[i], 1.0);
+         }
+         return -s;",
+    ];
+    for (k, body) in shapes.iter().enumerate() {
+        for n in [1, 2, 3, 6, 11] {
+            // Shape 3 reads x[2].
+            if k == 3 && n < 3 {
+                continue;
+            }
+            assert!(
+                both("", X, body, &[xs(n)], n),
+                "shape {k} at n = {n} fell back"
+            );
+        }
+    }
+}
+
+#[test]
+fn const_parameters_and_index_bases() {
+    // A `Const` array of coefficients and an int offset: the base `i + k`.
+    let body = "double s = 0.0;
+        for (int i = 0; i + k + 1 < len(x); i++) { s += c[i] * x[i + k] * x[i + k + 1]; }
+        return s;";
+    let sig = "double[] x, double[] c, int k";
+    for k in 0..3 {
+        let args = [xs(8), arr(&[1.5; 8]), int(k)];
+        assert!(both("Dual, Const, Const", sig, body, &args, 8));
+    }
+    // Indirect indices whose values run in order serve; others fall back.
+    let body = "double s = 0.0;
+        for (int i = 0; i < len(p); i++) { s += x[p[i]] * x[p[i] + 1]; }
+        return s;";
+    let sig = "double[] x, int[] p";
+    assert!(both(
+        "Dual, Const",
+        sig,
+        body,
+        &[xs(7), iarr(&[1, 2, 3, 3, 4])],
+        7
+    ));
+    assert!(!both(
+        "Dual, Const",
+        sig,
+        body,
+        &[xs(7), iarr(&[4, 1, 2])],
+        7
+    ));
+}
+
+#[test]
+fn blocks_run_out_of_order_fall_back() {
+    let shapes = [
+        // A step of 2.
+        "double s = 0.0;
+         for (int i = 0; i + 1 < len(x); i += 2) { s += x[i] * x[i + 1]; }
+         return s;",
+        // A branch on the index.
+        "double s = 0.0;
+         for (int i = 0; i + 1 < len(x); i++) {
+             if (i % 3 == 0) { s += x[i] * x[i + 1]; } else { s += x[i]; }
+         }
+         return s;",
+        // The same loop twice.
+        "double s = 0.0;
+         for (int k = 0; k < 2; k++) {
+             for (int i = 0; i + 1 < len(x); i++) { s += x[i] * x[i + 1]; }
+         }
+         return s;",
+    ];
+    for body in shapes {
+        assert!(!both("", X, body, &[xs(9)], 9), "served:\n{body}");
+    }
+}
+
+#[test]
+fn shapes_the_analysis_cannot_prove_fall_back() {
+    let shapes = [
+        // A branch on a float.
+        "double s = 0.0;
+         for (int i = 0; i + 1 < len(x); i++) {
+             if (x[i] > 0.0) { s += x[i] * x[i + 1]; } else { s += x[i]; }
+         }
+         return s;",
+        // Two index bases in one block.
+        "double s = 0.0;
+         for (int i = 0; i < len(x); i++) {
+             for (int j = 0; j < len(x); j++) { s += x[i] * x[j]; }
+         }
+         return s;",
+        // A product of loop-carried values.
+        "double p = 1.0;
+         for (int i = 0; i < len(x); i++) { p = p * x[i]; }
+         return p;",
+        // A value of the previous iteration.
+        "double s = 0.0;
+         double prev = 0.0;
+         for (int i = 0; i < len(x); i++) { s += prev * x[i]; prev = x[i]; }
+         return s;",
+        // The sum used nonlinearly after the loop.
+        "double s = 0.0;
+         for (int i = 0; i < len(x); i++) { s += x[i]; }
+         return s * s;",
+        // A choice entering a product: its set is the chosen operand's.
+        "double s = 0.0;
+         for (int i = 0; i + 2 < len(x); i++) { double t = max(x[i], x[i + 2]); s += t * t; }
+         return s;",
+        // A call.
+        "double s = 0.0;
+         for (int i = 0; i + 1 < len(x); i++) { s += sq(x[i] - x[i + 1]); }
+         return s;",
+        // A float turned into an index.
+        "double s = 0.0;
+         for (int i = 0; i + 1 < len(x); i++) { s += x[int(abs(x[i])) % len(x)] * x[i + 1]; }
+         return s;",
+        // A store.
+        "double t[len(x)];
+         for (int i = 0; i < len(x); i++) { t[i] = x[i] * x[i]; }
+         double s = 0.0;
+         for (int i = 0; i + 1 < len(x); i++) { s += t[i] * x[i + 1]; }
+         return s;",
+    ];
+    for body in shapes {
+        assert!(!both("", X, body, &[xs(7)], 7), "served:\n{body}");
+    }
+}
