@@ -96,7 +96,9 @@ fn both(acts: &str, sig: &str, body: &str, args: &[ArgValue], n: usize) -> bool 
     let sep = if acts.is_empty() { "" } else { ", " };
     let src = format!(
         "[hessian(H{sep}{acts})]\n[hessian(S{sep}{acts}, sparse)]\ndouble f({sig}) {{\n{body}\n}}\n\
-         double sq(double t) {{ return t * t; }}\n"
+         double sq(double t) {{ return t * t; }}\n\
+         double dot(double[] x, int i) {{ double d = 0.0; for (int k = 0; k < 1; k++) {{ d += x[i + k] * x[i + k + 1]; }} return d; }}\n\
+         [checkpoint] double cq(double t) {{ return t * t; }}\n"
     );
     let j = jit(&src);
     check(&j, "f", args, n);
@@ -146,6 +148,10 @@ fn loops_at_affine_indices_need_no_sweep() {
         "double h = 0.5;
          double s = x[0] * x[2] + sin(x[1]);
          for (int i = 0; i + 1 < len(x); i++) { s += h * x[i] * x[i + 1] + pow(x[i], 3.0); }
+         return s;",
+        // Small callees inlined (a loop of their own in `dot`).
+        "double s = 0.0;
+         for (int i = 0; i + 1 < len(x); i++) { s += sq(x[i] - x[i + 1]) + dot(x, i); }
          return s;",
         // A sum of products with no loop-carried value in them, `abs`, and
         // `max` used linearly.
@@ -259,9 +265,9 @@ fn shapes_the_analysis_cannot_prove_fall_back() {
         "double s = 0.0;
          for (int i = 0; i + 2 < len(x); i++) { double t = max(x[i], x[i + 2]); s += t * t; }
          return s;",
-        // A call.
+        // A call of a `[checkpoint]` function (never inlined).
         "double s = 0.0;
-         for (int i = 0; i + 1 < len(x); i++) { s += sq(x[i] - x[i + 1]); }
+         for (int i = 0; i + 1 < len(x); i++) { s += cq(x[i] - x[i + 1]); }
          return s;",
         // A float turned into an index.
         "double s = 0.0;

@@ -90,8 +90,13 @@ pub fn run(module: &mut Module) -> Result<(), AdError> {
         if !is_stub(module.func(stub), module.func(src)) {
             continue;
         }
-        // `cse` first: one leaf for `i + k` written twice.
+        // Small callees inlined, as `linearize` does before the sweep; the
+        // blocks a call split merged again, the trivial block parameters
+        // of maximal SSA dropped; `cse`: one leaf for `i + k` written twice.
         let mut body = module.func(src).clone();
+        crate::opt::inline::run(&mut body, module);
+        crate::opt::block_params::run(&mut body);
+        crate::opt::simplify_cfg::run(&mut body);
         crate::opt::cse::run(&mut body);
         crate::opt::dce::run(&mut body);
         let Some(units) = analyse(&body, &params) else {
@@ -120,7 +125,7 @@ fn is_stub(stub: &Function, f: &Function) -> bool {
         && stub.dfg.block(stub.layout[0]).insts.len() == 1
 }
 
-/// The blocks and pairs of `f` (after `cse` and `dce`: used values only), or `None`
+/// The blocks and pairs of `f` (after `inline`, `cse` and `dce`: used values only), or `None`
 /// when `f` is not of the shape of the module doc.
 fn analyse(f: &Function, params: &[Activity]) -> Option<Vec<Unit>> {
     if f.returns != [Type::F64] || params.len() != f.params.len() {
