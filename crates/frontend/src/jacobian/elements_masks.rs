@@ -18,8 +18,8 @@
 //! comparison per read. More than `ad::masks::MAX_READS` reads take the
 //! index-set sweep instead (`adc_e_fast` false).
 //!
-//! The check of the plan (`NAME__eplan`) and the gather of a row's entries
-//! (`NAME__egather`) are `[checkpoint]` helpers, out of line: each small
+//! The check of the plan (`NAME__esame`), its making (`NAME__eplan`) and
+//! the gather of a row's entries (`NAME__egather`) are `[checkpoint]` helpers, out of line: each small
 //! loop gets the registers to itself instead of sharing them with the
 //! element loop's many arrays (Cranelift kept their counters in stack
 //! slots there).
@@ -67,8 +67,8 @@ pub(super) fn sweep(s: &mut String, name: &str, call: &str, masks: &[String]) {
 }
 
 /// Site `j`'s entries from the plan, when `adc_e_fast` (the first arm of
-/// a chain of `if`s): `inputs` are the input arrays' shadows of this loop,
-/// their first columns and lengths, in order.
+/// a chain of `if`s, `w` sites): `shadows` are this loop's shadows of the
+/// input arrays, in order (their first columns are in `adc_e_m`).
 pub(super) fn columns(s: &mut String, name: &str, j: usize, w: usize, shadows: &[String]) {
     let mut args = String::new();
     for d in shadows {
@@ -80,10 +80,10 @@ pub(super) fn columns(s: &mut String, name: &str, j: usize, w: usize, shadows: &
     );
 }
 
-/// `NAME__eplan`, which checks the plan against this iteration's reads
-/// and makes it again when it does not hold, and `NAME__egather`, which
-/// moves a row's entries from the shadows of the `inputs` (input arrays,
-/// in order: their columns increase with them) into `vals` and `cols`
+/// `NAME__esame`, which checks the plan against this iteration's reads,
+/// `NAME__eplan`, which makes it again when it does not hold, and
+/// `NAME__egather`, which moves a row's entries from the shadows of the
+/// `inputs` input arrays (in order: their columns increase with them) into `vals` and `cols`
 /// (entries past the shorter of the two are counted, not written) and
 /// zeroes them there.
 pub(super) fn helpers(name: &str, inputs: usize) -> String {

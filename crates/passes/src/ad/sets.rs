@@ -51,7 +51,7 @@ use crate::ad::interactions;
 use crate::ad::widen::callee_spec;
 use crate::ad::{diff_values, jvp_source, AdError};
 use adc_ir::{
-    AdMode, BinaryOp, Constant, DerivSpec, FuncId, Function, InstData, Module, ParamMode,
+    AdMode, BinaryOp, Constant, DerivSpec, FuncId, Function, InstData, LenCheckOf, Module, ParamMode,
     ScalarType, Tag, Type, UnaryOp, Value,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -386,7 +386,8 @@ fn simplify_unions(func: &mut Function, union: FuncId) {
 
 /// Unread outputs (a requested sweep only, not a callee's): the primal
 /// stores to an `out` array parameter that the sweep only stores to (no
-/// load, view, copy or call reads it) go, and with them the primal work
+/// load, view, copy or call reads it) go (a checked one leaves its bounds
+/// check, which the tangent's unchecked store after it relies on), and with them the primal work
 /// that only they needed (Bratu's `exp`), which `dce` then removes. The
 /// sweep computes the pattern, not `F`'s outputs: its callers (generated
 /// by `[jacobian(NAME, sparse)]` and `[hessian(NAME, sparse)]`) get those
@@ -440,8 +441,27 @@ fn drop_unread_outputs(func: &mut Function) {
     if drop.is_empty() {
         return;
     }
+    // A checked store leaves its check (`lencheck.index`, at its place):
+    // the tangent's store at that index is unchecked, relying on it.
+    let mut gone = Vec::new();
+    for i in drop {
+        match *func.dfg.inst(i) {
+            InstData::Store {
+                array,
+                index,
+                checked: true,
+                ..
+            } => {
+                *func.dfg.inst_mut(i) = InstData::LenCheck {
+                    args: [index, array],
+                    what: LenCheckOf::Index,
+                };
+            }
+            _ => gone.push(i),
+        }
+    }
     for b in func.layout.clone() {
-        func.dfg.block_mut(b).insts.retain(|i| !drop.contains(i));
+        func.dfg.block_mut(b).insts.retain(|i| !gone.contains(i));
     }
     crate::opt::dce::run(func);
 }
