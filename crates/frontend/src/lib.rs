@@ -7,6 +7,7 @@
 pub mod ast;
 pub mod depth;
 pub mod diag;
+mod generated_names;
 pub mod hessian;
 pub mod jacobian;
 pub mod lexer;
@@ -51,13 +52,25 @@ fn compile_here(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         return Err(diags);
     }
     // Hessians expand to `[jacobian]` attributes, expanded next.
+    let before = generated_names::defined_names(&items);
+    let requested = generated_names::requested(&items);
     let (extra, mut generated) = hessian::expand(&mut items, &mut diags);
     items.extend(extra);
     let (extra, more) = jacobian::expand(&mut items, &mut diags);
     items.extend(extra);
     generated.extend(more);
+    let clashes = generated_names::clashes(&before, &items, &generated);
+    if !clashes.is_empty() {
+        // Lowering would report the clash at the generated source's
+        // meaningless spans, then errors about its calls.
+        diags.extend(clashes);
+        diags.retain(|d| d.is_error());
+        diags.sort_by_key(|d| (d.span.start, d.span.end));
+        return Err(diags);
+    }
     let generated_names = generated.iter().map(|g| g.name.as_str()).collect();
-    let mut module = lower::lower_program(&items, &generated_names, &mut diags);
+    let rejected = generated_names::rejected(&requested, &items);
+    let mut module = lower::lower_program(&items, &generated_names, rejected, &mut diags);
     if let Some(m) = module.as_mut() {
         jacobian::point_at_attributes(m, &generated);
     }

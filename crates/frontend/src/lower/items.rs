@@ -26,15 +26,18 @@ pub(crate) struct Globals {
 /// `generated` names the functions the compiler wrote (`[jacobian]`'s and
 /// `[hessian]`'s): they get no warnings (W0001), which would point at the
 /// user's attribute or parameters for code the user did not write.
+/// `rejected` names what rejected `[jacobian]`/`[hessian]` attributes
+/// would have generated (their calls report nothing more).
 pub fn lower_program(
     items: &[Item],
     generated: &std::collections::BTreeSet<&str>,
+    rejected: std::collections::BTreeSet<String>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Module> {
     let mut globals = Globals {
         consts: BTreeMap::new(),
         funcs: BTreeMap::new(),
-        failed: Default::default(),
+        failed: rejected,
     };
     let mut module = Module::default();
     let mut seen: BTreeMap<String, Span> = BTreeMap::new();

@@ -280,8 +280,13 @@ impl Transposer<'_> {
             };
             seeds.push(make(&mut self.out, load, &[ty]).expect("invariant: a load has a result"));
         }
+        // The seed's length check points at the attribute, as the other
+        // parameters' checks do (`widen`); the rest at nothing.
+        let attribute = self.out.deriv_span;
         for (n, i) in insts.into_iter().enumerate() {
-            self.out.set_span(i, Span::UNDEFINED);
+            let check = matches!(self.out.dfg.inst(i), InstData::LenCheck { .. });
+            self.out
+                .set_span(i, if check { attribute } else { Span::UNDEFINED });
             // The seed's loads are its lanes (codegen pairs them).
             let lane = matches!(self.out.dfg.inst(i), InstData::Load { .. });
             self.out
