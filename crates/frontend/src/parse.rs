@@ -324,6 +324,12 @@ fn with_delimiter_label(
         ParseError::UnrecognizedToken { token, expected } => (token.0, expected),
         _ => return d,
     };
+    // A function's head inside a body: the `}` before it is missing,
+    // whatever the parser expected there.
+    let head = toks
+        .iter()
+        .position(|t| matches!(t, Ok((l, _, _)) if *l == at))
+        .is_some_and(|k| repair::function_head(toks, k) || repair::function_head(toks, k + 2));
     let mut open: Vec<(&Tok, usize, usize)> = Vec::new();
     for (l, tok, r) in toks.iter().flatten() {
         if *l >= at {
@@ -344,12 +350,16 @@ fn with_delimiter_label(
         return d;
     };
     let eof = matches!(e, ParseError::UnrecognizedEof { .. });
-    if !eof && !expected.iter().any(|x| x.trim_matches('"') == close) {
+    let head = head && close == "}";
+    if !eof && !head && !expected.iter().any(|x| x.trim_matches('"') == close) {
         return d;
     }
     blamed.push(l);
     let open_text = spelling(tok);
     let mut d = d.with_label(Span::new(l, r), format!("this `{open_text}` is not closed"));
+    if head {
+        d = d.with_help("a function cannot be defined inside another: add the missing `}` before it");
+    }
     if eof {
         d.message = format!("expected `{close}`, found end of file");
     }

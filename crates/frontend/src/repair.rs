@@ -8,6 +8,10 @@
 //!   points just after the previous token, where the `;` belongs);
 //! - a prefix `++i` / `--i` is reported and its operator dropped.
 //!
+//! A function's head (`double g(`) where a statement belongs is not given a
+//! `;`: a `}` is missing before it ([`function_head`]; `parse` points at
+//! the `{` left open).
+//!
 //! A `;` insertion or a dropped operator is kept only when the parse of
 //! the fixed tokens gets past the place; otherwise the error is reported
 //! as the parser found it.
@@ -47,6 +51,10 @@ pub(crate) fn repair(toks: &[Spanned], errors: &[Error], source: &str) -> Option
         else {
             continue;
         };
+        if function_head(toks, at) || function_head(toks, at + 2) {
+            // A `}` is missing: `parse` says so.
+            continue;
+        }
         let fix = if n == 0 && is_keyword(tok) && expects(expected, "identifier") {
             // Only the first error: a keyword met after recovery may
             // well be where it belongs.
@@ -63,6 +71,25 @@ pub(crate) fn repair(toks: &[Spanned], errors: &[Error], source: &str) -> Option
         }
     }
     None
+}
+
+/// Whether the token at `at` is the `(` of `TYPE NAME (` (the parser stops
+/// at the `(`, or at the `TYPE` when it is `void`) met where a statement
+/// belongs: a function's head inside another function's body,
+/// which a `}` left out before it explains (a `;` before the `(` would
+/// only make more errors).
+pub(crate) fn function_head(toks: &[Spanned], at: usize) -> bool {
+    let tok = |k: usize| match toks.get(k) {
+        Some(Ok((_, t, _))) => Some(t),
+        _ => None,
+    };
+    at >= 2
+        && matches!(tok(at), Some(Tok::LParen))
+        && matches!(tok(at - 1), Some(Tok::Ident(_)))
+        && matches!(
+            tok(at - 2),
+            Some(Tok::KwDouble | Tok::KwFloat | Tok::KwInt | Tok::KwBool | Tok::KwVoid)
+        )
 }
 
 pub(crate) fn error_start(e: &Error) -> Option<usize> {

@@ -45,6 +45,7 @@ mod loops_with_huge_bounds_or_steps;
 mod math_externs_and_custom_derivatives_are_checked;
 mod math_functions_with_c_int_in_their_signature;
 mod min_and_max_ignore_nan;
+mod missing_closing_brace_before_the_next_function;
 mod needless_kept_a_forward_derivative_call_primal;
 mod one_array_passed_to_two_read_only_parameters_of_a_call;
 mod returns_inside_infinite_loops_are_the_only_exits;

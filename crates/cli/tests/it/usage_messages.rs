@@ -170,6 +170,26 @@ fn hessian_needs_a_float_result_and_prints_rows() {
     );
 }
 
+/// `--jacobian` of an entry that returns a tuple was a compile error (exit
+/// 1) quoting the source line with the `[jacobian(adc_cli_jacobian)]` the
+/// command had written into it; it is a usage error now (found by a new
+/// user, 2026-11-30).
+#[test]
+fn jacobian_of_a_tuple_result_is_a_usage_error() {
+    let src = "(double, double) polar(double x, double y) { return (hypot(x, y), atan2(y, x)); }\n";
+    let p = scratch("polar.ad", src);
+    let path = p.to_str().expect("utf-8 path");
+    let o = adc(&["run", path, "--entry", "polar", "--args", "[3, 4]", "--jacobian"]);
+    assert_eq!(
+        (o.status.code(), stderr(&o).as_str(), stdout(&o).as_str()),
+        (
+            Some(2),
+            "error: `--jacobian`: `jacobian` on `polar`, which returns a tuple, is not supported yet\n",
+            ""
+        )
+    );
+}
+
 /// `adc explain` prints plain text: no fence tags, no link targets in
 /// Markdown syntax.
 #[test]
