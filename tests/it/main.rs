@@ -6,6 +6,7 @@ mod support;
 
 mod addressing;
 mod band_pattern;
+mod band_review;
 mod bounds;
 mod carry;
 mod checkpoint;

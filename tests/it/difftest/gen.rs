@@ -6,7 +6,8 @@
 //! bounded: every plain assignment squashes (tanh, sin, atan, erf), `log` and
 //! `sqrt` only see arguments bounded away from 0, divisions only by
 //! `2 + cos(..)`, indices are constants below the known minimum length or
-//! `(i + c) % len(t)`, and every loop has a constant or `len(..)` bound.
+//! `(i + c) % len(t)` (or, on the sparse Hessian's seeds, `min(i, len(t) -
+//! 3) + c` as well), and every loop has a constant or `len(..)` bound.
 
 #[path = "gen/extras.rs"]
 mod extras;
@@ -243,6 +244,9 @@ struct Gen {
     budget: usize,
     /// Name of the recursive helper being generated (callable with `d - 1`).
     rec_self: Option<String>,
+    /// Indices at a base and an offset, `min(i, len(t) - 3) + c`, as well
+    /// (the sparse Hessian's band pattern, `ad::band`, serves them).
+    band: bool,
 }
 
 /// Array views (`t[1..]`, `t[0..len(t) - 1]`, ...) as call arguments.
@@ -273,6 +277,11 @@ impl Gen {
     }
 
     fn index(&mut self, arr: &Arr) -> String {
+        if self.band && arr.min_len >= 3 && !self.ivars.is_empty() && self.rng.chance(0.5) {
+            let i = self.ivars[self.rng.below(self.ivars.len())].clone();
+            let c = self.rng.below(3);
+            return format!("min({i}, len({}) - 3) + {c}", arr.name);
+        }
         if !self.ivars.is_empty() && self.rng.chance(0.7) {
             let i = self.ivars[self.rng.below(self.ivars.len())].clone();
             let c = self.rng.below(3);
@@ -612,6 +621,7 @@ pub fn generate(seed: u64) -> Program {
         rec_self: None,
         in_ck: false,
         has_arr: false,
+        band: seed % 6 == 3,
     };
     let mut funcs = Vec::new();
     let nh = g.rng.below(4);

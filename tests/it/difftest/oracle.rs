@@ -50,11 +50,15 @@ impl Outcome {
 /// wrappers.
 pub fn module(p: &Program, second: bool) -> String {
     let mut p = p.clone();
+    let band = super::sparse_hessian::enabled(&p);
     let f = p.funcs.last_mut().unwrap();
     f.attrs = "[autodiff_reverse(f_rev, Active, Active, Duplicated, Active)]\n\
                [autodiff_forward(f_fwd, Dual, Dual, Dual, Dual)]\n\
                [autodiff_forward(f_vec, Dual, Dual, Dual, Dual, width = 3)]\n"
         .into();
+    if band {
+        f.attrs += super::sparse_hessian::ON_F;
+    }
     let mut s = p.source();
     if super::sparse::enabled(&p) {
         s.push_str(&super::sparse::source());

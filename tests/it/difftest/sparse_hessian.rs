@@ -6,7 +6,12 @@
 //! (to 1e-12 relative), only the lower triangle is listed, the rows are
 //! well formed (`rows` from 0 to the number of entries, never
 //! decreasing, columns increasing within a row), `f_hsp_nnz` counts the
-//! entries, and `f_hsp` returns what `f` does.
+//! entries, and `f_hsp` returns what `f` does. The same for
+//! `[hessian(f_hba, Const, Const, Dual, sparse)]` on `f` itself (one
+//! `Dual` array: the shape whose pattern `ad::band` proves at compile
+//! time when `f` has no call, store or float comparison) against the block
+//! of `a` in `f_hess`; these seeds' indices are also `min(i, len(t) - 3)
+//! + c` (`gen.rs`), bases that run in order.
 
 use super::gen::Program;
 use super::jacobian::{arr, floats, s};
@@ -17,6 +22,10 @@ use adc::{ArgValue, ArrayValue, Constant, JitModule};
 pub fn enabled(p: &Program) -> bool {
     super::hessian::enabled(p) && p.sparse_hessian
 }
+
+/// On `f` itself: its sparse Hessian in `a` alone, the one
+/// `ad::band` may prove a band pattern for (exactly one `Dual` array).
+pub const ON_F: &str = "[hessian(f_hba, Const, Const, Dual, sparse)]\n";
 
 /// The dense oracle's source with the sparse Hessian on `fh` as well.
 pub fn source() -> String {
@@ -51,19 +60,40 @@ fn well_formed(rows: &[i64], cols: &[i64], n: usize, nnz: usize) -> bool {
 }
 
 /// Checks `f_hsp` and `f_hsp_nnz` against `f_hess` at `(x, y, a)`, where
-/// `f` gives `p0`.
+/// `f` gives `p0`; then `f_hba` (`f`'s own sparse Hessian in `a` alone,
+/// whose pattern `ad::band` may prove at compile time) against the block
+/// of `a` in `f_hess`.
 pub fn check(j: &JitModule, (x, y, a): (f64, f64, &[f64]), p0: f64) -> Result<(), Fail> {
     let n = a.len() + 2;
-    let at = format!("at x={x:?} y={y:?} a={a:?}");
     let mut dargs = [s(x), s(y), arr(a), arr(&vec![f64::NAN; n * n])];
     call(j, "f_hess", &mut dargs)?;
     let dense = floats(&dargs[3]);
-    let nnz = match j.call("f_hsp_nnz", &mut [s(x), s(y), arr(a)]) {
+    against(j, "f_hsp", (x, y, a), p0, &dense, 0)?;
+    against(j, "f_hba", (x, y, a), p0, &dense, 2)
+}
+
+/// Checks `name` and `name_nnz` (a sparse Hessian of `n - skip` columns,
+/// the last of `f_hess`'s `n`) against `dense` at `(x, y, a)`.
+fn against(
+    j: &JitModule,
+    name: &str,
+    (x, y, a): (f64, f64, &[f64]),
+    p0: f64,
+    dense: &[f64],
+    skip: usize,
+) -> Result<(), Fail> {
+    let full = a.len() + 2;
+    let n = full - skip;
+    let at = format!("{name} at x={x:?} y={y:?} a={a:?}");
+    let dense: Vec<f64> = (0..n * n)
+        .map(|k| dense[(k / n + skip) * full + k % n + skip])
+        .collect();
+    let nnz = match j.call(&format!("{name}_nnz"), &mut [s(x), s(y), arr(a)]) {
         Ok(v) => match v.as_slice() {
             [Constant::I64(k)] if *k >= 0 => *k as usize,
-            other => return fail("abi", format!("f_hsp_nnz returned {other:?}")),
+            other => return fail("abi", format!("{name}_nnz returned {other:?}")),
         },
-        Err(e) => return fail("runtime", format!("f_hsp_nnz: {e}")),
+        Err(e) => return fail("runtime", format!("{name}_nnz: {e}")),
     };
     let mut sargs = [
         s(x),
@@ -73,11 +103,11 @@ pub fn check(j: &JitModule, (x, y, a): (f64, f64, &[f64]), p0: f64) -> Result<()
         ArgValue::Array(ArrayValue::I64(vec![-1; nnz])),
         ArgValue::Array(ArrayValue::I64(vec![-1; n + 1])),
     ];
-    let rs = call(j, "f_hsp", &mut sargs)?[0];
+    let rs = call(j, name, &mut sargs)?[0];
     if !same(rs, p0) {
         return fail(
             "sparse_hessian_primal",
-            format!("{at}\nf returns {p0:?}; f_hsp returns {rs:?}"),
+            format!("{at}\nf returns {p0:?}; {name} returns {rs:?}"),
         );
     }
     let (vals, cols, rows) = (floats(&sargs[3]), ints(&sargs[4]), ints(&sargs[5]));
@@ -85,7 +115,7 @@ pub fn check(j: &JitModule, (x, y, a): (f64, f64, &[f64]), p0: f64) -> Result<()
     if !well_formed(&rows, &cols, n, nnz) {
         return fail(
             "sparse_hessian_csr",
-            format!("{at}\n{n} columns, f_hsp_nnz {nnz}\n{csr}"),
+            format!("{at}\n{n} columns, {name}_nnz {nnz}\n{csr}"),
         );
     }
     for r in 0..n {
@@ -97,13 +127,13 @@ pub fn check(j: &JitModule, (x, y, a): (f64, f64, &[f64]), p0: f64) -> Result<()
                 None if want != 0.0 => {
                     return fail(
                         "sparse_hessian_pattern",
-                        format!("{at}\nentry (row {r}, column {c}) is {want:?} in f_hess but not in f_hsp's pattern\n{csr}"),
+                        format!("{at}\nentry (row {r}, column {c}) is {want:?} in f_hess but not in {name}'s pattern\n{csr}"),
                     )
                 }
                 Some(v) if !same(v, want) => {
                     return fail(
                         "sparse_hessian_value",
-                        format!("{at}\nentry (row {r}, column {c}) is {v:?} in f_hsp, {want:?} in f_hess\n{csr}"),
+                        format!("{at}\nentry (row {r}, column {c}) is {v:?} in {name}, {want:?} in f_hess\n{csr}"),
                     )
                 }
                 _ => {}
