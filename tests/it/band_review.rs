@@ -24,14 +24,21 @@ fn served(j: &JitModule, args: &[ArgValue], n: usize) -> bool {
     let mut a = args.to_vec();
     a.push(ArgValue::Array(ArrayValue::I64(info)));
     j.call("S__hband", &mut a).expect("S__hband");
-    let mut b = [a[args.len()].clone(), ArgValue::Scalar(Constant::I64(n as i64))];
+    let mut b = [
+        a[args.len()].clone(),
+        ArgValue::Scalar(Constant::I64(n as i64)),
+    ];
     let r = j.call("S__hbsize", &mut b).expect("S__hbsize");
     r[0] != Constant::I64(-1)
 }
 
 /// The gradient of `f` at `x`, by `G`.
 fn gradient(j: &JitModule, x: &[f64]) -> Vec<f64> {
-    let mut a = [arr(x), arr(&vec![0.0; x.len()]), ArgValue::Scalar(Constant::F64(1.0))];
+    let mut a = [
+        arr(x),
+        arr(&vec![0.0; x.len()]),
+        ArgValue::Scalar(Constant::F64(1.0)),
+    ];
     j.call("G", &mut a).expect("G");
     match &a[1] {
         ArgValue::Array(ArrayValue::F64(g)) => g.clone(),
@@ -147,7 +154,10 @@ const SERVED: [&str; 11] = [
 fn band_shapes_serve_and_are_right() {
     for (k, body) in SERVED.iter().enumerate() {
         for n in [3, 4, 8] {
-            assert!(review(body, &xs(n)), "shape {k} at n = {n} fell back:\n{body}");
+            assert!(
+                review(body, &xs(n)),
+                "shape {k} at n = {n} fell back:\n{body}"
+            );
         }
     }
 }

@@ -60,7 +60,11 @@ impl Run<'_> {
             Ok(j) => j,
             // The attribute this command wrote is refused (a tuple result):
             // a usage error, not a diagnostic quoting a line the file lacks.
-            Err(f) if f.diagnostics.iter().all(|d| matches!(d.code, "E0309" | "E0310")) => {
+            Err(f)
+                if f.diagnostics
+                    .iter()
+                    .all(|d| matches!(d.code, "E0309" | "E0310")) =>
+            {
                 let what: Vec<&str> = f.diagnostics.iter().map(|d| d.message.as_str()).collect();
                 return usage_error(&format!("`{flag}`: {}", what.join("; ")));
             }

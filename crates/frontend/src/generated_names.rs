@@ -35,7 +35,10 @@ pub fn defined_names(items: &[Item]) -> Vec<(String, Span)> {
             Item::Func(f) => {
                 out.push((f.name.name.clone(), f.name.span));
                 for a in &f.attrs {
-                    if !matches!(a.name.name.as_str(), "autodiff_forward" | "autodiff_reverse") {
+                    if !matches!(
+                        a.name.name.as_str(),
+                        "autodiff_forward" | "autodiff_reverse"
+                    ) {
                         continue;
                     }
                     if let Some(AttrArg::Ident(id)) = a.args.as_ref().and_then(|v| v.first()) {
@@ -80,7 +83,11 @@ pub fn rejected(requested: &[String], items: &[Item]) -> BTreeSet<String> {
 /// The attributes that generate `name` (its own entries, else those of the
 /// longest generated name it extends, as `J__fwd` extends `J`), in order.
 fn attributes_of(name: &str, generated: &[Generated]) -> Vec<Span> {
-    let exact: Vec<Span> = generated.iter().filter(|g| g.name == name).map(|g| g.span).collect();
+    let exact: Vec<Span> = generated
+        .iter()
+        .filter(|g| g.name == name)
+        .map(|g| g.span)
+        .collect();
     if !exact.is_empty() {
         return exact;
     }
@@ -119,7 +126,10 @@ pub fn clashes(
         }
         let attrs = attributes_of(name, generated);
         let (at, label) = match (own.first(), attrs.first(), attrs.last()) {
-            (Some(&u), Some(&a), _) => (u, Some((a, "an attribute generates a function of this name"))),
+            (Some(&u), Some(&a), _) => (
+                u,
+                Some((a, "an attribute generates a function of this name")),
+            ),
             (Some(&u), None, _) => (u, None),
             (None, Some(&first), Some(&last)) if first != last => {
                 (last, Some((first, "this attribute generates it too")))

@@ -358,7 +358,9 @@ fn with_delimiter_label(
     let open_text = spelling(tok);
     let mut d = d.with_label(Span::new(l, r), format!("this `{open_text}` is not closed"));
     if head {
-        d = d.with_help("a function cannot be defined inside another: add the missing `}` before it");
+        d = d.with_help(
+            "a function cannot be defined inside another: add the missing `}` before it",
+        );
     }
     if eof {
         d.message = format!("expected `{close}`, found end of file");

@@ -42,6 +42,9 @@ fn function_named_like_a_jacobians_helper() {
         let want = src.find(at).expect("the test's text") as u32;
         assert_eq!(e.span.start, want, "{src}: {e:#?}");
         let label = src.find(attr).expect("the test's text") as u32;
-        assert!(e.labels.iter().any(|(s, _)| s.start == label), "{src}: {e:#?}");
+        assert!(
+            e.labels.iter().any(|(s, _)| s.start == label),
+            "{src}: {e:#?}"
+        );
     }
 }

@@ -19,7 +19,10 @@ fn missing_closing_brace_before_the_next_function() {
         assert_eq!(errs.len(), 1, "{src}: {errs:#?}");
         let open = src.find('{').expect("the test's text") as u32;
         assert!(
-            errs[0].labels.iter().any(|(s, m)| s.start == open && m.contains("not closed")),
+            errs[0]
+                .labels
+                .iter()
+                .any(|(s, m)| s.start == open && m.contains("not closed")),
             "{src}: {errs:#?}"
         );
     }

@@ -47,7 +47,11 @@ void f(double[] x, out double[] y, int k) {{
                 }
                 // (The element path's outlined body reports the attribute's
                 // place: `sparse_elements::an_index_out_of_bounds_is_the_same_error`.)
-                let place = if name == "S" && attr == "sparse" { "" } else { "t.ad:4:9" };
+                let place = if name == "S" && attr == "sparse" {
+                    ""
+                } else {
+                    "t.ad:4:9"
+                };
                 match j.call(name, &mut args) {
                     Err(adc::CallError::Runtime(m)) => assert!(
                         m.starts_with(&format!("index out of bounds at {place}")),

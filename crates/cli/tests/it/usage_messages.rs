@@ -179,7 +179,15 @@ fn jacobian_of_a_tuple_result_is_a_usage_error() {
     let src = "(double, double) polar(double x, double y) { return (hypot(x, y), atan2(y, x)); }\n";
     let p = scratch("polar.ad", src);
     let path = p.to_str().expect("utf-8 path");
-    let o = adc(&["run", path, "--entry", "polar", "--args", "[3, 4]", "--jacobian"]);
+    let o = adc(&[
+        "run",
+        path,
+        "--entry",
+        "polar",
+        "--args",
+        "[3, 4]",
+        "--jacobian",
+    ]);
     assert_eq!(
         (o.status.code(), stderr(&o).as_str(), stdout(&o).as_str()),
         (

@@ -51,8 +51,8 @@ use crate::ad::interactions;
 use crate::ad::widen::callee_spec;
 use crate::ad::{diff_values, jvp_source, AdError};
 use adc_ir::{
-    AdMode, BinaryOp, Constant, DerivSpec, FuncId, Function, InstData, LenCheckOf, Module, ParamMode,
-    ScalarType, Tag, Type, UnaryOp, Value,
+    AdMode, BinaryOp, Constant, DerivSpec, FuncId, Function, InstData, LenCheckOf, Module,
+    ParamMode, ScalarType, Tag, Type, UnaryOp, Value,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
