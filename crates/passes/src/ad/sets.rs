@@ -387,9 +387,9 @@ fn simplify_unions(func: &mut Function, union: FuncId) {
 /// Unread outputs (a requested sweep only, not a callee's): the primal
 /// stores to an `out` array parameter that the sweep only stores to (no
 /// load, view, copy or call reads it) go (a checked one leaves its bounds
-/// check, which the tangent's unchecked store after it relies on), and with them the primal work
-/// that only they needed (Bratu's `exp`), which `dce` then removes. The
-/// sweep computes the pattern, not `F`'s outputs: its callers (generated
+/// check, which the tangent's unchecked store after it relies on), and
+/// with them the primal work that only they needed (Bratu's `exp`),
+/// which `dce` then removes. The sweep computes the pattern, not `F`'s outputs: its callers (generated
 /// by `[jacobian(NAME, sparse)]` and `[hessian(NAME, sparse)]`) get those
 /// from the compressed evaluation or a call of `F`. A callee's sweep keeps
 /// them, since its caller may read them.
