@@ -11,7 +11,8 @@
 //!
 //! It also names what rejected `[jacobian]` and `[hessian]` attributes would
 //! have generated ([`rejected`]): their error (E0309, E0310) was reported,
-//! so calls of those names report nothing more.
+//! so calls of those names report nothing more. And it makes the
+//! expansions' helpers `static` ([`make_helpers_static`]).
 //!
 //! Assumes: `before` is [`defined_names`] of the items before the
 //! expansions, `items` the items after them, `generated` the expansions'
@@ -22,7 +23,7 @@
 use crate::ast::{AttrArg, Item};
 use crate::diag::Diagnostic;
 use crate::jacobian::Generated;
-use adc_ir::Span;
+use adc_ir::{Linkage, Module, Span};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every name the items define, with its span, in source order: functions,
@@ -67,6 +68,25 @@ pub fn requested(items: &[Item]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Makes `static` every exported function of `module` that the program
+/// (`before`: its names before the expansions) did not define and did not
+/// request (`NAME` and `NAME_nnz` of each name in `requested`): the
+/// expansions' helpers and the derivatives their own attributes generate,
+/// so that an object file exports only the program's functions and the
+/// derivatives it asked for.
+pub fn make_helpers_static(before: &[(String, Span)], requested: &[String], module: &mut Module) {
+    let mut keep: BTreeSet<String> = before.iter().map(|(n, _)| n.clone()).collect();
+    for n in requested {
+        keep.insert(n.clone());
+        keep.insert(format!("{n}_nnz"));
+    }
+    for f in module.funcs.iter_mut() {
+        if f.linkage == Linkage::Export && !keep.contains(&f.name) {
+            f.linkage = Linkage::Static;
+        }
+    }
 }
 
 /// What the requested names (`requested` before the expansions) that no

@@ -73,6 +73,10 @@ fn compile_here(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     let mut module = lower::lower_program(&items, &generated_names, rejected, &mut diags);
     if let Some(m) = module.as_mut() {
         jacobian::point_at_attributes(m, &generated);
+        // The expansions' helpers (`J__columns`, `H__gw`, the derivatives
+        // their attributes ask for, ...) are internal: of what they add,
+        // only the requested `NAME` and `NAME_nnz` are exported.
+        generated_names::make_helpers_static(&before, &requested, m);
     }
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     match module {

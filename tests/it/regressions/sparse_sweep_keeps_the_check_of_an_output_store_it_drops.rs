@@ -24,10 +24,12 @@ void f(double[] x, out double[] y, int k) {{
             .unwrap_or_else(|f| panic!("{f}"));
         adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
         let text = m.to_string();
-        let sweep = text
-            .split("\nfunc @")
-            .find(|f| f.starts_with("S__pattern("))
+        // (A helper: `static @S__pattern(...)`, up to the next function.)
+        let start = text
+            .find("static @S__pattern(")
             .unwrap_or_else(|| panic!("no S__pattern:\n{text}"));
+        let sweep = &text[start..];
+        let sweep = &sweep[..sweep.find("\n}\n").unwrap_or(sweep.len())];
         assert!(sweep.contains("lencheck.index"), "{attr}:\n{sweep}");
         let j = adc::compile_jit("t.ad", &src, &adc::CompileOptions::default())
             .unwrap_or_else(|f| panic!("{f}"));

@@ -400,3 +400,60 @@ int main(void) {
     let want = "runtime error: jacobian needs 6 entries at ";
     assert!(stderr(&run).contains(want), "{}", stderr(&run));
 }
+
+/// An object file defines, as global symbols, the module's non-`static`
+/// functions, the derivatives its attributes ask for, and `NAME_nnz` of
+/// its sparse ones; the header declares the same. The helpers that
+/// `[jacobian]` and `[hessian]` write (`J__columns`, `H__gw`, ...) and the
+/// derivatives they use are local (they were once exported and declared).
+#[test]
+fn object_files_export_only_the_programs_functions_and_derivatives() {
+    let Ok(nm) = std::process::Command::new("nm").arg("--version").output() else {
+        eprintln!("skipping: no nm");
+        return;
+    };
+    assert!(nm.status.success());
+    let src = "static double sq(double a) { return a * a; }
+[autodiff_reverse(df, Duplicated, Duplicated, Active)]
+[jacobian(J)]
+[jacobian(JS, sparse)]
+double f(double[] x, out double[] y) {
+    double s = 0.0;
+    for (int i = 0; i + 1 < len(x); i++) { s += x[i] * x[i + 1]; y[i] = sin(x[i]); }
+    return s;
+}
+[hessian(H)]
+[hessian(HS, sparse)]
+double g(double[] x) {
+    double s = 0.0;
+    for (int i = 0; i + 1 < len(x); i++) s += sq(x[i + 1] - x[i]);
+    return s;
+}";
+    let file = scratch("exports.ad", src);
+    let obj = file.with_extension("o");
+    let header = file.with_extension("h");
+    let o = compile(&file, &obj, Some(&header));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = std::process::Command::new("nm")
+        .args(["-g", "--defined-only"])
+        .arg(&obj)
+        .output()
+        .expect("nm runs");
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut global: Vec<&str> = listing
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    global.sort_unstable();
+    let expected = ["H", "HS", "HS_nnz", "J", "JS", "JS_nnz", "df", "f", "g"];
+    assert_eq!(global, expected, "{listing}");
+    let text = std::fs::read_to_string(&header).expect("the header is written");
+    let mut declared: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains('(') && !l.starts_with('#'))
+        .filter_map(|l| l.split('(').next()?.split_whitespace().last())
+        .map(|n| n.trim_start_matches('*'))
+        .collect();
+    declared.sort_unstable();
+    assert_eq!(declared, expected, "{text}");
+}
