@@ -57,6 +57,11 @@ pub enum Tok {
     #[regex(r"([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fF]?", |lex| lex.slice().to_string())]
     #[regex(r"[0-9]+[eE][+-]?[0-9]+[fF]?", |lex| lex.slice().to_string())]
     Float(String),
+    /// `1.5e`, `2e+`: a number whose exponent has no digits (longer than
+    /// the number before the `e`, shorter than any with exponent digits).
+    /// `parse` reports it and reads the number before the `e`.
+    #[regex(r"([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?", |lex| lex.slice().to_string())]
+    EmptyExponent(String),
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string(), priority = 1)]
     Ident(String),
 

@@ -54,7 +54,7 @@ fn wrap_attrs(attrs: Vec<Attr>, stmt: Stmt) -> Stmt {
 pub(crate) fn describe(tok: &Tok) -> String {
     match tok {
         Tok::Int(i) => format!("integer `{i}`"),
-        Tok::Float(f) => format!("number `{f}`"),
+        Tok::Float(f) | Tok::EmptyExponent(f) => format!("number `{f}`"),
         Tok::Ident(s) => format!("identifier `{s}`"),
         other if is_keyword(other) => format!("keyword `{}`", spelling(other)),
         other => format!("`{}`", spelling(other)),
@@ -64,7 +64,7 @@ pub(crate) fn describe(tok: &Tok) -> String {
 pub(crate) fn spelling(tok: &Tok) -> &'static str {
     match tok {
         Tok::Int(_) => "integer",
-        Tok::Float(_) => "number",
+        Tok::Float(_) | Tok::EmptyExponent(_) => "number",
         Tok::Ident(_) => "identifier",
         Tok::BlockComment => "/*",
         Tok::KwDouble => "double",
@@ -197,6 +197,7 @@ fn to_diagnostic(err: &ParseError<usize, Tok, LexError>, source_len: usize) -> D
 pub fn parse_program(source: &str) -> (Vec<Item>, Vec<Diagnostic>) {
     let mut toks: Vec<lexer::Spanned> = lexer::tokens(source).collect();
     let mut diags = Vec::new();
+    empty_exponents(&mut toks, &mut diags);
     let (mut items, mut errors) = parse_tokens(&toks);
     // Each round fixes one mistake; a program has few of them.
     for _ in 0..16 {
@@ -232,6 +233,31 @@ pub fn parse_program(source: &str) -> (Vec<Item>, Vec<Diagnostic>) {
     // One bad token can be reported by recovery and again at the end.
     diags.dedup_by(|a, b| a.message == b.message && a.span == b.span);
     (items, diags)
+}
+
+/// Reports each number whose exponent has no digits (`1.5e`, E0007) and
+/// reads it as the number before the `e`, so it causes no other error.
+fn empty_exponents(toks: &mut [lexer::Spanned], diags: &mut Vec<Diagnostic>) {
+    for t in toks.iter_mut() {
+        let Ok((l, Tok::EmptyExponent(text), r)) = t else {
+            continue;
+        };
+        diags.push(
+            Diagnostic::error(
+                "E0007",
+                "the exponent of this number has no digits",
+                Span::new(*l, *r),
+            )
+            .with_help("write the exponent's digits (`1.5e3`), or leave the `e` out"),
+        );
+        let mantissa = text.trim_end_matches(['e', 'E', '+', '-']);
+        let mantissa = if mantissa.contains('.') {
+            mantissa.to_string()
+        } else {
+            format!("{mantissa}.0")
+        };
+        *t = Ok((*l, Tok::Float(mantissa), *r));
+    }
 }
 
 /// Keeps the first of `errors` (in source order) in each top-level item:
@@ -296,7 +322,7 @@ fn parse_tokens(toks: &[lexer::Spanned]) -> (Vec<Item>, Vec<ParseError<usize, To
 pub(crate) fn is_keyword(tok: &Tok) -> bool {
     !matches!(
         tok,
-        Tok::Int(_) | Tok::Float(_) | Tok::Ident(_) | Tok::BlockComment
+        Tok::Int(_) | Tok::Float(_) | Tok::EmptyExponent(_) | Tok::Ident(_) | Tok::BlockComment
     ) && spelling(tok).bytes().all(|b| b.is_ascii_lowercase())
 }
 

@@ -6,7 +6,8 @@
 //!   that name;
 //! - a missing `;` is inserted where the parser wanted one (the error then
 //!   points just after the previous token, where the `;` belongs);
-//! - a prefix `++i` / `--i` is reported and its operator dropped.
+//! - a prefix `++i` / `--i` is reported and its operator dropped;
+//! - `a ** b` is reported and read as `a * b`.
 //!
 //! A function's head (`double g(`) where a statement belongs is not given a
 //! `;`: a `}` is missing before it ([`function_head`]; `parse` points at
@@ -61,6 +62,8 @@ pub(crate) fn repair(toks: &[Spanned], errors: &[Error], source: &str) -> Option
             Some(keyword_as_name(toks, at, tok, *l, *r))
         } else if matches!(tok, Tok::PlusPlus | Tok::MinusMinus) {
             prefix_step(toks, at, tok, *l, *r, source)
+        } else if *tok == Tok::Star {
+            power_operator(toks, at, *l, *r)
         } else if expects(expected, ";") {
             missing_semicolon(toks, at, tok, *l, *r, source)
         } else {
@@ -233,6 +236,26 @@ fn prefix_step(
             "write `{operand}{op};` (or `{operand} {compound} 1;`) before this statement"
         ))
     };
+    let mut toks = toks.to_vec();
+    let _dropped = toks.remove(at);
+    Some(Repair {
+        toks,
+        diag,
+        must_pass: Some((l, r)),
+    })
+}
+
+/// `a ** b` (Python's and Fortran's power): reported, and read as `a * b`
+/// so that the rest of the file is checked for syntax only once more.
+fn power_operator(toks: &[Spanned], at: usize, l: usize, r: usize) -> Option<Repair> {
+    let Some(Ok((first, Tok::Star, first_end))) = toks.get(at.checked_sub(1)?) else {
+        return None;
+    };
+    if *first_end != l {
+        return None;
+    }
+    let diag = Diagnostic::error("E0005", "`.ad` has no `**` operator", Span::new(*first, r))
+        .with_help("write `pow(a, b)` for `a` to the power `b` (or `a * a` for a square)");
     let mut toks = toks.to_vec();
     let _dropped = toks.remove(at);
     Some(Repair {
