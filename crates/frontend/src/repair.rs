@@ -236,13 +236,7 @@ fn prefix_step(
             "write `{operand}{op};` (or `{operand} {compound} 1;`) before this statement"
         ))
     };
-    let mut toks = toks.to_vec();
-    let _dropped = toks.remove(at);
-    Some(Repair {
-        toks,
-        diag,
-        must_pass: Some((l, r)),
-    })
+    Some(dropping(toks, at, diag, (l, r)))
 }
 
 /// `a ** b` (Python's and Fortran's power): reported, and read as `a * b`
@@ -256,13 +250,18 @@ fn power_operator(toks: &[Spanned], at: usize, l: usize, r: usize) -> Option<Rep
     }
     let diag = Diagnostic::error("E0005", "`.ad` has no `**` operator", Span::new(*first, r))
         .with_help("write `pow(a, b)` for `a` to the power `b` (or `a * a` for a square)");
+    Some(dropping(toks, at, diag, (l, r)))
+}
+
+/// The repair that drops token `at`, kept when the parse gets past `place`.
+fn dropping(toks: &[Spanned], at: usize, diag: Diagnostic, place: (usize, usize)) -> Repair {
     let mut toks = toks.to_vec();
     let _dropped = toks.remove(at);
-    Some(Repair {
+    Repair {
         toks,
         diag,
-        must_pass: Some((l, r)),
-    })
+        must_pass: Some(place),
+    }
 }
 
 /// The source text of a name followed by any `[...]` indices, starting at
