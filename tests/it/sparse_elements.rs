@@ -475,7 +475,7 @@ void f(double[] a, double[] b, double[] c, int[] ix, out double[] y) {
 }";
     assert!(takes_elements(src));
     let m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default()).expect("compiles");
-    assert!(m.find("S__egather").is_some() && m.find("S__eplan").is_some());
+    assert!(m.find("S__egather3").is_some() && m.find("S__eplan").is_some());
     let j = jit(src);
     let a = [0.5, -1.0, 2.0];
     let c = [1.5, -0.25, 0.75, 0.3];
@@ -583,4 +583,97 @@ void f(double[] x, out double[] y, out double[] w) {
     assert!(rows[0].is_empty());
     assert_eq!(rows[1], vec![0, 1, 3]);
     assert_eq!(rows[4], vec![2, 3, 4]);
+}
+
+#[test]
+fn rows_that_fit_and_rows_that_do_not_in_short_arrays() {
+    // Rows of several entries from three inputs (the last one's loop has
+    // no end test when the row fits in `vals` and `cols`): with either
+    // array short by 1 to all entries, a row stops fitting somewhere, mid
+    // row or at its start; its entries past the room must be counted, not
+    // stored (a store past the end is an index error, not `jacobian needs
+    // N entries`). With room to spare every row fits.
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] a, double[] b, double[] c, int[] ix, out double[] y) {
+    for (int i = 0; i < len(y) / 2; i++) {
+        double u = a[ix[2 * i]] * b[i % len(b)] + c[ix[2 * i + 1]];
+        y[2 * i] = u * c[0] + sin(a[(ix[2 * i] + 1) % len(a)]);
+        y[2 * i + 1] = u * b[(i + 1) % len(b)];
+    }
+}";
+    assert!(takes_elements(src));
+    let j = jit(src);
+    let ix: Vec<i64> = vec![0, 1, 2, 0, 1, 2, 0, 0];
+    let p = ix.len() / 2;
+    let args = [
+        arr(&[0.5, -1.0, 2.0]),
+        arr(&[0.3, 0.7]),
+        arr(&[1.5, -0.25, 0.75]),
+        ArgValue::Array(ArrayValue::I64(ix)),
+        arr(&vec![0.0; 2 * p]),
+    ];
+    same_as_coloring(&j, "f", &args, 2 * p, 8);
+    let nnz = check(&j, "f", &args, 2 * p, 8).vals.len();
+    assert!(nnz > 2 * p, "rows of several entries");
+    let with = |nv: usize, nc: usize| {
+        let mut a = args.to_vec();
+        a.push(arr(&vec![0.0; nv]));
+        a.push(ArgValue::Array(ArrayValue::I64(vec![0; nc])));
+        a.push(ArgValue::Array(ArrayValue::I64(vec![0; 2 * p + 1])));
+        a
+    };
+    let mut spare = with(nnz + 3, nnz + 3);
+    j.call("S", &mut spare).expect("room to spare");
+    for k in 1..=nnz {
+        for (nv, nc) in [(nnz - k, nnz), (nnz, nnz - k)] {
+            match j.call("S", &mut with(nv, nc)) {
+                Err(adc::CallError::Runtime(m)) => assert!(
+                    m.starts_with(&format!("jacobian needs {nnz} entries")),
+                    "vals {nv}, cols {nc}: {m}"
+                ),
+                other => panic!("vals {nv}, cols {nc}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn element_bodies_take_only_the_parameters_they_name() {
+    // The first loop reads no input (rows of no entries, `S__egather0`;
+    // `a` sets its bound, before it); the second names `b` and `z` alone, so its body's sweep numbers `b`
+    // as its first input: `b`'s first column must come from the arena's
+    // first input slot (taken as `a`'s, every column would be off by
+    // `len(a)`), and `a` (long) is neither passed nor given a shadow.
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] a, double[] b, int k, out double[] y, out double[] z) {
+    int na = len(a);
+    for (int i = 0; i < na - 37; i++) {
+        y[i] = 2.0 + double(i);
+    }
+    for (int i = 0; i < len(z); i++) {
+        z[i] = b[i % len(b)] * sin(b[(i + k) % len(b)]);
+    }
+}";
+    assert!(takes_elements(src));
+    let m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default()).expect("compiles");
+    assert!(m.find("S__egather0").is_some() && m.find("S__egather1").is_some());
+    assert!(m.find("S__egather2").is_none());
+    let c = adc_frontend::compile_to_ir(src).expect("compiles");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let j = jit(src);
+    let a: Vec<f64> = (0..40).map(|i| 0.1 * i as f64).collect();
+    let b = [0.5, -1.0, 2.0, 0.25];
+    let args = [arr(&a), arr(&b), int(1), arr(&[0.0; 3]), arr(&[0.0; 5])];
+    let csr = check(&j, "f", &args, 8, a.len() + b.len());
+    let rows = pattern(&csr);
+    let at = a.len() as i64;
+    assert!(rows[..3].iter().all(|r| r.is_empty()));
+    assert_eq!(rows[3], vec![at, at + 1]);
+    assert_eq!(rows[7], vec![at, at + 1]);
+    assert_eq!(rows[6], vec![at, at + 3]);
+    same_as_coloring(&j, "f", &args, 8, a.len() + b.len());
 }

@@ -10,9 +10,10 @@
 //!    two sites (of one iteration or two), or a row with entries that no
 //!    site names, sends it to `NAME__fill` (the coloring) instead.
 //! 2. Each loop `k` with `W` sites has its body outlined as the `static`
-//!    function `NAME__eK` (parameters: `F`'s, the loop variable, the
-//!    integers declared before the loop), with a reverse derivative
-//!    `NAME__eKb` of width `W` (`Duplicated` for `F`'s `Dual` arrays).
+//!    function `NAME__eK` (parameters: those of `F`'s the body names, the
+//!    loop variable, the integers declared before the loop that it names),
+//!    with a reverse derivative `NAME__eKb` of width `W` (`Duplicated` for
+//!    `F`'s `Dual` arrays).
 //!    Per iteration, lane `j` of the `out` shadows is seeded at site `j`'s
 //!    row, one run gives the `W` rows' gradients, which are gathered into
 //!    `vals` at the pattern's columns; those shadow elements are zeroed
@@ -24,6 +25,7 @@ use super::elements::{Plan, Top};
 use super::layout::{layout, param_decls as params, Layout};
 use super::type_name;
 use crate::ast::*;
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 fn ident(name: &str, span: adc_ir::Span) -> Ident {
@@ -33,15 +35,105 @@ fn ident(name: &str, span: adc_ir::Span) -> Ident {
     }
 }
 
-/// The integer declarations before the `k`th statement of the plan.
+/// The integer declarations before the `k`th statement of the plan that
+/// its body names.
 fn captured(plan: &Plan, k: usize) -> Vec<(BaseType, String)> {
+    let used = used(plan, k);
     plan.tops[..k]
         .iter()
         .filter_map(|t| match t {
-            Top::Decl { ty, name, .. } => Some((*ty, name.clone())),
-            Top::Loop { .. } => None,
+            Top::Decl { ty, name, .. } if used.contains(name) => Some((*ty, name.clone())),
+            _ => None,
         })
         .collect()
+}
+
+/// Which of `F`'s parameters the `k`th statement's loop body names: the
+/// outlined body takes those alone (a name it does not use is no value
+/// the body can reach, since names are resolved in the body's scope and
+/// callees see only what it passes them).
+fn kept(f: &FuncDecl, plan: &Plan, k: usize) -> Vec<bool> {
+    let used = used(plan, k);
+    f.params
+        .iter()
+        .map(|p| used.contains(&p.name.name))
+        .collect()
+}
+
+/// Every name the `k`th statement's loop body uses as a variable.
+fn used(plan: &Plan, k: usize) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    if let Top::Loop { body, .. } = &plan.tops[k] {
+        body.iter().for_each(|s| stmt_names(s, &mut out));
+    }
+    out
+}
+
+fn stmt_names(s: &Stmt, out: &mut BTreeSet<String>) {
+    let mut e = |x: &Expr| expr_names(x, out);
+    match s {
+        Stmt::Decl { init, .. } => init.iter().for_each(e),
+        Stmt::ArrayDecl { len, init, .. } => {
+            len.iter().for_each(&mut e);
+            init.iter().flatten().for_each(e);
+        }
+        Stmt::Destructure { value, .. } | Stmt::Expr(value) => e(value),
+        Stmt::Assign { target, value, .. } => {
+            e(target);
+            e(value);
+        }
+        Stmt::IncDec { target, .. } => e(target),
+        Stmt::Return(v, _) => v.iter().for_each(e),
+        Stmt::If {
+            cond,
+            then_branch,
+            else_branch,
+            ..
+        } => {
+            e(cond);
+            let rest = then_branch.iter().chain(else_branch.iter().flatten());
+            rest.for_each(|s| stmt_names(s, out));
+        }
+        Stmt::While { cond, body, .. } => {
+            e(cond);
+            body.iter().for_each(|s| stmt_names(s, out));
+        }
+        Stmt::For {
+            init,
+            cond,
+            step,
+            body,
+            ..
+        } => {
+            cond.iter().for_each(e);
+            let parts = init.iter().chain(step).map(|b| &**b).chain(body);
+            parts.for_each(|s| stmt_names(s, out));
+        }
+        Stmt::Block(body) => body.iter().for_each(|s| stmt_names(s, out)),
+        Stmt::Attributed { stmt, .. } => stmt_names(stmt, out),
+        Stmt::Break(_) | Stmt::Continue(_) | Stmt::Error => (),
+    }
+}
+
+fn expr_names(e: &Expr, out: &mut BTreeSet<String>) {
+    match &e.kind {
+        ExprKind::Var(n) => {
+            out.insert(n.clone());
+        }
+        ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => expr_names(a, out),
+        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
+            expr_names(a, out);
+            expr_names(b, out);
+        }
+        ExprKind::Ternary(a, b, c) => [a, b, c].into_iter().for_each(|x| expr_names(x, out)),
+        ExprKind::View(a, lo, hi) => {
+            expr_names(a, out);
+            expr_names(lo, out);
+            hi.iter().for_each(|h| expr_names(h, out));
+        }
+        ExprKind::Call(_, xs) | ExprKind::Tuple(xs) => xs.iter().for_each(|x| expr_names(x, out)),
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Error => (),
+    }
 }
 
 /// The outlined loop bodies `NAME__eK`, each with its reverse derivative
@@ -65,9 +157,13 @@ pub(super) fn outlined(
         if sites.is_empty() {
             continue;
         }
-        let mut ps = f.params.clone();
+        let keep = kept(f, plan, k);
+        let mut ps: Vec<ParamDecl> = (f.params.iter().zip(&keep))
+            .filter(|(_, &k)| k)
+            .map(|(p, _)| p.clone())
+            .collect();
         let mut acts: Vec<AttrArg> = vec![AttrArg::Ident(ident(&format!("{name}__e{k}b"), span))];
-        for d in dual {
+        for (d, _) in dual.iter().zip(&keep).filter(|(_, &k)| k) {
             let a = if *d { "Duplicated" } else { "Const" };
             acts.push(AttrArg::Ident(ident(a, span)));
         }
@@ -269,9 +365,25 @@ pub(super) fn source(
     return true;
 }
 ";
-    let inputs = l.col_at.iter().filter(|at| at.is_some()).count();
-    s += &super::elements_masks::helpers(name, inputs);
+    s += &super::elements_masks::helpers(name, &gathers(f, dual, plan));
     s
+}
+
+/// The number of input arrays of each loop with sites, which its
+/// `NAME__egatherN` takes (`N` that number).
+pub(super) fn gathers(f: &FuncDecl, dual: &[bool], plan: &Plan) -> BTreeSet<usize> {
+    let l = layout(f, dual, false);
+    let mut out = BTreeSet::new();
+    for (k, t) in plan.tops.iter().enumerate() {
+        if matches!(t, Top::Loop { sites, .. } if !sites.is_empty()) {
+            let keep = kept(f, plan, k);
+            let inputs = (l.col_at.iter().zip(dual.iter().zip(&keep)))
+                .filter(|(at, (&d, &k))| at.is_some() && d && k)
+                .count();
+            out.insert(inputs);
+        }
+    }
+    out
 }
 
 fn row_at(l: &Layout, param: usize) -> &str {
@@ -304,7 +416,11 @@ fn element_loop(
     let w = sites.len();
     let _ = writeln!(s, "        {{");
     let (mut rev, mut fwd) = (Vec::new(), Vec::new());
+    let keep = kept(f, plan, k);
     for (i, (p, &d)) in f.params.iter().zip(dual).enumerate() {
+        if !keep[i] {
+            continue;
+        }
         let n = &p.name.name;
         rev.push(n.clone());
         fwd.push(n.clone());
@@ -330,13 +446,15 @@ fn element_loop(
     if w > 1 {
         let _ = writeln!(s, "            double adc_e_seed[{w}];");
     }
-    // The input arrays' first columns and this loop's shadows of them.
+    // The input arrays the body reads, their first columns and this loop's
+    // shadows of them (no column of another input is in its rows).
     let (bases, shadows): (Vec<String>, Vec<String>) = f
         .params
         .iter()
         .zip(dual.iter().zip(&l.col_at))
-        .filter(|(_, (d, _))| **d)
-        .filter_map(|(p, (_, at))| Some((at.clone()?, format!("adc_e_d_{}", p.name.name))))
+        .zip(&keep)
+        .filter(|((_, (d, _)), &k)| **d && k)
+        .filter_map(|((p, (_, at)), _)| Some((at.clone()?, format!("adc_e_d_{}", p.name.name))))
         .unzip();
     super::elements_masks::declare(s, w, &bases);
     let _ = writeln!(
@@ -399,7 +517,13 @@ fn element_loop(
     // Column `c` of lane `j`: in the shadow of the parameter holding it.
     let lane = |j: &str, body: &dyn Fn(&str) -> String| {
         let mut t = String::new();
-        for (p, at) in f.params.iter().zip(&l.col_at) {
+        for ((p, at), _) in f
+            .params
+            .iter()
+            .zip(&l.col_at)
+            .zip(&keep)
+            .filter(|(_, &k)| k)
+        {
             let Some(at) = at else { continue };
             let n = &p.name.name;
             let cell = format!("adc_e_d_{n}[{j} * len({n}) + adc_e_c - {at}]");
