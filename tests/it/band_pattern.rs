@@ -60,7 +60,7 @@ fn band(j: &JitModule, args: &[ArgValue], n: usize) -> Option<Vec<Vec<i64>>> {
     let mut b = [
         info,
         int(n as i64),
-        ArgValue::Scalar(Constant::Bool(true)),
+        int(1),
         iarr(&vec![-1; n + 1]),
         iarr(&vec![-1; m as usize]),
     ];

@@ -255,6 +255,46 @@ double sq(double[] x) { return x[0] * x[0] * x[1]; }");
 }
 
 #[test]
+fn short_arrays_on_a_band_pattern_are_a_runtime_error() {
+    // The band pattern writes the lower triangle itself, before the
+    // coloring: with one run of the band coloring (tridiagonal, no full
+    // pattern) and with two (pentadiagonal, the full pattern for the
+    // star coloring). Each array one element short; then all long enough.
+    let shapes = [
+        "for (int i = 0; i + 1 < len(x); i++) { s += x[i] * x[i] * x[i + 1]; }",
+        "for (int i = 1; i + 1 < len(x); i++) { double t = x[i - 1] - x[i + 1]; s += t * t * x[i]; }",
+    ];
+    for body in shapes {
+        let j = jit(&format!(
+            "[hessian(H)]\n[hessian(S, sparse)]\ndouble f(double[] x) {{ double s = 0.0; {body} return s; }}"
+        ));
+        let n = 7;
+        let x = arr(&(0..n).map(|i| 0.2 * i as f64 - 0.5).collect::<Vec<_>>());
+        let r = j.call("S_nnz", &mut [x.clone()]).expect("S_nnz");
+        let Constant::I64(m) = r[0] else {
+            panic!("S_nnz returns an int")
+        };
+        let m = m as usize;
+        for (k, short, need) in [(1, m - 1, m), (2, m - 1, m), (3, n, n + 1)] {
+            let mut args = [
+                x.clone(),
+                arr(&vec![0.0; m]),
+                ArgValue::Array(ArrayValue::I64(vec![0; m])),
+                ArgValue::Array(ArrayValue::I64(vec![0; n + 1])),
+            ];
+            args[k] = match k {
+                1 => arr(&vec![0.0; short]),
+                _ => ArgValue::Array(ArrayValue::I64(vec![0; short])),
+            };
+            let e = j.call("S", &mut args).expect_err("one element too few");
+            let want = format!("hessian needs {need} entries");
+            assert!(e.to_string().contains(&want), "{body}: {e}");
+        }
+        check(&j, "f", &[x], n);
+    }
+}
+
+#[test]
 fn misuse_is_e0310() {
     for (attr, f) in [
         ("hessian(hf, sparse, Dual)", "double f(double x)"),

@@ -121,9 +121,16 @@ fn expand_sparse(
     }
     if force == Force::Colors {
         // The compressed evaluation and the helpers only.
-        for g in ["__compressed", "__band", "__color", "__greedy", "__seed"]
-            .into_iter()
-            .chain(["__scatter", "__pick", "__lazy", "__rows"])
+        for g in [
+            "__compressed",
+            "__band",
+            "__cyclic",
+            "__color",
+            "__greedy",
+            "__seed",
+        ]
+        .into_iter()
+        .chain(["__scatter", "__pick", "__lazy", "__rows"])
         {
             out.generated.push(Generated {
                 name: format!("{name}{g}"),
@@ -187,6 +194,7 @@ fn expand_sparse(
         format!("{name}__fill"),
         format!("{name}__rows"),
         format!("{name}__band"),
+        format!("{name}__cyclic"),
         format!("{name}__color"),
         format!("{name}__greedy"),
         format!("{name}__seed"),

@@ -51,7 +51,9 @@ pub(super) fn source(
         let args = format!("{gw_args}adc_hs_g");
         sparse::sweep(&gj, &args, "adc_hs_n", "adc_hs_n", ("", ""), body)
     };
-    let head = format!("    int adc_hs_n = {ncols};\n    double adc_hs_g[adc_hs_n];\n");
+    // `NAME__gw` writes each element of its gradient before reading it.
+    let head =
+        format!("    int adc_hs_n = {ncols};\n    double adc_hs_g[__adc_uninit(adc_hs_n)];\n");
     let (save, restore) = if interact {
         crate::jacobian::layout::save_restore(f)
     } else {
@@ -71,7 +73,7 @@ pub(super) fn source(
     if interact {
         let body = "            adc_s_nnz = _adc_hs_lower;\n";
         let fallback = save.clone() + &super::interact::sweep(f, name, &restore, body) + &restore;
-        s += &super::band::sweep(f, name, false, body, &fallback);
+        s += &super::band::sweep(f, name, None, body, &fallback);
     } else {
         s += &sweep(&sparse::count(&gj, "adc_hs_n", true, None));
     }
@@ -106,10 +108,18 @@ pub(super) fn source(
     let w = sparse::CHUNK;
     // The sweep from `F` knows the lower triangle's entries.
     let known = if interact { "_adc_hs_lower" } else { "-1" };
-    let _ = write!(
-        body,
-        "            {name}__lower(adc_hs_p, adc_hs_c, {known}, vals, cols, rows);
-            int adc_hs_color[__adc_uninit(adc_hs_n)];
+    let to_lower =
+        format!("            {name}__lower(adc_hs_p, adc_hs_c, {known}, vals, cols, rows);\n");
+    let run = |color: &str, k: &str| {
+        format!(
+            "                int adc_hs_lane[0];
+                int adc_hs_from[0];
+                {gj}__compressed({gw_args}adc_hs_g, vals, cols, rows, {color}, {k}, adc_hs_lane, adc_hs_from);
+"
+        )
+    };
+    let colors = format!(
+        "            int adc_hs_color[__adc_uninit(adc_hs_n)];
             int adc_hs_k = {gj}__band(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color);
             if (adc_hs_k == 0) {{ adc_hs_k = {gj}__color(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color); }}
             int adc_hs_s = 0;
@@ -124,17 +134,24 @@ pub(super) fn source(
                 }}
             }}
             if (adc_hs_s == 0) {{
-                int adc_hs_lane[0];
-                int adc_hs_from[0];
-                {gj}__compressed({gw_args}adc_hs_g, vals, cols, rows, adc_hs_color, adc_hs_k, adc_hs_lane, adc_hs_from);
-            }}
-"
+{}            }}
+",
+        run("adc_hs_color", "adc_hs_k")
     );
     if interact {
-        let fallback = save.clone() + &super::interact::sweep(f, name, &restore, &body) + &restore;
-        s += &super::band::sweep(f, name, true, &body, &fallback);
+        // The band pattern writes the lower triangle itself; its band
+        // coloring, when one run, needs no full pattern.
+        let fast = format!(
+            "            int adc_hs_color[__adc_uninit(adc_hs_n)];
+            int adc_hs_k = {gj}__cyclic(adc_hb_span, adc_hs_color);
+{}",
+            run("adc_hs_color", "adc_hs_k")
+        );
+        let swept = to_lower + &colors;
+        let fallback = save.clone() + &super::interact::sweep(f, name, &restore, &swept) + &restore;
+        s += &super::band::sweep(f, name, Some((&fast, w)), &colors, &fallback);
     } else {
-        s += &sweep(&body);
+        s += &sweep(&(body + &to_lower + &colors));
     }
     let _ = writeln!(s, "    return {call_f};");
     let _ = writeln!(s, "}}");

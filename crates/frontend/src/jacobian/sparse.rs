@@ -65,7 +65,7 @@ pub(super) fn source(
     let (save, restore) = save_restore(f);
     let mut s = String::new();
     if force == Force::Colors {
-        s += &compressed(f, name, dual, &l);
+        s += &compressed(f, name, dual, &l, false);
         s += &super::sparse_helpers::helpers(name, CHUNK);
         return s;
     }
@@ -118,7 +118,7 @@ pub(super) fn source(
     s += &fill(f, name, &l, force);
     // By rows only, there is no forward derivative to run.
     if force != Force::Rows {
-        s += &compressed(f, name, dual, &l);
+        s += &compressed(f, name, dual, &l, true);
     }
     s += &super::sparse_helpers::helpers(name, CHUNK);
     if force != Force::Columns {
@@ -343,8 +343,12 @@ fn fill(f: &FuncDecl, name: &str, l: &Layout, force: Force) -> String {
 /// `r` (direct: a Jacobian's coloring, or a Hessian's lower triangle under
 /// it), or, when `lane` is not empty, lane `lane[q]` of row `from[q]` (a
 /// Hessian's star coloring, `crate::hessian::sparse`). Does what `F` does
-/// and returns its result.
-fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
+/// and returns its result. `restores`: `F`'s `inout` and `out` arguments
+/// saved on entry and restored before each run; without it, `F` must
+/// write every element of its `out` arrays (and so of their tangents)
+/// before reading it and nothing else (a sparse Hessian's `NAME__gw`,
+/// [`Force::Colors`]): the tangents of its `out` arrays start unset.
+fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, restores: bool) -> String {
     let w = CHUNK;
     let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
     let ret = ret_type(f);
@@ -361,12 +365,24 @@ fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> String {
         "int[] adc_s_from".into(),
     ]);
     let _ = writeln!(s, "static {ret} {name}__compressed({}) {{", ps.join(", "));
-    let (save, restore) = save_restore(f);
+    let (save, restore) = if restores {
+        save_restore(f)
+    } else {
+        Default::default()
+    };
     s += &save;
     for (p, &d) in f.params.iter().zip(dual) {
         if d {
             let n = &p.name.name;
-            let _ = writeln!(s, "    {} adc_s_t_{n}[{w} * {}];", type_name(p.ty), len(p));
+            // Without `restores`, `F` writes its `out` arrays' tangents
+            // before reading them: they need no zeros.
+            let size = format!("{w} * {}", len(p));
+            let size = if !restores && p.mode == Mode::Out {
+                format!("__adc_uninit({size})")
+            } else {
+                size
+            };
+            let _ = writeln!(s, "    {} adc_s_t_{n}[{size}];", type_name(p.ty));
         }
     }
     if float_ret {

@@ -20,6 +20,8 @@
 ///   all need colors of their own), column `c` gets color `c mod K` (two
 ///   columns of one row are less than `K` apart), and returns the number
 ///   of colors; otherwise 0. Linear in the rows and columns.
+/// - `NAME__cyclic`: those colors, `c mod K` (`K` given: a sparse
+///   Hessian's band pattern knows it from its table), and their number.
 /// - `NAME__color`: otherwise, the columns' rows, `crow[cp[c] .. cp[c + 1]]`
 ///   (counts, then prefix sums make `cp[c + 1]` where column c's rows start, and filling
 ///   `crow` moves it to where they end), then `NAME__greedy`.
@@ -124,6 +126,10 @@ static int {name}__band(int nr, int[] rows, int[] cols, out int[] color) {{
         }}
     }}
     if ((span + {w} - 1) / {w} > (most + {w} - 1) / {w}) {{ return 0; }}
+    return {name}__cyclic(span, color);
+}}
+[checkpoint]
+static int {name}__cyclic(int span, out int[] color) {{
     int k = 0;
     for (int c = 0; c < len(color); c++) {{
         color[c] = k;
