@@ -120,7 +120,17 @@ fn expand_sparse(
         });
     }
     if force == Force::Colors {
-        // The compressed evaluation and the helpers only.
+        // The compressed evaluations (of `CHUNK` and `NARROW` lanes) and
+        // the helpers only.
+        let narrow = format!("{cols}{}", sparse::NARROW);
+        f.attrs
+            .push(forward_attr(f, a, &narrow, &dual, Some(sparse::NARROW)));
+        for g in [narrow, format!("{name}__compressed{}", sparse::NARROW)] {
+            out.generated.push(Generated {
+                name: g,
+                span: a.span,
+            });
+        }
         for g in [
             "__compressed",
             "__band",

@@ -110,12 +110,29 @@ pub(super) fn source(
     let known = if interact { "_adc_hs_lower" } else { "-1" };
     let to_lower =
         format!("            {name}__lower(adc_hs_p, adc_hs_c, {known}, vals, cols, rows);\n");
+    // The compressed evaluation of `NARROW` lanes (which `__adc_colors`,
+    // the pattern from `F`'s sweep, makes) when it takes no more runs than
+    // `CHUNK` lanes: `k` colors, `lane`/`from` given.
+    let (narrow, chunk) = (sparse::NARROW, sparse::CHUNK);
+    let call = |color: &str, k: &str| {
+        let args =
+            format!("{gw_args}adc_hs_g, vals, cols, rows, {color}, {k}, adc_hs_lane, adc_hs_from");
+        if interact {
+            format!(
+                "if (({k} + {narrow} - 1) / {narrow} == ({k} + {chunk} - 1) / {chunk}) {{ {gj}__compressed{narrow}({args}); }}
+                else {{ {gj}__compressed({args}); }}"
+            )
+        } else {
+            format!("{gj}__compressed({args});")
+        }
+    };
     let run = |color: &str, k: &str| {
         format!(
             "                int adc_hs_lane[0];
                 int adc_hs_from[0];
-                {gj}__compressed({gw_args}adc_hs_g, vals, cols, rows, {color}, {k}, adc_hs_lane, adc_hs_from);
-"
+                {}
+",
+            call(color, k)
         )
     };
     let colors = format!(
@@ -130,12 +147,13 @@ pub(super) fn source(
                     int adc_hs_lane[__adc_uninit(rows[adc_hs_n])];
                     int adc_hs_from[__adc_uninit(rows[adc_hs_n])];
                     {name}__sources(adc_hs_p, adc_hs_c, cols, rows, adc_hs_star, adc_hs_lane, adc_hs_from);
-                    {gj}__compressed({gw_args}adc_hs_g, vals, cols, rows, adc_hs_star, adc_hs_s, adc_hs_lane, adc_hs_from);
+                    {}
                 }}
             }}
             if (adc_hs_s == 0) {{
 {}            }}
 ",
+        call("adc_hs_star", "adc_hs_s"),
         run("adc_hs_color", "adc_hs_k")
     );
     if interact {

@@ -29,6 +29,12 @@ use std::fmt::Write;
 /// Colors per run of the compressed evaluation.
 pub const CHUNK: u32 = 4;
 
+/// The lanes of a sparse Hessian's second compressed evaluation
+/// (`NAME__compressed3`), used when its colors take no more runs of
+/// `NARROW` than of [`CHUNK`] (3 colors: a tridiagonal Hessian; 5 or 6):
+/// a quarter less tangent work and memory.
+pub const NARROW: u32 = 3;
+
 fn ret_type(f: &FuncDecl) -> String {
     match &f.ret {
         ReturnType::Void => "void".to_string(),
@@ -65,7 +71,8 @@ pub(super) fn source(
     let (save, restore) = save_restore(f);
     let mut s = String::new();
     if force == Force::Colors {
-        s += &compressed(f, name, dual, &l, false);
+        s += &compressed(f, name, dual, &l, (false, CHUNK));
+        s += &compressed(f, name, dual, &l, (false, NARROW));
         s += &super::sparse_helpers::helpers(name, CHUNK);
         return s;
     }
@@ -118,7 +125,7 @@ pub(super) fn source(
     s += &fill(f, name, &l, force);
     // By rows only, there is no forward derivative to run.
     if force != Force::Rows {
-        s += &compressed(f, name, dual, &l, true);
+        s += &compressed(f, name, dual, &l, (true, CHUNK));
     }
     s += &super::sparse_helpers::helpers(name, CHUNK);
     if force != Force::Columns {
@@ -348,8 +355,20 @@ fn fill(f: &FuncDecl, name: &str, l: &Layout, force: Force) -> String {
 /// write every element of its `out` arrays (and so of their tangents)
 /// before reading it and nothing else (a sparse Hessian's `NAME__gw`,
 /// [`Force::Colors`]): the tangents of its `out` arrays start unset.
-fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, restores: bool) -> String {
-    let w = CHUNK;
+/// `w`: the lanes of `NAME__columns` ([`CHUNK`]), or of `NAME__columnsW`
+/// for `NAME__compressedW` ([`NARROW`]), and the colors of each run.
+fn compressed(
+    f: &FuncDecl,
+    name: &str,
+    dual: &[bool],
+    l: &Layout,
+    (restores, w): (bool, u32),
+) -> String {
+    let sfx = if w == CHUNK {
+        String::new()
+    } else {
+        w.to_string()
+    };
     let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
     let ret = ret_type(f);
     let has_ret = ret != "void";
@@ -364,7 +383,11 @@ fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, restores: boo
         "int[] adc_s_lane".into(),
         "int[] adc_s_from".into(),
     ]);
-    let _ = writeln!(s, "static {ret} {name}__compressed({}) {{", ps.join(", "));
+    let _ = writeln!(
+        s,
+        "static {ret} {name}__compressed{sfx}({}) {{",
+        ps.join(", ")
+    );
     let (save, restore) = if restores {
         save_restore(f)
     } else {
@@ -400,7 +423,7 @@ fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, restores: boo
         &mut s,
         f,
         dual,
-        ("adc_s_ncolors", &restore),
+        ("adc_s_ncolors", w, &restore),
         "adc_s_t_",
         &mut |s, k, p| {
             let (n, m) = (&p.name.name, len(p));
@@ -409,7 +432,7 @@ fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, restores: boo
             if let Some(at) = &l.col_at[k] {
                 let _ = writeln!(
                     s,
-                    "        {name}__seed(adc_s_t_{n}, {at}, {m}, adc_s_c0, adc_s_color);"
+                    "        {name}__seed(adc_s_t_{n}, {at}, {m}, adc_s_c0, {w}, adc_s_color);"
                 );
             }
         },
@@ -417,7 +440,7 @@ fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, restores: boo
     if float_ret {
         args.push("adc_s_tr".into());
     }
-    let call = format!("{name}__columns({})", args.join(", "));
+    let call = format!("{name}__columns{sfx}({})", args.join(", "));
     if has_ret {
         let _ = writeln!(s, "        adc_s_ret = {call};");
     } else {
@@ -426,8 +449,8 @@ fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, restores: boo
     let scatter = |s: &mut String, t: &str, at: &str, m: &str| {
         let _ = writeln!(
             s,
-            "        if (len(adc_s_lane) > 0) {{ {name}__pick({t}, {at}, {m}, adc_s_c0, adc_s_lane, adc_s_from, vals); }}
-        else {{ {name}__scatter({t}, {at}, {m}, adc_s_c0, adc_s_ncolors, rows, cols, adc_s_color, vals); }}"
+            "        if (len(adc_s_lane) > 0) {{ {name}__pick({t}, {at}, {m}, adc_s_c0, {w}, adc_s_lane, adc_s_from, vals); }}
+        else {{ {name}__scatter({t}, {at}, {m}, adc_s_c0, {w}, adc_s_ncolors, rows, cols, adc_s_color, vals); }}"
         );
     };
     if float_ret {
@@ -446,8 +469,8 @@ fn compressed(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout, restores: boo
     s
 }
 
-/// The head of the loop over chunks of [`CHUNK`] colors (`count` of
-/// them; one run at least) and its first statements: `restore` (`F`'s
+/// The head of the loop over chunks of `step` colors (`count` of them;
+/// one run at least) and its first statements: `restore` (`F`'s
 /// `inout` arguments as on entry) and `each(s, k, p)` for each `Dual`
 /// parameter `p` (the `k`-th). Returns `F`'s arguments, each `Dual`
 /// one followed by its derivative array `{prefix}NAME`.
@@ -455,13 +478,13 @@ pub(crate) fn chunks(
     s: &mut String,
     f: &FuncDecl,
     dual: &[bool],
-    (count, restore): (&str, &str),
+    (count, step, restore): (&str, u32, &str),
     prefix: &str,
     each: &mut dyn FnMut(&mut String, usize, &ParamDecl),
 ) -> Vec<String> {
     let _ = writeln!(
         s,
-        "    for (int adc_s_c0 = 0; adc_s_c0 < {count} || adc_s_c0 == 0; adc_s_c0 += {CHUNK}) {{"
+        "    for (int adc_s_c0 = 0; adc_s_c0 < {count} || adc_s_c0 == 0; adc_s_c0 += {step}) {{"
     );
     *s += restore;
     let mut args = Vec::new();

@@ -34,7 +34,7 @@
 ///   needs no other bound). `forbid[k] == j + 1` marks color `k` taken for
 ///   `j`, so the fresh zeros need no setting.
 /// - `NAME__seed`: lane `color(c) - c0` of each column `c` of a parameter
-///   (`m` columns from `at`) is 1.
+///   (`m` columns from `at`) is 1, for the `w` lanes of the run.
 /// - `NAME__scatter`: entry `q` of row `r` (`m` rows from `at`) is lane
 ///   `color(cols[q]) - c0` of the row's tangent `t`; when one run covers
 ///   all the colors every lane is there.
@@ -179,23 +179,23 @@ static int {name}__greedy(int[] op, int[] oi, int[] ip, int[] ii, out int[] colo
     return ncolors;
 }}
 [checkpoint]
-static void {name}__seed(inout double[] t, int at, int m, int c0, int[] color) {{
+static void {name}__seed(inout double[] t, int at, int m, int c0, int w, int[] color) {{
     for (int i = 0; i < m; i++) {{
         int k = color[at + i] - c0;
-        if (k >= 0 && k < {w}) {{ t[k * m + i] = 1.0; }}
+        if (k >= 0 && k < w) {{ t[k * m + i] = 1.0; }}
     }}
 }}
 [checkpoint]
-static void {name}__pick(double[] t, int at, int m, int c0, int[] lane, int[] from, out double[] vals) {{
+static void {name}__pick(double[] t, int at, int m, int c0, int w, int[] lane, int[] from, out double[] vals) {{
     for (int q = 0; q < len(lane); q++) {{
         int k = lane[q] - c0;
         int i = from[q] - at;
-        if (k >= 0 && k < {w} && i >= 0 && i < m) {{ vals[q] = t[k * m + i]; }}
+        if (k >= 0 && k < w && i >= 0 && i < m) {{ vals[q] = t[k * m + i]; }}
     }}
 }}
 [checkpoint]
-static void {name}__scatter(double[] t, int at, int m, int c0, int ncolors, int[] rows, int[] cols, int[] color, out double[] vals) {{
-    if (ncolors <= {w}) {{
+static void {name}__scatter(double[] t, int at, int m, int c0, int w, int ncolors, int[] rows, int[] cols, int[] color, out double[] vals) {{
+    if (ncolors <= w) {{
         for (int i = 0; i < m; i++) {{
             for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
                 vals[q] = t[color[cols[q]] * m + i];
@@ -205,7 +205,7 @@ static void {name}__scatter(double[] t, int at, int m, int c0, int ncolors, int[
         for (int i = 0; i < m; i++) {{
             for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
                 int k = color[cols[q]] - c0;
-                if (k >= 0 && k < {w}) {{ vals[q] = t[k * m + i]; }}
+                if (k >= 0 && k < w) {{ vals[q] = t[k * m + i]; }}
             }}
         }}
     }}

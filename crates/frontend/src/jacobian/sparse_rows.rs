@@ -163,7 +163,7 @@ pub(crate) fn byrows(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> Str
         &mut s,
         f,
         dual,
-        ("adc_s_k", &restore),
+        ("adc_s_k", CHUNK, &restore),
         "adc_s_d_",
         &mut |s, k, p| {
             // Every lane of every shadow is set: the seeds of this run's rows,
