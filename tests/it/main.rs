@@ -31,6 +31,7 @@ mod row_loops;
 mod shared_sweeps;
 mod simd;
 mod sincos;
+mod sparse_element_plans;
 mod sparse_elements;
 mod sparse_hessian;
 mod sparse_jacobian;

@@ -9,7 +9,7 @@ use crate::support::{arr, jit};
 use adc::{ArgValue, ArrayValue};
 
 /// Whether `S`'s element code was generated for `source`.
-fn takes_elements(source: &str) -> bool {
+pub(crate) fn takes_elements(source: &str) -> bool {
     let m = adc::driver::frontend("t.ad", source, &adc::CompileOptions::default())
         .unwrap_or_else(|f| panic!("does not compile:\n{f}"));
     m.find("S__elems").is_some()
@@ -209,7 +209,13 @@ void f(double[] x, out double[] y) {
 /// Calls `S` and its coloring `S__colored` on `args` (after `check`
 /// against the dense Jacobian): the element path gives exactly the
 /// coloring's entries, pattern and values.
-fn same_as_coloring(j: &adc::JitModule, f: &str, args: &[ArgValue], nr: usize, nc: usize) {
+pub(crate) fn same_as_coloring(
+    j: &adc::JitModule,
+    f: &str,
+    args: &[ArgValue],
+    nr: usize,
+    nc: usize,
+) {
     let csr = check(j, f, args, nr, nc);
     let nnz = csr.vals.len();
     let mut ca = args.to_vec();

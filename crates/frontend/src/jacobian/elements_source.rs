@@ -60,11 +60,15 @@ fn kept(f: &FuncDecl, plan: &Plan, k: usize) -> Vec<bool> {
         .collect()
 }
 
-/// Every name the `k`th statement's loop body uses as a variable.
+/// Every name the `k`th statement's loop body uses as a variable, but
+/// its loop variable: the body's `i` is the loop's even where a parameter
+/// or an integer before the loop is named `i` too (`for (int i = ...)`
+/// shadows it), and the outlined body must not take two parameters `i`.
 fn used(plan: &Plan, k: usize) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    if let Top::Loop { body, .. } = &plan.tops[k] {
+    if let Top::Loop { body, var, .. } = &plan.tops[k] {
         body.iter().for_each(|s| stmt_names(s, &mut out));
+        out.remove(var);
     }
     out
 }
