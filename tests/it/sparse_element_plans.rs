@@ -14,7 +14,13 @@ use adc::{ArgValue, ArrayValue};
 /// takes the call, not the coloring) `S` with room to spare (the same
 /// entries), `rows` one short, and `vals`, `cols` or both one to `nnz`
 /// short: each short array is the error `jacobian needs N entries`.
-fn dense_and_short(j: &adc::JitModule, f: &str, args: &[ArgValue], nr: usize, nc: usize) {
+pub(crate) fn dense_and_short(
+    j: &adc::JitModule,
+    f: &str,
+    args: &[ArgValue],
+    nr: usize,
+    nc: usize,
+) {
     let csr = check(j, f, args, nr, nc);
     let nnz = csr.vals.len();
     let with = |nv: usize, ncl: usize| {

@@ -623,26 +623,7 @@ void f(double[] a, double[] b, double[] c, int[] ix, out double[] y) {
     same_as_coloring(&j, "f", &args, 2 * p, 8);
     let nnz = check(&j, "f", &args, 2 * p, 8).vals.len();
     assert!(nnz > 2 * p, "rows of several entries");
-    let with = |nv: usize, nc: usize| {
-        let mut a = args.to_vec();
-        a.push(arr(&vec![0.0; nv]));
-        a.push(ArgValue::Array(ArrayValue::I64(vec![0; nc])));
-        a.push(ArgValue::Array(ArrayValue::I64(vec![0; 2 * p + 1])));
-        a
-    };
-    let mut spare = with(nnz + 3, nnz + 3);
-    j.call("S", &mut spare).expect("room to spare");
-    for k in 1..=nnz {
-        for (nv, nc) in [(nnz - k, nnz), (nnz, nnz - k)] {
-            match j.call("S", &mut with(nv, nc)) {
-                Err(adc::CallError::Runtime(m)) => assert!(
-                    m.starts_with(&format!("jacobian needs {nnz} entries")),
-                    "vals {nv}, cols {nc}: {m}"
-                ),
-                other => panic!("vals {nv}, cols {nc}: {other:?}"),
-            }
-        }
-    }
+    crate::sparse_element_plans::dense_and_short(&j, "f", &args, 2 * p, 8);
 }
 
 #[test]
