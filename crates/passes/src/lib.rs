@@ -19,6 +19,7 @@
 
 pub mod ad;
 mod alias;
+pub mod callgraph;
 mod cfg;
 mod defs;
 mod loops;

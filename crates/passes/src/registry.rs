@@ -27,7 +27,14 @@ pub enum Pass {
 /// ones); `outline` to every function with a body, its checkpointed loops
 /// becoming segment functions added to the module.
 const MODULE_PASSES: &[(&str, ModulePass)] = &[
-    ("inline", |m| against_itself(m, opt::inline::run)),
+    ("inline", |m| {
+        let before = m.clone();
+        let recursive = crate::callgraph::Recursive::of(&before);
+        for f in m.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+            opt::inline::run(f, &before, &recursive);
+        }
+        Ok(())
+    }),
     // The input as the module before the late passes; its functions then
     // get `sroa` and `tape-promote` (with the fixed point) before the inlining.
     ("inline-untaped", |m| {
@@ -39,8 +46,9 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
             opt::optimize_function(f);
         }
         let untaped = m.clone();
+        let recursive = crate::callgraph::Recursive::of(&untaped);
         for f in m.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-            opt::inline::run_untaped(f, &kept_tape, &untaped);
+            opt::inline::run_untaped(f, &kept_tape, &untaped, &recursive);
         }
         Ok(())
     }),

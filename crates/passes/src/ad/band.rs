@@ -94,7 +94,8 @@ pub fn run(module: &mut Module) -> Result<(), AdError> {
         // blocks a call split merged again, the trivial block parameters
         // of maximal SSA dropped; `cse`: one leaf for `i + k` written twice.
         let mut body = module.func(src).clone();
-        crate::opt::inline::run(&mut body, module);
+        let recursive = crate::callgraph::Recursive::of(module);
+        crate::opt::inline::run(&mut body, module, &recursive);
         crate::opt::block_params::run(&mut body);
         crate::opt::simplify_cfg::run(&mut body);
         crate::opt::cse::run(&mut body);

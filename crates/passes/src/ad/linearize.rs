@@ -60,12 +60,15 @@ pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
             module.find(of).is_some_and(|src| ready(module, src))
         })
         .collect();
+    // Which primals are recursive, for `inline`: computed once (the
+    // derivatives added on the way are not inlined anyway).
+    let recursive = crate::callgraph::Recursive::of(module);
     while let Some(id) = work.pop() {
         if !module.func(id).layout.is_empty() || done.contains(&id) {
             continue;
         }
         let before = module.funcs.len();
-        generate(module, id)?;
+        generate(module, id, &recursive)?;
         crate::ad::widen::declare_callees(module, id);
         crate::ad::sets::declare_callees(module, id);
         done.push(id);
@@ -75,7 +78,11 @@ pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
     Ok(done)
 }
 
-fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
+fn generate(
+    module: &mut Module,
+    id: FuncId,
+    recursive: &crate::callgraph::Recursive,
+) -> Result<(), AdError> {
     let func = module.func(id);
     let spec = func
         .deriv
@@ -92,7 +99,7 @@ fn generate(module: &mut Module, id: FuncId) -> Result<(), AdError> {
             span,
         ));
     }
-    crate::opt::inline::run(&mut src, module);
+    crate::opt::inline::run(&mut src, module, recursive);
     if spec.mode == AdMode::Reverse {
         crate::ad::copies::run(&mut src);
     }

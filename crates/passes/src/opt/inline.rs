@@ -22,6 +22,7 @@
 //! callees that call nothing (`tiny_leaf`) are inlined outside these
 //! bounds.
 
+use crate::callgraph::Recursive;
 use crate::predicates::{has_tape_insts, keeps_tape};
 use crate::rewrite::split_at_call;
 use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Value};
@@ -38,36 +39,28 @@ const MIN_INLINED_INSTS: usize = 400;
 const TINY_LEAF_INSTS: usize = 8;
 const MAX_INLINED_INSTS: usize = 2000;
 
-pub fn run(func: &mut Function, module: &Module) -> bool {
+/// Inlines into `func` from `module`, whose recursive functions are
+/// `recursive` (`Recursive::of(module)`, computed once for all callers).
+pub fn run(func: &mut Function, module: &Module, recursive: &Recursive) -> bool {
     // Whether a callee may be inlined depends on the module only: decided
     // once per callee (it includes a search of the call graph).
     let mut decided: std::collections::BTreeMap<FuncId, bool> = Default::default();
-    let mut inlined = 0;
-    let mut copied = 0;
     let own: usize = func
         .layout
         .iter()
         .map(|b| func.dfg.block(*b).insts.len())
         .sum();
     let budget = (2 * own).clamp(MIN_INLINED_INSTS, MAX_INLINED_INSTS);
-    let mut any = inline_straight_tiny_leaves(func, module, &mut decided);
-    loop {
-        let found = first_call(func, |callee| {
-            *decided
-                .entry(callee)
-                .or_insert_with(|| inlinable(module, callee, &func.name))
-                && inlined < MAX_INLINED_CALLS
-                && copied + size(module, callee) <= budget
-        });
-        let Some((b, call, callee)) = found else {
-            break;
-        };
-        copied += size(module, callee);
-        inline_call(func, module, b, call);
-        any = true;
-        inlined += 1;
-    }
-    any
+    let any = inline_straight_tiny_leaves(func, module, recursive, &mut decided);
+    let name = func.name.clone();
+    let inlined = inline_calls(func, module, |callee, inlined, copied| {
+        *decided
+            .entry(callee)
+            .or_insert_with(|| inlinable(module, callee, &name, recursive))
+            && inlined < MAX_INLINED_CALLS
+            && copied + size(module, callee) <= budget
+    });
+    any || inlined > 0
 }
 
 /// Inlines every call of a one-block `tiny_leaf` in place, in one pass over
@@ -77,6 +70,7 @@ pub fn run(func: &mut Function, module: &Module) -> bool {
 fn inline_straight_tiny_leaves(
     func: &mut Function,
     module: &Module,
+    recursive: &Recursive,
     decided: &mut std::collections::BTreeMap<FuncId, bool>,
 ) -> bool {
     let mut results_of: std::collections::HashMap<Value, Value> = Default::default();
@@ -94,7 +88,7 @@ fn inline_straight_tiny_leaves(
             let straight = *straight_leaves.entry(id).or_insert_with(|| {
                 *decided
                     .entry(id)
-                    .or_insert_with(|| inlinable(module, id, &func.name))
+                    .or_insert_with(|| inlinable(module, id, &func.name, recursive))
                     && callee.layout.len() == 1
                     && tiny_leaf(module, id)
             });
@@ -173,12 +167,12 @@ fn size(module: &Module, id: FuncId) -> usize {
     f.layout.iter().map(|b| f.dfg.block(*b).insts.len()).sum()
 }
 
-fn inlinable(module: &Module, id: FuncId, caller: &str) -> bool {
-    inlinable_but_tape(module, id, caller) && !has_tape_insts(module.func(id))
+fn inlinable(module: &Module, id: FuncId, caller: &str, recursive: &Recursive) -> bool {
+    inlinable_but_tape(module, id, caller, recursive) && !has_tape_insts(module.func(id))
 }
 
 /// `inline`'s rules for a call of `id`, but for the tape.
-fn inlinable_but_tape(module: &Module, id: FuncId, caller: &str) -> bool {
+fn inlinable_but_tape(module: &Module, id: FuncId, caller: &str, recursive: &Recursive) -> bool {
     let callee = module.func(id);
     let insts = || {
         callee
@@ -195,7 +189,7 @@ fn inlinable_but_tape(module: &Module, id: FuncId, caller: &str) -> bool {
         && callee.name != caller
         && !callee.name.starts_with("__adc_")
         && insts().count() <= MAX_CALLEE_INSTS
-        && !recursive(module, id)
+        && !recursive.get(id)
 }
 
 /// After the late passes: inlines each call of a generated derivative
@@ -205,43 +199,71 @@ fn inlinable_but_tape(module: &Module, id: FuncId, caller: &str) -> bool {
 /// `MAX_INLINED_INSTS` copied instructions. The
 /// caller's `unroll-region` copies of such a call then share their primal
 /// work (`cse`, `diamond-cse`).
-pub fn run_untaped(func: &mut Function, kept_tape: &[bool], module: &Module) -> bool {
+pub fn run_untaped(
+    func: &mut Function,
+    kept_tape: &[bool],
+    module: &Module,
+    recursive: &Recursive,
+) -> bool {
     let mut decided: std::collections::BTreeMap<FuncId, bool> = Default::default();
-    let (mut inlined, mut copied) = (0, 0);
     // A caller much smaller than the derivative (a loop around its calls)
     // gets the largest budget: the calls are what it does.
     let budget = MAX_INLINED_INSTS;
-    loop {
-        let found = first_call(func, |callee| {
-            *decided.entry(callee).or_insert_with(|| {
-                kept_tape.get(callee.index()).copied().unwrap_or(false)
-                    && !keeps_tape(module.func(callee))
-                    && inlinable_but_tape(module, callee, &func.name)
-            }) && inlined < MAX_INLINED_CALLS
-                && copied + size(module, callee) <= budget
-        });
-        let Some((b, call, callee)) = found else {
-            return inlined > 0;
-        };
-        copied += size(module, callee);
-        inline_call(func, module, b, call);
-        inlined += 1;
-    }
+    let name = func.name.clone();
+    let inlined = inline_calls(func, module, |callee, inlined, copied| {
+        *decided.entry(callee).or_insert_with(|| {
+            kept_tape.get(callee.index()).copied().unwrap_or(false)
+                && !keeps_tape(module.func(callee))
+                && inlinable_but_tape(module, callee, &name, recursive)
+        }) && inlined < MAX_INLINED_CALLS
+            && copied + size(module, callee) <= budget
+    });
+    inlined > 0
 }
 
-/// The first call in layout order whose callee `accept` takes: its block,
-/// the call and the callee.
+/// Inlines each call whose callee `accept` takes, given the number of
+/// calls inlined so far and of instructions copied, in layout order (the
+/// calls an inlined body brings in come next); returns how many. `accept`
+/// must only reject more as the counts grow: the search resumes after the
+/// last inlined call, and the substitution of the calls' results by their
+/// continuations' parameters is made once at the end (a search from the
+/// top and a substitution over the whole function per inlined call made
+/// each inlining cost the size of the caller).
+fn inline_calls(
+    func: &mut Function,
+    module: &Module,
+    mut accept: impl FnMut(FuncId, usize, usize) -> bool,
+) -> usize {
+    let (mut inlined, mut copied) = (0, 0);
+    let mut renamed = std::collections::BTreeMap::new();
+    let mut from = 0;
+    while let Some((pos, call, callee)) =
+        first_call(func, from, |callee| accept(callee, inlined, copied))
+    {
+        copied += size(module, callee);
+        renamed.extend(inline_call_at(func, module, pos, call));
+        inlined += 1;
+        // The calls before it were rejected; its body's blocks follow.
+        from = pos + 1;
+    }
+    crate::rewrite::substitute(func, &renamed);
+    inlined
+}
+
+/// The first call in layout order from the `from`th block on whose callee
+/// `accept` takes: its block's position, the call and the callee.
 fn first_call(
     func: &Function,
+    from: usize,
     mut accept: impl FnMut(FuncId) -> bool,
-) -> Option<(Block, Inst, FuncId)> {
-    func.layout.iter().find_map(|&b| {
+) -> Option<(usize, Inst, FuncId)> {
+    func.layout.iter().enumerate().skip(from).find_map(|(pos, &b)| {
         func.dfg
             .block(b)
             .insts
             .iter()
             .find_map(|&i| match func.dfg.inst(i) {
-                InstData::Call { func: callee, .. } if accept(*callee) => Some((b, i, *callee)),
+                InstData::Call { func: callee, .. } if accept(*callee) => Some((pos, i, *callee)),
                 _ => None,
             })
     })
@@ -253,34 +275,27 @@ pub fn kept_tape(module: &Module) -> Vec<bool> {
     module.funcs.iter().map(keeps_tape).collect()
 }
 
-/// Whether `id` can call itself, directly or through other functions.
-fn recursive(module: &Module, id: FuncId) -> bool {
-    let callees = |f: FuncId| -> Vec<FuncId> {
-        let f = module.func(f);
-        f.layout
-            .iter()
-            .flat_map(|b| f.dfg.block(*b).insts.iter())
-            .filter_map(|i| match f.dfg.inst(*i) {
-                InstData::Call { func, .. } => Some(*func),
-                _ => None,
-            })
-            .collect()
-    };
-    let mut seen = std::collections::BTreeSet::new();
-    let mut stack = callees(id);
-    while let Some(f) = stack.pop() {
-        if f == id {
-            return true;
-        }
-        if seen.insert(f) {
-            stack.extend(callees(f));
-        }
-    }
-    false
-}
-
 /// Replaces `call` (in block `b`) by a copy of the callee's body.
 pub(crate) fn inline_call(func: &mut Function, module: &Module, b: Block, call: Inst) {
+    let pos = func
+        .layout
+        .iter()
+        .position(|&x| x == b)
+        .expect("invariant: b is in the layout");
+    let renamed = inline_call_at(func, module, pos, call).collect();
+    crate::rewrite::substitute(func, &renamed);
+}
+
+/// `inline_call` of a call in the `pos`th block, but for the substitution
+/// of the call's results, which it returns (each with the parameter of
+/// the continuation block that stands for it).
+fn inline_call_at(
+    func: &mut Function,
+    module: &Module,
+    pos: usize,
+    call: Inst,
+) -> impl Iterator<Item = (Value, Value)> {
+    let b = func.layout[pos];
     let InstData::Call {
         func: callee_id,
         args,
@@ -355,15 +370,8 @@ pub(crate) fn inline_call(func: &mut Function, module: &Module, b: Block, call: 
         &[],
         span,
     );
-    let pos = func
-        .layout
-        .iter()
-        .position(|&x| x == b)
-        .expect("invariant: b is in the layout");
     let mut new_blocks: Vec<Block> = callee.layout.iter().map(|cb| bmap[cb]).collect();
     new_blocks.push(cont);
     func.layout.splice(pos + 1..pos + 1, new_blocks);
-    let map: std::collections::BTreeMap<Value, Value> =
-        results.into_iter().zip(cont_params).collect();
-    crate::rewrite::substitute(func, &map);
+    results.into_iter().zip(cont_params)
 }

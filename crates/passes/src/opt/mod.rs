@@ -136,8 +136,9 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     // Small callees are inlined (`inline`'s rules), from their
     // optimised bodies; the caller is optimised again.
     let callees = module.clone();
+    let recursive = crate::callgraph::Recursive::of(&callees);
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        let inlined = inline::run(func, &callees);
+        let inlined = inline::run(func, &callees, &recursive);
         // Calls that stay calls: a callee's early return is computed in
         // the caller (`fast-path`).
         let fast = !skip.contains(&"fast-path") && fast_path::run(func, &callees);
@@ -170,8 +171,9 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     // Derivatives `tape-promote` freed of their tape are inlined
     // (`inline::run_untaped`), from their bodies as the late passes left them.
     let untaped = module.clone();
+    let recursive = crate::callgraph::Recursive::of(&untaped);
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        if !skip.contains(&"inline") && inline::run_untaped(func, &kept_tape, &untaped) {
+        if !skip.contains(&"inline") && inline::run_untaped(func, &kept_tape, &untaped, &recursive) {
             optimize_function(func);
         }
         for passes in [LOOP_SHAPE_PASSES, FINAL_PASSES] {
