@@ -33,6 +33,7 @@ mod forward_over_reverse_of_a_loop_with_a_branch;
 mod forward_over_reverse_wrong_values;
 mod function_named_like_a_jacobians_helper;
 mod inlining_a_doubling_call_chain_stays_bounded;
+mod inlining_a_long_call_chain_takes_linear_time;
 mod interpreter_uses_the_c_librarys_erf;
 mod jacobian_by_rows_through_a_split_callee;
 mod literal_arms_of_a_conditional_take_the_float_type;
