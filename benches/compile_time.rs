@@ -5,7 +5,15 @@
 //! - `chain`: one `else if` chain of n arms;
 //! - `straight`: n lines of straight-line arithmetic;
 //! - `flat sum`: one expression of n terms;
-//! - `nested ifs`: n `if`s nested around one assignment.
+//! - `nested ifs`: n `if`s nested around one assignment;
+//! - `locals`: n locals declared in one block, then each read;
+//! - `call chain`: n one-line functions, each calling the next (`inline`
+//!   once searched the rest of the chain from each callee, O(n^2));
+//! - `call tree`: n functions, each calling the next twice;
+//! - `many calls`: n small branching functions, called in turn by `f`
+//!   (with `grad`, each call that stays a call gets a split-mode
+//!   derivative: `fast-path` once scanned the module per continuation);
+//! - `nested calls`: one expression of n calls nested in each other.
 //!
 //! Each shape is compiled at two or three sizes, without derivatives
 //! (`primal`) and with a `--grad` request for `f` (`grad`: its reverse
@@ -15,7 +23,8 @@
 //! roughly double the time (ratio about 2).
 //!
 //! Run: `cargo bench --bench compile_time` (`-- quick` for the two smaller
-//! sizes only).
+//! sizes only; other words pick the shapes whose names contain one of
+//! them: `-- quick call`).
 
 use adc::derivs::{add_request, Request};
 use adc::driver;
@@ -89,6 +98,54 @@ fn locals(n: usize) -> String {
     s + "  return s;\n}\ndouble main() { return f(1.5); }\n"
 }
 
+/// `f` calls `f1`, which calls `f2`, ... up to `fn`, which squares.
+fn call_chain(n: usize) -> String {
+    let name = |i: usize| if i == 0 { "f".to_string() } else { format!("f{i}") };
+    let mut s = String::new();
+    for i in 0..n {
+        s += &format!("double {}(double x) {{ return {}(x) + 1.0; }}\n", name(i), name(i + 1));
+    }
+    s + &format!("double f{n}(double x) {{ return x * x; }}\ndouble main() {{ return f(1.5); }}\n")
+}
+
+/// `call_chain`, but each function calls the next twice.
+fn call_tree(n: usize) -> String {
+    let name = |i: usize| if i == 0 { "f".to_string() } else { format!("f{i}") };
+    let mut s = String::new();
+    for i in 0..n {
+        let (f, g) = (name(i), name(i + 1));
+        s += &format!("double {f}(double x) {{ return {g}(x) + {g}(x * 0.5); }}\n");
+    }
+    s + &format!("double f{n}(double x) {{ return x * x; }}\ndouble main() {{ return f(1.5); }}\n")
+}
+
+/// `n` small functions with a branch (not inlined past `inline`'s
+/// budget), called one after the other by `f`.
+fn many_calls(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s += &format!(
+            "double h{i}(double x) {{ if (x > {i}.5) {{ return x * {}.0; }} return x + 1.0; }}\n",
+            1 + i % 7
+        );
+    }
+    s += "double f(double x) {\n  double y = x;\n";
+    for i in 0..n {
+        s += &format!("  y = h{i}(y) * 0.5;\n");
+    }
+    s + "  return y;\n}\ndouble main() { return f(1.5); }\n"
+}
+
+/// `g(g(...g(x)...))`, `n` calls deep, in one expression.
+fn nested_calls(n: usize) -> String {
+    format!(
+        "double g(double x) {{ if (x > 1.0) {{ return x * 0.5; }} return x + 1.0; }}\n\
+         double f(double x) {{ return {}x{}; }}\ndouble main() {{ return f(1.5); }}\n",
+        "g(".repeat(n),
+        ")".repeat(n)
+    )
+}
+
 /// Milliseconds of frontend, derivative passes, opt and codegen.
 fn compile(source: &str, grad: bool) -> [f64; 4] {
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
@@ -114,6 +171,10 @@ fn compile(source: &str, grad: bool) -> [f64; 4] {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
+    let words: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "quick" && !a.starts_with('-'))
+        .collect();
     type Gen = fn(usize) -> String;
     let shapes: &[(&str, Gen, &[usize])] = &[
         ("ifs", ifs, &[1500, 3000, 6000]),
@@ -122,10 +183,17 @@ fn main() {
         ("flat sum", flat_sum, &[25000, 50000, 100000]),
         ("nested ifs", nested_ifs, &[1500, 3000, 6000]),
         ("locals", locals, &[5000, 10000, 20000]),
+        ("call chain", call_chain, &[500, 1000, 2000]),
+        ("call tree", call_tree, &[250, 500, 1000]),
+        ("many calls", many_calls, &[500, 1000, 2000]),
+        ("nested calls", nested_calls, &[5000, 10000, 20000]),
     ];
     println!("| shape | mode | n | frontend ms | ad ms | opt ms | codegen ms | total ms | ratio |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for &(name, gen, sizes) in shapes {
+        if !words.is_empty() && !words.iter().any(|w| name.contains(w.as_str())) {
+            continue;
+        }
         for grad in [false, true] {
             let mut prev: Option<f64> = None;
             let sizes = if quick { &sizes[..2] } else { sizes };

@@ -48,6 +48,7 @@ enum Tan {
 /// Generates every request that is ready; returns the ids it generated.
 pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
     let mut done = Vec::new();
+    let mut is_done = std::collections::HashSet::new();
     let mut work: Vec<FuncId> = pending(module)
         .into_iter()
         .filter(|id| {
@@ -64,7 +65,7 @@ pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
     // derivatives added on the way are not inlined anyway).
     let recursive = crate::callgraph::Recursive::of(module);
     while let Some(id) = work.pop() {
-        if !module.func(id).layout.is_empty() || done.contains(&id) {
+        if !module.func(id).layout.is_empty() || is_done.contains(&id) {
             continue;
         }
         let before = module.funcs.len();
@@ -72,8 +73,9 @@ pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
         crate::ad::widen::declare_callees(module, id);
         crate::ad::sets::declare_callees(module, id);
         done.push(id);
+        is_done.insert(id);
         // Derivatives of callees declared while generating this one.
-        work.extend(pending(module).into_iter().filter(|k| k.index() >= before));
+        work.extend(crate::ad::pending_since(module, before));
     }
     Ok(done)
 }

@@ -265,8 +265,15 @@ fn route_to_wrappers(module: &mut Module) {
 
 /// Functions still waiting for `linearize`.
 pub fn pending(module: &Module) -> Vec<FuncId> {
-    module
-        .func_ids()
+    pending_since(module, 0)
+}
+
+/// `pending` among the functions from the `first`th on (those added since
+/// a call of `linearize` saw `first` functions: a scan of the whole module
+/// per generated derivative was quadratic).
+pub fn pending_since(module: &Module, first: usize) -> Vec<FuncId> {
+    (first..module.funcs.len())
+        .map(FuncId::new)
         .filter(|id| {
             let f = module.func(*id);
             // Derivatives of externs are stubs that `transpose` replaces
