@@ -14,8 +14,9 @@
 //! test in `registry` checks). `registry` names every pass of both, for
 //! the filetests. Shared by both families: `loops` (natural, counted and
 //! stepped loops), `cfg` (edges, orders, cycles), `defs` (what defines a
-//! value), `predicates` (what may move or go) and `rewrite` (substituting,
-//! removing, appending and copying instructions).
+//! value), `predicates` (what may move or go), `rewrite` (substituting,
+//! removing, appending and copying instructions) and `callgraph` (which
+//! functions are recursive, for `inline`).
 
 pub mod ad;
 mod alias;
