@@ -17,6 +17,7 @@ pub mod interp;
 pub mod offset;
 pub mod parse;
 pub mod print;
+pub mod scc;
 pub mod types;
 pub mod verify;
 

@@ -2,12 +2,11 @@
 //! functions can call themselves, directly or through others (`inline`
 //! never inlines those).
 //!
-//! Computed once per module in one walk of its calls (Tarjan's strongly
-//! connected components, with an explicit stack: a chain of thousands of
-//! functions, each calling the next, must not overflow the compiler's
-//! stack). A search of the call graph per callee, as `inline` once made,
-//! took time quadratic in the length of such a chain (1,000 functions,
-//! 15 s).
+//! Computed once per module in one walk of its calls (`adc_ir::scc`,
+//! with an explicit stack: a chain of thousands of functions, each calling
+//! the next, must not overflow the compiler's stack). A search of the call
+//! graph per callee, as `inline` once made, took time quadratic in the
+//! length of such a chain (1,000 functions, 15 s).
 
 use adc_ir::{FuncId, InstData, Module};
 
@@ -17,58 +16,11 @@ pub struct Recursive(Vec<bool>);
 impl Recursive {
     /// The recursive functions of `module`: those on a cycle of calls.
     pub fn of(module: &Module) -> Self {
-        let n = module.funcs.len();
         let callees: Vec<Vec<usize>> = module.funcs.iter().map(callees).collect();
-        const UNSEEN: usize = usize::MAX;
-        let mut index = vec![UNSEEN; n];
-        let mut low = vec![0; n];
-        let mut on_stack = vec![false; n];
-        let mut stack: Vec<usize> = Vec::new();
-        let mut recursive = vec![false; n];
-        let mut next = 0;
-        for root in 0..n {
-            if index[root] != UNSEEN {
-                continue;
-            }
-            // The depth-first path: a function and how many of its
-            // callees it has visited.
-            let mut path: Vec<(usize, usize)> = vec![(root, 0)];
-            (index[root], low[root], next) = (next, next, next + 1);
-            stack.push(root);
-            on_stack[root] = true;
-            while let Some(&mut (v, ref mut edge)) = path.last_mut() {
-                if let Some(&w) = callees[v].get(*edge) {
-                    *edge += 1;
-                    if index[w] == UNSEEN {
-                        (index[w], low[w], next) = (next, next, next + 1);
-                        stack.push(w);
-                        on_stack[w] = true;
-                        path.push((w, 0));
-                    } else if on_stack[w] {
-                        low[v] = low[v].min(index[w]);
-                    }
-                    continue;
-                }
-                path.pop();
-                if let Some(&(parent, _)) = path.last() {
-                    low[parent] = low[parent].min(low[v]);
-                }
-                if low[v] != index[v] {
-                    continue;
-                }
-                // `v` roots a component: it is everything above `v` on
-                // the stack. One function alone is recursive if it calls
-                // itself.
-                let at = stack
-                    .iter()
-                    .rposition(|&x| x == v)
-                    .expect("invariant: a component's root is on the stack");
-                let cycle = stack.len() - at > 1 || callees[v].contains(&v);
-                for x in stack.drain(at..) {
-                    on_stack[x] = false;
-                    recursive[x] = cycle;
-                }
-            }
+        let mut recursive = adc_ir::scc::in_cycles(&callees);
+        // One function alone is recursive if it calls itself.
+        for (v, r) in recursive.iter_mut().enumerate() {
+            *r |= callees[v].binary_search(&v).is_ok();
         }
         Recursive(recursive)
     }
