@@ -136,6 +136,9 @@ def test_interrupts_between_calls(m):
     # returns) leaves the module usable.
     x = np.ones(10)
     interrupted = 0
+    # A shell starts background jobs with SIGINT ignored, and Python then
+    # installs no handler of its own: install it, as an interactive run has.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     for i in range(100):
         try:
             if i % 10 == 0:
@@ -143,6 +146,7 @@ def test_interrupts_between_calls(m):
             assert m.dot(x, x) == 10.0
         except KeyboardInterrupt:
             interrupted += 1
+    signal.signal(signal.SIGINT, previous)
     assert interrupted == 10
     assert m.dot(x, x) == 10.0
 
