@@ -100,17 +100,33 @@ fn locals(n: usize) -> String {
 
 /// `f` calls `f1`, which calls `f2`, ... up to `fn`, which squares.
 fn call_chain(n: usize) -> String {
-    let name = |i: usize| if i == 0 { "f".to_string() } else { format!("f{i}") };
+    let name = |i: usize| {
+        if i == 0 {
+            "f".to_string()
+        } else {
+            format!("f{i}")
+        }
+    };
     let mut s = String::new();
     for i in 0..n {
-        s += &format!("double {}(double x) {{ return {}(x) + 1.0; }}\n", name(i), name(i + 1));
+        s += &format!(
+            "double {}(double x) {{ return {}(x) + 1.0; }}\n",
+            name(i),
+            name(i + 1)
+        );
     }
     s + &format!("double f{n}(double x) {{ return x * x; }}\ndouble main() {{ return f(1.5); }}\n")
 }
 
 /// `call_chain`, but each function calls the next twice.
 fn call_tree(n: usize) -> String {
-    let name = |i: usize| if i == 0 { "f".to_string() } else { format!("f{i}") };
+    let name = |i: usize| {
+        if i == 0 {
+            "f".to_string()
+        } else {
+            format!("f{i}")
+        }
+    };
     let mut s = String::new();
     for i in 0..n {
         let (f, g) = (name(i), name(i + 1));

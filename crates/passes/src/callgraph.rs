@@ -78,7 +78,10 @@ mod tests {
         let rec = |name: &str| r.get(m.find(name).expect("defined"));
         assert!(rec("a") && rec("b") && rec("s"));
         assert!(!rec("c") && !rec("d") && !rec("e"));
-        assert!(r.get(FuncId::new(m.funcs.len())), "unknown ids count as recursive");
+        assert!(
+            r.get(FuncId::new(m.funcs.len())),
+            "unknown ids count as recursive"
+        );
     }
 
     #[test]

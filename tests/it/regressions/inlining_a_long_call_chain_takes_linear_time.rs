@@ -40,7 +40,10 @@ fn inlining_a_long_call_chain_takes_linear_time() {
         .collect();
     assert_eq!(calls, ["f65"]);
     if let Some(spent) = spent {
-        assert!(spent < 6.0, "inline took {spent} s of CPU over {n} functions");
+        assert!(
+            spent < 6.0,
+            "inline took {spent} s of CPU over {n} functions"
+        );
     }
 }
 

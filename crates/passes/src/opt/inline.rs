@@ -257,16 +257,22 @@ fn first_call(
     from: usize,
     mut accept: impl FnMut(FuncId) -> bool,
 ) -> Option<(usize, Inst, FuncId)> {
-    func.layout.iter().enumerate().skip(from).find_map(|(pos, &b)| {
-        func.dfg
-            .block(b)
-            .insts
-            .iter()
-            .find_map(|&i| match func.dfg.inst(i) {
-                InstData::Call { func: callee, .. } if accept(*callee) => Some((pos, i, *callee)),
-                _ => None,
-            })
-    })
+    func.layout
+        .iter()
+        .enumerate()
+        .skip(from)
+        .find_map(|(pos, &b)| {
+            func.dfg
+                .block(b)
+                .insts
+                .iter()
+                .find_map(|&i| match func.dfg.inst(i) {
+                    InstData::Call { func: callee, .. } if accept(*callee) => {
+                        Some((pos, i, *callee))
+                    }
+                    _ => None,
+                })
+        })
 }
 
 /// For each function of `module` (by `FuncId` index), whether it keeps a

@@ -173,7 +173,8 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     let untaped = module.clone();
     let recursive = crate::callgraph::Recursive::of(&untaped);
     for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
-        if !skip.contains(&"inline") && inline::run_untaped(func, &kept_tape, &untaped, &recursive) {
+        if !skip.contains(&"inline") && inline::run_untaped(func, &kept_tape, &untaped, &recursive)
+        {
             optimize_function(func);
         }
         for passes in [LOOP_SHAPE_PASSES, FINAL_PASSES] {
