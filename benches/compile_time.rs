@@ -98,8 +98,9 @@ fn locals(n: usize) -> String {
     s + "  return s;\n}\ndouble main() { return f(1.5); }\n"
 }
 
-/// `f` calls `f1`, which calls `f2`, ... up to `fn`, which squares.
-fn call_chain(n: usize) -> String {
+/// `f` calls `f1`, which calls `f2`, ... up to `fn`, which squares; each
+/// link's body is `link(next)`.
+fn chain_of(n: usize, link: impl Fn(&str) -> String) -> String {
     let name = |i: usize| {
         if i == 0 {
             "f".to_string()
@@ -110,29 +111,22 @@ fn call_chain(n: usize) -> String {
     let mut s = String::new();
     for i in 0..n {
         s += &format!(
-            "double {}(double x) {{ return {}(x) + 1.0; }}\n",
+            "double {}(double x) {{ return {}; }}\n",
             name(i),
-            name(i + 1)
+            link(&name(i + 1))
         );
     }
     s + &format!("double f{n}(double x) {{ return x * x; }}\ndouble main() {{ return f(1.5); }}\n")
 }
 
+/// Each function calls the next once.
+fn call_chain(n: usize) -> String {
+    chain_of(n, |g| format!("{g}(x) + 1.0"))
+}
+
 /// `call_chain`, but each function calls the next twice.
 fn call_tree(n: usize) -> String {
-    let name = |i: usize| {
-        if i == 0 {
-            "f".to_string()
-        } else {
-            format!("f{i}")
-        }
-    };
-    let mut s = String::new();
-    for i in 0..n {
-        let (f, g) = (name(i), name(i + 1));
-        s += &format!("double {f}(double x) {{ return {g}(x) + {g}(x * 0.5); }}\n");
-    }
-    s + &format!("double f{n}(double x) {{ return x * x; }}\ndouble main() {{ return f(1.5); }}\n")
+    chain_of(n, |g| format!("{g}(x) + {g}(x * 0.5)"))
 }
 
 /// `n` small functions with a branch (not inlined past `inline`'s
