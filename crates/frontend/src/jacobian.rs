@@ -183,9 +183,8 @@ fn expand_sparse(
         out.text += &elements_source::source(f, &name, &dual, plan, &colored);
         let (items, names) = elements_source::outlined(f, &name, &dual, plan, a.span);
         out.outlined.extend(items);
-        let gathers = elements_source::gathers(f, &dual, plan);
-        let gathers = gathers.into_iter().map(|n| format!("{name}__egather{n}"));
-        for g in names.into_iter().chain(gathers).chain([
+        for g in names.into_iter().chain([
+            format!("{name}__egather"),
             format!("{name}__elems"),
             format!("{name}__esame"),
             format!("{name}__eplan"),

@@ -20,13 +20,22 @@
 //! read per read). More than `ad::masks::MAX_READS` reads take the
 //! index-set sweep instead (`adc_e_fast` false).
 //!
+//! The shadows of an element loop's input arrays are views of one array
+//! (`adc_e_dd`: input `i`'s lanes from `adc_e_ib[i] + at_i`, `at_i` its
+//! first column, lane `j` from there `j * adc_e_ib[N + i]` on), so a
+//! column `c` of lane `j` is `adc_e_dd[c + offset]` whatever its input:
+//! the plan stores each entry's offset (`adc_e_po`, beside its read in
+//! `adc_e_pl`), and the check also compares where each input's columns
+//! start in the sorted reads (`adc_e_pb`), so that each read's input, and
+//! so its offset, is the plan's. The gather of an element's rows is one
+//! counted loop per row over one array.
+//!
 //! The check of the plan (`NAME__esame`), its making (`NAME__eplan`) and
-//! the gather of a row's entries (`NAME__egather`) are `[checkpoint]` helpers, out of line: each small
+//! the gather of an element's rows (`NAME__egather`) are `[checkpoint]` helpers, out of line: each small
 //! loop gets the registers to itself instead of sharing them with the
 //! element loop's many arrays (Cranelift kept their counters in stack
 //! slots there).
 
-use std::collections::BTreeSet;
 use std::fmt::Write;
 
 /// The reads one run of the sweep may record (`ad::masks::MAX_READS`).
@@ -35,10 +44,12 @@ const MAX_READS: usize = 52;
 /// The plan's arrays, before an element loop of `w` sites; `bases` are
 /// the first columns of the input arrays (`Dual`, not `out`), in order,
 /// which the sweep reads after its reads (`ad::masks`: it computes their
-/// seeds instead of loading them).
-pub(super) fn declare(s: &mut String, w: usize, bases: &[String]) {
+/// seeds instead of loading them); `at[i]` is where input `i`'s shadow
+/// starts in `adc_e_dd` and `lens[i]` its length.
+pub(super) fn declare(s: &mut String, w: usize, bases: &[String], at: &[String], lens: &[String]) {
     let r = MAX_READS;
-    let _ = writeln!(s, "            int adc_e_m[{}];", r + 4 + bases.len());
+    let n = bases.len();
+    let _ = writeln!(s, "            int adc_e_m[{}];", r + 4 + n);
     for (j, at) in bases.iter().enumerate() {
         let _ = writeln!(s, "            adc_e_m[{}] = {at};", r + 4 + j);
     }
@@ -48,8 +59,19 @@ pub(super) fn declare(s: &mut String, w: usize, bases: &[String]) {
     let _ = writeln!(s, "            int adc_e_mk[{w}];");
     let _ = writeln!(s, "            int adc_e_perm[{r}];");
     let _ = writeln!(s, "            int adc_e_pk[{r}];");
-    // Site `j`'s reads: `adc_e_pl[adc_e_pl[j] .. adc_e_pl[j + 1]]`.
+    // Site `j`'s reads: `adc_e_pl[adc_e_pl[j] .. adc_e_pl[j + 1]]`, their
+    // offsets in `adc_e_dd` at the same places of `adc_e_po`.
     let _ = writeln!(s, "            int adc_e_pl[{}];", w + 1 + w * r);
+    let _ = writeln!(s, "            int adc_e_po[{}];", w + 1 + w * r);
+    // Where each input's columns start in the sorted reads, but the first.
+    let _ = writeln!(s, "            int adc_e_pb[{}];", n.max(1));
+    let _ = writeln!(s, "            int adc_e_ib[{}];", (2 * n).max(1));
+    for (i, ((b, a), l)) in bases.iter().zip(at).zip(lens).enumerate() {
+        let _ = writeln!(s, "            adc_e_ib[{i}] = {a} - ({b});");
+        let _ = writeln!(s, "            adc_e_ib[{}] = {l};", n + i);
+    }
+    // The sites' rows (-1: out of range), and the next row of `rows` last.
+    let _ = writeln!(s, "            int adc_e_g[{}];", w + 1);
 }
 
 /// Runs the sweep `call` and, when it recorded few enough reads, sets
@@ -65,38 +87,32 @@ pub(super) fn sweep(s: &mut String, name: &str, call: &str, masks: &[String]) {
     for (j, m) in masks.iter().enumerate() {
         let _ = writeln!(s, "                    adc_e_mk[{j}] = {m};");
     }
-    let _ = writeln!(s, "                    if (!{name}__esame(adc_e_m, adc_e_mk, adc_e_pm, adc_e_pk)) {{ {name}__eplan(adc_e_m, adc_e_mk, adc_e_pm, adc_e_perm, adc_e_pk, adc_e_pl); }}");
+    let _ = writeln!(s, "                    if (!{name}__esame(adc_e_m, adc_e_mk, adc_e_pm, adc_e_pk, adc_e_pb)) {{ {name}__eplan(adc_e_m, adc_e_mk, adc_e_pm, adc_e_perm, adc_e_pk, adc_e_pl, adc_e_po, adc_e_pb, adc_e_ib); }}");
     s.push_str("                }\n");
 }
 
-/// Site `j`'s entries from the plan, when `adc_e_fast` (the first arm of
-/// a chain of `if`s, `w` sites): `shadows` are this loop's shadows of the
-/// input arrays, in order (their first columns are in `adc_e_m`).
-pub(super) fn columns(s: &mut String, name: &str, j: usize, w: usize, shadows: &[String]) {
-    let mut args = String::new();
-    for d in shadows {
-        let _ = write!(args, "{d}, ");
-    }
-    let _ = writeln!(
-        s,
-        "                    if (adc_e_fast) {{ adc_e_q = {name}__egather{n}({j}, {w}, adc_e_m, adc_e_pl, {args}vals, cols, adc_e_q); }}",
-        n = shadows.len()
-    );
+/// The element's rows from the plan, when `adc_e_fast`: `adc_e_g` holds
+/// the sites' rows; `NAME__egather` fills `rows` up to each and moves its
+/// entries from `adc_e_dd` to `vals` and `cols`.
+pub(super) fn gather_call(s: &mut String, name: &str, w: usize) {
+    let _ = writeln!(s, "                    adc_e_g[{w}] = adc_e_next;");
+    let _ = writeln!(s, "                    adc_e_q = {name}__egather(adc_e_m, adc_e_pl, adc_e_po, adc_e_g, adc_e_dd, vals, cols, rows, adc_e_q);");
+    let _ = writeln!(s, "                    adc_e_next = adc_e_g[{w}];");
 }
 
 /// `NAME__esame`, which checks the plan against this iteration's reads,
 /// `NAME__eplan`, which makes it again when it does not hold, and
-/// `NAME__egatherN` for each `N` of `inputs`, which moves a row's entries
-/// from the shadows of `N` input arrays (in order: their columns increase
-/// with them; those an element loop's body reads) into
-/// `vals` and `cols` (entries past the shorter of the two are counted, not
-/// written: a row that fits in both takes loops without that test) and
-/// zeroes them there.
-pub(super) fn helpers(name: &str, inputs: &BTreeSet<usize>) -> String {
+/// `NAME__egather`, which moves an element's rows from the shadows of
+/// its input arrays into `vals` and `cols` (entries past the shorter of
+/// the two are counted, not written: a row that fits in both takes a loop
+/// without that test, indexing `pl`, `po`, `vals` and `cols` with its
+/// counter alone, whose bounds `indvars` checks once) and zeroes them
+/// there. `N`, the inputs, is `len(m) - MAX_READS - 4`.
+pub(super) fn helpers(name: &str) -> String {
     let r = MAX_READS;
-    let mut s = format!(
+    format!(
         "[checkpoint]
-static bool {name}__esame(int[] m, int[] mk, int[] pm, int[] pk) {{
+static bool {name}__esame(int[] m, int[] mk, int[] pm, int[] pk, int[] pb) {{
     int w = len(mk);
     int n = m[0];
     if (pm[w] != n) {{ return false; }}
@@ -113,12 +129,28 @@ static bool {name}__esame(int[] m, int[] mk, int[] pm, int[] pk) {{
             x = y;
         }} else if (m[-k] != x) {{ return false; }}
     }}
+    // Each input's columns start where the plan's did in the sorted reads
+    // (an element may read another input in the same order).
+    int ni = len(m) - {r} - 4;
+    for (int i = 1; i < ni; i++) {{
+        int b = pb[i];
+        int lo = m[{r} + 4 + i];
+        if (b > 0) {{
+            int k = pk[b - 1];
+            if (m[k > 0 ? k : -k] >= lo) {{ return false; }}
+        }}
+        if (b < n) {{
+            int k = pk[b];
+            if (m[k > 0 ? k : -k] < lo) {{ return false; }}
+        }}
+    }}
     return true;
 }}
 [checkpoint]
-static void {name}__eplan(int[] m, int[] mk, inout int[] pm, inout int[] perm, inout int[] pk, inout int[] pl) {{
+static void {name}__eplan(int[] m, int[] mk, inout int[] pm, inout int[] perm, inout int[] pk, inout int[] pl, inout int[] po, inout int[] pb, int[] ib) {{
     int w = len(mk);
     int n = m[0];
+    int ni = len(m) - {r} - 4;
     pm[w] = n;
     for (int i = 0; i < n; i++) {{
         int c = m[3 + i];
@@ -133,6 +165,12 @@ static void {name}__eplan(int[] m, int[] mk, inout int[] pm, inout int[] perm, i
         pk[i] = 3 + perm[i];
         if (i > 0 && m[3 + perm[i]] == m[3 + perm[i - 1]]) {{ pk[i] = -3 - perm[i]; }}
     }}
+    // Input `i`'s columns, from `m[{r} + 4 + i]` up, start at `pb[i]`.
+    int b = 0;
+    for (int i = 1; i < ni; i++) {{
+        while (b < n && m[3 + perm[b]] < m[{r} + 4 + i]) {{ b++; }}
+        pb[i] = b;
+    }}
     int pw[{r}];
     pw[0] = 1;
     for (int i = 1; i < {r}; i++) {{ pw[i] = 2 * pw[i - 1]; }}
@@ -142,90 +180,57 @@ static void {name}__eplan(int[] m, int[] mk, inout int[] pm, inout int[] perm, i
         pl[j] = at;
         if (mk[j] > 0) {{
             int last = -1;
+            int h = 0;
             for (int i = 0; i < n; i++) {{
                 int k = perm[i];
-                if ((mk[j] / pw[k]) % 2 == 1 && m[3 + k] != last) {{
+                int c = m[3 + k];
+                if ((mk[j] / pw[k]) % 2 == 1 && c != last) {{
+                    while (h + 1 < ni && c >= m[{r} + 5 + h]) {{ h++; }}
                     pl[at] = 3 + k;
+                    po[at] = ib[h] + j * ib[ni + h];
                     at++;
-                    last = m[3 + k];
+                    last = c;
                 }}
             }}
         }}
     }}
     pl[w] = at;
 }}
-"
-    );
-    for &inputs in inputs {
-        s += &gather(name, inputs);
-    }
-    s
-}
-
-/// `NAME__egatherN`, `N` being `inputs` (see [`helpers`]).
-fn gather(name: &str, inputs: usize) -> String {
-    if inputs == 0 {
-        // A body that reads no input: no reads, rows of no entries.
-        return format!(
-            "[checkpoint]
-static int {name}__egather0(int _j, int _w, int[] _m, int[] _pl, out double[] _vals, out int[] _cols, int q) {{
+[checkpoint]
+static int {name}__egather(int[] m, int[] pl, int[] po, inout int[] g, inout double[] d, out double[] vals, out int[] cols, out int[] rows, int q) {{
+    int w = len(g) - 1;
+    int room = len(vals) < len(cols) ? len(vals) : len(cols);
+    int next = g[w];
+    for (int j = 0; j < w; j++) {{
+        int r = g[j];
+        if (r >= 0) {{
+            while (next <= r) {{ rows[next] = q; next++; }}
+            int t = pl[j];
+            int e = pl[j + 1];
+            int s = q - t;
+            if (s + e <= room) {{
+                for (int u = t; u < e; u++) {{
+                    int c = m[pl[u]];
+                    int x = po[u] + c;
+                    vals[s + u] = d[x];
+                    cols[s + u] = c;
+                    d[x] = 0.0;
+                }}
+            }} else {{
+                for (int u = t; u < e; u++) {{
+                    int c = m[pl[u]];
+                    int x = po[u] + c;
+                    int p = s + u;
+                    if (p < room) {{ vals[p] = d[x]; cols[p] = c; }} else if (p < len(cols)) {{ cols[p] = c; }}
+                    d[x] = 0.0;
+                }}
+            }}
+            q = s + e;
+        }}
+    }}
+    g[w] = next;
     return q;
 }}
 "
-        );
-    }
-    let mut s = format!(
-        "[checkpoint]
-static int {name}__egather{inputs}(int j, int w, int[] m, int[] pl, "
-    );
-    for i in 0..inputs {
-        let _ = write!(s, "inout double[] d{i}, ");
-    }
-    s += "out double[] vals, out int[] cols, int q) {
-    int room = len(vals) < len(cols) ? len(vals) : len(cols);
-    int t = pl[j];
-    int e = pl[j + 1];
-    bool fits = q + (e - t) <= room;
-";
-    for i in 0..inputs {
-        // Every recorded column is some input's (the sweep records reads
-        // of inputs): the last input's loop, when the row fits, needs no
-        // test of its end.
-        let stop = if i + 1 < inputs {
-            format!("if (c >= hi{i}) {{ break; }} ")
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            s,
-            "    int n{i} = len(d{i}) / w;
-    int at{i} = m[{b}];
-    int o{i} = j * n{i} - at{i};
-    int hi{i} = at{i} + n{i};
-    if (fits) {{
-        while (t < e) {{
-            int c = m[pl[t]];
-            {stop}vals[q] = d{i}[o{i} + c];
-            cols[q] = c;
-            d{i}[o{i} + c] = 0.0;
-            q++;
-            t++;
-        }}
-    }}
-    while (t < e) {{
-        int c = m[pl[t]];
-        if (c >= hi{i}) {{ break; }}
-        if (q < room) {{ vals[q] = d{i}[o{i} + c]; cols[q] = c; }} else if (q < len(cols)) {{ cols[q] = c; }}
-        d{i}[o{i} + c] = 0.0;
-        q++;
-        t++;
-    }}
-",
-            b = MAX_READS + 4 + i
-        );
-    }
-    s += "    return q;
-}
-";
-    s
+    )
 }

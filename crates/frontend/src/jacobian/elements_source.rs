@@ -369,25 +369,8 @@ pub(super) fn source(
     return true;
 }
 ";
-    s += &super::elements_masks::helpers(name, &gathers(f, dual, plan));
+    s += &super::elements_masks::helpers(name);
     s
-}
-
-/// The number of input arrays of each loop with sites, which its
-/// `NAME__egatherN` takes (`N` that number).
-pub(super) fn gathers(f: &FuncDecl, dual: &[bool], plan: &Plan) -> BTreeSet<usize> {
-    let l = layout(f, dual, false);
-    let mut out = BTreeSet::new();
-    for (k, t) in plan.tops.iter().enumerate() {
-        if matches!(t, Top::Loop { sites, .. } if !sites.is_empty()) {
-            let keep = kept(f, plan, k);
-            let inputs = (l.col_at.iter().zip(dual.iter().zip(&keep)))
-                .filter(|(at, (&d, &k))| at.is_some() && d && k)
-                .count();
-            out.insert(inputs);
-        }
-    }
-    out
 }
 
 fn row_at(l: &Layout, param: usize) -> &str {
@@ -421,6 +404,18 @@ fn element_loop(
     let _ = writeln!(s, "        {{");
     let (mut rev, mut fwd) = (Vec::new(), Vec::new());
     let keep = kept(f, plan, k);
+    // The input arrays the body reads, their first columns, where their
+    // shadows start in `adc_e_dd` (`w` lanes each) and their lengths.
+    let mut inputs: Vec<(String, String, String, String)> = Vec::new();
+    let mut dd = String::from("0");
+    for ((p, (&d, at)), &kp) in f.params.iter().zip(dual.iter().zip(&l.col_at)).zip(&keep) {
+        if let (true, true, Some(at)) = (d, kp, at) {
+            let n = &p.name.name;
+            inputs.push((n.clone(), at.clone(), dd.clone(), format!("len({n})")));
+            dd = format!("{dd} + {w} * len({n})");
+        }
+    }
+    let _ = writeln!(s, "            double adc_e_dd[{dd}];");
     for (i, (p, &d)) in f.params.iter().zip(dual).enumerate() {
         if !keep[i] {
             continue;
@@ -428,7 +423,10 @@ fn element_loop(
         let n = &p.name.name;
         rev.push(n.clone());
         fwd.push(n.clone());
-        if d {
+        if let Some((_, _, a, _)) = inputs.iter().find(|x| &x.0 == n) {
+            rev.push(format!("adc_e_dd[{a} .. {a} + {w} * len({n})]"));
+            fwd.push(format!("adc_e_t_{n}"));
+        } else if d {
             // An `out` array this loop has no site in is not written by its
             // body (`elements::plan`), so its derivatives leave the shadow
             // alone: it needs no zero-fill.
@@ -450,17 +448,11 @@ fn element_loop(
     if w > 1 {
         let _ = writeln!(s, "            double adc_e_seed[{w}];");
     }
-    // The input arrays the body reads, their first columns and this loop's
-    // shadows of them (no column of another input is in its rows).
-    let (bases, shadows): (Vec<String>, Vec<String>) = f
-        .params
-        .iter()
-        .zip(dual.iter().zip(&l.col_at))
-        .zip(&keep)
-        .filter(|((_, (d, _)), &k)| **d && k)
-        .filter_map(|((p, (_, at)), _)| Some((at.clone()?, format!("adc_e_d_{}", p.name.name))))
-        .unzip();
-    super::elements_masks::declare(s, w, &bases);
+    // (No column of another input is in this loop's rows.)
+    let bases: Vec<String> = inputs.iter().map(|x| x.1.clone()).collect();
+    let starts: Vec<String> = inputs.iter().map(|x| x.2.clone()).collect();
+    let lens: Vec<String> = inputs.iter().map(|x| x.3.clone()).collect();
+    super::elements_masks::declare(s, w, &bases, &starts, &lens);
     let _ = writeln!(
         s,
         "            for (int {var} = {from}; {cond}; {var}++) {{"
@@ -518,19 +510,12 @@ fn element_loop(
         rev.push("0.0".into());
     }
     let _ = writeln!(s, "                {name}__e{k}b({});", rev.join(", "));
-    // Column `c` of lane `j`: in the shadow of the parameter holding it.
+    // Column `c` of lane `j`: in `adc_e_dd`, in the shadow of the input
+    // holding it.
     let lane = |j: &str, body: &dyn Fn(&str) -> String| {
         let mut t = String::new();
-        for ((p, at), _) in f
-            .params
-            .iter()
-            .zip(&l.col_at)
-            .zip(&keep)
-            .filter(|(_, &k)| k)
-        {
-            let Some(at) = at else { continue };
-            let n = &p.name.name;
-            let cell = format!("adc_e_d_{n}[{j} * len({n}) + adc_e_c - {at}]");
+        for (n, at, start, _) in &inputs {
+            let cell = format!("adc_e_dd[{start} + {j} * len({n}) + adc_e_c - {at}]");
             let sep = if t.is_empty() { "" } else { " else " };
             let _ = write!(
                 t,
@@ -543,17 +528,18 @@ fn element_loop(
     for (j, site) in sites.iter().enumerate() {
         let n = &f.params[site.param].name.name;
         let at = row_at(l, site.param);
+        let _ = writeln!(s, "                if (adc_e_v{j}) {{ adc_e_d_{n}[{j} * len({n}) + adc_e_r{j}] = 0.0; adc_e_g[{j}] = {at} + adc_e_r{j}; }} else {{ adc_e_g[{j}] = -1; }}");
+    }
+    let _ = writeln!(s, "                if (adc_e_fast) {{");
+    super::elements_masks::gather_call(s, name, w);
+    let _ = writeln!(s, "                }} else {{");
+    for (j, site) in sites.iter().enumerate() {
+        let n = &f.params[site.param].name.name;
         let _ = writeln!(s, "                if (adc_e_v{j}) {{");
-        let _ = writeln!(
-            s,
-            "                    adc_e_d_{n}[{j} * len({n}) + adc_e_r{j}] = 0.0;"
-        );
-        let _ = writeln!(s, "                    int adc_e_g = {at} + adc_e_r{j};");
-        let _ = writeln!(s, "                    while (adc_e_next <= adc_e_g) {{ rows[adc_e_next] = adc_e_q; adc_e_next++; }}");
-        super::elements_masks::columns(s, name, j, w, &shadows);
+        let _ = writeln!(s, "                    while (adc_e_next <= adc_e_g[{j}]) {{ rows[adc_e_next] = adc_e_q; adc_e_next++; }}");
         // Else the row's set: a singleton in its handle, a list, or union
         // nodes that `NAME__lazy` flattens into `cols`.
-        let _ = writeln!(s, "                    else {{");
+        let _ = writeln!(s, "                    {{");
         let _ = writeln!(
             s,
             "                    int adc_e_h = int(adc_e_t_{n}[adc_e_r{j}]);"
@@ -593,6 +579,7 @@ fn element_loop(
         let _ = writeln!(s, "                    }}");
         let _ = writeln!(s, "                }}");
     }
+    let _ = writeln!(s, "                }}");
     let _ = writeln!(s, "                }}");
     let _ = writeln!(s, "            }}");
     let _ = writeln!(s, "        }}");
