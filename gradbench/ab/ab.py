@@ -32,15 +32,15 @@ def describe(path, copy):
     return f"`{path}` (sha256 {h}, modified {mtime})"
 
 
-def build(side, adc, ev, root, cc, evals_dir=EVALS_DIR):
-    """Compile EVAL (evals_dir/EVAL.ad) with `adc` and link its driver; the
-    executable, or None and the error."""
+def build(side, adc, ev, root, cc, evals_dir=EVALS_DIR, adc_flags=()):
+    """Compile EVAL (evals_dir/EVAL.ad) with `adc` (and `adc_flags`, such as
+    --fp-contract) and link its driver; the executable, or None and the error."""
     d = os.path.join(root, side, ev)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     obj, hdr, exe = (os.path.join(d, ev + s) for s in (".o", ".h", ""))
     steps = [
-        [adc, "compile", os.path.join(evals_dir, ev + ".ad"), "-o", obj, "--emit-header", hdr],
+        [adc, "compile", *adc_flags, os.path.join(evals_dir, ev + ".ad"), "-o", obj, "--emit-header", hdr],
         [cc, "-O2", "-std=c99", "-I", d, "-I", HERE, os.path.join(HERE, ev + ".c"), obj, "-lm",
          "-o", exe],
     ]
@@ -183,6 +183,8 @@ def add_timing_options(ap, name):
     ap.add_argument("--wall", action="store_true",
                     help="least wall-clock time of all calls, instead of that of the clean calls (bench.h)")
     ap.add_argument("--nice", type=int, default=5, help="niceness of the timed runs (default 5)")
+    ap.add_argument("--adc-flag", action="append", default=[], metavar="FLAG",
+                    help="a flag of `adc compile` for every adc side (repeatable), e.g. --adc-flag=--fp-contract")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per driver run")
     # One build directory per checkout: two worktrees measuring at once
     # must not overwrite each other's compiler copy.
@@ -276,7 +278,7 @@ def main():
     for ev in evals:
         for side in SIDES:
             exe, err = build(side, compilers[side], ev, o.build_dir, o.cc,
-                             os.path.abspath(o.a_evals if side == "A" else o.b_evals))
+                             os.path.abspath(o.a_evals if side == "A" else o.b_evals), o.adc_flag)
             if err:
                 problems.append(f"{ev}: {side}: {err}")
             else:

@@ -266,13 +266,13 @@ def main():
 
     exes = {}
     for ev in evals:
-        exe, err = ab.build("adc", copy, ev, o.build_dir, o.cc)
+        exe, err = ab.build("adc", copy, ev, o.build_dir, o.cc, adc_flags=o.adc_flag)
         if err:
             problems.append(f"{ev}: adc: {err}")
         else:
             exes[ev, "adc"] = exe
         if o.plain:
-            exe, err = ab.build("plain", copy, ev, o.build_dir, o.cc, os.path.abspath(o.plain_dir))
+            exe, err = ab.build("plain", copy, ev, o.build_dir, o.cc, os.path.abspath(o.plain_dir), o.adc_flag)
             if err:
                 problems.append(f"{ev}: plain: {err}")
             else:
@@ -289,7 +289,7 @@ def main():
 
     results, labels = ab.timed_rounds(evals, sides, exes, o, problems)
 
-    print(f"adc: {described}  ")
+    print(f"adc: {described}{' with ' + ' '.join(o.adc_flag) if o.adc_flag else ''}  ")
     print(f"manual: GradBench {gb_described}; `{o.cxx} {' '.join(cxxflags)} ... {' '.join(ldflags)}`  ")
     if o.plain:
         print(f"plain: the same adc on `{o.plain_dir if o.plain_dir != PLAIN_DIR else 'gradbench/evals/plain'}`  ")

@@ -10,6 +10,7 @@ mod band_review;
 mod bounds;
 mod carry;
 mod checkpoint;
+mod contract;
 mod derivatives;
 mod diagnostics;
 mod difftest;

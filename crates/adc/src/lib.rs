@@ -80,6 +80,10 @@ pub mod user_ir;
 /// ```
 pub use adc_codegen::JitModule;
 
+/// Whether this machine has fused multiply-add instructions, which
+/// [`CompileOptions::fp_contract`] needs.
+pub use adc_codegen::host_has_fma;
+
 /// A function of a [`JitModule`]: its name and its signature, in IR
 /// [`Type`]s (an `inout`/`out` scalar is a `Type::Ref`, an array a
 /// `Type::Array`).

@@ -23,6 +23,11 @@ struct Cli {
     /// carets) or `json` (one object per line, for tools).
     #[arg(long, global = true, value_enum, default_value_t = ErrorFormat::Human)]
     error_format: ErrorFormat,
+    /// Fuse each float multiply used only by an add or subtract into one
+    /// fused multiply-add, rounded once, as C compilers do by default, where
+    /// the machine has the instructions (results can differ in the last bit).
+    #[arg(long, global = true)]
+    fp_contract: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -366,6 +371,7 @@ fn main() -> ExitCode {
     let cli_format = cli.error_format;
     let options = adc::CompileOptions {
         color: std::io::stderr().is_terminal(),
+        fp_contract: cli.fp_contract,
     };
     match cli.command {
         Command::Explain { code } => explain(&code),

@@ -250,3 +250,20 @@ fn isa_with(
         .finish(settings::Flags::new(flags))
         .map_err(|e| CodegenError::Backend(e.to_string()))
 }
+
+/// Whether this machine has fused multiply-add instructions, which
+/// Cranelift uses for `fma` (it calls C's `fma` otherwise).
+pub fn host_has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("fma") && std::is_x86_feature_detected!("avx")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        true
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
+}

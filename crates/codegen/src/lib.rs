@@ -26,6 +26,7 @@ pub use jit::{
     jit, kind_of, Arg, ArgValue, Args, ArrayValue, CallError, JitFunction, JitModule, ParamKind,
     Ret, Rets, TypedFunc,
 };
+pub use compile::host_has_fma;
 pub use object::header::c_header;
 pub use object::object;
 pub use translate::c_abi::tuple_layout;

@@ -31,6 +31,7 @@ pub mod registry;
 mod rewrite;
 
 pub use opt::{
-    optimize, optimize_except, optimize_function, FuncPass, LATE_PASSES, LOOP_SHAPE_PASSES, PASSES,
+    contract_module, optimize, optimize_except, optimize_function, FuncPass, LATE_PASSES,
+    LOOP_SHAPE_PASSES, PASSES,
 };
 pub use registry::{find_pass, run_pass, Pass};

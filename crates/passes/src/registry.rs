@@ -2,7 +2,7 @@
 //! inline linearize ...`) run them one at a time. It sits above both
 //! families: the optimisations by the names of `opt`'s schedule
 //! (`PASSES`, `LATE_PASSES`, `SCALAR_PASSES`, `LOOP_SHAPE_PASSES`,
-//! `FINAL_PASSES`, `SCHEDULE_PASSES`), run on every function with a body,
+//! `FINAL_PASSES`, `SCHEDULE_PASSES`, `OPT_IN_PASSES`), run on every function with a body,
 //! and the module passes below.
 
 use crate::ad::{self, AdError};
@@ -104,6 +104,7 @@ pub fn find_pass(name: &str) -> Option<Pass> {
         .chain(opt::LOOP_SHAPE_PASSES)
         .chain(opt::FINAL_PASSES)
         .chain(opt::SCHEDULE_PASSES)
+        .chain(opt::OPT_IN_PASSES)
         .find(|(n, _)| *n == name)
         .map(|(_, p)| Pass::Function(*p));
     function.or_else(|| {
@@ -178,6 +179,7 @@ mod tests {
             .chain(opt::LOOP_SHAPE_PASSES)
             .chain(opt::FINAL_PASSES)
             .chain(opt::SCHEDULE_PASSES)
+            .chain(opt::OPT_IN_PASSES)
             .map(|(n, _)| *n)
             .chain(MODULE_PASSES.iter().map(|(n, _)| *n))
             .collect();

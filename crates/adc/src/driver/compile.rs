@@ -4,7 +4,8 @@
 //! `adc tape`'s reports ([`tape_reports`]).
 
 use super::{
-    ad_failure, failure, load, load_with_warnings, run_stages_for, stage_snapshots, CompileOptions,
+    ad_failure, failure, load, load_with_warnings, opt_in_passes, run_stages_for, stage_snapshots,
+    CompileOptions,
     Failure, Stage,
 };
 use crate::host::HostFunctions;
@@ -87,8 +88,12 @@ pub fn compile_jit_staged(
     let mut snapshots =
         stage_snapshots(module).map_err(|e| ad_failure(e, path, source, options))?;
     // Invariant: `stage_snapshots` always ends with the `opt` module.
+    let mut last = snapshots.last().expect("at least the `opt` snapshot").1.clone();
+    if opt_in_passes(&mut last, options).map_err(|e| ad_failure(e, path, source, options))? {
+        snapshots.push((Stage::Final, last));
+    }
     let (stage, last) = snapshots.last_mut().expect("at least the `opt` snapshot");
-    debug_assert_eq!(*stage, Stage::Opt);
+    debug_assert!(matches!(*stage, Stage::Opt | Stage::Final));
     let jit = jit_on_deep_stack(last, path, source, &[])
         .map_err(|e| codegen_failure(e, last, path, source, options))?;
     Ok((jit, snapshots))

@@ -145,7 +145,7 @@ impl std::error::Error for Failure {}
 /// let src = "double f(double x) { return y; }";
 /// let plain = adc::compile_jit("f.ad", src, &CompileOptions::default()).err().expect("no `y`");
 /// assert!(!plain.rendered.contains('\x1b'));
-/// let colored = adc::compile_jit("f.ad", src, &CompileOptions { color: true })
+/// let colored = adc::compile_jit("f.ad", src, &CompileOptions { color: true, ..Default::default() })
 ///     .err()
 ///     .expect("no `y`");
 /// assert!(colored.rendered.contains('\x1b'), "ANSI colours");
@@ -155,6 +155,20 @@ impl std::error::Error for Failure {}
 pub struct CompileOptions {
     /// Render diagnostics ([`Failure::rendered`]) with ANSI colours.
     pub color: bool,
+    /// Fuse each float multiply used only by an add or subtract into one
+    /// fused multiply-add, rounded once (pass `contract`, in the `final`
+    /// stage), where the machine has the instructions; results can differ
+    /// in the last bit from the program's separately rounded operations.
+    /// Off by default (`adc --fp-contract`).
+    ///
+    /// ```
+    /// let src = "double f(double a, double b, double c) { return a * b + c; }";
+    /// let options = adc::CompileOptions { fp_contract: true, ..Default::default() };
+    /// let mut module = adc::driver::load("f.ad", src, &options).expect("compiles");
+    /// adc::driver::run_stages_for(&mut module, adc::Stage::Final, "f.ad", src, &options).expect("runs");
+    /// assert_eq!(module.to_string().contains(" fma "), adc::host_has_fma());
+    /// ```
+    pub fp_contract: bool,
 }
 
 /// At most this many errors are reported: 20,000 undefined names on one
@@ -399,7 +413,26 @@ pub fn run_stages_for(
     source: &str,
     options: &CompileOptions,
 ) -> Result<(), Failure> {
-    run_stages(module, stage).map_err(|e| ad_failure(e, path, source, options))
+    run_stages(module, stage).map_err(|e| ad_failure(e, path, source, options))?;
+    if stage == Stage::Final {
+        opt_in_passes(module, options).map_err(|e| ad_failure(e, path, source, options))?;
+    }
+    Ok(())
+}
+
+/// The `final` stage's passes that run only when asked: `contract` with
+/// `options.fp_contract` where the machine has fused multiply-add
+/// instructions. Whether any ran.
+pub(crate) fn opt_in_passes(
+    module: &mut Module,
+    options: &CompileOptions,
+) -> Result<bool, adc_passes::ad::AdError> {
+    if !(options.fp_contract && adc_codegen::host_has_fma()) {
+        return Ok(false);
+    }
+    adc_passes::contract_module(module);
+    verify_in_debug(module, Stage::Final)?;
+    Ok(true)
 }
 
 /// A differentiation error as a diagnostic: E0401 for what is not

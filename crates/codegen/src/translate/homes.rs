@@ -171,7 +171,12 @@ fn block_calls(func: &Function, b: Block) -> bool {
         .any(|&i| match func.dfg.inst(i) {
             InstData::Math { func, .. } => !matches!(
                 func,
-                MathFunc::Abs | MathFunc::Sqrt | MathFunc::Floor | MathFunc::Ceil | MathFunc::Trunc
+                MathFunc::Abs
+                    | MathFunc::Sqrt
+                    | MathFunc::Floor
+                    | MathFunc::Ceil
+                    | MathFunc::Trunc
+                    | MathFunc::Fma
             ),
             InstData::Call { .. }
             | InstData::ArrayNew { .. }

@@ -289,6 +289,10 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             (MathFunc::Floor, _) => self.b.ins().floor(x),
             (MathFunc::Ceil, _) => self.b.ins().ceil(x),
             (MathFunc::Trunc, _) => self.b.ins().trunc(x),
+            // Cranelift's x86-64 back end calls C's `fma` where the machine
+            // has no FMA instructions (`contract` makes `fma` only where it
+            // has them).
+            (MathFunc::Fma, _) => self.b.ins().fma(x, xs[1], xs[2]),
             _ => {
                 let t = scalar_clif(ty);
                 let params = vec![t; xs.len()];

@@ -422,7 +422,7 @@ impl<'a> Estimator<'a> {
                     active: any,
                 }
             }
-            _ => match MathFunc::from_name(name) {
+            _ => match MathFunc::from_source_name(name) {
                 Some(m) => {
                     let n = vals.iter().filter(|v| v.active).count() as f64;
                     cost(b, t, math_cost(m), 2.0 * n);

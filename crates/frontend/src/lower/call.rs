@@ -159,7 +159,7 @@ impl FnLowerer<'_> {
                 )
             }
             name => {
-                let Some(func) = MathFunc::from_name(name) else {
+                let Some(func) = MathFunc::from_source_name(name) else {
                     if let Some(d) = self.unknown_function(name, f.span) {
                         self.error(d);
                     }

@@ -75,7 +75,7 @@ pub(crate) fn math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
     if let Some(d) = int_math_extern_signature(f) {
         return Some(d);
     }
-    let (m, ty) = adc_ir::MathFunc::ALL.iter().find_map(|m| {
+    let (m, ty) = adc_ir::MathFunc::ALL.iter().filter(|m| m.in_source()).find_map(|m| {
         [ScalarType::F64, ScalarType::F32]
             .into_iter()
             .find(|t| m.libm_symbol(*t) == n)
@@ -170,7 +170,7 @@ fn int_math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
 /// very function, and stays allowed.
 pub(crate) fn reserved_name(name: &Ident, has_body: bool) -> Option<Diagnostic> {
     let n = name.name.as_str();
-    let math = adc_ir::MathFunc::ALL.iter().any(|m| {
+    let math = adc_ir::MathFunc::ALL.iter().filter(|m| m.in_source()).any(|m| {
         n == m.name() || n == m.libm_symbol(ScalarType::F64) || n == m.libm_symbol(ScalarType::F32)
     });
     if RESERVED.contains(&n) || (math && has_body) {
@@ -197,5 +197,5 @@ pub(crate) fn reserved_name(name: &Ident, has_body: bool) -> Option<Diagnostic> 
 /// `min`, `max` or a math function.
 pub(crate) fn is_builtin(name: &str) -> bool {
     matches!(name, "len" | "print" | "no_diff" | "min" | "max")
-        || adc_ir::MathFunc::from_name(name).is_some()
+        || adc_ir::MathFunc::from_source_name(name).is_some()
 }

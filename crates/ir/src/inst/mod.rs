@@ -128,22 +128,36 @@ op_enum!(
 
 op_enum!(
     /// Math built-ins on floats (`abs` also on `i64`); C `math.h` semantics.
+    /// `fma a, b, c` is `a * b + c` rounded once (C's `fma`): no `.ad`
+    /// built-in, only `contract` makes it.
     MathFunc {
         Sin = "sin", Cos = "cos", Tan = "tan", Asin = "asin", Acos = "acos", Atan = "atan",
         Atan2 = "atan2", Sinh = "sinh", Cosh = "cosh", Tanh = "tanh", Exp = "exp",
         Expm1 = "expm1", Log = "log", Log1p = "log1p", Log2 = "log2", Log10 = "log10",
         Sqrt = "sqrt", Cbrt = "cbrt", Pow = "pow", Hypot = "hypot", Abs = "abs",
         Floor = "floor", Ceil = "ceil", Round = "round", Trunc = "trunc", Fmod = "fmod",
-        Erf = "erf", Erfc = "erfc", Lgamma = "lgamma",
+        Erf = "erf", Erfc = "erfc", Lgamma = "lgamma", Fma = "fma",
     }
 );
 
 impl MathFunc {
     pub fn arity(self) -> usize {
         match self {
+            MathFunc::Fma => 3,
             MathFunc::Atan2 | MathFunc::Pow | MathFunc::Hypot | MathFunc::Fmod => 2,
             _ => 1,
         }
+    }
+
+    /// Whether `.ad` source can call it by name (all but `fma`, which only
+    /// `contract` makes).
+    pub fn in_source(self) -> bool {
+        self != MathFunc::Fma
+    }
+
+    /// The function a call in `.ad` source names (see [`MathFunc::in_source`]).
+    pub fn from_source_name(name: &str) -> Option<Self> {
+        Self::from_name(name).filter(|m| m.in_source())
     }
 
     /// The C math library symbol for this function at a float type.

@@ -17,6 +17,11 @@ pub(super) fn math(func: MathFunc, args: &[Constant]) -> Constant {
     if let [Constant::I64(x)] = args {
         return Constant::I64(x.wrapping_abs());
     }
+    if let (MathFunc::Fma, [Constant::F32(x), Constant::F32(y), Constant::F32(z)]) = (func, args) {
+        // Rounded once at `float` (the product and sum in `double`, then
+        // rounded to `float`, would round twice).
+        return Constant::F32(x.mul_add(*y, *z));
+    }
     let x = f64_of(args[0]);
     let y = args.get(1).map(|c| f64_of(*c)).unwrap_or(0.0);
     let r = match func {
@@ -49,6 +54,7 @@ pub(super) fn math(func: MathFunc, args: &[Constant]) -> Constant {
         MathFunc::Erf => libm::erf(x),
         MathFunc::Erfc => libm::erfc(x),
         MathFunc::Lgamma => libm::lgamma(x),
+        MathFunc::Fma => x.mul_add(y, f64_of(args[2])),
     };
     match args[0] {
         Constant::F32(_) => Constant::F32(r as f32),

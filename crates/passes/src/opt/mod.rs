@@ -11,6 +11,7 @@ pub mod bce;
 pub mod block_params;
 pub mod carry;
 pub mod const_fold;
+pub mod contract;
 pub mod copy_loops;
 pub mod cse;
 pub mod dce;
@@ -101,6 +102,18 @@ pub const FINAL_PASSES: &[(&str, FuncPass)] = &[("unswitch", unswitch::run)];
 /// code, run last, once, with no fixed point after them (which does not
 /// undo their order, but has nothing left to do).
 pub const SCHEDULE_PASSES: &[(&str, FuncPass)] = &[("sink", sink::run)];
+
+/// Passes the `final` stage runs after `opt` only when asked to (their
+/// results differ from the program's in rounding): `contract`.
+pub const OPT_IN_PASSES: &[(&str, FuncPass)] = &[("contract", contract::run)];
+
+/// `contract` on every function with a body: each float multiply used
+/// only by an add or subtract fused with it (see [`contract`]).
+pub fn contract_module(module: &mut Module) {
+    for func in module.funcs.iter_mut().filter(|f| !f.layout.is_empty()) {
+        contract::run(func);
+    }
+}
 
 /// The `opt` stage: every pass, repeated until nothing changes (bounded);
 /// then small callees are inlined (the rules of `inline`: not

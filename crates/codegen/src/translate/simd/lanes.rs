@@ -144,6 +144,11 @@ fn fit(func: &Function, a: Inst, b: Inst, recurrent: &[bool]) -> Option<Fit> {
         {
             Some(Fit::Pair)
         }
+        (InstData::Math { func: f, args }, InstData::Math { func: g, .. })
+            if f == g && f64s && *f == MathFunc::Fma && args.iter().all(|&v| is_f64(v)) =>
+        {
+            Some(Fit::Pair)
+        }
         (
             InstData::Load {
                 array: xa,
@@ -430,6 +435,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                 let x = self.pair_value(xs[0], ys[0]);
                 match func {
                     MathFunc::Sqrt => self.b.ins().sqrt(x),
+                    MathFunc::Fma => {
+                        let y = self.pair_value(xs[1], ys[1]);
+                        let z = self.pair_value(xs[2], ys[2]);
+                        self.b.ins().fma(x, y, z)
+                    }
                     _ => self.b.ins().fabs(x),
                 }
             }

@@ -433,6 +433,15 @@ fn copy_zero_is_plain(
             ) if float_result && args.len() == 1 && operand(args[0], &float) => {
                 float.insert(r);
             }
+            (
+                InstData::Math {
+                    func: MathFunc::Fma,
+                    args,
+                },
+                Some(r),
+            ) if float_result && args.iter().all(|a| operand(*a, &float)) => {
+                float.insert(r);
+            }
             _ => return false,
         }
     }
@@ -582,6 +591,11 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                         let a = self.both_lanes(&lanes, args[0]);
                         match func {
                             MathFunc::Sqrt => self.b.ins().sqrt(a),
+                            MathFunc::Fma => {
+                                let b = self.both_lanes(&lanes, args[1]);
+                                let c = self.both_lanes(&lanes, args[2]);
+                                self.b.ins().fma(a, b, c)
+                            }
                             _ => self.b.ins().fabs(a),
                         }
                     }

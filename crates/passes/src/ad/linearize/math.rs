@@ -192,6 +192,13 @@ impl Linearizer<'_> {
                 self.pb(Mul, c, e, ty)
             }
             Lgamma => self.digamma(x, ty),
+            MathFunc::Fma => {
+                // a * b + c: partials b, a and 1 (`contract` makes `fma`
+                // after the derivative passes; this is for IR text).
+                let one = self.fconst(st, 1.0);
+                let terms = [(ds[0], xs[1]), (ds[1], xs[0]), (ds[2], one)];
+                return Ok(self.sum_scaled(&terms, ty));
+            }
             Atan2 | Pow | Hypot | Fmod => {
                 let (a, b) = (xs[0], xs[1]);
                 let (pa, pb) = match f {
