@@ -117,7 +117,15 @@ fn fused_code_computes_what_the_interpreter_does() {
             (0..n).map(|i| ((i * k + 3) % 7) as f64 * s - 0.3).collect()
         };
         let calls: Vec<(&str, Vec<ArgValue>)> = vec![
-            ("f", vec![array(&v(5, 0.1)), array(&v(3, 0.7)), array(&v(2, 0.3)), scalar(0.9)]),
+            (
+                "f",
+                vec![
+                    array(&v(5, 0.1)),
+                    array(&v(3, 0.7)),
+                    array(&v(2, 0.3)),
+                    scalar(0.9),
+                ],
+            ),
             (
                 "grad",
                 vec![
@@ -148,7 +156,9 @@ fn fused_code_computes_what_the_interpreter_does() {
         ];
         for (name, mut args) in calls {
             let mut iargs: Vec<InterpArg> = args.iter().map(interp_arg).collect();
-            let got = jit.call(name, &mut args).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let got = jit
+                .call(name, &mut args)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             let want = interp::call(module, name, &mut iargs, 1 << 24)
                 .unwrap_or_else(|e| panic!("{name}: interpreter: {e:?}"));
             let exact = name == "f";
@@ -156,15 +166,26 @@ fn fused_code_computes_what_the_interpreter_does() {
                 x.to_bits() == y.to_bits() || (!exact && (x - y).abs() <= 1e-13 * x.abs().max(1.0))
             };
             let (got, want): (Vec<f64>, Vec<f64>) = (
-                got.iter().map(|c| floats(&ArgValue::Scalar(*c))[0]).collect(),
-                want.iter().map(|c| floats(&ArgValue::Scalar(*c))[0]).collect(),
+                got.iter()
+                    .map(|c| floats(&ArgValue::Scalar(*c))[0])
+                    .collect(),
+                want.iter()
+                    .map(|c| floats(&ArgValue::Scalar(*c))[0])
+                    .collect(),
             );
-            let results = got.len() == want.len() && got.iter().zip(&want).all(|(x, y)| agree(*x, *y));
-            assert!(results, "`{name}`'s result, n = {n}: JIT {got:?}, interpreter {want:?}");
+            let results =
+                got.len() == want.len() && got.iter().zip(&want).all(|(x, y)| agree(*x, *y));
+            assert!(
+                results,
+                "`{name}`'s result, n = {n}: JIT {got:?}, interpreter {want:?}"
+            );
             for (k, (a, ia)) in args.iter().zip(&iargs).enumerate() {
                 let (a, ia) = (floats(a), interp_floats(ia));
                 let same = a.len() == ia.len() && a.iter().zip(&ia).all(|(x, y)| agree(*x, *y));
-                assert!(same, "`{name}`'s argument {k}, n = {n}: JIT {a:?}, interpreter {ia:?}");
+                assert!(
+                    same,
+                    "`{name}`'s argument {k}, n = {n}: JIT {a:?}, interpreter {ia:?}"
+                );
             }
         }
     }

@@ -338,7 +338,12 @@ fn frontend_builtins() -> Vec<String> {
         })
         .map(str::to_string)
         .collect();
-    names.extend(adc_ir::MathFunc::ALL.iter().filter(|m| m.in_source()).map(|m| m.name().to_string()));
+    names.extend(
+        adc_ir::MathFunc::ALL
+            .iter()
+            .filter(|m| m.in_source())
+            .map(|m| m.name().to_string()),
+    );
     assert!(names.contains(&"len".to_string()) && names.contains(&"max".to_string()));
     names
 }

@@ -22,11 +22,11 @@ mod object;
 mod translate;
 mod wrappers;
 
+pub use compile::host_has_fma;
 pub use jit::{
     jit, kind_of, Arg, ArgValue, Args, ArrayValue, CallError, JitFunction, JitModule, ParamKind,
     Ret, Rets, TypedFunc,
 };
-pub use compile::host_has_fma;
 pub use object::header::c_header;
 pub use object::object;
 pub use translate::c_abi::tuple_layout;

@@ -5,8 +5,7 @@
 
 use super::{
     ad_failure, failure, load, load_with_warnings, opt_in_passes, run_stages_for, stage_snapshots,
-    CompileOptions,
-    Failure, Stage,
+    CompileOptions, Failure, Stage,
 };
 use crate::host::HostFunctions;
 use crate::request::Derivative;
@@ -88,7 +87,11 @@ pub fn compile_jit_staged(
     let mut snapshots =
         stage_snapshots(module).map_err(|e| ad_failure(e, path, source, options))?;
     // Invariant: `stage_snapshots` always ends with the `opt` module.
-    let mut last = snapshots.last().expect("at least the `opt` snapshot").1.clone();
+    let mut last = snapshots
+        .last()
+        .expect("at least the `opt` snapshot")
+        .1
+        .clone();
     if opt_in_passes(&mut last, options).map_err(|e| ad_failure(e, path, source, options))? {
         snapshots.push((Stage::Final, last));
     }

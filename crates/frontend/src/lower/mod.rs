@@ -200,7 +200,12 @@ impl<'g> FnLowerer<'g> {
             .keys()
             .map(String::as_str)
             .chain(["len", "print", "min", "max"])
-            .chain(adc_ir::MathFunc::ALL.iter().filter(|m| m.in_source()).map(|m| m.name()));
+            .chain(
+                adc_ir::MathFunc::ALL
+                    .iter()
+                    .filter(|m| m.in_source())
+                    .map(|m| m.name()),
+            );
         let d = Diagnostic::error("E0126", format!("cannot find function `{name}`"), span);
         Some(attrs::with_suggestion(d, name, known))
     }

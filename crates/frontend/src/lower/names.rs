@@ -75,12 +75,15 @@ pub(crate) fn math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
     if let Some(d) = int_math_extern_signature(f) {
         return Some(d);
     }
-    let (m, ty) = adc_ir::MathFunc::ALL.iter().filter(|m| m.in_source()).find_map(|m| {
-        [ScalarType::F64, ScalarType::F32]
-            .into_iter()
-            .find(|t| m.libm_symbol(*t) == n)
-            .map(|t| (*m, t))
-    })?;
+    let (m, ty) = adc_ir::MathFunc::ALL
+        .iter()
+        .filter(|m| m.in_source())
+        .find_map(|m| {
+            [ScalarType::F64, ScalarType::F32]
+                .into_iter()
+                .find(|t| m.libm_symbol(*t) == n)
+                .map(|t| (*m, t))
+        })?;
     let base = if ty == ScalarType::F64 {
         BaseType::Double
     } else {
@@ -170,9 +173,14 @@ fn int_math_extern_signature(f: &FuncDecl) -> Option<Diagnostic> {
 /// very function, and stays allowed.
 pub(crate) fn reserved_name(name: &Ident, has_body: bool) -> Option<Diagnostic> {
     let n = name.name.as_str();
-    let math = adc_ir::MathFunc::ALL.iter().filter(|m| m.in_source()).any(|m| {
-        n == m.name() || n == m.libm_symbol(ScalarType::F64) || n == m.libm_symbol(ScalarType::F32)
-    });
+    let math = adc_ir::MathFunc::ALL
+        .iter()
+        .filter(|m| m.in_source())
+        .any(|m| {
+            n == m.name()
+                || n == m.libm_symbol(ScalarType::F64)
+                || n == m.libm_symbol(ScalarType::F32)
+        });
     if RESERVED.contains(&n) || (math && has_body) {
         return Some(Diagnostic::error(
             "E0202",
