@@ -23,9 +23,9 @@ struct Cli {
     /// carets) or `json` (one object per line, for tools).
     #[arg(long, global = true, value_enum, default_value_t = ErrorFormat::Human)]
     error_format: ErrorFormat,
-    /// Fuse each float multiply used only by an add or subtract into one
-    /// fused multiply-add, rounded once, as C compilers do by default, where
-    /// the machine has the instructions (results can differ in the last bit).
+    /// Fuse a float multiply used only by an add or subtract into one
+    /// multiply-add rounded once, where the machine has it (as C compilers
+    /// do; results can differ in the last bit)
     #[arg(long, global = true)]
     fp_contract: bool,
 }

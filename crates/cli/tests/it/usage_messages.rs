@@ -263,6 +263,7 @@ Options:
       --tangent <JSON>               Forward mode: a JSON array with one tangent per parameter (`null` for parameters without a derivative); `@FILE` and `@-` as for `--args`
       --error-format <ERROR_FORMAT>  How diagnostics are written to stderr: `human` (source lines and carets) or `json` (one object per line, for tools) [default: human] [possible values: human, json]
       --json                         Print one JSON object as the last line of stdout
+      --fp-contract                  Fuse a float multiply used only by an add or subtract into one multiply-add rounded once, where the machine has it (as C compilers do; results can differ in the last bit)
   -h, --help                         Print help
 "
     );
