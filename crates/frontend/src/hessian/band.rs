@@ -10,32 +10,51 @@
 //! - `NAME__hbsize(info, n)`: -1 when the pattern does not serve (no
 //!   static pattern, a block run out of order, a row outside `0..n`),
 //!   else room enough for its entries;
-//! - `NAME__hbrows(info, n, what, p, c)`: with `what` 0, the lower
-//!   triangle's entries; 3, both triangles'; 1, the same, and the rows of
-//!   both triangles (each row's columns increasing, no duplicate) into
-//!   `p`/`c`; 2, the lower triangle's rows into `p`/`c` (`NAME`'s `rows`
-//!   and `cols`, long enough), returning the widest span of a row's
-//!   columns in both triangles (1 for none: `NAME__gj__band`'s `K`). The
-//!   rows split at the ends of each pair's range into segments, each with
-//!   one sorted list of column offsets, written row by row.
+//! - `NAME__hbrows(info, n, what, p, c, tg, kc, c0, v)`: with `what` 0,
+//!   the lower triangle's entries; 3, both triangles'; 1, the same, and
+//!   the rows of both triangles (each row's columns increasing, no
+//!   duplicate) into `p`/`c`; 2, the lower triangle's rows into `p`/`c`
+//!   (`NAME`'s `rows` and `cols`, long enough), returning the widest span
+//!   of a row's columns in both triangles (1 for none: `NAME__gj__band`'s
+//!   `K`); 4, that span alone; 6, as 2 (the rows only when `c0` is 0), and
+//!   into `v` the values of the entries whose column `c` has its color
+//!   `c mod kc` in the run from `c0`: lane `c mod kc - c0` of the row's
+//!   element of the tangents `tg` (`len(tg) / n` lanes of `n`). The rows
+//!   split at the ends of each pair's range into segments, each with one
+//!   sorted list of column offsets;
+//! - `NAME__hbput`: one segment's rows, then its entries in blocks of
+//!   rows, offset by offset in each (a stride of the segment's offsets),
+//!   the color of an entry's column counted along the rows, not divided;
+//!   the columns and the values in one loop when one run holds every
+//!   color.
+//!
+//! [`eval`] writes the band coloring's evaluation.
 
 use crate::ast::*;
 use crate::jacobian::layout::param_decls;
 use adc_ir::ad::{BAND_INFO_LEN, BAND_STUB_SUFFIX};
 
 /// The suffixes of the functions generated here (after `NAME`).
-pub(super) const GENERATED: [&str; 3] = [BAND_STUB_SUFFIX, "__hbsize", "__hbrows"];
+pub(super) const GENERATED: [&str; 6] = [
+    BAND_STUB_SUFFIX,
+    "__hbsize",
+    "__hbrows",
+    "__hbput",
+    "__hbeval",
+    "__hbseed",
+];
 
 /// The statements of `NAME_nnz` (`fast` `None`) and `NAME`: the band
 /// pattern's table, then
 ///
 /// - for `NAME_nnz`, `_adc_hs_lower` its lower entries and `body`;
-/// - for `NAME`, the lower triangle straight into `rows`/`cols` (`vals`,
-///   `cols` or `rows` too short: `hessian needs N entries`) and
-///   `adc_hb_span` the widest span of a row's columns; `fast` when the
-///   band coloring (`c mod adc_hb_span`) takes one run of `chunk` colors
-///   (no star coloring then, no full pattern), else both triangles' rows
-///   into `adc_hs_p`/`adc_hs_c` for the colorings and `body`;
+/// - for `NAME`, the lengths of `vals`, `cols` and `rows` checked
+///   (`hessian needs N entries`) and `adc_hb_span` the widest span of a
+///   row's columns; `fast` when the band coloring (`c mod adc_hb_span`)
+///   takes one run of `chunk` colors (no star coloring then, no full
+///   pattern: `fast` writes the lower triangle), else the lower triangle
+///   into `rows`/`cols`, both triangles' rows into `adc_hs_p`/`adc_hs_c`
+///   for the colorings and `body`;
 ///
 /// or `fallback` when the table does not serve.
 pub(super) fn sweep(
@@ -52,22 +71,23 @@ pub(super) fn sweep(
         None => format!(
             "        int adc_hs_p[0];
         int adc_hs_c[0];
-        int _adc_hs_lower = {name}__hbrows(adc_hb_info, adc_hs_n, 0, adc_hs_p, adc_hs_c);
+        int _adc_hs_lower = {name}__hbrows(adc_hb_info, adc_hs_n, 0, adc_hs_p, adc_hs_c, adc_hb_t, 0, 0, adc_hb_v);
 {body}"
         ),
         Some((fast, chunk)) => {
             let len = crate::lower::SPARSE_HESSIAN_LEN;
             format!(
-                "        int adc_hb_low = {name}__hbrows(adc_hb_info, adc_hs_n, 0, rows, cols);
+                "        int adc_hb_low = {name}__hbrows(adc_hb_info, adc_hs_n, 0, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
         {len}(adc_hb_low, vals);
         {len}(adc_hb_low, cols);
         {len}(adc_hs_n + 1, rows);
-        int adc_hb_span = {name}__hbrows(adc_hb_info, adc_hs_n, 2, rows, cols);
+        int adc_hb_span = {name}__hbrows(adc_hb_info, adc_hs_n, 4, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
         if (adc_hb_span <= {chunk}) {{
 {fast}        }} else {{
+            {name}__hbrows(adc_hb_info, adc_hs_n, 2, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
             int adc_hs_p[__adc_uninit(adc_hs_n + 1)];
             int adc_hs_c[__adc_uninit(adc_hb_m)];
-            {name}__hbrows(adc_hb_info, adc_hs_n, 1, adc_hs_p, adc_hs_c);
+            {name}__hbrows(adc_hb_info, adc_hs_n, 1, adc_hs_p, adc_hs_c, adc_hb_t, 0, 0, adc_hb_v);
 {body}        }}
 "
             )
@@ -79,6 +99,8 @@ pub(super) fn sweep(
     {name}{BAND_STUB_SUFFIX}({args}{sep}adc_hb_info);
     int adc_hb_m = {name}__hbsize(adc_hb_info, adc_hs_n);
     if (adc_hb_m >= 0) {{
+        double adc_hb_t[0];
+        double adc_hb_v[0];
 {table}    }} else {{
 {fallback}    }}
 "
@@ -111,7 +133,7 @@ static int {name}__hbsize(int[] info, int n) {{
     return m;
 }}
 [checkpoint]
-static int {name}__hbrows(int[] info, int n, int what, inout int[] p, inout int[] c) {{
+static int {name}__hbrows(int[] info, int n, int what, inout int[] p, inout int[] c, double[] tg, int kc, int c0, inout double[] v) {{
     int nu = info[0];
     int t = info[1];
     int at0 = 2 + 3 * nu;
@@ -165,21 +187,132 @@ static int {name}__hbrows(int[] info, int n, int what, inout int[] p, inout int[
             full += (e - a) * m;
             if (m > 0 && ds[m - 1] - ds[0] + 1 > span) {{ span = ds[m - 1] - ds[0] + 1; }}
             // The lower triangle's offsets come first (`d <= 0`, increasing).
-            int k = what == 2 ? low : m;
-            if (what == 1 || what == 2) {{
-                for (int r = a; r < e; r++) {{
-                    p[r] = w;
-                    for (int j = 0; j < k; j++) {{ c[w + j] = r + ds[j]; }}
-                    w += k;
+            int k = what == 1 ? m : low;
+            if (what == 1 || what == 2 || what == 6) {{
+                {name}__hbput(a, e, w, ds, k, what != 6 || c0 == 0, p, c, tg, n, kc, c0, v);
+                w += (e - a) * k;
+            }}
+        }}
+    }}
+    if (what == 1 || what == 2 || what == 6) {{ p[n] = w; }}
+    if (what == 0) {{ return lower; }}
+    return what == 1 || what == 3 ? full : span;
+}}
+[checkpoint]
+static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, inout int[] p, inout int[] c, double[] t, int n, int span, int c0, inout double[] v) {{
+    if (pattern) {{
+        int q = w;
+        for (int r = a; r < e; r++) {{
+            p[r] = q;
+            q += k;
+        }}
+    }}
+    int lanes = n > 0 ? len(t) / n : 0;
+    // Blocks of rows: the entries of each stay in the cache over its offsets.
+    for (int b = a; b < e; b += 256) {{
+        int f = e - b < 256 ? e : b + 256;
+        for (int j = 0; j < k; j++) {{
+            int d = ds[j];
+            int q0 = w + (b - a) * k + j;
+            int q = q0;
+            int col = len(t) > 0 ? (b + d) % span : 0;
+            if (len(t) > 0 && pattern && span <= lanes) {{
+                for (int r = b; r < f; r++) {{
+                    c[q] = r + d;
+                    v[q] = t[col * n + r];
+                    q += k;
+                    col++;
+                    if (col == span) {{ col = 0; }}
+                }}
+            }} else {{
+                if (pattern) {{
+                    for (int r = b; r < f; r++) {{
+                        c[q] = r + d;
+                        q += k;
+                    }}
+                }}
+                q = q0;
+                if (len(t) > 0) {{
+                    for (int r = b; r < f; r++) {{
+                        int l = col - c0;
+                        if (l >= 0 && l < lanes) {{ v[q] = t[l * n + r]; }}
+                        q += k;
+                        col++;
+                        if (col == span) {{ col = 0; }}
+                    }}
                 }}
             }}
         }}
     }}
-    if (what == 1 || what == 2) {{ p[n] = w; }}
-    if (what == 0) {{ return lower; }}
-    return what == 2 ? span : full;
 }}
 ",
         ps.join(", ")
     )
+}
+
+/// `NAME__hbeval` and `NAME__hbseed`, when `F`'s one column is a
+/// `double` array (`super::direct_column`, as the band pattern needs;
+/// `None` otherwise): the band coloring's compressed evaluation without
+/// colors, scratch rows or a scatter through them.
+///
+/// - `NAME__hbeval(NAME__gw's parameters, info, k, vals, cols, rows)`:
+///   the colors `c mod k` in runs of 3 lanes, or of 4 when that takes
+///   fewer runs (as `NAME__gj__compressed3` and `NAME__gj__compressed`);
+///   one scratch array holds the seeds, the gradient and its tangents
+///   (one allocation); per run, the seeds, `NAME__gj__columns3` (or
+///   `NAME__gj__columns`), then `NAME__hbrows` (`what` 6) writes the lower
+///   triangle's rows (the first run) and the values of the run's colors.
+/// - `NAME__hbseed(s, n, k, c0)`: the `len(s) / n` lanes of seeds of the
+///   run of colors from `c0`: lane `l` is 1 at the columns `c0 + l + j k`.
+pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
+    let col = super::direct_column(f, dual)?;
+    let (mut decls, _) = super::gw_params(f);
+    decls.extend([
+        "int[] adc_hb_info".to_string(),
+        "int adc_hb_k".into(),
+        "inout double[] vals".into(),
+        "inout int[] cols".into(),
+        "inout int[] rows".into(),
+    ]);
+    let mut args = Vec::new();
+    for (p, &d) in f.params.iter().zip(dual) {
+        if p.mode == Mode::Out && !p.is_array {
+            continue;
+        }
+        args.push(p.name.name.clone());
+        if super::is_col(p, d) {
+            args.push("adc_hb_work[0 .. adc_hb_e]".into());
+        }
+    }
+    args.push("adc_hb_work[adc_hb_e .. adc_hb_e + adc_hb_n]".into());
+    args.push("adc_hb_work[adc_hb_e + adc_hb_n .. 2 * adc_hb_e + adc_hb_n]".into());
+    let args = args.join(", ");
+    let (narrow, chunk) = (crate::jacobian::sparse::NARROW, crate::jacobian::sparse::CHUNK);
+    let gj = format!("{name}__gj");
+    Some(format!(
+        "static void {name}__hbeval({}) {{
+    int adc_hb_n = len({col});
+    int adc_hb_w = {chunk};
+    if ((adc_hb_k + {narrow} - 1) / {narrow} == (adc_hb_k + {chunk} - 1) / {chunk}) {{ adc_hb_w = {narrow}; }}
+    int adc_hb_e = adc_hb_w * adc_hb_n;
+    double adc_hb_work[__adc_uninit(2 * adc_hb_e + adc_hb_n)];
+    for (int adc_hb_c0 = 0; adc_hb_c0 < adc_hb_k || adc_hb_c0 == 0; adc_hb_c0 += adc_hb_w) {{
+        {name}__hbseed(adc_hb_work[0 .. adc_hb_e], adc_hb_n, adc_hb_k, adc_hb_c0);
+        if (adc_hb_w == {narrow}) {{ {gj}__columns{narrow}({args}); }}
+        else {{ {gj}__columns({args}); }}
+        {name}__hbrows(adc_hb_info, adc_hb_n, 6, rows, cols, adc_hb_work[adc_hb_e + adc_hb_n .. 2 * adc_hb_e + adc_hb_n], adc_hb_k, adc_hb_c0, vals);
+    }}
+}}
+[checkpoint]
+static void {name}__hbseed(inout double[] s, int n, int k, int c0) {{
+    for (int i = 0; i < len(s); i++) {{ s[i] = 0.0; }}
+    if (n > 0) {{
+        for (int l = 0; l < len(s) / n && c0 + l < k; l++) {{
+            for (int i = c0 + l; i < n; i += k) {{ s[l * n + i] = 1.0; }}
+        }}
+    }}
+}}
+",
+        decls.join(", ")
+    ))
 }

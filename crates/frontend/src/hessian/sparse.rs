@@ -135,9 +135,33 @@ pub(super) fn source(
             call(color, k)
         )
     };
-    let colors = format!(
-        "            int adc_hs_color[__adc_uninit(adc_hs_n)];
+    // The band pattern's evaluation when `F`'s one column is a `double`
+    // array (the band pattern needs it): the band coloring without colors.
+    let eval = if interact {
+        super::band::eval(f, name, dual)
+    } else {
+        None
+    };
+    let hbeval =
+        |k: &str| format!("{name}__hbeval({gw_args}adc_hb_info, {k}, vals, cols, rows);");
+    // The last run: with the band pattern's evaluation, that of a band
+    // coloring (`adc_hs_cyc`) goes to it.
+    let last = |band: bool| match (&eval, band) {
+        (Some(_), true) => format!(
+            "                if (adc_hs_cyc) {{ {} }}
+                else {{
+{}                }}
+",
+            hbeval("adc_hs_k"),
+            run("adc_hs_color", "adc_hs_k")
+        ),
+        _ => run("adc_hs_color", "adc_hs_k"),
+    };
+    let colors = |band: bool| {
+        format!(
+            "            int adc_hs_color[__adc_uninit(adc_hs_n)];
             int adc_hs_k = {gj}__band(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color);
+            bool adc_hs_cyc = adc_hs_k > 0;
             if (adc_hs_k == 0) {{ adc_hs_k = {gj}__color(adc_hs_n, adc_hs_p, adc_hs_c, adc_hs_color); }}
             int adc_hs_s = 0;
             if ((adc_hs_k + {w} - 1) / {w} > 1) {{
@@ -153,23 +177,28 @@ pub(super) fn source(
             if (adc_hs_s == 0) {{
 {}            }}
 ",
-        call("adc_hs_star", "adc_hs_s"),
-        run("adc_hs_color", "adc_hs_k")
-    );
+            call("adc_hs_star", "adc_hs_s"),
+            last(band)
+        )
+    };
     if interact {
         // The band pattern writes the lower triangle itself; its band
         // coloring, when one run, needs no full pattern.
-        let fast = format!(
-            "            int adc_hs_color[__adc_uninit(adc_hs_n)];
+        let fast = match &eval {
+            Some(_) => format!("            {}\n", hbeval("adc_hb_span")),
+            None => format!(
+                "            {name}__hbrows(adc_hb_info, adc_hs_n, 2, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
+            int adc_hs_color[__adc_uninit(adc_hs_n)];
             int adc_hs_k = {gj}__cyclic(adc_hb_span, adc_hs_color);
 {}",
-            run("adc_hs_color", "adc_hs_k")
-        );
-        let swept = to_lower + &colors;
+                run("adc_hs_color", "adc_hs_k")
+            ),
+        };
+        let swept = to_lower + &colors(false);
         let fallback = save.clone() + &super::interact::sweep(f, name, &restore, &swept) + &restore;
-        s += &super::band::sweep(f, name, Some((&fast, w)), &colors, &fallback);
+        s += &super::band::sweep(f, name, Some((&fast, w)), &colors(true), &fallback);
     } else {
-        s += &sweep(&(body + &to_lower + &colors));
+        s += &sweep(&(body + &to_lower + &colors(false)));
     }
     let _ = writeln!(s, "    return {call_f};");
     let _ = writeln!(s, "}}");
@@ -177,6 +206,7 @@ pub(super) fn source(
     if interact {
         s += &super::interact::helpers(f, name, &gj, dual);
         s += &super::band::helpers(f, name);
+        s += &eval.unwrap_or_default();
     }
     s += &super::star::source(name, crate::jacobian::sparse::CHUNK);
     s
