@@ -112,7 +112,8 @@ pub(super) fn helpers(f: &FuncDecl, name: &str) -> String {
     let mut ps = param_decls(f);
     ps.push("inout int[] adc_hb_info".into());
     format!(
-        "static void {name}{BAND_STUB_SUFFIX}({}) {{ }}
+        "[checkpoint]
+static void {name}{BAND_STUB_SUFFIX}({}) {{ }}
 [checkpoint]
 static int {name}__hbsize(int[] info, int n) {{
     int nu = info[0];
@@ -208,38 +209,28 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
         }}
     }}
     int lanes = n > 0 ? len(t) / n : 0;
-    // Blocks of rows: the entries of each stay in the cache over its offsets.
+    // Blocks of rows: the entries of each stay in the cache over its
+    // offsets. Offset `d`'s entry of row `r` has the color
+    // `(r + d) mod span`: lane `l` holds the rows `r` with
+    // `r + d = c0 + l (mod span)`, every `span`-th.
     for (int b = a; b < e; b += 256) {{
         int f = e - b < 256 ? e : b + 256;
         for (int j = 0; j < k; j++) {{
             int d = ds[j];
             int q0 = w + (b - a) * k + j;
-            int q = q0;
-            int col = len(t) > 0 ? (b + d) % span : 0;
-            if (len(t) > 0 && pattern && span <= lanes) {{
+            if (pattern) {{
+                int q = q0;
                 for (int r = b; r < f; r++) {{
                     c[q] = r + d;
-                    v[q] = t[col * n + r];
                     q += k;
-                    col++;
-                    if (col == span) {{ col = 0; }}
                 }}
-            }} else {{
-                if (pattern) {{
-                    for (int r = b; r < f; r++) {{
-                        c[q] = r + d;
-                        q += k;
-                    }}
-                }}
-                q = q0;
-                if (len(t) > 0) {{
-                    for (int r = b; r < f; r++) {{
-                        int l = col - c0;
-                        if (l >= 0 && l < lanes) {{ v[q] = t[l * n + r]; }}
-                        q += k;
-                        col++;
-                        if (col == span) {{ col = 0; }}
-                    }}
+            }}
+            for (int l = 0; l < lanes && c0 + l < span; l++) {{
+                int r = b + ((c0 + l - b - d) % span + span) % span;
+                int q = q0 + (r - b) * k;
+                for (; r < f; r += span) {{
+                    v[q] = t[l * n + r];
+                    q += span * k;
                 }}
             }}
         }}

@@ -104,7 +104,7 @@ pub fn run(module: &mut Module) -> Result<(), AdError> {
             continue;
         };
         let step = crate::ad::helper_function(module, STEP, include_str!("band_step.adir"));
-        if let Some(filled) = fill(&body, module.func(stub), &units, step) {
+        if let Some(filled) = fill(&body, module, stub, &units, step) {
             *module.func_mut(stub) = filled;
         }
     }
@@ -431,9 +431,17 @@ fn union(b: Block, ds: &[Dep]) -> Dep {
 }
 
 /// The stub's new body: `body` (`F` after `dce`) with `info`, its result
-/// dropped, the table written first and a step at the end of each unit's
-/// block; `None` when the table does not fit in `info`.
-fn fill(body: &Function, stub: &Function, units: &[Unit], step: FuncId) -> Option<Function> {
+/// dropped, the table written first and a step (`@__adc_band_step`,
+/// inlined) at the end of each unit's block; `None` when the table does
+/// not fit in `info`.
+fn fill(
+    body: &Function,
+    module: &Module,
+    stub: FuncId,
+    units: &[Unit],
+    step: FuncId,
+) -> Option<Function> {
+    let stub = module.func(stub);
     let mut table: Vec<(i64, i64, i64)> = Vec::new();
     for (u, unit) in units.iter().enumerate() {
         for &(c1, c2) in &unit.pairs {
@@ -482,6 +490,7 @@ fn fill(body: &Function, stub: &Function, units: &[Unit], step: FuncId) -> Optio
     let insts = &mut out.dfg.block_mut(entry).insts;
     head.append(insts);
     *insts = head;
+    let mut calls = Vec::new();
     for (u, unit) in units.iter().enumerate() {
         let mut tail = Vec::new();
         let base = match unit.base {
@@ -494,10 +503,17 @@ fn fill(body: &Function, stub: &Function, units: &[Unit], step: FuncId) -> Optio
             args: vec![info, slot, base],
         };
         tail.push(out.dfg.make_inst(call, &[]));
+        let call = *tail.last()?;
         let insts = &mut out.dfg.block_mut(unit.block).insts;
         let term = insts.pop()?;
         insts.extend(tail);
         insts.push(term);
+        calls.push((unit.block, call));
+    }
+    // The steps inlined: in the loop that runs a block, `opt` keeps the
+    // slots' words at hand (a call of a helper stays a call).
+    for (b, call) in calls {
+        crate::opt::inline::inline_call(&mut out, module, b, call);
     }
     for b in out.layout.clone() {
         let t = out.terminator(b)?;
