@@ -42,9 +42,9 @@ fn rows(p: &[i64], c: &[i64]) -> Vec<Vec<i64>> {
         .collect()
 }
 
-/// The band pattern of `S` at `args` (both triangles), or `None` when it
-/// falls back.
-fn band(j: &JitModule, args: &[ArgValue], n: usize) -> Option<Vec<Vec<i64>>> {
+/// The band pattern's table of `S` at `args` and room for its entries,
+/// or `None` when it falls back.
+fn table(j: &JitModule, args: &[ArgValue], n: usize) -> Option<(ArgValue, i64)> {
     let mut a = args.to_vec();
     a.push(iarr(&[0; adc_ir::ad::BAND_INFO_LEN]));
     // The stub sets info[0]; a stub left empty leaves it, as `S` sets it.
@@ -54,15 +54,39 @@ fn band(j: &JitModule, args: &[ArgValue], n: usize) -> Option<Vec<Vec<i64>>> {
     j.call("S__hband", &mut a).expect("S__hband");
     let info = a.pop().expect("info");
     let m = call_int(j, "S__hbsize", &mut [info.clone(), int(n as i64)]);
-    if m < 0 {
-        return None;
-    }
+    (m >= 0).then_some((info, m))
+}
+
+/// `S__hbrows` of the table `info` with `what`, writing nothing.
+fn hbrows(j: &JitModule, info: &ArgValue, n: usize, what: i64) -> i64 {
+    let mut b = [
+        info.clone(),
+        int(n as i64),
+        int(what),
+        iarr(&[]),
+        iarr(&[]),
+        arr(&[]),
+        int(0),
+        int(0),
+        arr(&[]),
+    ];
+    call_int(j, "S__hbrows", &mut b)
+}
+
+/// The band pattern of `S` at `args` (both triangles), or `None` when it
+/// falls back.
+fn band(j: &JitModule, args: &[ArgValue], n: usize) -> Option<Vec<Vec<i64>>> {
+    let (info, m) = table(j, args, n)?;
     let mut b = [
         info,
         int(n as i64),
         int(1),
         iarr(&vec![-1; n + 1]),
         iarr(&vec![-1; m as usize]),
+        arr(&[]),
+        int(0),
+        int(0),
+        arr(&[]),
     ];
     call_int(j, "S__hbrows", &mut b);
     Some(rows(&ints(&b[3]), &ints(&b[4])))
@@ -283,4 +307,96 @@ fn shapes_the_analysis_cannot_prove_fall_back() {
     for body in shapes {
         assert!(!both("", X, body, &[xs(7)], 7), "served:\n{body}");
     }
+}
+
+/// `S__hbeval` (the band pattern's evaluation: seeds, compressed gradient
+/// and values without colors) with the band coloring `c mod k` for each
+/// `k` from the widest span up: one run of 3 or 4 lanes or several, and
+/// segments of rows with different offsets. Its values, columns and rows
+/// equal `S`'s (checked against the dense Hessian), and `S` goes through
+/// it.
+#[test]
+fn the_band_evaluation_serves_any_number_of_colors() {
+    let shapes = [
+        // Diagonal: one color.
+        "double s = 0.0;
+         for (int i = 0; i < len(x); i++) { s += x[i] * x[i] * x[i]; }
+         return s;",
+        // Tridiagonal.
+        "double s = 0.0;
+         for (int i = 0; i + 1 < len(x); i++) {
+             double a = 1.0 - x[i];
+             double b = x[i + 1] - x[i] * x[i];
+             s += a * a + 100.0 * b * b;
+         }
+         return s;",
+        // Pentadiagonal (5 colors: two runs of 3 lanes in `S`).
+        "double s = 0.0;
+         for (int i = 1; i + 1 < len(x); i++) {
+             double d = x[i - 1] - 2.0 * x[i] + x[i + 1];
+             s += d * d;
+         }
+         return s;",
+        // A full band of half-width 3 (7 colors: two runs of 4 lanes).
+        "double s = 0.0;
+         for (int i = 0; i + 3 < len(x); i++) {
+             double d = x[i] + 0.5 * x[i + 1] - x[i + 2] + 2.0 * x[i + 3];
+             s += sin(d);
+         }
+         return s;",
+        // Segments: two loops over different rows, offsets far apart.
+        "double s = 0.0;
+         for (int i = 0; i + 3 < len(x); i++) { s += x[i] * x[i + 3]; }
+         for (int i = 2; i < len(x) - 1; i++) { s -= x[i] / (1.0 + x[i - 2] * x[i - 2]) + exp(x[i + 1]); }
+         return 2.0 * s;",
+    ];
+    for body in shapes {
+        let src = format!("[hessian(H)]\n[hessian(S, sparse)]\ndouble f(double[] x) {{\n{body}\n}}\n");
+        let j = jit(&src);
+        for n in [1, 2, 3, 5, 12, 31] {
+            let x = xs(n);
+            let pattern = check(&j, "f", &[x.clone()], n);
+            let (info, _) = table(&j, &[x.clone()], n).expect("the band pattern serves");
+            let low = hbrows(&j, &info, n, 0) as usize;
+            let span = hbrows(&j, &info, n, 4);
+            let mut want = None;
+            for k in span..span + 9 {
+                let mut a = [
+                    x.clone(),
+                    info.clone(),
+                    int(k),
+                    arr(&vec![f64::NAN; low]),
+                    iarr(&vec![-1; low]),
+                    iarr(&vec![-1; n + 1]),
+                ];
+                j.call("S__hbeval", &mut a).expect("S__hbeval");
+                let (p, c) = (ints(&a[5]), ints(&a[4]));
+                assert_eq!(rows(&p, &c), pattern, "k = {k}, n = {n}:\n{body}");
+                // Each value is computed alone in its lane: no rounding
+                // differs with the coloring.
+                let vals = a[3].clone();
+                assert!(want.as_ref().is_none_or(|w| *w == vals), "k = {k}, n = {n}:\n{body}");
+                want = Some(vals);
+            }
+            let mut s = [
+                x.clone(),
+                arr(&vec![f64::NAN; low]),
+                iarr(&vec![-1; low]),
+                iarr(&vec![-1; n + 1]),
+            ];
+            j.call("S", &mut s).expect("S");
+            assert_eq!(Some(&s[1]), want.as_ref(), "n = {n}:\n{body}");
+        }
+    }
+    let m = adc::driver::frontend("t.ad", &format!("[hessian(S, sparse)]\ndouble f(double[] x) {{\n{}\n}}\n", shapes[1]), &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    let s = m.func(m.find("S").expect("S"));
+    let eval = m.find("S__hbeval").expect("S__hbeval");
+    assert!(
+        s.layout
+            .iter()
+            .flat_map(|&b| s.dfg.block(b).insts.iter())
+            .any(|&i| matches!(s.dfg.inst(i), adc_ir::InstData::Call { func, .. } if *func == eval)),
+        "{m}"
+    );
 }
