@@ -351,7 +351,8 @@ fn the_band_evaluation_serves_any_number_of_colors() {
          return 2.0 * s;",
     ];
     for body in shapes {
-        let src = format!("[hessian(H)]\n[hessian(S, sparse)]\ndouble f(double[] x) {{\n{body}\n}}\n");
+        let src =
+            format!("[hessian(H)]\n[hessian(S, sparse)]\ndouble f(double[] x) {{\n{body}\n}}\n");
         let j = jit(&src);
         for n in [1, 2, 3, 5, 12, 31] {
             let x = xs(n);
@@ -375,7 +376,10 @@ fn the_band_evaluation_serves_any_number_of_colors() {
                 // Each value is computed alone in its lane: no rounding
                 // differs with the coloring.
                 let vals = a[3].clone();
-                assert!(want.as_ref().is_none_or(|w| *w == vals), "k = {k}, n = {n}:\n{body}");
+                assert!(
+                    want.as_ref().is_none_or(|w| *w == vals),
+                    "k = {k}, n = {n}:\n{body}"
+                );
                 want = Some(vals);
             }
             let mut s = [
@@ -388,15 +392,24 @@ fn the_band_evaluation_serves_any_number_of_colors() {
             assert_eq!(Some(&s[1]), want.as_ref(), "n = {n}:\n{body}");
         }
     }
-    let m = adc::driver::frontend("t.ad", &format!("[hessian(S, sparse)]\ndouble f(double[] x) {{\n{}\n}}\n", shapes[1]), &adc::CompileOptions::default())
-        .unwrap_or_else(|f| panic!("{f}"));
+    let m = adc::driver::frontend(
+        "t.ad",
+        &format!(
+            "[hessian(S, sparse)]\ndouble f(double[] x) {{\n{}\n}}\n",
+            shapes[1]
+        ),
+        &adc::CompileOptions::default(),
+    )
+    .unwrap_or_else(|f| panic!("{f}"));
     let s = m.func(m.find("S").expect("S"));
     let eval = m.find("S__hbeval").expect("S__hbeval");
     assert!(
         s.layout
             .iter()
             .flat_map(|&b| s.dfg.block(b).insts.iter())
-            .any(|&i| matches!(s.dfg.inst(i), adc_ir::InstData::Call { func, .. } if *func == eval)),
+            .any(
+                |&i| matches!(s.dfg.inst(i), adc_ir::InstData::Call { func, .. } if *func == eval)
+            ),
         "{m}"
     );
 }

@@ -249,12 +249,15 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
 /// - `NAME__hbeval(NAME__gw's parameters, info, k, vals, cols, rows)`:
 ///   the colors `c mod k` in runs of 3 lanes, or of 4 when that takes
 ///   fewer runs (as `NAME__gj__compressed3` and `NAME__gj__compressed`);
-///   one scratch array holds the seeds, the gradient and its tangents
-///   (one allocation); per run, the seeds, `NAME__gj__columns3` (or
+///   the seeds (zeros from the allocator: `calloc` needs not clear fresh
+///   pages), and one scratch array for the gradient and its tangents
+///   (uninitialised); per run, the seeds, `NAME__gj__columns3` (or
 ///   `NAME__gj__columns`), then `NAME__hbrows` (`what` 6) writes the lower
 ///   triangle's rows (the first run) and the values of the run's colors.
 /// - `NAME__hbseed(s, n, k, c0)`: the `len(s) / n` lanes of seeds of the
-///   run of colors from `c0`: lane `l` is 1 at the columns `c0 + l + j k`.
+///   run of colors from `c0`: lane `l` is 1 at the columns `c0 + l + j k`
+///   and 0 elsewhere, given those of the run before (zeros before the
+///   first): only the ones move.
 pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
     let col = super::direct_column(f, dual)?;
     let (mut decls, _) = super::gw_params(f);
@@ -272,13 +275,16 @@ pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
         }
         args.push(p.name.name.clone());
         if super::is_col(p, d) {
-            args.push("adc_hb_work[0 .. adc_hb_e]".into());
+            args.push("adc_hb_seed".into());
         }
     }
-    args.push("adc_hb_work[adc_hb_e .. adc_hb_e + adc_hb_n]".into());
-    args.push("adc_hb_work[adc_hb_e + adc_hb_n .. 2 * adc_hb_e + adc_hb_n]".into());
+    args.push("adc_hb_work[0 .. adc_hb_n]".into());
+    args.push("adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n]".into());
     let args = args.join(", ");
-    let (narrow, chunk) = (crate::jacobian::sparse::NARROW, crate::jacobian::sparse::CHUNK);
+    let (narrow, chunk) = (
+        crate::jacobian::sparse::NARROW,
+        crate::jacobian::sparse::CHUNK,
+    );
     let gj = format!("{name}__gj");
     Some(format!(
         "static void {name}__hbeval({}) {{
@@ -286,20 +292,25 @@ pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
     int adc_hb_w = {chunk};
     if ((adc_hb_k + {narrow} - 1) / {narrow} == (adc_hb_k + {chunk} - 1) / {chunk}) {{ adc_hb_w = {narrow}; }}
     int adc_hb_e = adc_hb_w * adc_hb_n;
-    double adc_hb_work[__adc_uninit(2 * adc_hb_e + adc_hb_n)];
+    double adc_hb_seed[adc_hb_e];
+    double adc_hb_work[__adc_uninit(adc_hb_e + adc_hb_n)];
     for (int adc_hb_c0 = 0; adc_hb_c0 < adc_hb_k || adc_hb_c0 == 0; adc_hb_c0 += adc_hb_w) {{
-        {name}__hbseed(adc_hb_work[0 .. adc_hb_e], adc_hb_n, adc_hb_k, adc_hb_c0);
+        {name}__hbseed(adc_hb_seed, adc_hb_n, adc_hb_k, adc_hb_c0);
         if (adc_hb_w == {narrow}) {{ {gj}__columns{narrow}({args}); }}
         else {{ {gj}__columns({args}); }}
-        {name}__hbrows(adc_hb_info, adc_hb_n, 6, rows, cols, adc_hb_work[adc_hb_e + adc_hb_n .. 2 * adc_hb_e + adc_hb_n], adc_hb_k, adc_hb_c0, vals);
+        {name}__hbrows(adc_hb_info, adc_hb_n, 6, rows, cols, adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n], adc_hb_k, adc_hb_c0, vals);
     }}
 }}
 [checkpoint]
 static void {name}__hbseed(inout double[] s, int n, int k, int c0) {{
-    for (int i = 0; i < len(s); i++) {{ s[i] = 0.0; }}
-    if (n > 0) {{
-        for (int l = 0; l < len(s) / n && c0 + l < k; l++) {{
-            for (int i = c0 + l; i < n; i += k) {{ s[l * n + i] = 1.0; }}
+    int lanes = n > 0 ? len(s) / n : 0;
+    for (int l = 0; l < lanes; l++) {{
+        int at = l * n;
+        if (c0 > 0) {{
+            for (int i = c0 - lanes + l; i < n; i += k) {{ s[at + i] = 0.0; }}
+        }}
+        if (c0 + l < k) {{
+            for (int i = c0 + l; i < n; i += k) {{ s[at + i] = 1.0; }}
         }}
     }}
 }}

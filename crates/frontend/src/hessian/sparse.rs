@@ -142,8 +142,7 @@ pub(super) fn source(
     } else {
         None
     };
-    let hbeval =
-        |k: &str| format!("{name}__hbeval({gw_args}adc_hb_info, {k}, vals, cols, rows);");
+    let hbeval = |k: &str| format!("{name}__hbeval({gw_args}adc_hb_info, {k}, vals, cols, rows);");
     // The last run: with the band pattern's evaluation, that of a band
     // coloring (`adc_hs_cyc`) goes to it.
     let last = |band: bool| match (&eval, band) {
