@@ -144,29 +144,36 @@ fn xs(n: usize) -> ArgValue {
 
 const X: &str = "double[] x";
 
+/// Tridiagonal (the chained Rosenbrock function).
+const ROSEN: &str = "double s = 0.0;
+    for (int i = 0; i + 1 < len(x); i++) {
+        double a = 1.0 - x[i];
+        double b = x[i + 1] - x[i] * x[i];
+        s += a * a + 100.0 * b * b;
+    }
+    return s;";
+
+/// Pentadiagonal, from i = 1.
+const PENTA: &str = "double s = 0.0;
+    for (int i = 1; i + 1 < len(x); i++) {
+        double d = x[i - 1] - 2.0 * x[i] + x[i + 1];
+        s += d * d;
+    }
+    return s;";
+
+/// Two loops, offsets far apart, a quotient and built-ins: segments of
+/// rows with different offsets.
+const FAR: &str = "double s = 0.0;
+    for (int i = 0; i + 3 < len(x); i++) { s += x[i] * x[i + 3]; }
+    for (int i = 2; i < len(x) - 1; i++) { s -= x[i] / (1.0 + x[i - 2] * x[i - 2]) + exp(x[i + 1]); }
+    return 2.0 * s;";
+
 #[test]
 fn loops_at_affine_indices_need_no_sweep() {
     let shapes = [
-        // Tridiagonal (the chained Rosenbrock function).
-        "double s = 0.0;
-         for (int i = 0; i + 1 < len(x); i++) {
-             double a = 1.0 - x[i];
-             double b = x[i + 1] - x[i] * x[i];
-             s += a * a + 100.0 * b * b;
-         }
-         return s;",
-        // Pentadiagonal, from i = 1.
-        "double s = 0.0;
-         for (int i = 1; i + 1 < len(x); i++) {
-             double d = x[i - 1] - 2.0 * x[i] + x[i + 1];
-             s += d * d;
-         }
-         return s;",
-        // Two loops, offsets far apart, a quotient and built-ins.
-        "double s = 0.0;
-         for (int i = 0; i + 3 < len(x); i++) { s += x[i] * x[i + 3]; }
-         for (int i = 2; i < len(x) - 1; i++) { s -= x[i] / (1.0 + x[i - 2] * x[i - 2]) + exp(x[i + 1]); }
-         return 2.0 * s;",
+        ROSEN,
+        PENTA,
+        FAR,
         // Straight-line code at constant indices, then a loop; a constant
         // carried through it (maximal SSA) scales a product.
         "double h = 0.5;
@@ -323,20 +330,9 @@ fn the_band_evaluation_serves_any_number_of_colors() {
          for (int i = 0; i < len(x); i++) { s += x[i] * x[i] * x[i]; }
          return s;",
         // Tridiagonal.
-        "double s = 0.0;
-         for (int i = 0; i + 1 < len(x); i++) {
-             double a = 1.0 - x[i];
-             double b = x[i + 1] - x[i] * x[i];
-             s += a * a + 100.0 * b * b;
-         }
-         return s;",
+        ROSEN,
         // Pentadiagonal (5 colors: two runs of 3 lanes in `S`).
-        "double s = 0.0;
-         for (int i = 1; i + 1 < len(x); i++) {
-             double d = x[i - 1] - 2.0 * x[i] + x[i + 1];
-             s += d * d;
-         }
-         return s;",
+        PENTA,
         // A full band of half-width 3 (7 colors: two runs of 4 lanes).
         "double s = 0.0;
          for (int i = 0; i + 3 < len(x); i++) {
@@ -345,10 +341,7 @@ fn the_band_evaluation_serves_any_number_of_colors() {
          }
          return s;",
         // Segments: two loops over different rows, offsets far apart.
-        "double s = 0.0;
-         for (int i = 0; i + 3 < len(x); i++) { s += x[i] * x[i + 3]; }
-         for (int i = 2; i < len(x) - 1; i++) { s -= x[i] / (1.0 + x[i - 2] * x[i - 2]) + exp(x[i + 1]); }
-         return 2.0 * s;",
+        FAR,
     ];
     for body in shapes {
         let src =
