@@ -13,7 +13,9 @@
 //! - `NAME_nnz`: the sweep, counting the entries `(r, c)` with `c <= r`;
 //! - `NAME`: the sweep, both triangles' pattern into scratch rows, the
 //!   lower triangle's entries to `cols` and `rows`, the coloring and the
-//!   compressed evaluation (`NAME__gj__compressed`) into `vals`.
+//!   compressed evaluation (`NAME__gj__compressed`) into `vals`; with a
+//!   band pattern and its band coloring, the band evaluation
+//!   (`super::band::eval`) instead.
 //!
 //! Both then call `F` for its result and writes (`F`'s `inout` arguments
 //! restored first: the sweep of `F` writes them; `NAME__gw` writes none
