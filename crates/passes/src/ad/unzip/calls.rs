@@ -1,9 +1,11 @@
 //! `unzip`'s split of a derivative call: the primal call, after copies of
-//! what the callee may change.
+//! what the callee may change (not of a local array a `[checkpoint]` callee
+//! only uses as scratch: `scratch.rs`).
 
 use super::Unzipper;
 use crate::ad::{jvp_source, AdError};
 use adc_ir::{Block, FuncId, Inst, InstData, ParamMode, Tag, Type, Value, ValueDef};
+use std::collections::BTreeMap;
 
 impl Unzipper<'_> {
     /// The primal half of a derivative call: copies of what the callee may
@@ -32,8 +34,9 @@ impl Unzipper<'_> {
         // Split mode: the augmented forward half takes the shadows too.
         let mut aug_args = Vec::new();
         let mut snaps = Vec::new();
+        let scratch = self.scratch_args(src, args);
         let mut k = 0;
-        for p in &callee.params {
+        for (n, p) in callee.params.iter().enumerate() {
             let a = args[k];
             let pa = self.p(a);
             primal_args.push(pa);
@@ -41,6 +44,12 @@ impl Unzipper<'_> {
             // The reverse half of a split call reads no writable array.
             let kept = split.is_some() && p.mode != ParamMode::In;
             let snap = match (p.ty, p.mode) {
+                // The array itself, which lives until the derivative
+                // returns (its `free` deferred).
+                (Type::Array(_), _) if scratch[n] => {
+                    self.reread.insert(pa);
+                    pa
+                }
                 (Type::Array(_), _) if !self.read_only(a) && !kept => self.emit(
                     pb,
                     InstData::ArrayCopy { array: pa },
@@ -102,6 +111,55 @@ impl Unzipper<'_> {
             self.def_block.insert(v, b);
         }
         Ok(snaps)
+    }
+
+    /// Per parameter of the callee `src` of a derivative call with `args`
+    /// (primal arguments and shadows interleaved): whether the argument is
+    /// given to the callee's derivative in the reverse sweep as it is, not
+    /// as a snapshot. So for a scratch parameter of a `[checkpoint]` callee
+    /// (it reads no element it has not written in the same call, so what
+    /// the array holds when the reverse sweep runs it again does not
+    /// matter) whose argument is a local array of `frozen_locals` (made
+    /// once per call, so it lives until the derivative returns, and the
+    /// differential part reads it again only where no write can follow,
+    /// before the reverse sweep reaches the call) that no other argument
+    /// views.
+    fn scratch_args(&self, src: FuncId, args: &[Value]) -> Vec<bool> {
+        let g = self.g;
+        let callee = self.module.func(src);
+        let mut primal = Vec::new();
+        let mut k = 0;
+        for p in &callee.params {
+            primal.push(args[k]);
+            k += 1 + usize::from(adc_ir::ad::is_differentiable(p.ty));
+        }
+        if !callee.checkpoint || callee.custom_reverse.is_some() || callee.layout.is_empty() {
+            return vec![false; primal.len()];
+        }
+        // An integer argument that is the length of an array argument.
+        let mut lens = BTreeMap::new();
+        for (k, &a) in primal.iter().enumerate() {
+            if let Some(InstData::ArrayLen { array }) = crate::defs::def_data(g, a) {
+                if let Some(m) = primal.iter().position(|x| x == array) {
+                    lens.insert(k, m);
+                }
+            }
+        }
+        let params = super::scratch::scratch_params(callee, &lens);
+        let arrays: Vec<Value> = primal
+            .iter()
+            .filter(|a| matches!(g.dfg.value_type(**a), Type::Array(_)))
+            .map(|a| g.array_root(*a))
+            .collect();
+        params
+            .iter()
+            .zip(&primal)
+            .map(|(&s, &a)| {
+                s && g.array_root(a) == a
+                    && self.frozen_locals.contains_key(&a)
+                    && arrays.iter().filter(|r| **r == a).count() == 1
+            })
+            .collect()
     }
 
     /// A read-only array parameter of the function: nobody writes it.
