@@ -81,6 +81,39 @@ const SHAPES: &[(&str, &str)] = &[
             for (int i = 0; i < m; i++) y[i] += h * (k1[i] + 2.0 * k2[i] + t[i]) / 6.0;
         }
         return y[m - 1] * x; }"),
+    // Temporaries of the loop (`ad::scratch`, `outline/private.rs`): `t`
+    // written whole before it is read and dead after the loop (the
+    // segment's own array), `u` written whole and read after the loop (a
+    // scratch argument, not snapshotted), `w` written from 1 only and read
+    // from 0 (`w[0]` carries over: snapshotted).
+    ("temporaries", "double f(double x, double[] a, int n) { int m = len(a); double y[m]; double t[m]; double u[m]; double w[m];
+        for (int i = 0; i < m; i++) { y[i] = a[i] * x; w[i] = a[i]; }
+        @CK@ for (int s = 0; s < n; s++) {
+            for (int i = 0; i < m; i++) t[i] = sin(y[i]) * x;
+            for (int i = 0; i < m; i++) u[i] = t[i] * t[i] + w[i];
+            for (int i = 1; i < m; i++) w[i] = u[i - 1] * 0.5;
+            for (int i = 0; i < m; i++) y[i] = 0.9 * y[i] + 0.1 * u[i];
+        }
+        return y[m - 1] + u[0] * w[0]; }"),
+    // A temporary written under a branch, then read whole: what the branch
+    // skips is the previous iteration's (or the caller's) value.
+    ("temporary_under_a_branch", "double f(double x, double[] a, int n) { int m = len(a); double y[m]; double t[m];
+        for (int i = 0; i < m; i++) { y[i] = a[i] * x; t[i] = a[i]; }
+        @CK@ for (int s = 0; s < n; s++) {
+            if (s % 2 == 0) { for (int i = 0; i < m; i++) t[i] = cos(y[i]) * x; }
+            for (int i = 0; i < m; i++) y[i] = 0.8 * y[i] + 0.3 * t[i];
+        }
+        return y[0] * y[m - 1]; }"),
+    // A temporary read before the loop body writes it whole, and one whose
+    // last element only is written: both carry values across iterations.
+    ("read_before_write", "double f(double x, double[] a, int n) { int m = len(a); double y[m]; double t[m]; double p[m];
+        for (int i = 0; i < m; i++) { y[i] = a[i] * x; t[i] = a[i]; p[i] = x; }
+        @CK@ for (int s = 0; s < n; s++) {
+            for (int i = 0; i < m; i++) y[i] = 0.7 * y[i] + 0.2 * sin(t[i]) + 0.1 * p[i];
+            for (int i = 0; i < m; i++) t[i] = y[i] * x;
+            p[m - 1] = y[0] * t[m - 1];
+        }
+        return y[m - 1] + p[m - 1] + p[0]; }"),
 ];
 
 fn gradient(src: &str, x: f64, a: &[f64], n: i64) -> Vec<f64> {
@@ -196,4 +229,49 @@ fn checkpointed_tape_grows_with_the_segments() {
         ck_bytes * 100 < taped_bytes,
         "checkpointed {ck_bytes} bytes against {taped_bytes} taped"
     );
+}
+
+/// `ad::scratch` decides what the reverse derivative of a checkpointed loop
+/// snapshots: of the `temporaries` shape's arrays, the state `y` and `w`
+/// (read before it is written), not `t` (the segment's own array) nor `u`
+/// (written whole before it is read, read only after the loop). Each
+/// snapshot is a `copy` of the primal part.
+#[test]
+fn checkpoints_snapshot_what_the_loop_reads_first() {
+    let shape = SHAPES
+        .iter()
+        .find(|(n, _)| *n == "temporaries")
+        .expect("shape")
+        .1
+        .replace("@CK@", "[checkpoint(4)]");
+    let src = format!("{shape}\n[autodiff_reverse(df, Active, Duplicated, Const, Active)]\ndouble entry(double x, double[] a, int n) {{ return f(x, a, n); }}");
+    let mut m = adc::driver::frontend("ck.ad", &src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Unzip).unwrap_or_else(|e| panic!("{e:?}"));
+    let dump = |f: &adc_ir::Function| {
+        let mut out = String::new();
+        adc_ir::print::write_function(&mut out, Some(&m), f).expect("prints");
+        out
+    };
+    let df = m.func(m.find("df").expect("df"));
+    let copies = df
+        .layout
+        .iter()
+        .flat_map(|b| &df.dfg.block(*b).insts)
+        .filter(|i| matches!(df.dfg.inst(**i), adc_ir::InstData::ArrayCopy { .. }))
+        .count();
+    assert_eq!(copies, 2, "{}", dump(df));
+    // The segment makes its own `t`: one `new` of the segment function.
+    let seg = m
+        .funcs
+        .iter()
+        .find(|f| f.name.starts_with("__adc_seg") && !f.name.contains("jvp"))
+        .expect("a segment function");
+    let news = seg
+        .layout
+        .iter()
+        .flat_map(|b| &seg.dfg.block(*b).insts)
+        .filter(|i| matches!(seg.dfg.inst(**i), adc_ir::InstData::ArrayNew { .. }))
+        .count();
+    assert_eq!(news, 1, "{}", dump(seg));
 }

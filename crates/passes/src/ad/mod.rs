@@ -12,6 +12,7 @@ pub mod lower_pairs;
 pub mod masks;
 pub mod outline;
 pub mod propagate;
+pub(crate) mod scratch;
 pub mod sets;
 pub mod split;
 pub mod transpose;

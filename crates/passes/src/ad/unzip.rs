@@ -55,7 +55,6 @@
 mod block;
 mod calls;
 mod recompute;
-mod scratch;
 mod shape;
 
 use shape::{every_block_returns, hoist_slots, shift_tapes, single_exit, split_exit};

@@ -145,7 +145,7 @@ impl Unzipper<'_> {
                 }
             }
         }
-        let params = super::scratch::scratch_params(callee, &lens);
+        let params = crate::ad::scratch::scratch_params(callee, &lens);
         let arrays: Vec<Value> = primal
             .iter()
             .filter(|a| matches!(g.dfg.value_type(**a), Type::Array(_)))

@@ -1,9 +1,12 @@
-//! Scratch parameters of a `[checkpoint]` callee: writable array
-//! parameters whose contents on entry it never reads, because every
-//! element it loads was stored earlier in the same call (a checkpointed
-//! loop's temporaries, such as a Runge-Kutta step's stage arrays). A
-//! caller's reverse derivative gives such an array itself, not a snapshot,
-//! to the callee's derivative in the reverse sweep (`Unzipper::split_call`).
+//! Scratch parameters of a function: array parameters whose contents on
+//! entry it never reads, because every element it loads was stored earlier
+//! in the same call (a checkpointed loop's temporaries, such as a
+//! Runge-Kutta step's stage arrays), or that it only asks the length of.
+//! `outline` gives a segment function its own array for such a parameter
+//! when the caller does not read the array after the loop (`outline/private.rs`);
+//! a caller's reverse derivative gives such an array of a `[checkpoint]`
+//! callee itself, not a snapshot, to the callee's derivative in the
+//! reverse sweep (`unzip/calls.rs`).
 //!
 //! Must-write reasoning, conservative: a load of the parameter `a` is
 //! covered when the elements it may read (one index, or a counted loop's
@@ -28,7 +31,7 @@ use crate::defs::{def_data, int_const};
 use crate::loops::{counted_header, counted_loops, LoopInit};
 use adc_ir::dom::DomTree;
 use adc_ir::offset::offset_through_chain;
-use adc_ir::{Block, Function, InstData, ParamMode, Type, Value};
+use adc_ir::{Block, Function, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a bound is measured from.
@@ -73,7 +76,7 @@ struct Written {
 /// Per parameter of `func`: whether it is a scratch array. `lens` maps an
 /// integer parameter to the array parameter whose length the caller
 /// passes for it.
-pub(super) fn scratch_params(func: &Function, lens: &BTreeMap<usize, usize>) -> Vec<bool> {
+pub(crate) fn scratch_params(func: &Function, lens: &BTreeMap<usize, usize>) -> Vec<bool> {
     let Some(entry) = func.entry_block() else {
         return vec![false; func.params.len()];
     };
@@ -82,9 +85,7 @@ pub(super) fn scratch_params(func: &Function, lens: &BTreeMap<usize, usize>) -> 
     func.params
         .iter()
         .zip(&params)
-        .map(|(p, &a)| {
-            matches!(p.ty, Type::Array(_)) && p.mode != ParamMode::In && facts.scratch(a)
-        })
+        .map(|(p, &a)| matches!(p.ty, Type::Array(_)) && facts.scratch(a))
         .collect()
 }
 
