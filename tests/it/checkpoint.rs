@@ -169,6 +169,7 @@ fn automatic_checkpointing_of_long_loops() {
             "scalar_while",
             "break_and_return",
             "in_a_callee",
+            "temporaries",
         ]
         .contains(n)
     }) {
@@ -233,45 +234,44 @@ fn checkpointed_tape_grows_with_the_segments() {
 
 /// `ad::scratch` decides what the reverse derivative of a checkpointed loop
 /// snapshots: of the `temporaries` shape's arrays, the state `y` and `w`
-/// (read before it is written), not `t` (the segment's own array) nor `u`
-/// (written whole before it is read, read only after the loop). Each
-/// snapshot is a `copy` of the primal part.
+/// (read before it is written), not `t` nor `u` (written whole before they
+/// are read; `u` read after the loop too). Each snapshot is a `copy` of the
+/// primal part. With segments of 16 iterations or more, `t`, dead after the
+/// loop, is the segment's own array (a `new` of the segment function).
 #[test]
 fn checkpoints_snapshot_what_the_loop_reads_first() {
-    let shape = SHAPES
-        .iter()
-        .find(|(n, _)| *n == "temporaries")
-        .expect("shape")
-        .1
-        .replace("@CK@", "[checkpoint(4)]");
-    let src = format!("{shape}\n[autodiff_reverse(df, Active, Duplicated, Const, Active)]\ndouble entry(double x, double[] a, int n) {{ return f(x, a, n); }}");
-    let mut m = adc::driver::frontend("ck.ad", &src, &adc::CompileOptions::default())
-        .unwrap_or_else(|f| panic!("{f}"));
-    adc::driver::run_stages(&mut m, adc::Stage::Unzip).unwrap_or_else(|e| panic!("{e:?}"));
-    let dump = |f: &adc_ir::Function| {
-        let mut out = String::new();
-        adc_ir::print::write_function(&mut out, Some(&m), f).expect("prints");
-        out
-    };
-    let df = m.func(m.find("df").expect("df"));
-    let copies = df
-        .layout
-        .iter()
-        .flat_map(|b| &df.dfg.block(*b).insts)
-        .filter(|i| matches!(df.dfg.inst(**i), adc_ir::InstData::ArrayCopy { .. }))
-        .count();
-    assert_eq!(copies, 2, "{}", dump(df));
-    // The segment makes its own `t`: one `new` of the segment function.
-    let seg = m
-        .funcs
-        .iter()
-        .find(|f| f.name.starts_with("__adc_seg") && !f.name.contains("jvp"))
-        .expect("a segment function");
-    let news = seg
-        .layout
-        .iter()
-        .flat_map(|b| &seg.dfg.block(*b).insts)
-        .filter(|i| matches!(seg.dfg.inst(**i), adc_ir::InstData::ArrayNew { .. }))
-        .count();
-    assert_eq!(news, 1, "{}", dump(seg));
+    for (every, own) in [(4, 0), (16, 1)] {
+        let shape = SHAPES
+            .iter()
+            .find(|(n, _)| *n == "temporaries")
+            .expect("shape")
+            .1
+            .replace("@CK@", &format!("[checkpoint({every})]"));
+        let src = format!("{shape}\n[autodiff_reverse(df, Active, Duplicated, Const, Active)]\ndouble entry(double x, double[] a, int n) {{ return f(x, a, n); }}");
+        let mut m = adc::driver::frontend("ck.ad", &src, &adc::CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{f}"));
+        adc::driver::run_stages(&mut m, adc::Stage::Unzip).unwrap_or_else(|e| panic!("{e:?}"));
+        let dump = |f: &adc_ir::Function| {
+            let mut out = String::new();
+            adc_ir::print::write_function(&mut out, Some(&m), f).expect("prints");
+            out
+        };
+        let count = |f: &adc_ir::Function, pred: &dyn Fn(&adc_ir::InstData) -> bool| {
+            f.layout
+                .iter()
+                .flat_map(|b| &f.dfg.block(*b).insts)
+                .filter(|i| pred(f.dfg.inst(**i)))
+                .count()
+        };
+        let df = m.func(m.find("df").expect("df"));
+        let copies = count(df, &|d| matches!(d, adc_ir::InstData::ArrayCopy { .. }));
+        assert_eq!(copies, 2, "every {every}: {}", dump(df));
+        let seg = m
+            .funcs
+            .iter()
+            .find(|f| f.name.starts_with("__adc_seg") && !f.name.contains("jvp"))
+            .expect("a segment function");
+        let news = count(seg, &|d| matches!(d, adc_ir::InstData::ArrayNew { .. }));
+        assert_eq!(news, own, "every {every}: {}", dump(seg));
+    }
 }

@@ -24,10 +24,11 @@
 //! (`[checkpoint]`) runs segments of 256, 256·32, 256·32², ... iterations,
 //! each through the recursive driver (`outline/recursive.rs`: recursive
 //! checkpointing), so that the tape grows with the logarithm of the trip
-//! count. A local array that the loop uses as scratch (it writes every
-//! element before reading it) and nothing reads after the loop becomes the
-//! segment's own (`outline/private.rs`): the derivative neither snapshots
-//! it nor keeps its adjoint between segments.
+//! count. With segments of at least `private::MIN_ITERATIONS`, a local
+//! array that the loop uses as scratch (it writes every element before
+//! reading it) and nothing reads after the loop becomes the segment's own
+//! (`outline/private.rs`): the derivative neither snapshots it nor keeps
+//! its adjoint between segments.
 //!
 //! Returns leave the loop first (a `return` block's trailing `free`s and the
 //! `return` move to a block of their own after the loop). A loop where a
@@ -228,7 +229,9 @@ fn outline_loop(
     seg.build(
         &mut s, &state, &captures, &remade, &exits, &exit_ret, &live, live_slot,
     )?;
-    private::privatize(&mut s, g, body, &exits, state.len(), &captures, span);
+    if every == 0 || every >= private::MIN_ITERATIONS {
+        private::privatize(&mut s, g, body, &exits, state.len(), &captures, span);
+    }
     let seg_id = module.push(s);
     let every = interval(every, g, header);
     let seg_id = match every {

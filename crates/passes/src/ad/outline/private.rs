@@ -8,6 +8,13 @@
 //! at zero in every run, so its adjoint is not cleared where the reverse
 //! sweep leaves it (`transpose`'s first adjoints), as in a taped loop.
 //!
+//! Only for segments of at least `MIN_ITERATIONS` iterations (`[checkpoint]`
+//! or `[checkpoint(K)]` with `K >= 16`): each run of a segment (and of its
+//! derivative, twice) allocates the array, which costs more than the
+//! clears it saves over a few iterations of a small loop (GradBench's `ode`
+//! at n = 10: `K = 1` 2.1x slower, `K = 4` 1.3x, `K = 16` 1.05x; at n = 100
+//! `K = 4` 0.97x, `K = 16` 0.89x; docs/performance.md).
+//!
 //! Conditions, each conservative: the segment reads no element of the
 //! parameter it has not written in the same call (`ad::scratch`); in the
 //! caller the array is made by `new`, is never viewed, referenced by
@@ -18,6 +25,9 @@
 use crate::defs::def_data;
 use adc_ir::{Block, BlockCall, Function, Inst, InstData, ParamMode, Span, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// The least iterations a segment runs for `privatize`.
+pub(super) const MIN_ITERATIONS: u32 = 16;
 
 /// Gives the segment `s` (parameters: `state`, then `captures`) its own
 /// array for each capture of `g` that qualifies.
