@@ -215,35 +215,16 @@ impl<'a> Facts<'a> {
     /// Whether every use of the array `a` is a store, a `len`, a length
     /// check, or a load that stores before it cover.
     fn scratch(&self, a: Value) -> bool {
-        let func = self.func;
         let written = self.written(a);
-        for &b in &func.layout {
-            for (pos, &i) in func.dfg.block(b).insts.iter().enumerate() {
-                let data = func.dfg.inst(i);
-                let mut uses = false;
-                data.for_each_arg(|v| uses |= v == a);
-                if !uses {
-                    continue;
+        uses_of(self.func, a)
+            .into_iter()
+            .all(|(b, pos, data)| match data {
+                InstData::Load { array, index, .. } if *array == a && *index != a => {
+                    self.covered(&written, b, pos, *index)
                 }
-                let ok = match data {
-                    InstData::Load { array, index, .. } if *array == a && *index != a => {
-                        self.covered(&written, b, pos, *index)
-                    }
-                    InstData::Store {
-                        array,
-                        index,
-                        value,
-                        ..
-                    } => *array == a && *index != a && *value != a,
-                    InstData::ArrayLen { .. } | InstData::LenCheck { .. } => true,
-                    _ => false,
-                };
-                if !ok {
-                    return false;
-                }
-            }
-        }
-        true
+                InstData::ArrayLen { .. } | InstData::LenCheck { .. } => true,
+                _ => stores_into(data, a),
+            })
     }
 
     /// The intervals of `a` that stores write: one element per store, and
@@ -320,6 +301,28 @@ impl<'a> Facts<'a> {
                 }
         })
     }
+}
+
+/// Each instruction of `func` that has `a` among its operands: its block,
+/// its position there, its data.
+pub(crate) fn uses_of(func: &Function, a: Value) -> Vec<(Block, usize, &InstData)> {
+    let mut out = Vec::new();
+    for &b in &func.layout {
+        for (pos, &i) in func.dfg.block(b).insts.iter().enumerate() {
+            let data = func.dfg.inst(i);
+            let mut uses = false;
+            data.for_each_arg(|v| uses |= v == a);
+            if uses {
+                out.push((b, pos, data));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `data` is a store into `a` that uses `a` only as its array.
+pub(crate) fn stores_into(data: &InstData, a: Value) -> bool {
+    matches!(data, InstData::Store { array, index, value, .. } if *array == a && *index != a && *value != a)
 }
 
 /// Whether `[lo, hi)` lies in the union of the intervals `have`: from `lo`,

@@ -22,6 +22,7 @@
 //! the loop's exits (wherever control goes from there, around enclosing
 //! loops too) is only stored to, freed or asked its length.
 
+use crate::ad::scratch::{stores_into, uses_of};
 use crate::defs::def_data;
 use adc_ir::{Block, BlockCall, Function, Inst, InstData, ParamMode, Span, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -85,36 +86,16 @@ fn dead_after(g: &Function, a: Value, captures: &[Value], after: &BTreeSet<Block
     if captures.iter().filter(|c| g.array_root(**c) == a).count() != 1 {
         return false;
     }
-    for &b in &g.layout {
-        for &i in &g.dfg.block(b).insts {
-            let data = g.dfg.inst(i);
-            let mut uses = false;
-            data.for_each_arg(|v| uses |= v == a);
-            if !uses {
-                continue;
-            }
-            let ok = match data {
-                InstData::ArrayView { .. } | InstData::ElemRef { .. } => false,
-                InstData::Jump { .. } | InstData::Branch { .. } => false,
-                _ if !after.contains(&b) => true,
-                InstData::ArrayFree { .. }
-                | InstData::DeferFree { .. }
-                | InstData::ArrayLen { .. }
-                | InstData::LenCheck { .. } => true,
-                InstData::Store {
-                    array,
-                    index,
-                    value,
-                    ..
-                } => *array == a && *index != a && *value != a,
-                _ => false,
-            };
-            if !ok {
-                return false;
-            }
-        }
-    }
-    true
+    uses_of(g, a).into_iter().all(|(b, _, data)| match data {
+        InstData::ArrayView { .. } | InstData::ElemRef { .. } => false,
+        InstData::Jump { .. } | InstData::Branch { .. } => false,
+        _ if !after.contains(&b) => true,
+        InstData::ArrayFree { .. }
+        | InstData::DeferFree { .. }
+        | InstData::ArrayLen { .. }
+        | InstData::LenCheck { .. } => true,
+        _ => stores_into(data, a),
+    })
 }
 
 /// Makes the segment's parameter `p` a length only: a new array of its
@@ -127,7 +108,13 @@ fn own_array(s: &mut Function, p: usize, span: Span) {
         .dfg
         .make_inst(InstData::ArrayLen { array: param }, &[Type::I64]);
     let n = s.dfg.inst_results(len)[0];
-    let new = s.dfg.make_inst(InstData::ArrayNew { len: n, zeroed: true }, &[ty]);
+    let new = s.dfg.make_inst(
+        InstData::ArrayNew {
+            len: n,
+            zeroed: true,
+        },
+        &[ty],
+    );
     let own = s.dfg.inst_results(new)[0];
     for i in [len, new] {
         s.set_span(i, span);
