@@ -14,18 +14,31 @@ pub fn dominators(func: &Function) -> (Vec<Block>, Vec<Option<Block>>) {
     let Some(entry) = func.entry_block() else {
         return (Vec::new(), vec![None; n]);
     };
+    // Each reached block's successors, read once into one list:
+    // `succ[span[b].0..span[b].1]`.
+    let mut succ: Vec<Block> = Vec::new();
+    let mut span = vec![(0usize, 0usize); n];
+    let read = |b: Block, succ: &mut Vec<Block>, span: &mut [(usize, usize)]| {
+        let start = succ.len();
+        if let Some(t) = func.terminator(b) {
+            succ.extend(func.dfg.inst(t).successor_calls().map(|c| c.block));
+        }
+        span[b.index()] = (start, succ.len());
+    };
     // Iterative post-order so that deep CFGs cannot overflow the stack.
     let mut post = Vec::new();
     let mut visited = vec![false; n];
     let mut stack = vec![(entry, 0usize)];
     visited[entry.index()] = true;
+    read(entry, &mut succ, &mut span);
     while let Some((b, i)) = stack.pop() {
-        let succs = func.successors(b);
-        if i < succs.len() {
+        let (start, end) = span[b.index()];
+        if start + i < end {
             stack.push((b, i + 1));
-            let s = succs[i];
+            let s = succ[start + i];
             if s.index() < n && !visited[s.index()] {
                 visited[s.index()] = true;
+                read(s, &mut succ, &mut span);
                 stack.push((s, 0));
             }
         } else {
@@ -39,7 +52,8 @@ pub fn dominators(func: &Function) -> (Vec<Block>, Vec<Option<Block>>) {
     }
     let mut preds: Vec<Vec<Block>> = vec![Vec::new(); n];
     for &b in &rpo {
-        for s in func.successors(b) {
+        let (start, end) = span[b.index()];
+        for &s in &succ[start..end] {
             if s.index() < n {
                 preds[s.index()].push(b);
             }

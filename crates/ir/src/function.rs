@@ -367,8 +367,7 @@ impl Function {
             Some(t) => self
                 .dfg
                 .inst(t)
-                .successors()
-                .iter()
+                .successor_calls()
                 .map(|c| c.block)
                 .collect(),
             None => Vec::new(),

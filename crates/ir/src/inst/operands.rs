@@ -121,6 +121,20 @@ impl InstData {
         }
     }
 
+    /// The same as `successors`, without allocating.
+    pub fn successor_calls(&self) -> impl Iterator<Item = &BlockCall> {
+        let (first, second) = match self {
+            InstData::Jump { dest } => (Some(dest), None),
+            InstData::Branch {
+                then_dest,
+                else_dest,
+                ..
+            } => (Some(then_dest), Some(else_dest)),
+            _ => (None, None),
+        };
+        first.into_iter().chain(second)
+    }
+
     pub fn successors_mut(&mut self) -> Vec<&mut BlockCall> {
         match self {
             InstData::Jump { dest } => vec![dest],

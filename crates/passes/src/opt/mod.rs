@@ -221,11 +221,27 @@ fn specialize_calls(module: &mut Module) {
     }
 }
 
+/// `PASSES` in rounds until a round changes nothing (at most 8 rounds).
+/// A pass that changed nothing, run again on the same function, changes
+/// nothing (every pass is a deterministic function of the IR and reports
+/// every change): within a round, a pass that has run since the last
+/// change without changing anything is skipped, which gives the same IR
+/// as running it.
 pub fn optimize_function(func: &mut Function) {
+    // `clean[k]`: `PASSES[k]` has run since the last change and changed nothing.
+    let mut clean = [false; PASSES.len()];
     for _ in 0..8 {
         let mut changed = false;
-        for (_, pass) in PASSES {
-            changed |= pass(func);
+        for (k, (_, pass)) in PASSES.iter().enumerate() {
+            if clean[k] {
+                continue;
+            }
+            if pass(func) {
+                changed = true;
+                clean = [false; PASSES.len()];
+            } else {
+                clean[k] = true;
+            }
         }
         if !changed {
             break;
