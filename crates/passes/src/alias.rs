@@ -20,7 +20,8 @@ use crate::predicates::is_fresh_array;
 use adc_ir::offset::offset_of;
 use adc_ir::{BinaryOp, Function, InstData, Type, Value};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// How many definitions deep a linear form looks (vector mode's 64 lanes
@@ -85,8 +86,8 @@ impl<'f> Alias<'f> {
     pub(crate) fn new(func: &'f Function) -> Alias<'f> {
         Alias {
             func,
-            linear: RefCell::new(HashMap::new()),
-            extents: RefCell::new(HashMap::new()),
+            linear: RefCell::new(HashMap::default()),
+            extents: RefCell::new(HashMap::default()),
         }
     }
 

@@ -48,7 +48,7 @@ enum Tan {
 /// Generates every request that is ready; returns the ids it generated.
 pub fn run(module: &mut Module) -> Result<Vec<FuncId>, AdError> {
     let mut done = Vec::new();
-    let mut is_done = std::collections::HashSet::new();
+    let mut is_done = rustc_hash::FxHashSet::default();
     let mut work: Vec<FuncId> = pending(module)
         .into_iter()
         .filter(|id| {

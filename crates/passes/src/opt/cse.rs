@@ -20,7 +20,8 @@
 use crate::rewrite::substitute;
 use adc_ir::dom::dominators;
 use adc_ir::{BinaryOp, Block, Constant, Function, InstData, Type, Value};
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
 /// An instruction with its operands renamed, and its result type: two
@@ -79,10 +80,10 @@ pub fn run(func: &mut Function) -> bool {
     }
     // Key -> the value in scope (at most one: of two identical instructions
     // on one dominator-tree path, the later is replaced by the earlier).
-    let mut scope: HashMap<Key, Value> = HashMap::new();
+    let mut scope: HashMap<Key, Value> = HashMap::default();
     let mut map: BTreeMap<Value, Value> = BTreeMap::new();
     // A read-only load or view -> its dominating twin, for keys only.
-    let mut same: HashMap<Value, Value> = HashMap::new();
+    let mut same: HashMap<Value, Value> = HashMap::default();
     // (block, entering?); on leaving, the keys the block put in scope go.
     let read_only = crate::read_only::ReadOnly::new(func);
     let mut stack = vec![(entry, true)];
@@ -100,13 +101,14 @@ pub fn run(func: &mut Function) -> bool {
             stack.push((c, true));
         }
         for &inst in &func.dfg.block(b).insts {
-            let mut data = func.dfg.inst(inst).clone();
-            if !data.is_pure()
+            let original = func.dfg.inst(inst);
+            if !original.is_pure()
                 && !crate::predicates::is_float_div(func, inst)
-                && !read_only.reads(func, &data)
+                && !read_only.reads(func, original)
             {
                 continue;
             }
+            let mut data = original.clone();
             data.map_args(|v| {
                 let v = *map.get(&v).unwrap_or(&v);
                 *same.get(&v).unwrap_or(&v)
