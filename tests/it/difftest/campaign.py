@@ -45,7 +45,10 @@ if s > start:
 while s < end and time.time() < deadline:
     for f in glob.glob(f"{out}/inflight-{s}-*.txt"):
         os.remove(f)
-    env = dict(os.environ, ADC_DIFFTEST_START=str(s), ADC_DIFFTEST_SEEDS=str(end - s),
+    # The test binary allocates with mimalloc: keeping the memory it frees
+    # (no purge) saves the kernel's zeroing of fresh pages, 6% of the CPU.
+    env = dict({"MIMALLOC_PURGE_DELAY": "-1"}, **os.environ)
+    env.update(ADC_DIFFTEST_START=str(s), ADC_DIFFTEST_SEEDS=str(end - s),
                ADC_DIFFTEST_OUT=out, ADC_DIFFTEST_SKIP=",".join(map(str, skip)))
     try:
         rc = subprocess.run([binary, "--ignored", "--exact", "difftest::campaign", "--nocapture"], env=env,
