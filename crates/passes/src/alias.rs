@@ -19,8 +19,8 @@ use crate::defs::{def_data, int_const};
 use crate::predicates::is_fresh_array;
 use adc_ir::offset::offset_of;
 use adc_ir::{BinaryOp, Function, InstData, Type, Value};
-use std::cell::RefCell;
 use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
