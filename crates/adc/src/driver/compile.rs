@@ -5,7 +5,7 @@
 
 use super::{
     ad_failure, failure, load, load_with_warnings, opt_in_passes, run_stages_for, stage_snapshots,
-    CompileOptions, Failure, Stage,
+    wants_opt_in_passes, CompileOptions, Failure, Stage,
 };
 use crate::host::HostFunctions;
 use crate::request::Derivative;
@@ -86,13 +86,15 @@ pub fn compile_jit_staged(
     let module = load(path, source, options)?;
     let mut snapshots =
         stage_snapshots(module).map_err(|e| ad_failure(e, path, source, options))?;
-    // Invariant: `stage_snapshots` always ends with the `opt` module.
-    let mut last = snapshots
-        .last()
-        .expect("at least the `opt` snapshot")
-        .1
-        .clone();
-    if opt_in_passes(&mut last, options).map_err(|e| ad_failure(e, path, source, options))? {
+    // Invariant: `stage_snapshots` always ends with the `opt` module. The
+    // `final` module is a copy of it only when an opt-in pass runs.
+    if wants_opt_in_passes(options) {
+        let mut last = snapshots
+            .last()
+            .expect("at least the `opt` snapshot")
+            .1
+            .clone();
+        opt_in_passes(&mut last, options).map_err(|e| ad_failure(e, path, source, options))?;
         snapshots.push((Stage::Final, last));
     }
     let (stage, last) = snapshots.last_mut().expect("at least the `opt` snapshot");

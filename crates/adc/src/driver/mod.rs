@@ -420,6 +420,12 @@ pub fn run_stages_for(
     Ok(())
 }
 
+/// Whether `options` ask for a pass of the `final` stage this machine can
+/// run (`contract` needs fused multiply-add instructions).
+pub(crate) fn wants_opt_in_passes(options: &CompileOptions) -> bool {
+    options.fp_contract && adc_codegen::host_has_fma()
+}
+
 /// The `final` stage's passes that run only when asked: `contract` with
 /// `options.fp_contract` where the machine has fused multiply-add
 /// instructions. Whether any ran.
@@ -427,7 +433,7 @@ pub(crate) fn opt_in_passes(
     module: &mut Module,
     options: &CompileOptions,
 ) -> Result<bool, adc_passes::ad::AdError> {
-    if !(options.fp_contract && adc_codegen::host_has_fma()) {
+    if !wants_opt_in_passes(options) {
         return Ok(false);
     }
     adc_passes::contract_module(module);
