@@ -9,7 +9,7 @@
 //! back to the sweep.
 
 use crate::sparse_hessian::check;
-use crate::support::{arr, jit};
+use crate::support::{arr, jit, jit_once};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
 
 fn ints(a: &ArgValue) -> Vec<i64> {
@@ -124,7 +124,7 @@ fn both(acts: &str, sig: &str, body: &str, args: &[ArgValue], n: usize) -> bool 
          double dot(double[] x, int i) {{ double d = 0.0; for (int k = 0; k < 1; k++) {{ d += x[i + k] * x[i + k + 1]; }} return d; }}\n\
          [checkpoint] double cq(double t) {{ return t * t; }}\n"
     );
-    let j = jit(&src);
+    let j = jit_once(&src);
     check(&j, "f", args, n);
     let swept = sweep(&j, args, n);
     match band(&j, args, n) {

@@ -13,7 +13,7 @@
 //! decreasing loop, a `continue`, a base `i % 3`) fall back, still right.
 
 use crate::sparse_hessian::check;
-use crate::support::{arr, jit};
+use crate::support::{arr, jit, jit_once};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
 
 /// Whether the band pattern of `S` serves at `args` with `n` columns (the
@@ -54,7 +54,7 @@ fn review(body: &str, x: &[f64]) -> bool {
          double f(double[] x) {{\n{body}\n}}\n\
          double rec(double[] x, int i) {{ if (i == 0) {{ return x[0]; }} return x[i] * rec(x, i - 1); }}\n"
     );
-    let j = jit(&src);
+    let j = jit_once(&src);
     let n = x.len();
     check(&j, "f", &[arr(x)], n);
     let mut h = [arr(x), arr(&vec![0.0; n * n])];

@@ -79,8 +79,8 @@ pub fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
 /// float results, then the shadow at `args[shadow]` after the call.
 pub fn gradient_with_shadow(source: &str, args: &mut [adc::ArgValue], shadow: usize) -> Vec<f64> {
     use adc::{ArgValue, ArrayValue, Constant};
-    let j = adc::compile_jit("gradient.ad", source, &adc::CompileOptions::default())
-        .unwrap_or_else(|e| panic!("does not compile:\n{e}\n{source}"));
+    // Callers check one source at several sizes: compiled once.
+    let j = jit_once(source);
     let out = j
         .call("df", args)
         .unwrap_or_else(|e| panic!("{e}\n{source}"));
@@ -103,6 +103,25 @@ pub fn gradient_with_shadow(source: &str, args: &mut [adc::ArgValue], shadow: us
 pub fn jit(source: &str) -> adc::JitModule {
     adc::compile_jit("test.ad", source, &adc::CompileOptions::default())
         .unwrap_or_else(|f| panic!("does not compile:\n{f}"))
+}
+
+/// `jit(source)`, compiled once per test thread: tests that check one
+/// source at several sizes share its module (a second-order module takes
+/// seconds to compile in a debug build).
+pub fn jit_once(source: &str) -> std::rc::Rc<adc::JitModule> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+    thread_local! {
+        static COMPILED: RefCell<HashMap<String, Rc<adc::JitModule>>> = RefCell::new(HashMap::new());
+    }
+    COMPILED.with(|c| {
+        Rc::clone(
+            c.borrow_mut()
+                .entry(source.to_string())
+                .or_insert_with(|| Rc::new(jit(source))),
+        )
+    })
 }
 
 /// A `double` argument.
