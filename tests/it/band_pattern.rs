@@ -406,3 +406,74 @@ fn the_band_evaluation_serves_any_number_of_colors() {
         "{m}"
     );
 }
+
+/// `S__hbrows`' `what` 7: 1 when a segment of 12 rows or more has a full
+/// band of half-width `b` (1 to 3: offsets `-b..=b`) as its widest span,
+/// where no star coloring takes fewer colors than the band coloring (`S`
+/// then goes straight to the band evaluation: no full pattern, no star
+/// coloring's attempt), else 0. Where it says 1, the greedy star coloring
+/// of the full pattern indeed gives up (`S__star` returns 0); every `S`
+/// matches the dense Hessian, `n` from 1 to 40.
+#[test]
+fn full_bands_skip_the_star_coloring() {
+    let hepta = "double s = 0.0;
+         for (int i = 0; i + 3 < len(x); i++) {
+             double d = x[i] + 0.5 * x[i + 1] - x[i + 2] + 2.0 * x[i + 3];
+             s += sin(d);
+         }
+         return s;";
+    // Offsets -2, 0, 2 only: two interleaved paths (3 star colors).
+    let gaps = "double s = 0.0;
+         for (int i = 0; i + 2 < len(x); i++) { s += x[i] * x[i + 2] * x[i + 2]; }
+         return s;";
+    // Half-width 4: not proven.
+    let nine = "double s = 0.0;
+         for (int i = 0; i + 4 < len(x); i++) { double d = x[i] - x[i + 4] + x[i + 2]; s += d * d * d; }
+         return s;";
+    // A full band of half-width 2 from the first loop, and a wider span
+    // (offset 5) from the second.
+    let wider = "double s = 0.0;
+         for (int i = 1; i + 1 < len(x); i++) { double d = x[i - 1] - 2.0 * x[i] + x[i + 1]; s += d * d; }
+         for (int i = 0; i + 5 < len(x); i++) { s += x[i] * x[i + 5]; }
+         return s;";
+    // (body, the first `n` from which `what` 7 is 1, or none)
+    let shapes = [
+        (ROSEN, Some(14)),
+        (PENTA, Some(16)),
+        (hepta, Some(18)),
+        (FAR, None),
+        (gaps, None),
+        (nine, None),
+        (wider, None),
+    ];
+    for (body, from) in shapes {
+        let src =
+            format!("[hessian(H)]\n[hessian(S, sparse)]\ndouble f(double[] x) {{\n{body}\n}}\n");
+        let j = jit(&src);
+        for n in 1..=40 {
+            let x = xs(n);
+            check(&j, "f", &[x.clone()], n);
+            let (info, m) = table(&j, &[x.clone()], n).expect("the band pattern serves");
+            let skip = hbrows(&j, &info, n, 7);
+            let want = from.is_some_and(|f| n >= f);
+            assert_eq!(skip, want as i64, "n = {n}:\n{body}");
+            if skip == 1 {
+                let span = hbrows(&j, &info, n, 4);
+                let mut b = [
+                    info.clone(),
+                    int(n as i64),
+                    int(1),
+                    iarr(&vec![-1; n + 1]),
+                    iarr(&vec![-1; m as usize]),
+                    arr(&[]),
+                    int(0),
+                    int(0),
+                    arr(&[]),
+                ];
+                call_int(&j, "S__hbrows", &mut b);
+                let mut s = [b[3].clone(), b[4].clone(), int(span), iarr(&vec![0; n])];
+                assert_eq!(call_int(&j, "S__star", &mut s), 0, "n = {n}:\n{body}");
+            }
+        }
+    }
+}

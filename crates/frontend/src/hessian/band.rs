@@ -19,7 +19,12 @@
 //!   `K`); 4, that span alone; 6, as 2 (the rows only when `c0` is 0), and
 //!   into `v` the values of the entries whose column `c` has its color
 //!   `c mod kc` in the run from `c0`: lane `c mod kc - c0` of the row's
-//!   element of the tangents `tg` (`len(tg) / n` lanes of `n`). The rows
+//!   element of the tangents `tg` (`len(tg) / n` lanes of `n`); 7, 1 when
+//!   a segment of 12 rows or more has the offsets `-b..=b` (`b` 1 to 3)
+//!   and `2 b + 1` is the widest span, else 0: its rows hold `P^b` (the
+//!   `b`th power of a path of 12 columns, induced), whose star colorings
+//!   take `2 b + 1` colors at least (found by exhaustive search), so no
+//!   star coloring takes fewer colors than the band coloring. The rows
 //!   split at the ends of each pair's range into segments, each with one
 //!   sorted list of column offsets;
 //! - `NAME__hbput`: one segment's rows, then its entries in blocks of
@@ -51,8 +56,9 @@ pub(super) const GENERATED: [&str; 6] = [
 /// - for `NAME`, the lengths of `vals`, `cols` and `rows` checked
 ///   (`hessian needs N entries`) and `adc_hb_span` the widest span of a
 ///   row's columns; `fast` when the band coloring (`c mod adc_hb_span`)
-///   takes one run of `chunk` colors (no star coloring then, no full
-///   pattern: `fast` writes the lower triangle), else the lower triangle
+///   takes one run of `chunk` colors, or when no star coloring can take
+///   fewer colors (`NAME__hbrows`' `what` 7; no star coloring then, no
+///   full pattern: `fast` writes the lower triangle), else the lower triangle
 ///   into `rows`/`cols`, both triangles' rows into `adc_hs_p`/`adc_hs_c`
 ///   for the colorings and `body`;
 ///
@@ -82,7 +88,7 @@ pub(super) fn sweep(
         {len}(adc_hb_low, cols);
         {len}(adc_hs_n + 1, rows);
         int adc_hb_span = {name}__hbrows(adc_hb_info, adc_hs_n, 4, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
-        if (adc_hb_span <= {chunk}) {{
+        if (adc_hb_span <= {chunk} || {name}__hbrows(adc_hb_info, adc_hs_n, 7, rows, cols, adc_hb_t, 0, 0, adc_hb_v) > 0) {{
 {fast}        }} else {{
             {name}__hbrows(adc_hb_info, adc_hs_n, 2, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
             int adc_hs_p[__adc_uninit(adc_hs_n + 1)];
@@ -163,8 +169,9 @@ static int {name}__hbrows(int[] info, int n, int what, inout int[] p, inout int[
     int ds[t + 1];
     int w = 0;
     int lower = 0;
-    int full = 0;
+    int both = 0;
     int span = 1;
+    int band = 0;
     for (int g = 0; g + 1 < nb; g++) {{
         int a = bp[g];
         int e = bp[g + 1];
@@ -185,8 +192,10 @@ static int {name}__hbrows(int[] info, int n, int what, inout int[] p, inout int[
                 }}
             }}
             lower += (e - a) * low;
-            full += (e - a) * m;
+            both += (e - a) * m;
             if (m > 0 && ds[m - 1] - ds[0] + 1 > span) {{ span = ds[m - 1] - ds[0] + 1; }}
+            // A full band of half-width 1 to 3 over 12 rows or more.
+            if (e - a >= 12 && m >= 3 && m <= 7 && ds[0] == -ds[m - 1] && ds[m - 1] - ds[0] + 1 == m && m > band) {{ band = m; }}
             // The lower triangle's offsets come first (`d <= 0`, increasing).
             int k = what == 1 ? m : low;
             if (what == 1 || what == 2 || what == 6) {{
@@ -197,7 +206,8 @@ static int {name}__hbrows(int[] info, int n, int what, inout int[] p, inout int[
     }}
     if (what == 1 || what == 2 || what == 6) {{ p[n] = w; }}
     if (what == 0) {{ return lower; }}
-    return what == 1 || what == 3 ? full : span;
+    if (what == 7) {{ return band == span ? 1 : 0; }}
+    return what == 1 || what == 3 ? both : span;
 }}
 [checkpoint]
 static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, inout int[] p, inout int[] c, double[] t, int n, int span, int c0, inout double[] v) {{
@@ -228,9 +238,10 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
             for (int l = 0; l < lanes && c0 + l < span; l++) {{
                 int r = b + ((c0 + l - b - d) % span + span) % span;
                 int q = q0 + (r - b) * k;
-                for (; r < f; r += span) {{
-                    v[q] = t[l * n + r];
-                    q += span * k;
+                int step = span * k;
+                for (int i = l * n + r; i < l * n + f; i += span) {{
+                    v[q] = t[i];
+                    q += step;
                 }}
             }}
         }}
@@ -249,15 +260,14 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
 /// - `NAME__hbeval(NAME__gw's parameters, info, k, vals, cols, rows)`:
 ///   the colors `c mod k` in runs of 3 lanes, or of 4 when that takes
 ///   fewer runs (as `NAME__gj__compressed3` and `NAME__gj__compressed`);
-///   the seeds (zeros from the allocator: `calloc` needs not clear fresh
-///   pages), and one scratch array for the gradient and its tangents
-///   (uninitialised); per run, the seeds, `NAME__gj__columns3` (or
+///   the seeds and one scratch array for the gradient and its tangents
+///   (both uninitialised); per run, the seeds, `NAME__gj__columns3` (or
 ///   `NAME__gj__columns`), then `NAME__hbrows` (`what` 6) writes the lower
 ///   triangle's rows (the first run) and the values of the run's colors.
 /// - `NAME__hbseed(s, n, k, c0)`: the `len(s) / n` lanes of seeds of the
 ///   run of colors from `c0`: lane `l` is 1 at the columns `c0 + l + j k`
-///   and 0 elsewhere, given those of the run before (zeros before the
-///   first): only the ones move.
+///   and 0 elsewhere: the first run writes every element (one pass, no
+///   zeros from the allocator first), the later ones move the ones.
 pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
     let col = super::direct_column(f, dual)?;
     let (mut decls, _) = super::gw_params(f);
@@ -292,7 +302,7 @@ pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
     int adc_hb_w = {chunk};
     if ((adc_hb_k + {narrow} - 1) / {narrow} == (adc_hb_k + {chunk} - 1) / {chunk}) {{ adc_hb_w = {narrow}; }}
     int adc_hb_e = adc_hb_w * adc_hb_n;
-    double adc_hb_seed[adc_hb_e];
+    double adc_hb_seed[__adc_uninit(adc_hb_e)];
     double adc_hb_work[__adc_uninit(adc_hb_e + adc_hb_n)];
     for (int adc_hb_c0 = 0; adc_hb_c0 < adc_hb_k || adc_hb_c0 == 0; adc_hb_c0 += adc_hb_w) {{
         {name}__hbseed(adc_hb_seed, adc_hb_n, adc_hb_k, adc_hb_c0);
@@ -306,11 +316,21 @@ static void {name}__hbseed(inout double[] s, int n, int k, int c0) {{
     int lanes = n > 0 ? len(s) / n : 0;
     for (int l = 0; l < lanes; l++) {{
         int at = l * n;
-        if (c0 > 0) {{
+        if (c0 == 0) {{
+            // Every element, in blocks (the array comes uninitialised):
+            // zeros, then the block's ones while it is in the cache.
+            for (int b = at; b < at + n; b += 512) {{
+                int e = at + n - b < 512 ? at + n : b + 512;
+                for (int i = b; i < e; i++) {{ s[i] = 0.0; }}
+                if (l < k) {{
+                    for (int i = b + ((l - (b - at)) % k + k) % k; i < e; i += k) {{ s[i] = 1.0; }}
+                }}
+            }}
+        }} else {{
             for (int i = c0 - lanes + l; i < n; i += k) {{ s[at + i] = 0.0; }}
-        }}
-        if (c0 + l < k) {{
-            for (int i = c0 + l; i < n; i += k) {{ s[at + i] = 1.0; }}
+            if (c0 + l < k) {{
+                for (int i = c0 + l; i < n; i += k) {{ s[at + i] = 1.0; }}
+            }}
         }}
     }}
 }}

@@ -85,6 +85,10 @@ pub(super) fn source(
     // NAME: the sweep, both triangles' pattern into scratch rows (counted
     // first, with stamps of their own), the lower one into `cols` and
     // `rows`, then the coloring and compressed evaluation into `vals`.
+    // With the pattern from `F`'s sweep, the gradient is made where the
+    // compressed evaluation runs: the band evaluation needs none (an array
+    // of `n` less per call, which can keep glibc from trimming the heap).
+    let g = "            double adc_hs_g[__adc_uninit(adc_hs_n)];\n";
     let mut decl = ps.clone();
     decl.extend([
         "out double[] vals".to_string(),
@@ -92,7 +96,12 @@ pub(super) fn source(
         "out int[] rows".into(),
     ]);
     let _ = writeln!(s, "{stat}{} {name}({}) {{", type_name(rt), decl.join(", "));
-    s += &head;
+    s += if interact {
+        head.lines().next().unwrap_or("")
+    } else {
+        &head
+    };
+    s += if interact { "\n" } else { "" };
     let mut body = String::new();
     if !interact {
         body += "            int adc_s_nnz = 0;\n";
@@ -188,16 +197,17 @@ pub(super) fn source(
         let fast = match &eval {
             Some(_) => format!("            {}\n", hbeval("adc_hb_span")),
             None => format!(
-                "            {name}__hbrows(adc_hb_info, adc_hs_n, 2, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
+                "{g}            {name}__hbrows(adc_hb_info, adc_hs_n, 2, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
             int adc_hs_color[__adc_uninit(adc_hs_n)];
             int adc_hs_k = {gj}__cyclic(adc_hb_span, adc_hs_color);
 {}",
                 run("adc_hs_color", "adc_hs_k")
             ),
         };
-        let swept = to_lower + &colors(false);
+        let swept = g.to_string() + &to_lower + &colors(false);
         let fallback = save.clone() + &super::interact::sweep(f, name, &restore, &swept) + &restore;
-        s += &super::band::sweep(f, name, Some((&fast, w)), &colors(true), &fallback);
+        let body = g.to_string() + &colors(true);
+        s += &super::band::sweep(f, name, Some((&fast, w)), &body, &fallback);
     } else {
         s += &sweep(&(body + &to_lower + &colors(false)));
     }
