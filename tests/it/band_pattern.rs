@@ -77,6 +77,12 @@ fn hbrows(j: &JitModule, info: &ArgValue, n: usize, what: i64) -> i64 {
 /// falls back.
 fn band(j: &JitModule, args: &[ArgValue], n: usize) -> Option<Vec<Vec<i64>>> {
     let (info, m) = table(j, args, n)?;
+    let (p, c) = full(j, info, n, m);
+    Some(rows(&ints(&p), &ints(&c)))
+}
+
+/// Both triangles' rows of the table `info` (`m` entries), as `p` and `c`.
+fn full(j: &JitModule, info: ArgValue, n: usize, m: i64) -> (ArgValue, ArgValue) {
     let mut b = [
         info,
         int(n as i64),
@@ -89,7 +95,8 @@ fn band(j: &JitModule, args: &[ArgValue], n: usize) -> Option<Vec<Vec<i64>>> {
         arr(&[]),
     ];
     call_int(j, "S__hbrows", &mut b);
-    Some(rows(&ints(&b[3]), &ints(&b[4])))
+    let [_, _, _, p, c, ..] = b;
+    (p, c)
 }
 
 /// The sweep's pattern of `S` at `args` (both triangles), as `S` builds it.
@@ -459,19 +466,8 @@ fn full_bands_skip_the_star_coloring() {
             assert_eq!(skip, want as i64, "n = {n}:\n{body}");
             if skip == 1 {
                 let span = hbrows(&j, &info, n, 4);
-                let mut b = [
-                    info.clone(),
-                    int(n as i64),
-                    int(1),
-                    iarr(&vec![-1; n + 1]),
-                    iarr(&vec![-1; m as usize]),
-                    arr(&[]),
-                    int(0),
-                    int(0),
-                    arr(&[]),
-                ];
-                call_int(&j, "S__hbrows", &mut b);
-                let mut s = [b[3].clone(), b[4].clone(), int(span), iarr(&vec![0; n])];
+                let (p, c) = full(&j, info, n, m);
+                let mut s = [p, c, int(span), iarr(&vec![0; n])];
                 assert_eq!(call_int(&j, "S__star", &mut s), 0, "n = {n}:\n{body}");
             }
         }
