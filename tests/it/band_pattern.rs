@@ -472,16 +472,4 @@ fn full_bands_skip_the_star_coloring() {
             }
         }
     }
-    // A `float` column: no band evaluation (`S__hbeval` wants a `double`
-    // array), the band coloring's colors and compressed evaluation.
-    let src = format!("[hessian(H)]\n[hessian(S, sparse)]\ndouble f(float[] x) {{\n{PENTA}\n}}\n");
-    let j = jit(&src);
-    for n in [1, 5, 15, 16, 17, 31, 40] {
-        let x = ArgValue::Array(ArrayValue::F32(
-            (0..n).map(|i| 0.3 * ((i * 7) % 5) as f32 - 0.4).collect(),
-        ));
-        check(&j, "f", &[x.clone()], n);
-        let (info, _) = table(&j, &[x], n).expect("the band pattern serves");
-        assert_eq!(hbrows(&j, &info, n, 7), (n >= 16) as i64, "n = {n}");
-    }
 }
