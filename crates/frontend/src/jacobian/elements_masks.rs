@@ -79,8 +79,7 @@ pub(super) fn declare(s: &mut String, w: usize, bases: &[String], at: &[String],
 /// bit set (-1 for a site whose row is out of range).
 pub(super) fn sweep(s: &mut String, name: &str, call: &str, masks: &[String]) {
     let r = MAX_READS;
-    s.push_str("                adc_e_m[0] = 0;\n");
-    s.push_str("                adc_e_m[2] = 1;\n");
+    // (The sweep starts its count, `adc_e_m[0]`, and next bit itself.)
     let _ = writeln!(s, "                {call};");
     let _ = writeln!(s, "                if (adc_e_m[0] <= {r}) {{");
     s.push_str("                    adc_e_fast = true;\n");

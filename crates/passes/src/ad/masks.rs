@@ -21,8 +21,12 @@
 //!   conversion is about ten instructions, and a chain of unions waited for
 //!   two of them at each).
 //!
-//! `arena[0]` counts the reads (the caller sets it to 0 and `arena[2]`,
-//! the next read's bit, to 1); `arena` needs `3 + MAX_READS + 1`
+//! `arena[0]` counts the reads and `arena[2]` holds the next read's bit:
+//! a requested sweep sets them to 0 and 1 at its entry (a callee's sweep
+//! goes on from its caller's), constants that `rle` forwards to the entry
+//! block's reads once the callees' sweeps are inlined, so that their bits
+//! and unions fold (GradBench's bundle adjustment: the sweep of an
+//! observation took 36% fewer instructions); `arena` needs `3 + MAX_READS + 1`
 //! elements, then one per `Dual` input (an active parameter not `out`),
 //! in order: its first column. The caller seeds each input array's
 //! tangent with its columns (element `i` the handle of column
@@ -62,6 +66,7 @@ pub fn rewrite(func: &mut Function, union: FuncId, spec: &DerivSpec, seeded: boo
         .last()
         .expect("invariant: a sweep's last parameter is its arena");
     let fresh = fresh_arrays(func);
+    let requested = seeded;
     let seeded = if seeded {
         seeded_tangents(func, spec)
     } else {
@@ -74,6 +79,9 @@ pub fn rewrite(func: &mut Function, union: FuncId, spec: &DerivSpec, seeded: boo
         .map(|(&t, &k)| (t, first_column(func, arena, k)))
         .collect();
     let views = Views::new(func, arena);
+    if requested {
+        start_count(func, &views);
+    }
     // Handles made here as conversions of bit sets (a read's bit, a
     // union): their `i64`, which a union uses instead of converting back.
     let mut bits: BTreeMap<Value, Value> = BTreeMap::new();
@@ -205,6 +213,37 @@ impl Views {
         insts.splice(0..0, made);
         Views { cnt, rec }
     }
+}
+
+/// Stores the count 0 and the next bit 1 at a requested sweep's entry,
+/// after the views (module comment).
+fn start_count(func: &mut Function, views: &Views) {
+    let entry = func.entry_block().expect("invariant: a sweep has a body");
+    let mut made = Vec::new();
+    for (k, v) in [(0, 0), (2, 1)] {
+        let (ik, k) = crate::rewrite::detached_int(func, k);
+        let (iv, v) = crate::rewrite::detached_int(func, v);
+        let data = InstData::Store {
+            array: views.cnt,
+            index: k,
+            value: v,
+            checked: false,
+        };
+        let st = func.dfg.make_inst(data, &[]);
+        made.extend([ik, iv, st]);
+    }
+    for &i in &made {
+        func.set_tag(i, Tag::Diff);
+    }
+    // After the views, which `Views::new` put first.
+    let at = func
+        .dfg
+        .block(entry)
+        .insts
+        .iter()
+        .position(|&i| func.dfg.inst_results(i).first() == Some(&views.rec))
+        .map_or(0, |p| p + 1);
+    func.dfg.block_mut(entry).insts.splice(at..at, made);
 }
 
 /// The read count `n` and the next read's bit as values of the block
