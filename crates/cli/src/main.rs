@@ -94,7 +94,7 @@ enum Command {
     },
     /// Compile with the JIT and call a function.
     Run {
-        /// The `.ad` source file (or textual IR, `.adir`).
+        /// The `.ad` source file (or textual IR: `.adir`, or IR text under another name).
         file: String,
         /// The function to call.
         #[arg(long, value_name = "NAME", default_value = "main")]
@@ -127,7 +127,7 @@ enum Command {
     },
     /// Write an object file (and optionally a C header).
     Compile {
-        /// The `.ad` source file (or textual IR, `.adir`).
+        /// The `.ad` source file (or textual IR: `.adir`, or IR text under another name).
         file: String,
         /// The object file to write (default: the file's stem with `.o`).
         #[arg(short = 'o', value_name = "OUT.o")]
@@ -146,7 +146,7 @@ enum Command {
     },
     /// Print the IR after a pipeline stage (`.ad` or `.adir` input).
     Ir {
-        /// The `.ad` source file (or textual IR, `.adir`).
+        /// The `.ad` source file (or textual IR: `.adir`, or IR text under another name).
         file: String,
         /// The stage after which to print: lower, linearize, propagate,
         /// lower-pairs, widen, unzip, transpose, opt or final.

@@ -50,7 +50,7 @@ fn codegen_failure(
     )
 }
 
-/// Source text (or textual IR when `path` ends in `.adir`) to JIT code.
+/// Source text (or textual IR, [`super::is_textual_ir`]) to JIT code.
 /// `path` names the source in diagnostics and runtime errors; `options`
 /// says how to render diagnostics.
 ///

@@ -461,8 +461,9 @@ fn ad_failure(
     )
 }
 
-/// Loads `.ad` source or `.adir` text (by `path`'s extension) as a
-/// verified module: [`frontend`] or [`parse_ir`].
+/// Loads `.ad` source or `.adir` text (by `path`'s extension; a path with
+/// neither extension is textual IR when its text is, see
+/// [`is_textual_ir`]) as a verified module: [`frontend`] or [`parse_ir`].
 ///
 /// ```
 /// let from_source = adc::driver::load("f.ad", "double f(double x) { return x; }", &adc::CompileOptions::default())
@@ -475,6 +476,37 @@ pub fn load(path: &str, source: &str, options: &CompileOptions) -> Result<Module
     load_with_warnings(path, source, options).map(|(module, _)| module)
 }
 
+/// Whether [`load`] reads `source` as textual IR: a path ending in `.adir`,
+/// or one ending in neither `.adir` nor `.ad` (`adc ir f.ad > f.ir`) whose
+/// first item, after blank lines and `;` comments, starts as textual IR's
+/// do (`func @`, `extern @` or `static @`, which `.ad` source never has).
+///
+/// ```
+/// use adc::driver::is_textual_ir;
+/// assert!(is_textual_ir("f.adir", ""));
+/// assert!(is_textual_ir("f.ir", "; made by adc ir\nfunc @f() -> f64 {"));
+/// assert!(!is_textual_ir("f.ad", "func @f() -> f64 {"));
+/// assert!(!is_textual_ir("f.txt", "extern double j0(double x);"));
+/// ```
+pub fn is_textual_ir(path: &str, source: &str) -> bool {
+    if path.ends_with(".adir") {
+        return true;
+    }
+    if path.ends_with(".ad") {
+        return false;
+    }
+    let first = source
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with(';'))
+        .unwrap_or("");
+    ["func", "extern", "static"].iter().any(|kw| {
+        first
+            .strip_prefix(kw)
+            .is_some_and(|rest| rest.trim_start().starts_with('@'))
+    })
+}
+
 /// [`load`], with the warnings of `.ad` source ([`frontend_with_warnings`];
 /// textual IR has none).
 pub fn load_with_warnings(
@@ -482,7 +514,7 @@ pub fn load_with_warnings(
     source: &str,
     options: &CompileOptions,
 ) -> Result<(Module, Vec<Diagnostic>), Failure> {
-    if path.ends_with(".adir") {
+    if is_textual_ir(path, source) {
         parse_ir(path, source).map(|module| (module, Vec::new()))
     } else {
         frontend_with_warnings(path, source, options)

@@ -377,6 +377,27 @@ fn textual_ir_is_made_safe() {
     }
 }
 
+/// What `adc ir` prints reads back under any name but `.ad`: redirected
+/// to `f.ir` or `f.txt` (not only `.adir`), it is textual IR, for `ir`,
+/// `run` and `check`; `.ad` source under such a name stays source.
+#[test]
+fn ir_printed_to_a_file_of_any_extension_reads_back() {
+    let src = "double main() { double x = 1.5; return x * x; }\n";
+    let file = scratch("readback.ad", src);
+    let (code, ir, err) = exit_code(&["ir", "--after", "lower"], &file);
+    assert_eq!(code, 0, "{err}");
+    for name in ["readback.ir", "readback.txt", "readback"] {
+        let dumped = scratch(name, &format!("; printed by adc ir\n\n{ir}"));
+        let (code, out, err) = exit_code(&["run"], &dumped);
+        assert_eq!((code, out.trim()), (0, "2.25"), "{name}: {err}");
+        let (code, _, err) = exit_code(&["ir", "--after", "final"], &dumped);
+        assert_eq!(code, 0, "{name}: {err}");
+    }
+    let source = scratch("source.txt", src);
+    let (code, out, err) = exit_code(&["run"], &source);
+    assert_eq!((code, out.trim()), (0, "2.25"), "{err}");
+}
+
 /// Textual IR that the verifier accepts but compiled code could not run
 /// safely is refused with a diagnostic (exit 1), never a panic or a crash:
 /// derivative declarations whose activities do not fit (once a panic in

@@ -252,7 +252,7 @@ fn every_argument_has_help() {
 Usage: adc run [OPTIONS] <FILE>
 
 Arguments:
-  <FILE>  The `.ad` source file (or textual IR, `.adir`)
+  <FILE>  The `.ad` source file (or textual IR: `.adir`, or IR text under another name)
 
 Options:
       --entry <NAME>                 The function to call [default: main]
