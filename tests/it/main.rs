@@ -14,6 +14,7 @@ mod addressing;
 mod band_pattern;
 mod band_review;
 mod bounds;
+mod campaign;
 mod carry;
 mod checkpoint;
 mod contract;

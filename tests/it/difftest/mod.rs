@@ -158,11 +158,21 @@ fn drive(
                         on_fail(seed, &p, second, &pts, oracle, detail);
                     }
                     if let Some((_, f)) = log {
+                        // One line per seed: what `campaign.py` sums.
                         use std::io::Write;
+                        let (fd_checked, fd_skipped, interp_checked) = match &o {
+                            Outcome::Pass {
+                                fd_checked,
+                                fd_skipped,
+                                interp_checked,
+                            } => (*fd_checked, *fd_skipped, *interp_checked),
+                            Outcome::Fail { .. } => (0, 0, 0),
+                        };
                         let _ = writeln!(
                             f.lock().unwrap(),
-                            "{seed}\t{}",
-                            o.oracle().unwrap_or("pass")
+                            "{seed}\t{}\t{}\t{fd_checked}\t{fd_skipped}\t{interp_checked}",
+                            o.oracle().unwrap_or("pass"),
+                            second as u8
                         );
                         inflight.lock().unwrap()[t] = None;
                     }
