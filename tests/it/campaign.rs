@@ -28,7 +28,13 @@ for s in range(start, min(start + n, stop)):
 fn campaign(root: &Path, binary: &Path, out: &Path, stop: Option<u64>) -> Output {
     let mut c = Command::new("python3");
     c.arg(super::support::root().join("tests/it/difftest/campaign.py"))
-        .args([binary.to_str().unwrap(), "0", "10", "600", out.to_str().unwrap()])
+        .args([
+            binary.to_str().unwrap(),
+            "0",
+            "10",
+            "600",
+            out.to_str().unwrap(),
+        ])
         .env("ADC_CAMPAIGN_ROOT", root)
         .env_remove("FAKE_STOP");
     if let Some(stop) = stop {
