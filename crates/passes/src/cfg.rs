@@ -22,7 +22,7 @@ pub(crate) fn incoming_edges(func: &Function) -> BTreeMap<Block, Vec<Edge>> {
         let Some(term) = func.terminator(b) else {
             continue;
         };
-        for call in func.dfg.inst(term).successors() {
+        for call in func.dfg.inst(term).successor_calls() {
             edges.entry(call.block).or_default().push(Edge {
                 from: b,
                 args: call.args.clone(),

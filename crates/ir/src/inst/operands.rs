@@ -4,6 +4,95 @@
 use super::{BlockCall, InstData};
 use crate::entity::Value;
 
+/// One walk over an instruction's value operands for `for_each_arg`
+/// (`$inst: &InstData`) and `map_args` (`&mut InstData`): `$visit!(v)`
+/// on each operand's reference `v`, in textual order; `$iter` is `iter`
+/// or `iter_mut`.
+macro_rules! operands {
+    ($inst:expr, $visit:ident, $iter:ident) => {
+        match $inst {
+            InstData::Const { .. }
+            | InstData::ArrayNull
+            | InstData::Slot
+            | InstData::LoopCheckpoint { .. }
+            | InstData::TapePop { .. }
+            | InstData::TapeRead { .. }
+            | InstData::TapeLend => (),
+            InstData::TapePush { value, .. } => $visit!(value),
+            InstData::TapeReclaim { handle }
+            | InstData::TapeAdopt { handle }
+            | InstData::TapeGive { handle } => $visit!(handle),
+            InstData::Unary { arg, .. } | InstData::Convert { arg } => $visit!(arg),
+            InstData::Binary { args, .. }
+            | InstData::Cmp { args, .. }
+            | InstData::LenCheck { args, .. }
+            | InstData::AliasCheck { args }
+            | InstData::PairMake { args } => args.$iter().for_each(|a| $visit!(a)),
+            InstData::Select { cond, args } => {
+                $visit!(cond);
+                args.$iter().for_each(|a| $visit!(a));
+            }
+            InstData::Math { args, .. }
+            | InstData::Call { args, .. }
+            | InstData::Print { args }
+            | InstData::Return { args } => args.$iter().for_each(|a| $visit!(a)),
+            InstData::ArrayLen { array }
+            | InstData::ArrayFree { array }
+            | InstData::ArrayCopy { array }
+            | InstData::DeferFree { array } => $visit!(array),
+            InstData::ArrayNew { len, .. } => $visit!(len),
+            InstData::ArrayView { array, lo, hi } => {
+                $visit!(array);
+                $visit!(lo);
+                $visit!(hi);
+            }
+            InstData::Load { array, index, .. } | InstData::ElemRef { array, index } => {
+                $visit!(array);
+                $visit!(index);
+            }
+            InstData::Store {
+                array,
+                index,
+                value,
+                ..
+            } => {
+                $visit!(array);
+                $visit!(index);
+                $visit!(value);
+            }
+            InstData::RefLoad { ptr } => $visit!(ptr),
+            InstData::CopyRange {
+                dst,
+                dst_index,
+                src,
+                src_index,
+                count,
+            } => {
+                $visit!(dst);
+                $visit!(dst_index);
+                $visit!(src);
+                $visit!(src_index);
+                $visit!(count);
+            }
+            InstData::PairPrimal { pair } | InstData::PairDiff { pair } => $visit!(pair),
+            InstData::RefStore { ptr, value } => {
+                $visit!(ptr);
+                $visit!(value);
+            }
+            InstData::Jump { dest } => dest.args.$iter().for_each(|a| $visit!(a)),
+            InstData::Branch {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                $visit!(cond);
+                then_dest.args.$iter().for_each(|a| $visit!(a));
+                else_dest.args.$iter().for_each(|a| $visit!(a));
+            }
+        }
+    };
+}
+
 impl InstData {
     /// Every value operand, in textual order (branch arguments included).
     pub fn args(&self) -> Vec<Value> {
@@ -12,100 +101,25 @@ impl InstData {
         out
     }
 
+    /// Calls `f` on every value operand, in the order of `args`, without
+    /// copying the instruction.
     pub fn for_each_arg(&self, mut f: impl FnMut(Value)) {
-        let mut copy = self.clone();
-        copy.map_args(|v| {
-            f(v);
-            v
-        });
+        macro_rules! visit {
+            ($v:expr) => {
+                f(*$v)
+            };
+        }
+        operands!(self, visit, iter);
     }
 
     /// Rewrites every value operand through `f`.
     pub fn map_args(&mut self, mut f: impl FnMut(Value) -> Value) {
-        match self {
-            InstData::Const { .. }
-            | InstData::ArrayNull
-            | InstData::Slot
-            | InstData::LoopCheckpoint { .. }
-            | InstData::TapePop { .. }
-            | InstData::TapeRead { .. }
-            | InstData::TapeLend => (),
-            InstData::TapePush { value, .. } => *value = f(*value),
-            InstData::TapeReclaim { handle }
-            | InstData::TapeAdopt { handle }
-            | InstData::TapeGive { handle } => *handle = f(*handle),
-            InstData::Unary { arg, .. } | InstData::Convert { arg } => *arg = f(*arg),
-            InstData::Binary { args, .. }
-            | InstData::Cmp { args, .. }
-            | InstData::LenCheck { args, .. }
-            | InstData::AliasCheck { args }
-            | InstData::PairMake { args } => {
-                args[0] = f(args[0]);
-                args[1] = f(args[1]);
-            }
-            InstData::Select { cond, args } => {
-                *cond = f(*cond);
-                args[0] = f(args[0]);
-                args[1] = f(args[1]);
-            }
-            InstData::Math { args, .. }
-            | InstData::Call { args, .. }
-            | InstData::Print { args }
-            | InstData::Return { args } => args.iter_mut().for_each(|a| *a = f(*a)),
-            InstData::ArrayLen { array }
-            | InstData::ArrayFree { array }
-            | InstData::ArrayCopy { array }
-            | InstData::DeferFree { array } => *array = f(*array),
-            InstData::ArrayNew { len, .. } => *len = f(*len),
-            InstData::ArrayView { array, lo, hi } => {
-                *array = f(*array);
-                *lo = f(*lo);
-                *hi = f(*hi);
-            }
-            InstData::Load { array, index, .. } | InstData::ElemRef { array, index } => {
-                *array = f(*array);
-                *index = f(*index);
-            }
-            InstData::Store {
-                array,
-                index,
-                value,
-                ..
-            } => {
-                *array = f(*array);
-                *index = f(*index);
-                *value = f(*value);
-            }
-            InstData::RefLoad { ptr } => *ptr = f(*ptr),
-            InstData::CopyRange {
-                dst,
-                dst_index,
-                src,
-                src_index,
-                count,
-            } => {
-                *dst = f(*dst);
-                *dst_index = f(*dst_index);
-                *src = f(*src);
-                *src_index = f(*src_index);
-                *count = f(*count);
-            }
-            InstData::PairPrimal { pair } | InstData::PairDiff { pair } => *pair = f(*pair),
-            InstData::RefStore { ptr, value } => {
-                *ptr = f(*ptr);
-                *value = f(*value);
-            }
-            InstData::Jump { dest } => dest.args.iter_mut().for_each(|a| *a = f(*a)),
-            InstData::Branch {
-                cond,
-                then_dest,
-                else_dest,
-            } => {
-                *cond = f(*cond);
-                then_dest.args.iter_mut().for_each(|a| *a = f(*a));
-                else_dest.args.iter_mut().for_each(|a| *a = f(*a));
-            }
+        macro_rules! visit {
+            ($v:expr) => {
+                *$v = f(*$v)
+            };
         }
+        operands!(self, visit, iter_mut);
     }
 
     /// The branch targets of a terminator (empty for anything else).

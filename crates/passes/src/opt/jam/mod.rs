@@ -63,17 +63,43 @@ pub fn run(func: &mut Function) -> bool {
     let mut changed = false;
     let blocks: Vec<Block> = func.layout.clone();
     let mut done = BTreeSet::new();
+    // Built on the first counted latch, again after each jam.
+    let mut cfg = None;
     for latch in blocks {
         if done.contains(&latch) {
             continue;
         }
-        if let Some(nest) = plan(func, latch) {
+        if let Some(nest) = plan(func, latch, &mut cfg) {
             done.extend(nest.before.iter().chain(&nest.after).copied());
             jam(func, &nest);
+            cfg = None;
             changed = true;
         }
     }
     changed
+}
+
+/// The predecessors of every block and the block of every instruction,
+/// which `plan` reads (the same for every latch until a jam).
+struct Cfg {
+    preds: BTreeMap<Block, BTreeSet<Block>>,
+    block_of: BTreeMap<Inst, Block>,
+}
+
+impl Cfg {
+    fn new(func: &Function) -> Cfg {
+        let mut preds: BTreeMap<Block, BTreeSet<Block>> = BTreeMap::new();
+        let mut block_of = BTreeMap::new();
+        for &blk in &func.layout {
+            for s in func.successors(blk) {
+                preds.entry(s).or_default().insert(blk);
+            }
+            for &i in &func.dfg.block(blk).insts {
+                block_of.insert(i, blk);
+            }
+        }
+        Cfg { preds, block_of }
+    }
 }
 
 pub(super) struct Nest {
@@ -206,20 +232,11 @@ fn loop_blocks(
     order
 }
 
-fn plan(func: &Function, latch: Block) -> Option<Nest> {
+fn plan(func: &Function, latch: Block, cfg: &mut Option<Cfg>) -> Option<Nest> {
     let o = func.successors(latch).first().copied()?;
     let (counter, bound) = counted_edge(func, latch, o, o)?;
-    let mut preds: BTreeMap<Block, BTreeSet<Block>> = BTreeMap::new();
-    let mut block_of = BTreeMap::new();
-    for &blk in &func.layout {
-        for s in func.successors(blk) {
-            preds.entry(s).or_default().insert(blk);
-        }
-        for &i in &func.dfg.block(blk).insts {
-            block_of.insert(i, blk);
-        }
-    }
-    let order = loop_blocks(func, o, latch, &preds);
+    let Cfg { preds, block_of } = &*cfg.get_or_insert_with(|| Cfg::new(func));
+    let order = loop_blocks(func, o, latch, preds);
     let rank: BTreeMap<Block, usize> = order.iter().enumerate().map(|(k, b)| (*b, k)).collect();
     let in_loop = |v: Value| {
         let d = match func.dfg.value_def(v) {
