@@ -13,8 +13,9 @@
 //! primal's share of a column is at most a quarter of its lane work
 //! (`W >= 4 P / L`): a body of math calls (`P / L` about 8 by this
 //! estimate) gets 32, a body of products and sums (`P / L` about 0.8)
-//! gets 4. A call the estimate cannot see into (an `extern` function, a
-//! generated derivative) keeps [`WIDE`].
+//! gets 4. A call the estimate cannot see into (an `extern` function)
+//! keeps [`WIDE`]; a call of a generated derivative gets [`NARROW`], as
+//! each lane of the chunk multiplies the derivative's own code.
 //!
 //! The counts are rough instruction counts: a float operation, load or
 //! store 1, a division 4, a strong-zero product (`mulz`) 2, a math
@@ -81,9 +82,18 @@ pub fn given(value: &AttrArg, span: Span, items: &[Item]) -> Result<u32, Diagnos
     }
 }
 
-/// The automatic chunk width of `f`'s Jacobian by columns.
+/// The automatic chunk width of `f`'s Jacobian by columns: [`NARROW`]
+/// when `f` (or a function it calls) calls a generated derivative, whose
+/// own lanes each of the chunk's lanes multiplies (a `[jacobian]` of a
+/// function calling a `[hessian]` chunked 32 would be 32 by 32 lanes).
 pub fn choose(items: &[Item], f: &FuncDecl, dual: &[bool]) -> u32 {
-    estimate(items, f, dual).map_or(WIDE, width_for)
+    let mut e = Estimator::new(items);
+    let work = e.func(f, dual);
+    if e.calls_derivative {
+        NARROW
+    } else {
+        work.map_or(WIDE, width_for)
+    }
 }
 
 /// The narrowest power of two in `[NARROW, WIDE]` at which the primal's
@@ -100,27 +110,7 @@ pub fn width_for(w: Work) -> u32 {
 /// The work of one run of `f`'s forward derivative, `None` when it calls
 /// what the estimate cannot see into.
 pub fn estimate(items: &[Item], f: &FuncDecl, dual: &[bool]) -> Option<Work> {
-    let funcs = items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Func(g) => Some((g.name.name.as_str(), g)),
-            _ => None,
-        })
-        .collect();
-    let consts = items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Const(c) => Some(c.name.name.as_str()),
-            _ => None,
-        })
-        .collect();
-    let mut e = Estimator {
-        funcs,
-        consts,
-        memo: HashMap::new(),
-        stack: Vec::new(),
-    };
-    e.func(f, dual)
+    Estimator::new(items).func(f, dual)
 }
 
 struct Estimator<'a> {
@@ -128,6 +118,35 @@ struct Estimator<'a> {
     consts: std::collections::HashSet<&'a str>,
     memo: HashMap<(String, Vec<bool>), Option<Work>>,
     stack: Vec<String>,
+    /// A call of a name that is no function, built-in or math function of
+    /// the program: a derivative an attribute generates.
+    calls_derivative: bool,
+}
+
+impl<'a> Estimator<'a> {
+    fn new(items: &'a [Item]) -> Estimator<'a> {
+        let funcs = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Func(g) => Some((g.name.name.as_str(), g)),
+                _ => None,
+            })
+            .collect();
+        let consts = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Const(c) => Some(c.name.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        Estimator {
+            funcs,
+            consts,
+            memo: HashMap::new(),
+            stack: Vec::new(),
+            calls_derivative: false,
+        }
+    }
 }
 
 /// One function's variables (float, differential) and its work so far.
@@ -432,6 +451,7 @@ impl<'a> Estimator<'a> {
                     }
                 }
                 None => {
+                    self.calls_derivative = true;
                     b.blind = true;
                     INT
                 }
@@ -527,6 +547,34 @@ mod tests {
         assert_eq!(w(41.0, 10.0), 32);
         assert_eq!(w(1000.0, 1.0), WIDE);
         assert_eq!(w(1.0, 0.0), WIDE);
+    }
+
+    /// A call of a generated derivative (here a Hessian, itself chunked)
+    /// gives the narrowest chunk, in the caller and in its callers; an
+    /// `extern` the estimate cannot see into keeps the widest.
+    #[test]
+    fn calls_of_derivatives_get_the_narrowest_chunk() {
+        let src = "[hessian(H)] double f(double[] x) { return x[0] * x[0] * x[1] + sin(x[1] * x[2]); }
+static double g(double[] x) { double h[9]; H(x, h); return h[0] + sin(h[4]); }
+double k(double[] x) { return g(x) * exp(x[0]); }
+extern double e(double t);
+double m(double[] x) { return e(x[0]) + sin(x[1]); }";
+        let (items, errs) = crate::parse::parse_program(src);
+        assert!(errs.is_empty(), "{errs:?}");
+        let func = |name: &str| {
+            items
+                .iter()
+                .find_map(|i| match i {
+                    Item::Func(f) if f.name.name == name => Some(f),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("{name}"))
+        };
+        assert_eq!(choose(&items, func("g"), &[true]), NARROW);
+        assert_eq!(choose(&items, func("k"), &[true]), NARROW);
+        assert_eq!(choose(&items, func("m"), &[true]), WIDE);
+        // `f` itself, mostly math: wider than the narrowest.
+        assert!(choose(&items, func("f"), &[true]) > NARROW);
     }
 
     /// A float product of a tangent by a constant, a math call, a loop of
