@@ -284,7 +284,8 @@ fn chunk_width(src: &str, name: &str) -> u32 {
 /// The automatic chunk (docs/jacobians.md#chunk-width): a body of math
 /// calls (primal work several times a lane's) runs 32 columns per run, a
 /// body of products and sums (as much work per lane as in the primal) 4;
-/// a call the estimate cannot see into keeps 32; `width` overrides.
+/// a call the estimate cannot see into (`extern`) keeps 32, a call of a
+/// generated derivative gets 4; `width` overrides.
 #[test]
 fn the_chunk_width_follows_primal_against_lane_work() {
     let sines = "[jacobian(jf)]
@@ -352,7 +353,19 @@ double g(double x) { return x * x; }
 void f(double[] a, out double[] c) {
     for (int i = 0; i < len(c); i++) c[i] = a[i] * a[i] + tg(a[i], 1.0);
 }";
-    assert_eq!(chunk_width(unseen, "jf"), 32);
+    // A call of a generated derivative: the narrowest chunk, as each of
+    // the chunk's lanes carries the derivative's own code (a `[jacobian]`
+    // of a function calling a `[hessian]` chunked 32 was 32 by 32 lanes).
+    assert_eq!(chunk_width(unseen, "jf"), 4);
+    // An `extern` function the estimate cannot see into: the widest.
+    let external = "double gd(double x, double d_x) { return d_x * 2.0 * x; }
+[forward_derivative(gd)]
+extern double g(double x);
+[jacobian(jf)]
+void f(double[] a, out double[] c) {
+    for (int i = 0; i < len(c); i++) c[i] = a[i] * a[i] + g(a[i]);
+}";
+    assert_eq!(chunk_width(external, "jf"), 32);
 }
 
 /// `F` may read what it wrote to an `out` array: the Jacobian runs `F`'s

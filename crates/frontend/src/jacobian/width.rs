@@ -554,7 +554,8 @@ mod tests {
     /// `extern` the estimate cannot see into keeps the widest.
     #[test]
     fn calls_of_derivatives_get_the_narrowest_chunk() {
-        let src = "[hessian(H)] double f(double[] x) { return x[0] * x[0] * x[1] + sin(x[1] * x[2]); }
+        let src =
+            "[hessian(H)] double f(double[] x) { return x[0] * x[0] * x[1] + sin(x[1] * x[2]); }
 static double g(double[] x) { double h[9]; H(x, h); return h[0] + sin(h[4]); }
 double k(double[] x) { return g(x) * exp(x[0]); }
 extern double e(double t);
