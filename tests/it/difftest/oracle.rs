@@ -66,7 +66,11 @@ pub fn module(p: &Program, second: bool) -> String {
         s.push_str(super::jacobian::SOURCE);
     }
     if super::sparse_hessian::enabled(&p) {
+        let key = s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, c| {
+            (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3)
+        });
         s.push_str(&super::sparse_hessian::source());
+        s.push_str(&super::sparse_hessian::band_source(key));
     } else if super::hessian::enabled(&p) {
         s.push_str(super::hessian::SOURCE);
     }

@@ -11,9 +11,14 @@
 //! `Dual` array: the shape whose pattern `ad::band` proves at compile
 //! time when `f` has no call, store or float comparison) against the block
 //! of `a` in `f_hess`; these seeds' indices are also `min(i, len(t) - 3)
-//! + c` (`gen.rs`), bases that run in order.
+//! + c` (`gen.rs`), bases that run in order. And a banded objective of
+//! its own, `fbd` ([`band_source`]: one or two loops of a stencil of
+//! half-width 1 to 3, sometimes a term outside the band), its
+//! `[hessian(fbd_hsp, Const, Const, Dual, sparse)]` against its dense
+//! `fbd_hess`, on an array of 14 to 23 elements: lengths at which a full
+//! band goes straight to the band evaluation without a star coloring.
 
-use super::gen::Program;
+use super::gen::{Program, Rng};
 use super::jacobian::{arr, floats, s};
 use super::oracle::{call, close, fail, Fail};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
@@ -69,7 +74,101 @@ pub fn check(j: &JitModule, (x, y, a): (f64, f64, &[f64]), p0: f64) -> Result<()
     call(j, "f_hess", &mut dargs)?;
     let dense = floats(&dargs[3]);
     against(j, "f_hsp", (x, y, a), p0, &dense, 0)?;
-    against(j, "f_hba", (x, y, a), p0, &dense, 2)
+    against(j, "f_hba", (x, y, a), p0, &dense, 2)?;
+    check_band(j, (x, y, a))
+}
+
+/// The `[hessian]` attributes of [`band_source`]'s function.
+const BAND_ATTRS: &str = "[hessian(fbd_hess)]\n[hessian(fbd_hsp, Const, Const, Dual, sparse)]\n";
+
+/// A banded objective `double fbd(double x, double y, double[] a)` drawn
+/// from `key`: a loop over `i` of a stencil of `a` at `i` and the next
+/// (or previous) 1 to 3 elements: a nonlinear function of a sum over the
+/// whole stencil (so the band is full: every pair of its elements
+/// interacts), sometimes products, squared differences through a local,
+/// coefficients varying with `i` or scaled by `x`; sometimes a second
+/// such loop, and sometimes a term `a[0] * a[len(a) - 1]` that no band
+/// holds (the sweep then).
+pub fn band_source(key: u64) -> String {
+    let mut r = Rng::new(key ^ 0xBA4D_0057_0C0F);
+    let mut body = String::from("    double s = 0.0;\n");
+    let loops = if r.chance(0.25) { 2 } else { 1 };
+    for _ in 0..loops {
+        body.push_str(&band_loop(&mut r));
+    }
+    if r.chance(0.15) {
+        body.push_str("    s += 0.1 * a[0] * a[len(a) - 1];\n");
+    }
+    format!("{BAND_ATTRS}double fbd(double x, double y, double[] a) {{\n{body}    return s * (1.0 + 0.1 * x) + y;\n}}\n")
+}
+
+/// One loop of [`band_source`].
+fn band_loop(r: &mut Rng) -> String {
+    const OUTER: &[&str] = &[
+        "tanh({})",
+        "sin({})",
+        "0.5 * ({}) * ({})",
+        "exp(0.3 * ({}))",
+        "atan({})",
+        "cos({})",
+    ];
+    let b = 1 + r.below(3);
+    let back = r.chance(0.5);
+    let head = if back {
+        format!("for (int i = {b}; i < len(a); i++)")
+    } else {
+        format!("for (int i = 0; i + {b} < len(a); i++)")
+    };
+    // Element `k` of the stencil, 0 ..= b.
+    let at = |k: usize| {
+        if back {
+            format!("a[i - {}]", b - k)
+        } else {
+            format!("a[i + {k}]")
+        }
+    };
+    let mut sum = Vec::new();
+    for k in 0..=b {
+        let c = r.range(-1.0, 1.0);
+        sum.push(if r.chance(0.2) {
+            format!("({c:.3} + 0.01 * double(i)) * {}", at(k))
+        } else {
+            format!("{c:.3} * {}", at(k))
+        });
+    }
+    let outer = OUTER[r.below(OUTER.len())].replace("{}", &sum.join(" + "));
+    let mut lines = vec![format!("s += {outer};")];
+    if r.chance(0.6) {
+        let (p, q, c) = (r.below(b + 1), r.below(b + 1), r.range(-1.0, 1.0));
+        lines.push(format!("s += {c:.3} * {} * {};", at(p), at(q)));
+    }
+    if r.chance(0.4) {
+        let (p, q, c) = (r.below(b + 1), r.below(b + 1), r.range(-1.0, 1.0));
+        lines.push(format!("double d = {} - {c:.3} * {};", at(p), at(q)));
+        lines.push("s += d * d;".into());
+    }
+    if r.chance(0.3) {
+        lines.push(format!("s += tanh(y) * {};", at(r.below(b + 1))));
+    }
+    format!(
+        "    {head} {{\n        {}\n    }}\n",
+        lines.join("\n        ")
+    )
+}
+
+/// Checks [`band_source`]'s `fbd_hsp` against `fbd_hess` on an array of
+/// 14 to 23 elements drawn from `a`.
+fn check_band(j: &JitModule, (x, y, a): (f64, f64, &[f64])) -> Result<(), Fail> {
+    let len = 14 + (a.len() * 5 + x.to_bits() as usize) % 10;
+    let b: Vec<f64> = (0..len)
+        .map(|k| a[k % a.len()] * (1.0 - 0.03 * k as f64))
+        .collect();
+    let p0 = call(j, "fbd", &mut [s(x), s(y), arr(&b)])?[0];
+    let n = len + 2;
+    let mut dargs = [s(x), s(y), arr(&b), arr(&vec![f64::NAN; n * n])];
+    call(j, "fbd_hess", &mut dargs)?;
+    let dense = floats(&dargs[3]);
+    against(j, "fbd_hsp", (x, y, &b), p0, &dense, 2)
 }
 
 /// Checks `name` and `name_nnz` (a sparse Hessian of `n - skip` columns,
