@@ -243,7 +243,6 @@ fn misuse_is_e0310() {
         ("hessian(hf)", "int f(double x, double y)"),
         ("hessian(hf)", "void f(double x, double y)"),
         ("hessian(hf)", "(double, double) f(double x, double y)"),
-        ("hessian(hf)", "double f(double x, double hess)"),
         (
             "hessian(hf, Dual, Dual, Dual)",
             "double f(double x, double y)",

@@ -174,7 +174,7 @@ double h(double x, double[] a, out double[] o) {
         match j.call("jh", &mut wrong) {
             Err(CallError::Runtime(m)) => {
                 assert!(
-                    m.contains("len(jac) differs from nrows * ncols"),
+                    m.contains(&format!("len(jac) = {n} differs from nrows * ncols = 6")),
                     "{n}: {m}"
                 )
             }

@@ -106,10 +106,6 @@ void polar(double r, double t, out double[] xy) { xy[0] = r * cos(t); xy[1] = r 
 fn misuse_of_the_modes_is_e0309() {
     for (attr, f) in [
         (
-            "jacobian(jf, reverse)",
-            "void f(double x, out double y) { y = x; }",
-        ),
-        (
             "jacobian(jf, forward, reverse)",
             "double f(double x) { return x; }",
         ),

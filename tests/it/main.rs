@@ -28,6 +28,7 @@ mod gradients;
 mod hessian;
 mod ir_filetests;
 mod jacobian;
+mod jacobian_conformance;
 mod jacobian_modes;
 mod jam;
 mod lanes;

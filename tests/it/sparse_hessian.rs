@@ -298,8 +298,6 @@ fn short_arrays_on_a_band_pattern_are_a_runtime_error() {
 fn misuse_is_e0310() {
     for (attr, f) in [
         ("hessian(hf, sparse, Dual)", "double f(double x)"),
-        ("hessian(hf, sparse)", "double f(double x, double rows)"),
-        ("hessian(hf, sparse)", "double f(double x, double[] vals)"),
         ("hessian(hf, sparse)", "void f(double x)"),
         ("hessian(hf, sparse)", "int f(double x)"),
         ("hessian(hf, sparse)", "float f(double x)"),

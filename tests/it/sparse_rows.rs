@@ -310,7 +310,6 @@ fn options_that_mean_nothing_are_errors() {
         ("[jacobian(S, sparse, reverse, forward)]\nvoid f(double[] x, out double[] y) { y[0] = x[0]; }", "not both"),
         ("[jacobian(S, sparse, sparse)]\nvoid f(double[] x, out double[] y) { y[0] = x[0]; }", "at most once"),
         ("[jacobian(S, reverse, reverse)]\ndouble f(double[] x) { return x[0]; }", "at most once"),
-        ("[jacobian(S, reverse)]\nvoid f(double[] x, out double[] y) { y[0] = x[0]; }", "has none"),
     ] {
         let e = adc::compile_jit("t.ad", src, &adc::CompileOptions::default())
             .err()

@@ -25,9 +25,9 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Module};
 
 /// Writes the message of a failed check (`msg`, `len` bytes) to standard
-/// error: as it is, or, when it says a length needed
-/// (`translate::CTX_ERROR_NEEDED`), with that length's decimal digits
-/// inserted at their offset.
+/// error: as it is, or, when it names lengths (`translate::CTX_ERROR_NEEDED`:
+/// up to two numbers, each with the offset in the message where its
+/// decimal digits go, 0 for none), with their digits inserted there.
 fn write_message<M: Module>(
     m: &mut M,
     b: &mut FunctionBuilder,
@@ -38,20 +38,53 @@ fn write_message<M: Module>(
     let write = declare_import(m, b, "write", &[types::I32, PTR, types::I64], &[types::I64])?;
     let fd = b.ins().iconst(types::I32, 2);
     let at_needed = crate::translate::CTX_ERROR_NEEDED;
-    let needed = b.ins().load(types::I64, TRUSTED, ctx_ptr, at_needed);
-    let [plain, formatted, digit, digits_done, done] = [(); 5].map(|_| b.create_block());
-    b.ins().brif(needed, formatted, &[], plain, &[]);
+    let at = b.ins().load(types::I64, TRUSTED, ctx_ptr, at_needed + 8);
+    let [plain, formatted, second, done] = [(); 4].map(|_| b.create_block());
+    let mut cold = vec![plain, formatted, second, done];
+    b.ins().brif(at, formatted, &[], plain, &[]);
     b.switch_to_block(plain);
     b.ins().call(write, &[fd, msg, len]);
     b.ins().jump(done, &[]);
-    // The digits, from the last, into a 24-byte buffer (an i64 has at most 19).
+    // The text up to the first number, its digits, the text up to the
+    // second (or the end), and the second's digits and the rest.
     b.switch_to_block(formatted);
-    let at = b.ins().load(types::I64, TRUSTED, ctx_ptr, at_needed + 8);
     b.ins().call(write, &[fd, msg, at]);
+    let needed = b.ins().load(types::I64, TRUSTED, ctx_ptr, at_needed);
+    write_digits(b, write, fd, needed, &mut cold);
+    let at2 = b.ins().load(types::I64, TRUSTED, ctx_ptr, at_needed + 24);
+    let end = b.ins().select(at2, at2, len);
+    let (mid, mid_len) = (b.ins().iadd(msg, at), b.ins().isub(end, at));
+    b.ins().call(write, &[fd, mid, mid_len]);
+    b.ins().brif(at2, second, &[], done, &[]);
+    b.switch_to_block(second);
+    let actual = b.ins().load(types::I64, TRUSTED, ctx_ptr, at_needed + 16);
+    write_digits(b, write, fd, actual, &mut cold);
+    let (tail, tail_len) = (b.ins().iadd(msg, at2), b.ins().isub(len, at2));
+    b.ins().call(write, &[fd, tail, tail_len]);
+    b.ins().jump(done, &[]);
+    b.switch_to_block(done);
+    for blk in cold {
+        b.set_cold_block(blk);
+    }
+    Ok(())
+}
+
+/// Writes the decimal digits of `n` (not negative) to `fd` and continues
+/// in a new block (its blocks into `cold`).
+fn write_digits(
+    b: &mut FunctionBuilder,
+    write: clif::FuncRef,
+    fd: clif::Value,
+    n: clif::Value,
+    cold: &mut Vec<clif::Block>,
+) {
+    // The digits, from the last, into a 24-byte buffer (an i64 has at most 19).
+    let [digit, digits_done] = [(); 2].map(|_| b.create_block());
+    cold.extend([digit, digits_done]);
     let buf = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 24, 3));
     let buf = b.ins().stack_addr(PTR, buf, 0);
     let end = b.ins().iconst(types::I64, 24);
-    let args = [clif::BlockArg::Value(needed), clif::BlockArg::Value(end)];
+    let args = [clif::BlockArg::Value(n), clif::BlockArg::Value(end)];
     b.ins().jump(digit, &args);
     b.append_block_param(digit, types::I64);
     b.append_block_param(digit, types::I64);
@@ -75,14 +108,6 @@ fn write_message<M: Module>(
     let pos = b.block_params(digits_done)[0];
     let (p, count) = (b.ins().iadd(buf, pos), b.ins().isub(end, pos));
     b.ins().call(write, &[fd, p, count]);
-    let (tail, tail_len) = (b.ins().iadd(msg, at), b.ins().isub(len, at));
-    b.ins().call(write, &[fd, tail, tail_len]);
-    b.ins().jump(done, &[]);
-    b.switch_to_block(done);
-    for blk in [plain, formatted, digit, digits_done, done] {
-        b.set_cold_block(blk);
-    }
-    Ok(())
 }
 
 /// Defines the C-ABI wrapper `NAME` of `func`.

@@ -23,7 +23,7 @@ mod star;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
-use crate::jacobian::request::{duals, has_single_float, own_names_free};
+use crate::jacobian::request::{duals, has_single_float};
 use crate::jacobian::{is_float, type_name, Generated};
 use adc_ir::Span;
 use std::fmt::Write;
@@ -201,12 +201,6 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
             a.span,
         ));
     }
-    let outs: &[&str] = if sparse {
-        &["vals", "cols", "rows"]
-    } else {
-        &["hess"]
-    };
-    own_names_free(f, outs, "Hessian", a.span, "E0310")?;
     // The dependency sweep of a sparse Jacobian keeps set handles in
     // doubles (crate::jacobian refuses `float` there, E0309).
     if sparse && has_single_float(f, &dual) {
@@ -446,8 +440,9 @@ fn hessian_source(f: &FuncDecl, h: &Names, dual: &[bool]) -> String {
     let ReturnType::Base(rt) = f.ret else {
         unreachable!("`request` refuses results other than float ones")
     };
+    let hess = crate::jacobian::layout::free_name(f, "hess");
     let mut params = crate::jacobian::layout::param_decls(f);
-    params.push("out double[] hess".into());
+    params.push(format!("out double[] {hess}"));
     let stat = if f.is_static { "static " } else { "" };
     let mut s = String::new();
     let _ = writeln!(
@@ -457,10 +452,17 @@ fn hessian_source(f: &FuncDecl, h: &Names, dual: &[bool]) -> String {
         h.name,
         params.join(", ")
     );
-    let _ = writeln!(s, "    double adc_h_g[{}];", ncols(f, dual));
+    let _ = writeln!(s, "    int adc_h_n = {};", ncols(f, dual));
+    // A `hess` of another length: the runtime error `lencheck.hess`.
+    let _ = writeln!(
+        s,
+        "    {}(adc_h_n * adc_h_n, {hess});",
+        crate::lower::HESSIAN_LEN
+    );
+    let _ = writeln!(s, "    double adc_h_g[adc_h_n];");
     let (_, mut args) = gw_params(f);
     args.push("adc_h_g".into());
-    args.push("hess".into());
+    args.push(hess);
     let _ = writeln!(s, "    {}({});", h.gj, args.join(", "));
     let all: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
     let _ = writeln!(s, "    return {}({});", f.name.name, all.join(", "));

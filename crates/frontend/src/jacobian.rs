@@ -171,7 +171,11 @@ fn expand_sparse(
             });
         }
     }
-    let plan = if forced {
+    // The element path's text names `vals`, `cols` and `rows` as such: a
+    // function with a parameter of one of those names (whose `NAME` then
+    // has `vals_`, ...) takes the coloring.
+    let renamed = layout::sparse_names(f) != ["vals", "cols", "rows"];
+    let plan = if forced || renamed {
         None
     } else {
         elements::plan(all, f, &dual)
@@ -238,8 +242,14 @@ fn expand_dense(
     };
     if by != Some(By::Columns) {
         let rows = format!("{name}__rows");
-        f.attrs
-            .push(rev::reverse_attr(f, a, &rows, &dual, rev::CHUNK));
+        let attr = rev::reverse_attr(f, a, &rows, &dual, rev::CHUNK);
+        if has_float_result(f) {
+            f.attrs.push(attr);
+        } else {
+            // Reverse vector mode needs a float result: a copy's.
+            out.outlined.push(sparse_rows::void_copy(f, &name, attr));
+            names.push(format!("{name}__rf"));
+        }
         let to = if by.is_none() {
             format!("{name}__rev")
         } else {
@@ -383,8 +393,9 @@ fn source(f: &FuncDecl, name: &str, cols: &str, dual: &[bool], w: u32) -> String
         ReturnType::Tuple(_) => unreachable!("tuples are refused by `request`"),
     };
     let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
+    let jac = layout::free_name(f, "jac");
     let mut params = layout::param_decls(f);
-    params.push("out double[] jac".into());
+    params.push(format!("out double[] {jac}"));
     let mut s = String::new();
     let stat = if f.is_static { "static " } else { "" };
     let _ = writeln!(s, "{stat}{ret} {name}({}) {{", params.join(", "));
@@ -401,7 +412,7 @@ fn source(f: &FuncDecl, name: &str, cols: &str, dual: &[bool], w: u32) -> String
     // A `jac` of another length: the runtime error `lencheck.jac`.
     let _ = writeln!(
         s,
-        "    {}(adc_j_nr * adc_j_nc, jac);",
+        "    {}(adc_j_nr * adc_j_nc, {jac});",
         crate::lower::JACOBIAN_LEN
     );
     let elem = |p: &ParamDecl| type_name(p.ty);
@@ -489,13 +500,13 @@ fn source(f: &FuncDecl, name: &str, cols: &str, dual: &[bool], w: u32) -> String
     if float_ret {
         let _ = writeln!(
             s,
-            "                jac[adc_j_c] = double(adc_j_tr[adc_j_k]);"
+            "                {jac}[adc_j_c] = double(adc_j_tr[adc_j_k]);"
         );
     }
     for (k, p) in f.params.iter().enumerate() {
         let Some(at) = &row_at[k] else { continue };
         let (n, m) = (&p.name.name, len(p));
-        let _ = writeln!(s, "                for (int adc_j_i = 0; adc_j_i < {m}; adc_j_i++) jac[({at} + adc_j_i) * adc_j_nc + adc_j_c] = double(adc_j_t_{n}[adc_j_k * {m} + adc_j_i]);");
+        let _ = writeln!(s, "                for (int adc_j_i = 0; adc_j_i < {m}; adc_j_i++) {jac}[({at} + adc_j_i) * adc_j_nc + adc_j_c] = double(adc_j_t_{n}[adc_j_k * {m} + adc_j_i]);");
     }
     let _ = writeln!(s, "            }}");
     let _ = writeln!(s, "        }}");

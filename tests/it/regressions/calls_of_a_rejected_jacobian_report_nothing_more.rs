@@ -1,5 +1,5 @@
-/// A rejected `[jacobian(J, reverse)]` (E0309: reverse needs a float
-/// result) or `[hessian(H)]` (E0310) was followed by "cannot find function
+/// A rejected `[jacobian(J, reverse)]` (E0309: then reverse needed a float
+/// result; now `reverse` twice stands for it) or `[hessian(H)]` (E0310) was followed by "cannot find function
 /// `J`" (E0126) at every call of `J`: unlike `autodiff_*` attributes, their
 /// names were not among those whose calls report nothing more. Found by a
 /// new user's program (2026-11-30); `generated_names::rejected` names them.
@@ -7,7 +7,7 @@
 fn calls_of_a_rejected_jacobian_report_nothing_more() {
     let cases = [
         (
-            "[jacobian(Jr, reverse)]
+            "[jacobian(Jr, reverse, reverse)]
 void f(double[] z, out double[] p) { p[0] = z[0]; }
 void g(double[] z, out double[] p, out double[] j) { Jr(z, p, j); }",
             "E0309",

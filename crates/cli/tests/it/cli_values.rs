@@ -126,10 +126,10 @@ void p(double r, double t, out double[] xy) {
 }
 ",
     );
-    for (jac, code) in [
-        ("[0, 0, 0, 0]", 0),
-        ("[0, 0, 0]", 3),
-        ("[0, 0, 0, 0, 0]", 3),
+    for (jac, code, len) in [
+        ("[0, 0, 0, 0]", 0, 4),
+        ("[0, 0, 0]", 3, 3),
+        ("[0, 0, 0, 0, 0]", 3, 5),
     ] {
         let args = format!("[2, 0, [0, 0], {jac}]");
         let o = adc(&["run", p.to_str().unwrap(), "--entry", "jp", "--args", &args]);
@@ -137,8 +137,9 @@ void p(double r, double t, out double[] xy) {
         if code == 3 {
             let err = stderr(&o);
             assert!(
-                err.contains("runtime error: len(jac) differs from nrows * ncols at ")
-                    && err.trim_end().ends_with("jac_len.ad:1:1"),
+                err.contains(&format!(
+                    "runtime error: len(jac) = {len} differs from nrows * ncols = 4 at "
+                )) && err.trim_end().ends_with("jac_len.ad:1:1"),
                 "{err}"
             );
         }
@@ -158,4 +159,38 @@ fn jacobian_rows_without_columns_stay_rows() {
     assert!(stdout(&o).contains("\"jacobian\": [[]]"), "{}", stdout(&o));
     let o = run_entry(&p, "twice", "[3]", &["--jacobian"]);
     assert!(stdout(&o).contains("jacobian: [[]]"), "{}", stdout(&o));
+}
+
+/// A parameter named like one a Jacobian or Hessian adds (`jac`, `hess`,
+/// `vals`, ...) is accepted: the added one is renamed (`jac_`), under
+/// `--jacobian` and `--hessian` too, and the header declares that name.
+#[test]
+fn jacobian_parameters_named_like_the_added_ones() {
+    let p = scratch(
+        "jac_names.ad",
+        "double f(double jac, double hess) { return jac * hess * hess; }
+[jacobian(J)]
+double g(double x, out double[] jac) { jac[0] = x; return x; }
+[hessian(H, sparse)]
+double h(double[] vals, double rows) { return vals[0] * vals[1] * rows; }
+",
+    );
+    for (flag, want) in [
+        ("--jacobian", "\"jacobian\": [[9.0, 12.0]]"),
+        ("--hessian", "\"hessian\": [[0.0, 6.0], [6.0, 4.0]]"),
+    ] {
+        let o = run_entry(&p, "f", "[2, 3]", &[flag, "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{flag}: {}", stderr(&o));
+        assert!(stdout(&o).contains(want), "{flag}: {}", stdout(&o));
+    }
+    let (obj, h) = (p.with_extension("o"), p.with_extension("h"));
+    let o = crate::common::compile(&p, &obj, Some(&h));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let header = std::fs::read_to_string(&h).expect("a header");
+    for decl in [
+        "double J(double x, double *jac, int64_t jac_len, double *jac_, int64_t jac__len);",
+        "double H(const double *vals, int64_t vals_len, double rows, double *vals_, int64_t vals__len, int64_t *cols, int64_t cols_len, int64_t *rows_, int64_t rows__len);",
+    ] {
+        assert!(header.contains(decl), "{decl} in\n{header}");
+    }
 }

@@ -479,10 +479,10 @@ pub(crate) unsafe fn invoke(
     rets: &mut [u64],
 ) -> Result<(), CallError> {
     // The context: message pointer and length (set by a failing check),
-    // the stack floor (`translate::CTX_STACK_FLOOR`), and the length a
-    // failing `lencheck.nnz` needed and where it goes in the message
-    // (`translate::CTX_ERROR_NEEDED`).
-    let mut ctx: [u64; 5] = [0, 0, stack_floor::get(), 0, 0];
+    // the stack floor (`translate::CTX_STACK_FLOOR`), and up to two
+    // numbers a failing length check names, each with where it goes in
+    // the message (`translate::CTX_ERROR_NEEDED`).
+    let mut ctx: [u64; 7] = [0, 0, stack_floor::get(), 0, 0, 0, 0];
     type Entry = unsafe extern "C" fn(*mut u64, *const u64, *mut u64);
     // SAFETY: `entry` is the finalized `__adc_entry_NAME` trampoline with
     // exactly this signature (the caller vouches for the slots), and the
@@ -496,8 +496,11 @@ pub(crate) unsafe fn invoke(
         // in the module's read-only data, alive with the module.
         let bytes = unsafe { std::slice::from_raw_parts(ctx[0] as *const u8, ctx[1] as usize) };
         let mut text = String::from_utf8_lossy(bytes).into_owned();
-        if ctx[3] != 0 && text.is_char_boundary(ctx[4] as usize) {
-            text.insert_str(ctx[4] as usize, &(ctx[3] as i64).to_string());
+        // The second number first: its offset is past the first's.
+        for (n, at) in [(ctx[5], ctx[6]), (ctx[3], ctx[4])] {
+            if at != 0 && text.is_char_boundary(at as usize) {
+                text.insert_str(at as usize, &(n as i64).to_string());
+            }
         }
         let text = text
             .trim_end()

@@ -121,14 +121,16 @@ const LEAF_GUARD_BYTES: i64 = 8 * 1024;
 /// compiled code may reach (after the message pointer and length).
 pub(crate) const CTX_STACK_FLOOR: i32 = 16;
 
-/// Byte offset in `ctx` of the length a failed `lencheck.nnz` needed (0
-/// for other errors), followed by the byte offset in the message where
-/// its decimal digits go (`FuncTranslator::check_needing`).
+/// Byte offset in `ctx` of the numbers a failed length check names (the
+/// length a `lencheck.nnz` needed; a `lencheck.jac`'s array length and
+/// rows times columns): up to two, each a pair of the number and the byte
+/// offset in the message where its decimal digits go, 0 when there is
+/// no number (`FuncTranslator::check_needing`).
 pub(crate) const CTX_ERROR_NEEDED: i32 = 24;
 
 /// A fresh per-call context: no message, no stack floor, no length needed.
 pub(crate) fn zeroed_ctx(b: &mut FunctionBuilder) -> clif::Value {
-    zeroed_slot(b, CTX_ERROR_NEEDED as u32 + 16)
+    zeroed_slot(b, CTX_ERROR_NEEDED as u32 + 32)
 }
 
 /// The address of a fresh 16-byte stack slot, zero-filled.

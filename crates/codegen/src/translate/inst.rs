@@ -134,10 +134,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
                     self.check(oob, inst, what.message())?;
                 } else if what.at_least() {
                     let short = self.b.ins().icmp(IntCC::SignedLessThan, b, a);
-                    self.check_needing(short, inst, *what, a)?;
+                    self.check_needing(short, inst, *what, [a, b])?;
                 } else {
                     let differ = self.b.ins().icmp(IntCC::NotEqual, a, b);
-                    self.check(differ, inst, what.message())?;
+                    if what.placeholders().is_empty() {
+                        self.check(differ, inst, what.message())?;
+                    } else {
+                        self.check_needing(differ, inst, *what, [a, b])?;
+                    }
                 }
                 vec![]
             }

@@ -385,32 +385,46 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         Ok(blk)
     }
 
-    /// Like [`Self::check`], for a check whose message says the length
-    /// `needed`: the message is stored without it, and the failing site
-    /// records it and where it goes ([`CTX_ERROR_NEEDED`]).
+    /// Like [`Self::check`], for a check whose message names lengths
+    /// (`[needed, actual]`: the check's operands): the message is stored
+    /// without them, and the failing site records each, in the order of
+    /// the message, and where it goes ([`CTX_ERROR_NEEDED`]).
     pub(crate) fn check_needing(
         &mut self,
         fail: clif::Value,
         inst: adc_ir::Inst,
         what: adc_ir::LenCheckOf,
-        needed: clif::Value,
+        [needed, actual]: [clif::Value; 2],
     ) -> Result<(), CodegenError> {
         let location = (self.locate)(self.func.span(inst));
         let text = format!("runtime error: {} at {location}\n", what.message());
+        let named = what.placeholders();
         let err = match self.error_sites.get(&text) {
             Some(b) => *b,
             None => {
                 self.error_exit();
                 let blk = self.b.create_block();
                 self.b.set_cold_block(blk);
-                self.b.append_block_param(blk, types::I64);
+                for _ in &named {
+                    self.b.append_block_param(blk, types::I64);
+                }
                 self.error_sites.insert(text, blk);
                 blk
             }
         };
         let ok = self.b.create_block();
-        let arg = [clif::BlockArg::Value(needed)];
-        self.b.ins().brif(fail, err, &arg, ok, &[]);
+        let args: Vec<clif::BlockArg> = named
+            .iter()
+            .map(|p| {
+                let v = if *p == adc_ir::LenCheckOf::NEEDED {
+                    needed
+                } else {
+                    actual
+                };
+                clif::BlockArg::Value(v)
+            })
+            .collect();
+        self.b.ins().brif(fail, err, &args, ok, &[]);
         self.b.switch_to_block(ok);
         Ok(())
     }
@@ -419,13 +433,20 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         for (text, blk) in std::mem::take(&mut self.error_sites) {
             self.b.switch_to_block(blk);
             let mut text = text;
-            if let Some(&needed) = self.b.block_params(blk).first() {
-                let at = text.find(adc_ir::LenCheckOf::NEEDED).unwrap_or(text.len());
-                text = text.replacen(adc_ir::LenCheckOf::NEEDED, "", 1);
+            let numbers = self.b.block_params(blk).to_vec();
+            for (i, n) in numbers.into_iter().enumerate() {
+                // The first placeholder left, which the `i`-th number fills.
+                let first = [adc_ir::LenCheckOf::NEEDED, adc_ir::LenCheckOf::ACTUAL]
+                    .into_iter()
+                    .filter_map(|p| text.find(p).map(|at| (at, p.len())))
+                    .min();
+                let (at, len) = first.unwrap_or((text.len(), 0));
+                text.replace_range(at..at + len, "");
                 let at = self.b.ins().iconst(types::I64, at as i64);
                 let (ins, ctx) = (self.b.ins(), self.ctx_ptr);
-                ins.store(TRUSTED, needed, ctx, CTX_ERROR_NEEDED);
-                self.b.ins().store(TRUSTED, at, ctx, CTX_ERROR_NEEDED + 8);
+                let slot = CTX_ERROR_NEEDED + 16 * i as i32;
+                ins.store(TRUSTED, n, ctx, slot);
+                self.b.ins().store(TRUSTED, at, ctx, slot + 8);
             }
             let data = self.syms.message(self.m, &text)?;
             let gv = self.m.declare_data_in_func(data, self.b.func);

@@ -36,7 +36,7 @@
 //! [`eval`] writes the band coloring's evaluation.
 
 use crate::ast::*;
-use crate::jacobian::layout::param_decls;
+use crate::jacobian::layout::{param_decls, sparse_names};
 use adc_ir::ad::{BAND_INFO_LEN, BAND_STUB_SUFFIX};
 
 /// The suffixes of the functions generated here (after `NAME`).
@@ -82,15 +82,16 @@ pub(super) fn sweep(
         ),
         Some((fast, chunk)) => {
             let len = crate::lower::SPARSE_HESSIAN_LEN;
+            let [vals, cols, rows] = sparse_names(f);
             format!(
-                "        int adc_hb_low = {name}__hbrows(adc_hb_info, adc_hs_n, 0, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
-        {len}(adc_hb_low, vals);
-        {len}(adc_hb_low, cols);
-        {len}(adc_hs_n + 1, rows);
-        int adc_hb_span = {name}__hbrows(adc_hb_info, adc_hs_n, 4, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
-        if (adc_hb_span <= {chunk} || {name}__hbrows(adc_hb_info, adc_hs_n, 7, rows, cols, adc_hb_t, 0, 0, adc_hb_v) > 0) {{
+                "        int adc_hb_low = {name}__hbrows(adc_hb_info, adc_hs_n, 0, {rows}, {cols}, adc_hb_t, 0, 0, adc_hb_v);
+        {len}(adc_hb_low, {vals});
+        {len}(adc_hb_low, {cols});
+        {len}(adc_hs_n + 1, {rows});
+        int adc_hb_span = {name}__hbrows(adc_hb_info, adc_hs_n, 4, {rows}, {cols}, adc_hb_t, 0, 0, adc_hb_v);
+        if (adc_hb_span <= {chunk} || {name}__hbrows(adc_hb_info, adc_hs_n, 7, {rows}, {cols}, adc_hb_t, 0, 0, adc_hb_v) > 0) {{
 {fast}        }} else {{
-            {name}__hbrows(adc_hb_info, adc_hs_n, 2, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
+            {name}__hbrows(adc_hb_info, adc_hs_n, 2, {rows}, {cols}, adc_hb_t, 0, 0, adc_hb_v);
             int adc_hs_p[__adc_uninit(adc_hs_n + 1)];
             int adc_hs_c[__adc_uninit(adc_hb_m)];
             {name}__hbrows(adc_hb_info, adc_hs_n, 1, adc_hs_p, adc_hs_c, adc_hb_t, 0, 0, adc_hb_v);
@@ -271,12 +272,13 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
 pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
     let col = super::direct_column(f, dual)?;
     let (mut decls, _) = super::gw_params(f);
+    let [vals, cols, rows] = sparse_names(f);
     decls.extend([
         "int[] adc_hb_info".to_string(),
         "int adc_hb_k".into(),
-        "inout double[] vals".into(),
-        "inout int[] cols".into(),
-        "inout int[] rows".into(),
+        format!("inout double[] {vals}"),
+        format!("inout int[] {cols}"),
+        format!("inout int[] {rows}"),
     ]);
     let mut args = Vec::new();
     for (p, &d) in f.params.iter().zip(dual) {
@@ -308,7 +310,7 @@ pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
         {name}__hbseed(adc_hb_seed, adc_hb_n, adc_hb_k, adc_hb_c0);
         if (adc_hb_w == {narrow}) {{ {gj}__columns{narrow}({args}); }}
         else {{ {gj}__columns({args}); }}
-        {name}__hbrows(adc_hb_info, adc_hb_n, 6, rows, cols, adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n], adc_hb_k, adc_hb_c0, vals);
+        {name}__hbrows(adc_hb_info, adc_hb_n, 6, {rows}, {cols}, adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n], adc_hb_k, adc_hb_c0, {vals});
     }}
 }}
 [checkpoint]

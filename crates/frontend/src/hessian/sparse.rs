@@ -23,7 +23,7 @@
 //! the sweep's).
 
 use crate::ast::*;
-use crate::jacobian::layout::param_decls as params;
+use crate::jacobian::layout::{param_decls as params, sparse_names};
 use crate::jacobian::{sparse, type_name};
 use std::fmt::Write;
 
@@ -53,9 +53,18 @@ pub(super) fn source(
         let args = format!("{gw_args}adc_hs_g");
         sparse::sweep(&gj, &args, "adc_hs_n", "adc_hs_n", ("", ""), body)
     };
-    // `NAME__gw` writes each element of its gradient before reading it.
-    let head =
-        format!("    int adc_hs_n = {ncols};\n    double adc_hs_g[__adc_uninit(adc_hs_n)];\n");
+    // The columns' count, and the gradient (which `NAME__gw` writes
+    // element by element before reading it) unless `F`'s own sweep
+    // (`interact`) makes the pattern.
+    let head_of = |interact: bool| {
+        let g = if interact {
+            ""
+        } else {
+            "    double adc_hs_g[__adc_uninit(adc_hs_n)];\n"
+        };
+        format!("    int adc_hs_n = {ncols};\n{g}")
+    };
+    let [vals, cols, rows] = sparse_names(f);
     let (save, restore) = if interact {
         crate::jacobian::layout::save_restore(f)
     } else {
@@ -65,12 +74,7 @@ pub(super) fn source(
     // NAME_nnz: the sweep, counting the lower triangle.
     let _ = writeln!(s, "{stat}int {name}_nnz({}) {{", ps.join(", "));
     // The sweep of `F` needs no gradient.
-    s += if interact {
-        head.lines().next().unwrap_or("")
-    } else {
-        &head
-    };
-    s += if interact { "\n" } else { "" };
+    s += &head_of(interact);
     s += "    int adc_s_nnz = 0;\n";
     if interact {
         let body = "            adc_s_nnz = _adc_hs_lower;\n";
@@ -91,17 +95,12 @@ pub(super) fn source(
     let g = "            double adc_hs_g[__adc_uninit(adc_hs_n)];\n";
     let mut decl = ps.clone();
     decl.extend([
-        "out double[] vals".to_string(),
-        "out int[] cols".into(),
-        "out int[] rows".into(),
+        format!("out double[] {vals}"),
+        format!("out int[] {cols}"),
+        format!("out int[] {rows}"),
     ]);
     let _ = writeln!(s, "{stat}{} {name}({}) {{", type_name(rt), decl.join(", "));
-    s += if interact {
-        head.lines().next().unwrap_or("")
-    } else {
-        &head
-    };
-    s += if interact { "\n" } else { "" };
+    s += &head_of(interact);
     let mut body = String::new();
     if !interact {
         body += "            int adc_s_nnz = 0;\n";
@@ -119,15 +118,17 @@ pub(super) fn source(
     let w = sparse::CHUNK;
     // The sweep from `F` knows the lower triangle's entries.
     let known = if interact { "_adc_hs_lower" } else { "-1" };
-    let to_lower =
-        format!("            {name}__lower(adc_hs_p, adc_hs_c, {known}, vals, cols, rows);\n");
+    let to_lower = format!(
+        "            {name}__lower(adc_hs_p, adc_hs_c, {known}, {vals}, {cols}, {rows});\n"
+    );
     // The compressed evaluation of `NARROW` lanes (which `__adc_colors`,
     // the pattern from `F`'s sweep, makes) when it takes no more runs than
     // `CHUNK` lanes: `k` colors, `lane`/`from` given.
     let (narrow, chunk) = (sparse::NARROW, sparse::CHUNK);
     let call = |color: &str, k: &str| {
-        let args =
-            format!("{gw_args}adc_hs_g, vals, cols, rows, {color}, {k}, adc_hs_lane, adc_hs_from");
+        let args = format!(
+            "{gw_args}adc_hs_g, {vals}, {cols}, {rows}, {color}, {k}, adc_hs_lane, adc_hs_from"
+        );
         if interact {
             format!(
                 "if (({k} + {narrow} - 1) / {narrow} == ({k} + {chunk} - 1) / {chunk}) {{ {gj}__compressed{narrow}({args}); }}
@@ -153,7 +154,8 @@ pub(super) fn source(
     } else {
         None
     };
-    let hbeval = |k: &str| format!("{name}__hbeval({gw_args}adc_hb_info, {k}, vals, cols, rows);");
+    let hbeval =
+        |k: &str| format!("{name}__hbeval({gw_args}adc_hb_info, {k}, {vals}, {cols}, {rows});");
     // The last run: with the band pattern's evaluation, that of a band
     // coloring (`adc_hs_cyc`) goes to it.
     let last = |band: bool| match (&eval, band) {
@@ -178,9 +180,9 @@ pub(super) fn source(
                 int adc_hs_star[adc_hs_n];
                 adc_hs_s = {name}__star(adc_hs_p, adc_hs_c, adc_hs_k, adc_hs_star);
                 if (adc_hs_s > 0) {{
-                    int adc_hs_lane[__adc_uninit(rows[adc_hs_n])];
-                    int adc_hs_from[__adc_uninit(rows[adc_hs_n])];
-                    {name}__sources(adc_hs_p, adc_hs_c, cols, rows, adc_hs_star, adc_hs_lane, adc_hs_from);
+                    int adc_hs_lane[__adc_uninit({rows}[adc_hs_n])];
+                    int adc_hs_from[__adc_uninit({rows}[adc_hs_n])];
+                    {name}__sources(adc_hs_p, adc_hs_c, {cols}, {rows}, adc_hs_star, adc_hs_lane, adc_hs_from);
                     {}
                 }}
             }}
@@ -197,7 +199,7 @@ pub(super) fn source(
         let fast = match &eval {
             Some(_) => format!("            {}\n", hbeval("adc_hb_span")),
             None => format!(
-                "{g}            {name}__hbrows(adc_hb_info, adc_hs_n, 2, rows, cols, adc_hb_t, 0, 0, adc_hb_v);
+                "{g}            {name}__hbrows(adc_hb_info, adc_hs_n, 2, {rows}, {cols}, adc_hb_t, 0, 0, adc_hb_v);
             int adc_hs_color[__adc_uninit(adc_hs_n)];
             int adc_hs_k = {gj}__cyclic(adc_hb_span, adc_hs_color);
 {}",

@@ -17,6 +17,24 @@ pub(crate) struct Layout {
     pub nrows: String,
 }
 
+/// The name of a parameter that a generated function adds after `f`'s
+/// (`jac`, `hess`, `vals`, ...): `base`, with `_` appended while a
+/// parameter of `f` has it, as a derivative's shadow `d_x` becomes `d_x_`;
+/// so no parameter name of `f` is ever refused.
+pub(crate) fn free_name(f: &FuncDecl, base: &str) -> String {
+    let mut name = base.to_string();
+    while f.params.iter().any(|p| p.name.name == name) {
+        name.push('_');
+    }
+    name
+}
+
+/// The free names ([`free_name`]) of a sparse Jacobian's or Hessian's
+/// `vals`, `cols` and `rows`.
+pub(crate) fn sparse_names(f: &FuncDecl) -> [String; 3] {
+    ["vals", "cols", "rows"].map(|b| free_name(f, b))
+}
+
 /// The number of entries of `p`: `len(p)` for an array, 1 for a scalar.
 pub(crate) fn len(p: &ParamDecl) -> String {
     if p.is_array {

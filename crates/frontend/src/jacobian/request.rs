@@ -125,9 +125,9 @@ pub(super) fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request,
             a.span,
         ));
     }
-    if by == Some(By::Rows) && !has_float_result(f) {
+    if by == Some(By::Rows) && !has_float_result(f) && f.body.is_none() {
         return Err(err(
-            format!("`jacobian(..., reverse)` needs a function with a `float` or `double` result; `{}` has none", f.name.name),
+            format!("`jacobian(..., reverse)` of a function without a `float` or `double` result needs its body (its rows go through a copy returning `double`); `{}` has none", f.name.name),
             reverse_at,
         ));
     }
@@ -142,12 +142,6 @@ pub(super) fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request,
         ));
     }
     let sparse = matches!(by, Some(By::Sparse(_)));
-    let own: &[&str] = if sparse {
-        &["vals", "cols", "rows"]
-    } else {
-        &["jac"]
-    };
-    own_names_free(f, own, "Jacobian", a.span, "E0309")?;
     if sparse && has_single_float(f, &dual) {
         return Err(err(
             format!(
@@ -205,33 +199,6 @@ pub(crate) fn duals(
         .enumerate()
         .map(|(i, p)| given(i) && is_float(p.ty))
         .collect())
-}
-
-/// Error `code` at `span` when a parameter of `f` has one of the names
-/// (`own`) of the parameters the generated `what` (a Jacobian, a Hessian)
-/// adds after `f`'s.
-pub(crate) fn own_names_free(
-    f: &FuncDecl,
-    own: &[&str],
-    what: &str,
-    span: Span,
-    code: &'static str,
-) -> Result<(), Diagnostic> {
-    match f
-        .params
-        .iter()
-        .find(|p| own.contains(&p.name.name.as_str()))
-    {
-        Some(p) => Err(Diagnostic::error(
-            code,
-            format!(
-                "`{}` has a parameter `{}`, the name of one of the {what}'s parameters",
-                f.name.name, p.name.name
-            ),
-            span,
-        )),
-        None => Ok(()),
-    }
 }
 
 /// Whether `f` has a `float` (single precision) result or `Dual`

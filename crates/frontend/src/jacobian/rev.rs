@@ -9,7 +9,7 @@
 //! version (`NAME__fwd`) or the reverse one (`NAME__rev`) at each call:
 //! reverse when the Jacobian has fewer rows than columns.
 
-use super::layout::{layout, len, param_decls};
+use super::layout::{free_name, layout, len, param_decls};
 use super::{is_float, type_name};
 use crate::ast::*;
 use std::fmt::Write;
@@ -52,10 +52,11 @@ pub(crate) fn reverse_attr(f: &FuncDecl, a: &Attr, rows: &str, dual: &[bool], w:
     }
 }
 
-/// `f`'s parameters as declared, then `out double[] jac`.
+/// `f`'s parameters as declared, then `out double[] jac` (its name
+/// [`free_name`]'s).
 fn params(f: &FuncDecl) -> String {
     let mut params = param_decls(f);
-    params.push("out double[] jac".into());
+    params.push(format!("out double[] {}", free_name(f, "jac")));
     params.join(", ")
 }
 
@@ -71,8 +72,9 @@ fn ret_type(f: &FuncDecl) -> BaseType {
 pub(crate) fn dispatch(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
     let sh = layout(f, dual, true);
     let stat = if f.is_static { "static " } else { "" };
+    let jac = free_name(f, "jac");
     let mut args: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
-    args.push("jac");
+    args.push(&jac);
     let args = args.join(", ");
     let mut s = String::new();
     let rt = type_name(ret_type(f));
@@ -87,11 +89,20 @@ pub(crate) fn dispatch(f: &FuncDecl, name: &str, dual: &[bool]) -> String {
     s
 }
 
-/// The `.ad` text of `name`, the Jacobian by rows through `rows`.
+/// The `.ad` text of `name`, the Jacobian by rows through `rows`: the
+/// reverse derivative of `F`, or of its copy returning `0.0` (a function
+/// without a float result, `sparse_rows::void_copy`), whose seed is
+/// zero; an `int` or `bool` result then comes from one more run of `F`.
 pub(crate) fn source(f: &FuncDecl, name: &str, rows: &str, dual: &[bool]) -> String {
     let w = CHUNK;
-    let sh = layout(f, dual, true);
-    let rt = type_name(ret_type(f));
+    let jac = free_name(f, "jac");
+    let float_ret = has_float_result(f);
+    let sh = layout(f, dual, float_ret);
+    let (rt, seed_t) = match f.ret {
+        ReturnType::Base(t) if float_ret => (type_name(t), type_name(t)),
+        ReturnType::Base(t) => (type_name(t), "double"),
+        _ => ("void", "double"),
+    };
     let stat = if f.is_static { "static " } else { "" };
     let mut s = String::new();
     let _ = writeln!(s, "{stat}{rt} {name}({}) {{", params(f));
@@ -100,7 +111,7 @@ pub(crate) fn source(f: &FuncDecl, name: &str, rows: &str, dual: &[bool]) -> Str
     // A `jac` of another length: the runtime error `lencheck.jac`.
     let _ = writeln!(
         s,
-        "    {}(adc_j_nr * adc_j_nc, jac);",
+        "    {}(adc_j_nr * adc_j_nc, {jac});",
         crate::lower::JACOBIAN_LEN
     );
     let mut call = Vec::new();
@@ -121,9 +132,11 @@ pub(crate) fn source(f: &FuncDecl, name: &str, rows: &str, dual: &[bool]) -> Str
     // Every `inout` argument, restored before each run.
     let (save, restore) = super::layout::save_restore(f);
     s += &save;
-    let _ = writeln!(s, "    {rt} adc_j_seed[{w}];");
+    let _ = writeln!(s, "    {seed_t} adc_j_seed[{w}];");
     call.push("adc_j_seed".into());
-    let _ = writeln!(s, "    {rt} adc_j_r = {rt}(0);");
+    if float_ret {
+        let _ = writeln!(s, "    {rt} adc_j_r = {rt}(0);");
+    }
     let _ = writeln!(
         s,
         "    for (int adc_j_r0 = 0; adc_j_r0 < adc_j_nr; adc_j_r0 += {w}) {{"
@@ -148,8 +161,11 @@ pub(crate) fn source(f: &FuncDecl, name: &str, rows: &str, dual: &[bool]) -> Str
             "        for (int adc_j_k = 0; adc_j_k < {w}; adc_j_k++) for (int adc_j_i = 0; adc_j_i < {m}; adc_j_i++) {{ {seed} }}"
         );
     }
-    let _ = writeln!(s, "        for (int adc_j_k = 0; adc_j_k < {w}; adc_j_k++) {{ if (adc_j_r0 + adc_j_k == 0) adc_j_seed[adc_j_k] = {rt}(1); else adc_j_seed[adc_j_k] = {rt}(0); }}");
-    let _ = writeln!(s, "        adc_j_r = {rows}({});", call.join(", "));
+    // The result's row is the first; without one, the seed is zero.
+    let first = if float_ret { "0" } else { "-1" };
+    let _ = writeln!(s, "        for (int adc_j_k = 0; adc_j_k < {w}; adc_j_k++) {{ if (adc_j_r0 + adc_j_k == {first}) adc_j_seed[adc_j_k] = {seed_t}(1); else adc_j_seed[adc_j_k] = {seed_t}(0); }}");
+    let set = if float_ret { "adc_j_r = " } else { "" };
+    let _ = writeln!(s, "        {set}{rows}({});", call.join(", "));
     // Gather: row `r0 + k` of every column.
     let _ = writeln!(
         s,
@@ -162,11 +178,18 @@ pub(crate) fn source(f: &FuncDecl, name: &str, rows: &str, dual: &[bool]) -> Str
     for (k, p) in f.params.iter().enumerate() {
         let Some(at) = &sh.col_at[k] else { continue };
         let (n, m) = (&p.name.name, len(p));
-        let _ = writeln!(s, "            for (int adc_j_i = 0; adc_j_i < {m}; adc_j_i++) jac[adc_j_row + {at} + adc_j_i] = double(adc_j_d_{n}[adc_j_k * {m} + adc_j_i]);");
+        let _ = writeln!(s, "            for (int adc_j_i = 0; adc_j_i < {m}; adc_j_i++) {jac}[adc_j_row + {at} + adc_j_i] = double(adc_j_d_{n}[adc_j_k * {m} + adc_j_i]);");
     }
     let _ = writeln!(s, "        }}");
     let _ = writeln!(s, "    }}");
-    let _ = writeln!(s, "    return adc_j_r;");
+    if float_ret {
+        let _ = writeln!(s, "    return adc_j_r;");
+    } else if rt != "void" {
+        // The copy returned `0.0`: `F` again, from its inputs, for its result.
+        s += &restore;
+        let args: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
+        let _ = writeln!(s, "    return {}({});", f.name.name, args.join(", "));
+    }
     let _ = writeln!(s, "}}");
     s
 }

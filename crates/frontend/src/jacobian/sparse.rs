@@ -20,7 +20,7 @@
 //!
 //! `NAME_nnz` runs step 1 only. All locals start with `adc_s_`.
 
-use super::layout::{layout, len, param_decls as params, save_restore, Layout};
+use super::layout::{layout, len, param_decls as params, save_restore, sparse_names, Layout};
 use super::sparse_rows::{self, Force};
 use super::{is_float, type_name};
 use crate::ast::*;
@@ -91,11 +91,12 @@ pub(super) fn source(
     let _ = writeln!(s, "    return adc_s_nnz;");
     let _ = writeln!(s, "}}");
     // NAME
+    let [vals, cols, rows] = sparse_names(f);
     let mut all = ps.clone();
     all.extend([
-        "out double[] vals".to_string(),
-        "out int[] cols".into(),
-        "out int[] rows".into(),
+        format!("out double[] {vals}"),
+        format!("out int[] {cols}"),
+        format!("out int[] {rows}"),
     ]);
     let (stat_entry, entry) = match entry {
         Some(e) => ("static ", e),
@@ -111,7 +112,7 @@ pub(super) fn source(
         let _ = writeln!(s, "    {ret} adc_s_ret = {zero};");
     }
     let sep = if args.is_empty() { "" } else { ", " };
-    let call = format!("{name}__fill({args}{sep}vals, cols, rows, adc_s_arena, adc_s_heads)");
+    let call = format!("{name}__fill({args}{sep}{vals}, {cols}, {rows}, adc_s_arena, adc_s_heads)");
     let body = if has_ret {
         format!("{restore}            adc_s_ret = {call};\n")
     } else {
@@ -291,11 +292,12 @@ pub(crate) fn seeds(s: &mut String, f: &FuncDecl, dual: &[bool], l: &Layout) -> 
 fn fill(f: &FuncDecl, name: &str, l: &Layout, force: Force) -> String {
     let ret = ret_type(f);
     let mut s = String::new();
+    let [vals, cols, rows] = sparse_names(f);
     let mut ps = params(f);
     ps.extend([
-        "out double[] vals".to_string(),
-        "out int[] cols".into(),
-        "out int[] rows".into(),
+        format!("out double[] {vals}"),
+        format!("out int[] {cols}"),
+        format!("out int[] {rows}"),
         "inout int[] adc_s_a".into(),
         "int[] adc_s_h".into(),
     ]);
@@ -305,21 +307,21 @@ fn fill(f: &FuncDecl, name: &str, l: &Layout, force: Force) -> String {
     let _ = writeln!(s, "    int adc_s_stack[2 * adc_s_a[2] + 2];");
     let _ = writeln!(
         s,
-        "    int adc_s_nnz = {name}__rows(adc_s_h, adc_s_a, rows, cols, adc_s_seen, adc_s_stack);"
+        "    int adc_s_nnz = {name}__rows(adc_s_h, adc_s_a, {rows}, {cols}, adc_s_seen, adc_s_stack);"
     );
     // Short arrays: the runtime error `jacobian needs N entries`.
-    for a in ["vals", "cols"] {
+    for a in [&vals, &cols] {
         let _ = writeln!(s, "    {}(adc_s_nnz, {a});", crate::lower::SPARSE_LEN);
     }
     let _ = writeln!(s, "    int adc_s_color[adc_s_nc];");
     if force == Force::Columns {
         let _ = writeln!(
             s,
-            "    int adc_s_ncolors = {name}__band(len(adc_s_h), rows, cols, adc_s_color);"
+            "    int adc_s_ncolors = {name}__band(len(adc_s_h), {rows}, {cols}, adc_s_color);"
         );
         let _ = writeln!(
             s,
-            "    if (adc_s_ncolors == 0) {{ adc_s_ncolors = {name}__color(len(adc_s_h), rows, cols, adc_s_color); }}"
+            "    if (adc_s_ncolors == 0) {{ adc_s_ncolors = {name}__color(len(adc_s_h), {rows}, {cols}, adc_s_color); }}"
         );
     } else {
         s += &sparse_rows::fill_statements(f, name, force);
@@ -333,7 +335,7 @@ fn fill(f: &FuncDecl, name: &str, l: &Layout, force: Force) -> String {
     let args = names(f);
     let sep = if args.is_empty() { "" } else { ", " };
     let call = format!(
-        "{name}__compressed({args}{sep}vals, cols, rows, adc_s_color, adc_s_ncolors, adc_s_lane, adc_s_from)"
+        "{name}__compressed({args}{sep}{vals}, {cols}, {rows}, adc_s_color, adc_s_ncolors, adc_s_lane, adc_s_from)"
     );
     if ret != "void" {
         let _ = writeln!(s, "    return {call};");
@@ -373,11 +375,12 @@ fn compressed(
     let ret = ret_type(f);
     let has_ret = ret != "void";
     let mut s = String::new();
+    let [vals, cols, rows] = sparse_names(f);
     let mut ps = params(f);
     ps.extend([
-        "out double[] vals".to_string(),
-        "int[] cols".into(),
-        "int[] rows".into(),
+        format!("out double[] {vals}"),
+        format!("int[] {cols}"),
+        format!("int[] {rows}"),
         "int[] adc_s_color".into(),
         "int adc_s_ncolors".into(),
         "int[] adc_s_lane".into(),
@@ -449,8 +452,8 @@ fn compressed(
     let scatter = |s: &mut String, t: &str, at: &str, m: &str| {
         let _ = writeln!(
             s,
-            "        if (len(adc_s_lane) > 0) {{ {name}__pick({t}, {at}, {m}, adc_s_c0, {w}, adc_s_lane, adc_s_from, vals); }}
-        else {{ {name}__scatter({t}, {at}, {m}, adc_s_c0, {w}, adc_s_ncolors, rows, cols, adc_s_color, vals); }}"
+            "        if (len(adc_s_lane) > 0) {{ {name}__pick({t}, {at}, {m}, adc_s_c0, {w}, adc_s_lane, adc_s_from, {vals}); }}
+        else {{ {name}__scatter({t}, {at}, {m}, adc_s_c0, {w}, adc_s_ncolors, {rows}, {cols}, adc_s_color, {vals}); }}"
         );
     };
     if float_ret {

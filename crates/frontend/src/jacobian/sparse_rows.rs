@@ -15,7 +15,7 @@
 //! float result; its seed is zero).
 
 use super::layout::save_restore;
-use super::layout::{len, param_decls, Layout};
+use super::layout::{len, param_decls, sparse_names, Layout};
 use super::sparse::{chunks, CHUNK};
 use crate::ast::*;
 use std::fmt::Write;
@@ -57,8 +57,10 @@ pub(crate) fn reversed(f: &FuncDecl, name: &str) -> Option<String> {
     (f.ret == ReturnType::Void).then(|| format!("{name}__rf"))
 }
 
-/// `NAME__rf`: `F` returning `0.0` (every `return;` and the end), with
-/// `attr` (its reverse derivative) on it; `static`, so it is no entry.
+/// `NAME__rf`: `F` returning `0.0` (every `return;` and the end; a
+/// `return e;` of a function with an `int` or `bool` result becomes
+/// `{ e; return 0.0; }`), with `attr` (its reverse derivative) on it;
+/// `static`, so it is no entry.
 pub(crate) fn void_copy(f: &FuncDecl, name: &str, attr: Attr) -> Item {
     let span = f.span;
     let zero = || Expr {
@@ -69,6 +71,15 @@ pub(crate) fn void_copy(f: &FuncDecl, name: &str, attr: Attr) -> Item {
         for s in stmts {
             match s {
                 Stmt::Return(e, _) if e.is_none() => *e = Some(zero()),
+                Stmt::Return(e, at) => {
+                    let value = e.take().map(Stmt::Expr);
+                    *s = Stmt::Block(
+                        value
+                            .into_iter()
+                            .chain([Stmt::Return(Some(zero()), *at)])
+                            .collect(),
+                    );
+                }
                 Stmt::If {
                     then_branch,
                     else_branch,
@@ -110,10 +121,12 @@ pub(crate) fn void_copy(f: &FuncDecl, name: &str, attr: Attr) -> Item {
 pub(crate) fn fill_statements(f: &FuncDecl, name: &str, force: Force) -> String {
     let mode = if force == Force::Rows { 2 } else { 0 };
     let mut s = String::new();
+    let [vals, cols, rows] = sparse_names(f);
     let _ = writeln!(s, "    int adc_s_rcolor[len(adc_s_h)];");
-    let _ = writeln!(s, "    int adc_s_ncolors = {name}__choose(len(adc_s_h), rows, cols, adc_s_color, adc_s_rcolor, {mode});");
+    let _ = writeln!(s, "    int adc_s_ncolors = {name}__choose(len(adc_s_h), {rows}, {cols}, adc_s_color, adc_s_rcolor, {mode});");
     let mut args: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
-    args.extend(["vals", "rows", "cols", "adc_s_rcolor", "-1 - adc_s_ncolors"]);
+    args.extend([&vals, &rows, &cols].map(String::as_str));
+    args.extend(["adc_s_rcolor", "-1 - adc_s_ncolors"]);
     let call = format!("{name}__byrows({})", args.join(", "));
     let run = if f.ret == ReturnType::Void {
         format!("{call}; return;")
@@ -136,11 +149,12 @@ pub(crate) fn byrows(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> Str
     let w = CHUNK;
     let float_ret = f.ret == ReturnType::Base(BaseType::Double);
     let mut s = String::new();
+    let [vals, cols, rows] = sparse_names(f);
     let mut ps = param_decls(f);
     ps.extend([
-        "out double[] vals".to_string(),
-        "int[] rows".into(),
-        "int[] cols".into(),
+        format!("out double[] {vals}"),
+        format!("int[] {rows}"),
+        format!("int[] {cols}"),
         "int[] adc_s_rc".into(),
         "int adc_s_k".into(),
     ]);
@@ -196,7 +210,7 @@ pub(crate) fn byrows(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> Str
     }
     let _ = writeln!(
         s,
-        "        {name}__gather(adc_s_g, adc_s_c0, rows, cols, adc_s_rc, vals);"
+        "        {name}__gather(adc_s_g, adc_s_c0, {rows}, {cols}, adc_s_rc, {vals});"
     );
     let _ = writeln!(s, "    }}");
     if float_ret {

@@ -99,12 +99,13 @@ impl FnLowerer<'_> {
             }
             // `__adc_jacobian_len(n, jac)`: the length check of the code
             // `[jacobian]` generates (crates/frontend/src/jacobian.rs),
-            // `lencheck.jac`; `__adc_sparse_len(n, a)` and
+            // `lencheck.jac` (`__adc_hessian_len`, `[hessian]`'s,
+            // `lencheck.hess`); `__adc_sparse_len(n, a)` and
             // `__adc_sparse_hessian_len(n, a)` those of sparse Jacobians
             // and Hessians, `lencheck.nnz`. A program cannot define a
             // function of these names (the prefix is reserved), so the call
             // is always one of them.
-            JACOBIAN_LEN | SPARSE_LEN | SPARSE_HESSIAN_LEN => {
+            JACOBIAN_LEN | HESSIAN_LEN | SPARSE_LEN | SPARSE_HESSIAN_LEN => {
                 if !self.arity(f, args, 2, span) {
                     return ExprVal::Error;
                 }
@@ -123,6 +124,7 @@ impl FnLowerer<'_> {
                 self.span = span;
                 let what = match f.name.as_str() {
                     JACOBIAN_LEN => adc_ir::LenCheckOf::Jacobian,
+                    HESSIAN_LEN => adc_ir::LenCheckOf::Hessian,
                     SPARSE_LEN => adc_ir::LenCheckOf::SparseJacobian,
                     _ => adc_ir::LenCheckOf::SparseHessian,
                 };
@@ -372,6 +374,8 @@ fn arity_message(callee: &str, want: usize, got: usize) -> String {
 
 /// The built-in the code of `[jacobian]` checks `len(jac)` with.
 pub(crate) const JACOBIAN_LEN: &str = "__adc_jacobian_len";
+/// The built-in the code of `[hessian]` checks `len(hess)` with.
+pub(crate) const HESSIAN_LEN: &str = "__adc_hessian_len";
 /// The built-in the code of `[jacobian(NAME, sparse)]` checks that an
 /// array holds at least the entries it needs with (`lencheck.nnz`).
 pub(crate) const SPARSE_LEN: &str = "__adc_sparse_len";

@@ -23,7 +23,7 @@ use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{Block, BlockCall, Constant, Function, InstData, ScalarType, Span, Type, Value};
 pub use attrs::{MAX_WIDTH, SETS_OPTION};
-pub(crate) use call::{JACOBIAN_LEN, SPARSE_HESSIAN_LEN, SPARSE_LEN};
+pub(crate) use call::{HESSIAN_LEN, JACOBIAN_LEN, SPARSE_HESSIAN_LEN, SPARSE_LEN};
 pub(crate) use items::const_values;
 pub use items::lower_program;
 use items::Globals;

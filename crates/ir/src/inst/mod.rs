@@ -16,6 +16,8 @@ pub enum LenCheckOf {
     Shadow,
     /// A Jacobian's `jac` against its rows times columns (`lencheck.jac`).
     Jacobian,
+    /// A Hessian's `hess` against its columns squared (`lencheck.hess`).
+    Hessian,
     /// An array of a sparse Jacobian's result against the entries it must
     /// hold (`lencheck.nnz n, a`): fails when `len(a) < n`.
     SparseJacobian,
@@ -29,20 +31,23 @@ pub enum LenCheckOf {
 
 impl LenCheckOf {
     /// Every kind, for the parser.
-    pub const ALL: [LenCheckOf; 5] = [
+    pub const ALL: [LenCheckOf; 6] = [
         LenCheckOf::Shadow,
         LenCheckOf::Jacobian,
+        LenCheckOf::Hessian,
         LenCheckOf::SparseJacobian,
         LenCheckOf::SparseHessian,
         LenCheckOf::Index,
     ];
 
     /// The runtime error when the check fails; [`Self::NEEDED`] stands for
-    /// the length required where [`Self::at_least`] holds.
+    /// the length required (the check's first operand) and [`Self::ACTUAL`]
+    /// for the array's length, where they are named.
     pub fn message(self) -> &'static str {
         match self {
             LenCheckOf::Shadow => "shadow length differs from its primal's",
-            LenCheckOf::Jacobian => "len(jac) differs from nrows * ncols",
+            LenCheckOf::Jacobian => "len(jac) = {len} differs from nrows * ncols = {n}",
+            LenCheckOf::Hessian => "len(hess) = {len} differs from ncols * ncols = {n}",
             LenCheckOf::SparseJacobian => "jacobian needs {n} entries",
             LenCheckOf::SparseHessian => "hessian needs {n} entries",
             LenCheckOf::Index => "index out of bounds",
@@ -52,9 +57,26 @@ impl LenCheckOf {
     /// The placeholder of the required length in [`Self::message`].
     pub const NEEDED: &'static str = "{n}";
 
-    /// The message with the required length `n` in its place.
-    pub fn message_with(self, n: i64) -> String {
-        self.message().replace(Self::NEEDED, &n.to_string())
+    /// The placeholder of the array's length in [`Self::message`].
+    pub const ACTUAL: &'static str = "{len}";
+
+    /// The message with the required length `n` and the array's length
+    /// `actual` in their places.
+    pub fn message_with(self, n: i64, actual: i64) -> String {
+        self.message()
+            .replace(Self::NEEDED, &n.to_string())
+            .replace(Self::ACTUAL, &actual.to_string())
+    }
+
+    /// The placeholders the message has, in the order they appear.
+    pub fn placeholders(self) -> Vec<&'static str> {
+        let m = self.message();
+        let mut found: Vec<(usize, &'static str)> = [Self::NEEDED, Self::ACTUAL]
+            .into_iter()
+            .filter_map(|p| m.find(p).map(|at| (at, p)))
+            .collect();
+        found.sort();
+        found.into_iter().map(|(_, p)| p).collect()
     }
 
     /// Whether the check fails only on an array shorter than the length
@@ -68,6 +90,7 @@ impl LenCheckOf {
         match self {
             LenCheckOf::Shadow => "lencheck",
             LenCheckOf::Jacobian => "lencheck.jac",
+            LenCheckOf::Hessian => "lencheck.hess",
             LenCheckOf::SparseJacobian => "lencheck.nnz",
             LenCheckOf::SparseHessian => "lencheck.nnz.hess",
             LenCheckOf::Index => "lencheck.index",

@@ -143,17 +143,15 @@ impl Machine<'_> {
                     }
                     None
                 }
-                (Val::S(Constant::I64(n)), Val::Arr(_, _, b)) if what.at_least() => {
-                    if (b as i64) < n {
-                        let what = what.message_with(n).into();
+                (Val::S(Constant::I64(n)), Val::Arr(_, _, b)) => {
+                    let (b, at_least) = (b as i64, what.at_least());
+                    if (at_least && b < n) || (!at_least && b != n) {
+                        let what = what.message_with(n, b).into();
                         return Err(InterpError::Runtime { what, span });
                     }
                     None
                 }
                 (Val::Arr(_, _, a), Val::Arr(_, _, b)) if a != b => return fail(what.message()),
-                (Val::S(Constant::I64(a)), Val::Arr(_, _, b)) if a != b as i64 => {
-                    return fail(what.message())
-                }
                 _ => None,
             },
             InstData::CopyRange {
