@@ -5,6 +5,10 @@
 //! - `chain`: one `else if` chain of n arms;
 //! - `straight`: n lines of straight-line arithmetic;
 //! - `flat sum`: one expression of n terms;
+//! - `hessian sum`, `jacobian sum`: one expression of n terms `x*x` under
+//!   `[hessian]` or `[jacobian]` (`dce` once removed a dead chain one
+//!   instruction per round, `transpose` once searched the whole block
+//!   for each lane group's instructions: O(n^2));
 //! - `nested ifs`: n `if`s nested around one assignment;
 //! - `locals`: n locals declared in one block, then each read;
 //! - `call chain`: n one-line functions, each calling the next (`inline`
@@ -73,6 +77,22 @@ fn flat_sum(n: usize) -> String {
         "double f(double x, double z) {{\n  return {};\n}}\ndouble main() {{ return f(1.5, 0.5); }}\n",
         terms.join(" + ")
     )
+}
+
+/// `x*x + x*x + ...`, `n` terms, under `attribute` (on `f`).
+fn matrix_sum(n: usize, attribute: &str) -> String {
+    format!(
+        "{attribute}\ndouble f(double x, double z) {{\n  return {};\n}}\ndouble main() {{ return f(1.5, 0.5); }}\n",
+        vec!["x*x"; n].join("+")
+    )
+}
+
+fn hessian_sum(n: usize) -> String {
+    matrix_sum(n, "[hessian(H)]")
+}
+
+fn jacobian_sum(n: usize) -> String {
+    matrix_sum(n, "[jacobian(J)]")
 }
 
 /// Nested `if`s around one assignment.
@@ -191,6 +211,8 @@ fn main() {
         ("chain", chain, &[2500, 5000, 10000]),
         ("straight", straight, &[5000, 10000, 20000]),
         ("flat sum", flat_sum, &[25000, 50000, 100000]),
+        ("hessian sum", hessian_sum, &[5000, 10000, 20000]),
+        ("jacobian sum", jacobian_sum, &[2500, 5000, 10000]),
         ("nested ifs", nested_ifs, &[1500, 3000, 6000]),
         ("locals", locals, &[5000, 10000, 20000]),
         ("call chain", call_chain, &[500, 1000, 2000]),

@@ -32,6 +32,7 @@ mod jacobian_conformance;
 mod jacobian_modes;
 mod jam;
 mod lanes;
+mod long_expressions;
 mod loop_bounds;
 mod nested;
 mod promote;

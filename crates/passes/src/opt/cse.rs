@@ -135,6 +135,12 @@ pub fn run(func: &mut Function) -> bool {
                 Some(v) => {
                     map.insert(result, *v);
                 }
+                // The entry block's keys are never taken out of scope: leaving
+                // it ends the walk (a function of one long block once cloned
+                // and then removed every key).
+                None if b == entry => {
+                    scope.insert(key, result);
+                }
                 None => {
                     let again = Key {
                         ty: key.ty,

@@ -218,11 +218,11 @@ impl Transposer<'_> {
         if let Some((cleared, zero_store)) = self.cleared {
             if cleared == cell && self.untouched_since(zero_store, cell) {
                 self.cleared = None;
-                self.out
-                    .dfg
-                    .block_mut(self.cur)
-                    .insts
-                    .retain(|&i| i != zero_store);
+                let insts = &mut self.out.dfg.block_mut(self.cur).insts;
+                // From the end: the zero store is among the block's last.
+                if let Some(at) = insts.iter().rposition(|&i| i == zero_store) {
+                    insts.remove(at);
+                }
                 self.store_cell(cell, adjoint);
                 return;
             }
@@ -256,7 +256,7 @@ impl Transposer<'_> {
     fn untouched_since(&self, zero_store: Inst, cell: ShadowCell) -> bool {
         let out = &self.out;
         let insts = &out.dfg.block(self.cur).insts;
-        let Some(at) = insts.iter().position(|&i| i == zero_store) else {
+        let Some(at) = insts.iter().rposition(|&i| i == zero_store) else {
             return false;
         };
         let distinct = |a: Value| {

@@ -154,13 +154,18 @@ impl Transposer<'_> {
     /// from `marks[m]` on), when they are the current block's last.
     fn interleave(&mut self, marks: &[usize]) {
         let insts = &self.out.dfg.block(self.cur).insts;
-        let Some(start) = insts.iter().position(|i| i.index() >= marks[0]) else {
-            return;
-        };
-        let old = &insts[start..];
-        if old.iter().any(|i| i.index() < marks[0]) {
+        // The group's instructions were appended to the block (`emit`), the
+        // block's older ones made before `marks[0]`: the new ones are the
+        // block's last (found from its end, not its start: a long block
+        // has many groups).
+        let start = insts
+            .iter()
+            .rposition(|i| i.index() < marks[0])
+            .map_or(0, |k| k + 1);
+        if start == insts.len() {
             return;
         }
+        let old = &insts[start..];
         let mut lists: Vec<Vec<Inst>> = vec![Vec::new(); marks.len()];
         for &i in old {
             // Invariant: `i.index() >= marks[0]`, so some mark is at most it.
