@@ -23,6 +23,7 @@ pub mod inline;
 pub mod jam;
 pub mod licm;
 pub mod mem2reg;
+pub mod negate;
 pub mod promote;
 pub mod rle;
 pub mod rotate;
@@ -48,6 +49,7 @@ pub type FuncPass = fn(&mut Function) -> bool;
 pub const PASSES: &[(&str, FuncPass)] = &[
     ("block-params", block_params::run),
     ("const-fold", const_fold::run),
+    ("negate", negate::run),
     ("cse", cse::run),
     ("diamond-cse", diamond_cse::run),
     ("hoist", hoist::run),
