@@ -14,8 +14,8 @@
 //! scalar loop's: the additions are not reassociated, unlike a vector
 //! reduction that keeps partial sums per lane.
 //!
-//! Free-order sums: a chain of `diff` `add`s (`is_free_order`) sums
-//! derivative contributions, an adjoint's (`d_w += x[i] * x[i]` in a
+//! Free-order sums: a chain of `diff` `add`s, or `sub`s from the running
+//! value (`is_free_order`), sums derivative contributions, an adjoint's (`d_w += x[i] * x[i]` in a
 //! reverse sweep) or a tangent's, whose order no program states:
 //! derivatives are exact to rounding, not to an order of their terms. Its
 //! four terms are added as a tree, `(t0 + t2) + (t1 + t3)` (one vector
@@ -48,14 +48,16 @@ pub(crate) struct Chain {
 }
 
 /// Whether the chain at `pos` is a free-order sum: an `add` tagged `diff`
-/// in every copy.
+/// in every copy, or a `sub` of each term from the running value (`s -= t`:
+/// `negate`'s `s + (-t)`, whose tree `s - ((t0 + t2) + (t1 + t3))` is the
+/// same bit for bit).
 pub(crate) fn is_free_order(func: &Function, copies: &[Vec<Inst>; 4], pos: usize) -> bool {
     copies.iter().all(|copy| {
         func.tag(copy[pos]) == Tag::Diff
             && matches!(
                 func.dfg.inst(copy[pos]),
                 InstData::Binary {
-                    op: BinaryOp::Add,
+                    op: BinaryOp::Add | BinaryOp::Sub,
                     ..
                 }
             )
@@ -199,13 +201,14 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         down: bool,
         deferred: &mut BTreeMap<usize, clif::Value>,
     ) -> clif::Value {
-        let InstData::Binary { args, .. } = data else {
+        let InstData::Binary { op, args } = data else {
             unreachable!("invariant: chains_of admits only binary operations")
         };
+        let sub = *op == BinaryOp::Sub;
         let other = args[usize::from(c.param_first)];
         let Some(&terms) = lanes.get(&other) else {
             let running = match deferred.remove(&c.pos) {
-                Some(waiting) => self.add_lanes(running, waiting),
+                Some(waiting) => self.add_lanes(running, waiting, sub),
                 None => running,
             };
             return self.chain_step(c, data, lanes, running, down);
@@ -217,16 +220,20 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
             }
             Some(waiting) => {
                 let both = self.b.ins().fadd(waiting, terms);
-                self.add_lanes(running, both)
+                self.add_lanes(running, both, sub)
             }
         }
     }
 
-    /// `running + (lane 0 + lane 1)` of the pair `v`.
-    fn add_lanes(&mut self, running: clif::Value, v: clif::Value) -> clif::Value {
+    /// `running + (lane 0 + lane 1)` of the pair `v` (`-` for `sub`).
+    fn add_lanes(&mut self, running: clif::Value, v: clif::Value, sub: bool) -> clif::Value {
         let lo = self.b.ins().extractlane(v, 0);
         let hi = self.b.ins().extractlane(v, 1);
         let sum = self.b.ins().fadd(lo, hi);
-        self.b.ins().fadd(running, sum)
+        if sub {
+            self.b.ins().fsub(running, sum)
+        } else {
+            self.b.ins().fadd(running, sum)
+        }
     }
 }
