@@ -272,9 +272,10 @@ fn find(func: &Function, cfg: &Cfg, h: Block, body: &BTreeSet<Block>) -> Option<
     })
 }
 
-/// `x` when `value` is `add(load a, i, x)` or `add(x, load a, i)` with
-/// the load in the loop: a load before it may read what an earlier store
-/// has since overwritten, and storing it back plus zero is not a no-op.
+/// `x` when `value` is `add(load a, i, x)`, `add(x, load a, i)` or
+/// `sub(load a, i, x)` (`negate`'s `load + (-x)`) with the load in the
+/// loop: a load before it may read what an earlier store has since
+/// overwritten, and storing it back plus zero is not a no-op.
 fn accumulated(
     func: &Function,
     cfg: &Cfg,
@@ -299,6 +300,10 @@ fn accumulated(
         InstData::Binary {
             op: BinaryOp::Add,
             args: [x, l],
+        } if is_element(*l) => Some(*x),
+        InstData::Binary {
+            op: BinaryOp::Sub,
+            args: [l, x],
         } if is_element(*l) => Some(*x),
         _ => None,
     }
