@@ -20,9 +20,7 @@
 //! the negations it bypasses are left for `dce`.
 
 use crate::defs::{def_data, use_counts};
-use adc_ir::{
-    Block, BinaryOp, CmpCond, Constant, Function, Inst, InstData, Type, UnaryOp, Value,
-};
+use adc_ir::{BinaryOp, Block, CmpCond, Constant, Function, Inst, InstData, Type, UnaryOp, Value};
 use std::collections::BTreeMap;
 
 /// `x` if `v` is `neg x`.
