@@ -1,9 +1,9 @@
 //! What defines a value and what an instruction holds: the defining
 //! instruction, the integer or float constant a value is, how often each
 //! value is used, an instruction's result types, a checked access's array
-//! and index. Reads only.
+//! and index; and [`insert_before`], the one edit here.
 
-use adc_ir::{Constant, Function, Inst, InstData, Value, ValueDef};
+use adc_ir::{Block, Constant, Function, Inst, InstData, Type, Value, ValueDef};
 
 /// How many times each value is used as an operand.
 pub(crate) fn use_counts(func: &Function) -> Vec<u32> {
@@ -71,4 +71,24 @@ pub(crate) fn result_types(func: &Function, inst: adc_ir::Inst) -> Vec<adc_ir::T
         .iter()
         .map(|r| func.dfg.value_type(*r))
         .collect()
+}
+
+/// A new instruction `data` (of one result of type `ty`) in front of
+/// `inst` in block `b`, with `inst`'s span; returns the new instruction.
+pub(crate) fn insert_before(
+    func: &mut Function,
+    b: Block,
+    inst: Inst,
+    data: InstData,
+    ty: Type,
+) -> Inst {
+    let new = func.dfg.make_inst(data, &[ty]);
+    func.set_span(new, func.span(inst));
+    let insts = &mut func.dfg.block_mut(b).insts;
+    let at = insts
+        .iter()
+        .position(|i| *i == inst)
+        .expect("invariant: `inst` is in block `b`");
+    insts.insert(at, new);
+    new
 }

@@ -11,6 +11,7 @@
 //!
 //! Assumes: verified input. Guarantees: verified output, same behaviour.
 
+use crate::defs::insert_before;
 use adc_ir::interp;
 use adc_ir::{
     BinaryOp, CmpCond, Constant, Function, Inst, InstData, MathFunc, Type, UnaryOp, Value, ValueDef,
@@ -251,16 +252,8 @@ pub fn run(func: &mut Function) -> bool {
             }
             if let Some((x, r)) = exact_reciprocal(func, inst) {
                 let ty = func.dfg.value_type(x);
-                let span = func.span(inst);
-                let k = func.dfg.make_inst(InstData::Const { value: r }, &[ty]);
-                func.set_span(k, span);
+                let k = insert_before(func, b, inst, InstData::Const { value: r }, ty);
                 let rv = func.dfg.inst_results(k)[0];
-                let insts = &mut func.dfg.block_mut(b).insts;
-                let at = insts
-                    .iter()
-                    .position(|i| *i == inst)
-                    .expect("invariant: `inst` is in the block being walked");
-                insts.insert(at, k);
                 *func.dfg.inst_mut(inst) = InstData::Binary {
                     op: BinaryOp::Mul,
                     args: [x, rv],

@@ -19,7 +19,7 @@
 //! Assumes: verified input. Guarantees: verified output, the same values;
 //! the negations it bypasses are left for `dce`.
 
-use crate::defs::{def_data, use_counts};
+use crate::defs::{self, def_data, use_counts};
 use adc_ir::{BinaryOp, Block, CmpCond, Constant, Function, Inst, InstData, Type, UnaryOp, Value};
 use std::collections::BTreeMap;
 
@@ -103,15 +103,8 @@ fn fold(func: &Function, inst: Inst, uses: &[u32]) -> Option<Fold> {
 /// `data` (of one result of type `ty`) in front of `inst` in `b`, with its
 /// span and tag; returns the result.
 fn insert_before(func: &mut Function, b: Block, inst: Inst, data: InstData, ty: Type) -> Value {
-    let new = func.dfg.make_inst(data, &[ty]);
-    func.set_span(new, func.span(inst));
+    let new = defs::insert_before(func, b, inst, data, ty);
     func.set_tag(new, func.tag(inst));
-    let insts = &mut func.dfg.block_mut(b).insts;
-    let at = insts
-        .iter()
-        .position(|i| *i == inst)
-        .expect("invariant: `inst` is in the block being walked");
-    insts.insert(at, new);
     func.dfg.inst_results(new)[0]
 }
 
