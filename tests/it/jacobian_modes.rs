@@ -86,6 +86,41 @@ fn the_choice_is_reverse_for_fewer_rows_than_columns() {
     }
 }
 
+/// Scalars only: the shape is the same at every call, so the compiler
+/// chooses and generates one way (a 20,000-term expression compiled the
+/// unused way too, three quarters of its code). Fewer rows than columns:
+/// by rows, equal to the forced reverse Jacobian bit for bit; otherwise by
+/// columns, equal to the forced forward one.
+#[test]
+fn fixed_shapes_are_chosen_at_compile_time() {
+    let src = "
+[jacobian(jw)] [jacobian(jwr, reverse)]
+double wide(double x, double y, double z) { return x * sin(y) + exp(z * x) / (1.0 + y * y); }
+[jacobian(jt)] [jacobian(jtf, forward)]
+double tall(double x, inout double y, out double z) { z = sin(x) * y; y = y * x + 0.3; return cos(x * y); }";
+    let j = jit(src);
+    for absent in ["jw__fwd", "jw__rev", "jw__columns", "jt__fwd", "jt__rev", "jt__rows"] {
+        assert!(j.function(absent).is_none(), "{absent} was generated");
+    }
+    assert!(j.function("jw__rows").is_some() && j.function("jt__columns").is_some());
+    let wide = |name: &str| {
+        let mut args = [d(0.7), d(-1.3), d(0.4), arr(&[0.0; 3])];
+        let r = j.call(name, &mut args).expect("runs");
+        (number(&r[0]), arg_floats(&args[3]))
+    };
+    assert_eq!(wide("jw"), wide("jwr"));
+    let tall = |name: &str| {
+        let mut args = [d(0.7), d(-1.3), d(0.0), arr(&[0.0; 6])];
+        let r = j.call(name, &mut args).expect("runs");
+        (number(&r[0]), arg_floats(&args[1]), arg_floats(&args[2]), arg_floats(&args[3]))
+    };
+    assert_eq!(tall("jt"), tall("jtf"));
+    // d/dx of the result, x * sin(y) + exp(z x) / (1 + y^2), at (0.7, -1.3, 0.4).
+    let (x, y, z) = (0.7f64, -1.3f64, 0.4f64);
+    let want = y.sin() + z * (z * x).exp() / (1.0 + y * y);
+    assert!((wide("jw").1[0] - want).abs() < 1e-14, "{:?}", wide("jw"));
+}
+
 #[test]
 fn without_a_float_result_the_jacobian_is_by_columns() {
     let src = "[jacobian(jp)]

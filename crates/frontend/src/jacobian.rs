@@ -225,8 +225,9 @@ fn expand_sparse(
 }
 
 /// A dense Jacobian of `f`: by columns (a forward vector derivative in
-/// chunks of `width`, or the chosen width), by rows, or both and a choice
-/// at each call when `by` is `None`.
+/// chunks of `width`, or the chosen width), by rows, or, when `by` is `None`,
+/// the way the shape asks for ([`fixed_shape_choice`]) or both and a choice
+/// at each call.
 fn expand_dense(
     f: &mut FuncDecl,
     a: &Attr,
@@ -238,6 +239,7 @@ fn expand_dense(
     // Reverse mode, or both and a choice at each call.
     let by = match by {
         None if !has_float_result(f) => Some(By::Columns),
+        None => fixed_shape_choice(f, &dual),
         by => by,
     };
     if by != Some(By::Columns) {
@@ -278,6 +280,19 @@ fn expand_dense(
     for name in names {
         out.generated.push(Generated { name, span: a.span });
     }
+}
+
+/// The choice `NAME` would make at each call (by rows when the Jacobian has
+/// fewer rows than columns), made here when no `Dual` parameter is an array,
+/// so that the shape is the same at every call and only one way is
+/// generated; `None` when the shape depends on array lengths.
+fn fixed_shape_choice(f: &FuncDecl, dual: &[bool]) -> Option<By> {
+    let shape = layout::layout(f, dual, true);
+    let constant = |sum: &str| -> Option<u64> {
+        sum.split(" + ").map(|term| term.parse::<u64>().ok()).sum()
+    };
+    let (rows, cols) = (constant(&shape.nrows)?, constant(&shape.ncols)?);
+    Some(if rows < cols { By::Rows } else { By::Columns })
 }
 
 /// `source` with `[jacobian(name)]` put before the function `of` (the

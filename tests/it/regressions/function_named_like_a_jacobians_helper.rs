@@ -11,7 +11,9 @@ fn function_named_like_a_jacobians_helper() {
     let cases = [
         // (source, the text the error points at, the attribute labelled)
         (
-            "[jacobian(J)]\ndouble f(double x) { return x * x; }\ndouble J__rev(double x) { return x; }\n",
+            // An array: the shape is known only at the call, so both ways
+            // (`J__fwd`, `J__rev`) are generated.
+            "[jacobian(J)]\ndouble f(double[] x) { return x[0] * x[0]; }\ndouble J__rev(double x) { return x; }\n",
             "J__rev(double",
             "[jacobian(J)]",
         ),
