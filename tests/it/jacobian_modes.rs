@@ -99,7 +99,14 @@ double wide(double x, double y, double z) { return x * sin(y) + exp(z * x) / (1.
 [jacobian(jt)] [jacobian(jtf, forward)]
 double tall(double x, inout double y, out double z) { z = sin(x) * y; y = y * x + 0.3; return cos(x * y); }";
     let j = jit(src);
-    for absent in ["jw__fwd", "jw__rev", "jw__columns", "jt__fwd", "jt__rev", "jt__rows"] {
+    for absent in [
+        "jw__fwd",
+        "jw__rev",
+        "jw__columns",
+        "jt__fwd",
+        "jt__rev",
+        "jt__rows",
+    ] {
         assert!(j.function(absent).is_none(), "{absent} was generated");
     }
     assert!(j.function("jw__rows").is_some() && j.function("jt__columns").is_some());
@@ -112,7 +119,12 @@ double tall(double x, inout double y, out double z) { z = sin(x) * y; y = y * x 
     let tall = |name: &str| {
         let mut args = [d(0.7), d(-1.3), d(0.0), arr(&[0.0; 6])];
         let r = j.call(name, &mut args).expect("runs");
-        (number(&r[0]), arg_floats(&args[1]), arg_floats(&args[2]), arg_floats(&args[3]))
+        (
+            number(&r[0]),
+            arg_floats(&args[1]),
+            arg_floats(&args[2]),
+            arg_floats(&args[3]),
+        )
     };
     assert_eq!(tall("jt"), tall("jtf"));
     // d/dx of the result, x * sin(y) + exp(z x) / (1 + y^2), at (0.7, -1.3, 0.4).

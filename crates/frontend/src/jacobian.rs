@@ -288,9 +288,8 @@ fn expand_dense(
 /// generated; `None` when the shape depends on array lengths.
 fn fixed_shape_choice(f: &FuncDecl, dual: &[bool]) -> Option<By> {
     let shape = layout::layout(f, dual, true);
-    let constant = |sum: &str| -> Option<u64> {
-        sum.split(" + ").map(|term| term.parse::<u64>().ok()).sum()
-    };
+    let constant =
+        |sum: &str| -> Option<u64> { sum.split(" + ").map(|term| term.parse::<u64>().ok()).sum() };
     let (rows, cols) = (constant(&shape.nrows)?, constant(&shape.ncols)?);
     Some(if rows < cols { By::Rows } else { By::Columns })
 }
