@@ -42,6 +42,7 @@ mod shared_sweeps;
 mod simd;
 mod sincos;
 mod sparse_element_plans;
+mod sparse_float;
 mod sparse_elements;
 mod sparse_hessian;
 mod sparse_jacobian;

@@ -23,7 +23,7 @@ mod star;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
-use crate::jacobian::request::{duals, has_single_float};
+use crate::jacobian::request::duals;
 use crate::jacobian::{is_float, type_name, Generated};
 use adc_ir::Span;
 use std::fmt::Write;
@@ -196,17 +196,6 @@ fn request(f: &FuncDecl, a: &Attr) -> Result<(String, Vec<bool>, bool), Diagnost
         return Err(err(
             format!(
                 "`hessian` on `{}`, which does not return `float` or `double`: the Hessian is that of the result",
-                f.name.name
-            ),
-            a.span,
-        ));
-    }
-    // The dependency sweep of a sparse Jacobian keeps set handles in
-    // doubles (crate::jacobian refuses `float` there, E0309).
-    if sparse && has_single_float(f, &dual) {
-        return Err(err(
-            format!(
-                "a sparse Hessian of `{}`, which has a `float` result or parameter not made `Const`, is not supported yet: use `double`",
                 f.name.name
             ),
             a.span,

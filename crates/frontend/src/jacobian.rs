@@ -107,8 +107,10 @@ fn expand_sparse(
     let pattern = format!("{name}__pattern");
     // `forward` or `reverse` forces a coloring: no element path.
     let forced = force != Force::Auto;
+    // `float`: by columns, no element path (`request::has_single_float`).
+    let single = request::has_single_float(f, &dual);
     let force = match force {
-        Force::Auto if !sparse_rows::rows_possible(f) => Force::Columns,
+        Force::Auto if single || !sparse_rows::rows_possible(f) => Force::Columns,
         force => force,
     };
     if force != Force::Rows {
@@ -141,6 +143,7 @@ fn expand_sparse(
         ]
         .into_iter()
         .chain(["__scatter", "__pick", "__lazy", "__rows"])
+        .chain(["__seedf", "__scatterf", "__pickf"].into_iter().filter(|_| single))
         {
             out.generated.push(Generated {
                 name: format!("{name}{g}"),
@@ -175,7 +178,7 @@ fn expand_sparse(
     // function with a parameter of one of those names (whose `NAME` then
     // has `vals_`, ...) takes the coloring.
     let renamed = layout::sparse_names(f) != ["vals", "cols", "rows"];
-    let plan = if forced || renamed {
+    let plan = if forced || renamed || single {
         None
     } else {
         elements::plan(all, f, &dual)
@@ -216,7 +219,14 @@ fn expand_sparse(
         format!("{name}__compressed"),
         format!("{name}__lazy"),
         pattern,
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        ["__seedf", "__scatterf", "__pickf"]
+            .iter()
+            .filter(|_| single)
+            .map(|g| format!("{name}{g}")),
+    ) {
         out.generated.push(Generated {
             name: g,
             span: a.span,

@@ -390,7 +390,7 @@ pub fn reverse_signature(
 /// The signature a request generates.
 pub fn spec_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type>) {
     if spec.sets {
-        let (mut params, returns) = forward_signature(src, &spec.params, spec.ret);
+        let (mut params, returns) = sets_signature(src, spec);
         params.push(sets_arena_param(&params));
         return (params, returns);
     }
@@ -400,6 +400,32 @@ pub fn spec_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type
         (AdMode::Forward, _) => vector_forward_signature(src, &spec.params, spec.ret),
         (AdMode::Reverse, _) => vector_reverse_signature(src, &spec.params, spec.ret),
     }
+}
+
+/// The signature of a dependency sweep (`sets`) before its arena: the
+/// forward signature with every tangent in `f64` (a set handle, an
+/// integer that an `f32` would not hold exactly past 2^24), `float`
+/// ones too.
+pub fn sets_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type>) {
+    let (mut params, mut returns) = forward_signature(src, &spec.params, spec.ret);
+    for (p, (_, tangent)) in params
+        .iter_mut()
+        .zip(forward_param_layout(src, &spec.params))
+    {
+        if tangent {
+            p.ty = p.ty.with_elem_f64();
+        }
+    }
+    // The tangents follow the primal results (none for `DualOnly`).
+    let tangents = returns.len() - src.returns.iter().filter(|t| t.elem().is_float()).count();
+    let first = match spec.ret {
+        Activity::Const => returns.len(),
+        _ => tangents,
+    };
+    for t in &mut returns[first..] {
+        *t = t.with_elem_f64();
+    }
+    (params, returns)
 }
 
 /// The last parameter of a dependency sweep (`sets`): the arena of its

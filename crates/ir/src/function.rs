@@ -84,6 +84,12 @@ impl DataFlowGraph {
         self.values[v.index()].ty
     }
 
+    /// Gives `v` the type `ty` (a pass that changes a value's
+    /// representation, `ad::sets`' `float` handles, fixes its uses).
+    pub fn set_value_type(&mut self, v: Value, ty: Type) {
+        self.values[v.index()].ty = ty;
+    }
+
     pub fn value_def(&self, v: Value) -> ValueDef {
         self.values[v.index()].def
     }

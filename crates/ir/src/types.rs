@@ -191,6 +191,30 @@ impl Type {
             Type::Scalar(s) | Type::Array(s) | Type::Ref(s) | Type::Pair(s) => s,
         }
     }
+
+    /// The same shape with `f64` elements in place of `f32` ones (other
+    /// types unchanged).
+    ///
+    /// ```
+    /// # use adc_ir::{ScalarType, Type};
+    /// assert_eq!(Type::Array(ScalarType::F32).with_elem_f64(), Type::Array(ScalarType::F64));
+    /// assert_eq!(Type::Scalar(ScalarType::I64).with_elem_f64(), Type::Scalar(ScalarType::I64));
+    /// ```
+    pub fn with_elem_f64(self) -> Type {
+        let w = |s: ScalarType| {
+            if s == ScalarType::F32 {
+                ScalarType::F64
+            } else {
+                s
+            }
+        };
+        match self {
+            Type::Scalar(s) => Type::Scalar(w(s)),
+            Type::Array(s) => Type::Array(w(s)),
+            Type::Ref(s) => Type::Ref(w(s)),
+            Type::Pair(s) => Type::Pair(w(s)),
+        }
+    }
 }
 
 impl fmt::Display for ScalarType {

@@ -142,13 +142,10 @@ pub(super) fn request(f: &FuncDecl, a: &Attr, items: &[Item]) -> Result<Request,
         ));
     }
     let sparse = matches!(by, Some(By::Sparse(_)));
-    if sparse && has_single_float(f, &dual) {
+    if by == Some(By::Sparse(Force::Rows)) && has_single_float(f, &dual) {
         return Err(err(
-            format!(
-                "a sparse Jacobian of `{}`, which has `float` inputs or outputs, is not supported yet: use `double`",
-                f.name.name
-            ),
-            a.span,
+            format!("`jacobian(..., sparse, reverse)` of `{}`, which has `float` inputs or outputs, is not supported yet: its columns are (`sparse` or `sparse, forward`)", f.name.name),
+            reverse_at,
         ));
     }
     if sparse && !has_float_output(f, &dual) {
@@ -202,8 +199,8 @@ pub(crate) fn duals(
 }
 
 /// Whether `f` has a `float` (single precision) result or `Dual`
-/// parameter, which a dependency sweep (its set handles in doubles)
-/// cannot carry.
+/// parameter: its sparse Jacobian goes by columns, without the element
+/// path (their generated code is written for `double`).
 pub(crate) fn has_single_float(f: &FuncDecl, dual: &[bool]) -> bool {
     let single = |t: BaseType| t == BaseType::Float;
     matches!(f.ret, ReturnType::Base(t) if single(t))

@@ -22,6 +22,7 @@
 
 use super::layout::{layout, len, param_decls as params, save_restore, sparse_names, Layout};
 use super::sparse_rows::{self, Force};
+use super::sparse_helpers::lane_suffix;
 use super::{is_float, type_name};
 use crate::ast::*;
 use std::fmt::Write;
@@ -63,6 +64,7 @@ pub(super) fn source(
 ) -> String {
     let float_ret = matches!(f.ret, ReturnType::Base(t) if is_float(t));
     let l = layout(f, dual, float_ret);
+    let single = super::request::has_single_float(f, dual);
     let stat = if f.is_static { "static " } else { "" };
     let ps = params(f);
     let args = names(f);
@@ -73,7 +75,7 @@ pub(super) fn source(
     if force == Force::Colors {
         s += &compressed(f, name, dual, &l, (false, CHUNK));
         s += &compressed(f, name, dual, &l, (false, NARROW));
-        s += &super::sparse_helpers::helpers(name, CHUNK);
+        s += &super::sparse_helpers::helpers(name, CHUNK, single);
         return s;
     }
     s += &deps(f, name, dual, &l);
@@ -128,7 +130,7 @@ pub(super) fn source(
     if force != Force::Rows {
         s += &compressed(f, name, dual, &l, (true, CHUNK));
     }
-    s += &super::sparse_helpers::helpers(name, CHUNK);
+    s += &super::sparse_helpers::helpers(name, CHUNK, single);
     if force != Force::Columns {
         s += &sparse_rows::byrows(f, name, dual, &l);
         s += &sparse_rows::helpers(name);
@@ -433,9 +435,10 @@ fn compressed(
             // Fresh arrays are zeros: later chunks zero what the last wrote.
             let _ = writeln!(s, "        if (adc_s_c0 > 0) {{ for (int adc_s_i = 0; adc_s_i < {w} * {m}; adc_s_i++) adc_s_t_{n}[adc_s_i] = 0.0; }}");
             if let Some(at) = &l.col_at[k] {
+                let sfx = lane_suffix(p.ty);
                 let _ = writeln!(
                     s,
-                    "        {name}__seed(adc_s_t_{n}, {at}, {m}, adc_s_c0, {w}, adc_s_color);"
+                    "        {name}__seed{sfx}(adc_s_t_{n}, {at}, {m}, adc_s_c0, {w}, adc_s_color);"
                 );
             }
         },
@@ -449,20 +452,23 @@ fn compressed(
     } else {
         let _ = writeln!(s, "        {call};");
     }
-    let scatter = |s: &mut String, t: &str, at: &str, m: &str| {
+    let scatter = |s: &mut String, (t, ty): (&str, BaseType), at: &str, m: &str| {
+        let sfx = lane_suffix(ty);
         let _ = writeln!(
             s,
-            "        if (len(adc_s_lane) > 0) {{ {name}__pick({t}, {at}, {m}, adc_s_c0, {w}, adc_s_lane, adc_s_from, {vals}); }}
-        else {{ {name}__scatter({t}, {at}, {m}, adc_s_c0, {w}, adc_s_ncolors, {rows}, {cols}, adc_s_color, {vals}); }}"
+            "        if (len(adc_s_lane) > 0) {{ {name}__pick{sfx}({t}, {at}, {m}, adc_s_c0, {w}, adc_s_lane, adc_s_from, {vals}); }}
+        else {{ {name}__scatter{sfx}({t}, {at}, {m}, adc_s_c0, {w}, adc_s_ncolors, {rows}, {cols}, adc_s_color, {vals}); }}"
         );
     };
-    if float_ret {
-        scatter(&mut s, "adc_s_tr", "0", "1");
+    if let ReturnType::Base(t) = f.ret {
+        if is_float(t) {
+            scatter(&mut s, ("adc_s_tr", t), "0", "1");
+        }
     }
     for (k, p) in f.params.iter().enumerate() {
         let Some(at) = &l.row_at[k] else { continue };
         let n = &p.name.name;
-        scatter(&mut s, &format!("adc_s_t_{n}"), at, &len(p));
+        scatter(&mut s, (&format!("adc_s_t_{n}"), p.ty), at, &len(p));
     }
     let _ = writeln!(s, "    }}");
     if has_ret {

@@ -1,6 +1,8 @@
 //! The loop helpers of `[jacobian(NAME, sparse)]` ([`super::sparse`]), as
 //! `.ad` text.
 
+use crate::ast::BaseType;
+
 /// The loops of `NAME__fill`, each in its own function: `[checkpoint]`
 /// keeps them out of line (`inline` leaves such functions; nothing
 /// differentiates them), so each loop nest gets the registers to itself.
@@ -40,7 +42,69 @@
 ///   all the colors every lane is there.
 /// - `NAME__pick`: entry `q` is lane `lane[q] - c0` of row `from[q]`,
 ///   when that row is one of the `m` from `at`.
-pub(super) fn helpers(name: &str, w: u32) -> String {
+///
+/// With `single` (a `float` `F`), the three lane helpers come twice, the
+/// second time for `float` tangents (`NAME__seedf`, `NAME__scatterf`,
+/// `NAME__pickf`: [`lane_suffix`]).
+pub(super) fn helpers(name: &str, w: u32, single: bool) -> String {
+    let mut s = loops(name, w);
+    s += &lanes(name, "", "double");
+    if single {
+        s += &lanes(name, "f", "float");
+    }
+    s
+}
+
+/// The suffix of the lane helpers for tangents of type `t`.
+pub(super) fn lane_suffix(t: BaseType) -> &'static str {
+    if t == BaseType::Float {
+        "f"
+    } else {
+        ""
+    }
+}
+
+/// `NAME__seed`, `NAME__pick` and `NAME__scatter` for tangents of type
+/// `ty`, named with `sfx` after them.
+fn lanes(name: &str, sfx: &str, ty: &str) -> String {
+    format!(
+        "[checkpoint]
+static void {name}__seed{sfx}(inout {ty}[] t, int at, int m, int c0, int w, int[] color) {{
+    for (int i = 0; i < m; i++) {{
+        int k = color[at + i] - c0;
+        if (k >= 0 && k < w) {{ t[k * m + i] = 1.0; }}
+    }}
+}}
+[checkpoint]
+static void {name}__pick{sfx}({ty}[] t, int at, int m, int c0, int w, int[] lane, int[] from, out double[] vals) {{
+    for (int q = 0; q < len(lane); q++) {{
+        int k = lane[q] - c0;
+        int i = from[q] - at;
+        if (k >= 0 && k < w && i >= 0 && i < m) {{ vals[q] = t[k * m + i]; }}
+    }}
+}}
+[checkpoint]
+static void {name}__scatter{sfx}({ty}[] t, int at, int m, int c0, int w, int ncolors, int[] rows, int[] cols, int[] color, out double[] vals) {{
+    if (ncolors <= w) {{
+        for (int i = 0; i < m; i++) {{
+            for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
+                vals[q] = t[color[cols[q]] * m + i];
+            }}
+        }}
+    }} else {{
+        for (int i = 0; i < m; i++) {{
+            for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
+                int k = color[cols[q]] - c0;
+                if (k >= 0 && k < w) {{ vals[q] = t[k * m + i]; }}
+            }}
+        }}
+    }}
+}}
+"
+    )
+}
+
+fn loops(name: &str, w: u32) -> String {
     let len_check = crate::lower::SPARSE_LEN;
     format!(
         "[checkpoint]
@@ -177,38 +241,6 @@ static int {name}__greedy(int[] op, int[] oi, int[] ip, int[] ii, out int[] colo
         if (k >= ncolors) {{ ncolors = k + 1; }}
     }}
     return ncolors;
-}}
-[checkpoint]
-static void {name}__seed(inout double[] t, int at, int m, int c0, int w, int[] color) {{
-    for (int i = 0; i < m; i++) {{
-        int k = color[at + i] - c0;
-        if (k >= 0 && k < w) {{ t[k * m + i] = 1.0; }}
-    }}
-}}
-[checkpoint]
-static void {name}__pick(double[] t, int at, int m, int c0, int w, int[] lane, int[] from, out double[] vals) {{
-    for (int q = 0; q < len(lane); q++) {{
-        int k = lane[q] - c0;
-        int i = from[q] - at;
-        if (k >= 0 && k < w && i >= 0 && i < m) {{ vals[q] = t[k * m + i]; }}
-    }}
-}}
-[checkpoint]
-static void {name}__scatter(double[] t, int at, int m, int c0, int w, int ncolors, int[] rows, int[] cols, int[] color, out double[] vals) {{
-    if (ncolors <= w) {{
-        for (int i = 0; i < m; i++) {{
-            for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
-                vals[q] = t[color[cols[q]] * m + i];
-            }}
-        }}
-    }} else {{
-        for (int i = 0; i < m; i++) {{
-            for (int q = rows[at + i]; q < rows[at + i + 1]; q++) {{
-                int k = color[cols[q]] - c0;
-                if (k >= 0 && k < w) {{ vals[q] = t[k * m + i]; }}
-            }}
-        }}
-    }}
 }}
 "
     )

@@ -15,12 +15,15 @@
 //! a superset of its nonzeros.
 
 use crate::ad::sets::{drop_dead_unions, is_zero, union_parts};
-use adc_ir::{FuncId, Function, InstData, Module, ParamMode, Type, Value};
+use adc_ir::{FuncId, Function, InstData, Module, ParamMode, ScalarType, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 const INTERACTS: &str = "__adc_set_interacts";
 /// The marker `linearize` calls.
 pub const MARKER: &str = "__adc_interacts";
+/// The marker for `float` operations, `@__adc_interacts_f32(a: f32, b:
+/// f32, v: f32)`.
+pub const MARKER_F32: &str = "__adc_interacts_f32";
 
 /// After `sets` rewrote `func`: the records of interactions of used
 /// results only, none another holds, and no set of the result, which no
@@ -129,17 +132,21 @@ fn drop_subsumed_records(func: &mut Function, interacts: FuncId, union: FuncId) 
 /// calls it in a sweep with `interactions` after each nonlinear
 /// operation `v`, with the two tangents whose columns interact; `rewrite`
 /// turns each call into one of `@__adc_set_interacts` with the arena.
-pub fn interact_marker(module: &mut Module) -> FuncId {
-    if let Some(id) = module.find(MARKER) {
+/// With `ty` `f32`, [`MARKER_F32`], the same for `float` operations
+/// (`sets` makes their tangents `f64` handles).
+pub fn interact_marker(module: &mut Module, ty: ScalarType) -> FuncId {
+    let name = if ty == ScalarType::F32 { MARKER_F32 } else { MARKER };
+    if let Some(id) = module.find(name) {
         return id;
     }
+    let ty = Type::Scalar(ty);
     let param = |name: &str| adc_ir::Param {
         name: name.into(),
-        ty: Type::F64,
+        ty,
         mode: ParamMode::In,
     };
     let mut f = Function::new(
-        MARKER.to_string(),
+        name.to_string(),
         vec![param("a"), param("b"), param("v")],
         Vec::new(),
         adc_ir::Linkage::Static,
@@ -147,7 +154,7 @@ pub fn interact_marker(module: &mut Module) -> FuncId {
     let entry = f.dfg.make_block();
     f.layout.push(entry);
     for _ in 0..3 {
-        f.dfg.append_block_param(entry, Type::F64);
+        f.dfg.append_block_param(entry, ty);
     }
     f.append_inst(
         entry,

@@ -120,9 +120,15 @@ fn generate(
     out.deriv = Some(spec.clone());
     out.deriv_span = span;
     let needless = needless::needless(module, &src);
-    let interact = spec
-        .interactions
-        .then(|| crate::ad::interactions::interact_marker(module));
+    // The marker of `float` operations only where `src` has some.
+    let has_f32 = (0..src.dfg.num_values())
+        .any(|v| src.dfg.value_type(adc_ir::Value::new(v)) == Type::F32);
+    let interact = spec.interactions.then(|| {
+        use adc_ir::ScalarType::{F32, F64};
+        let f64_marker = crate::ad::interactions::interact_marker(module, F64);
+        let f32_marker = has_f32.then(|| crate::ad::interactions::interact_marker(module, F32));
+        (f64_marker, f32_marker)
+    });
     let mut lz = Linearizer {
         interact,
         needless,
@@ -153,7 +159,7 @@ struct Linearizer<'a> {
     mode: AdMode,
     /// A sparse Hessian's sweep (`interactions`): the marker each
     /// nonlinear operation calls with the tangents that interact.
-    interact: Option<FuncId>,
+    interact: Option<(FuncId, Option<FuncId>)>,
     ret: Activity,
     vmap: Vec<Option<Value>>,
     tan: Vec<Tan>,

@@ -6,6 +6,7 @@
 
 pub mod band;
 pub mod copies;
+pub mod handles;
 pub mod interactions;
 pub mod linearize;
 pub mod lower_pairs;

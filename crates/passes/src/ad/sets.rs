@@ -44,8 +44,9 @@
 //! sets in the arena ([`crate::ad::interactions`]), and a callee's sweep
 //! is `__adc_fwdMASKh_NAME`, with interactions too.
 //!
-//! Not handled (E0401): `float` (`f32`) derivative code, whose handles
-//! would lose precision, and custom forward derivatives.
+//! A `float` (`f32`) tangent or shadow is made `f64` first
+//! ([`crate::ad::handles`]): an `f32` would hold handles exactly only up
+//! to 2^24. Not handled (E0401): custom forward derivatives.
 
 use crate::ad::interactions;
 use crate::ad::widen::callee_spec;
@@ -193,7 +194,8 @@ fn rewrite(
         spec.is_some_and(|s| s.masks),
         spec.is_some_and(|s| s.interactions),
     );
-    let marker = module.find(interactions::MARKER);
+    let markers = [interactions::MARKER, interactions::MARKER_F32].map(|m| module.find(m));
+    crate::ad::handles::widen(module, func)?;
     let diff = diff_values(module, func);
     let entry = func
         .entry_block()
@@ -206,8 +208,8 @@ fn rewrite(
     for (v, &d) in diff.iter().enumerate() {
         let v = Value::new(v);
         if d && func.dfg.value_type(v).elem() != ScalarType::F64 {
-            return Err(AdError::new(
-                "a sparse Jacobian's dependency sweep cannot yet handle `float` (f32) derivatives: use `double`",
+            return Err(AdError::internal(
+                "internal error: `sets`: a tangent not made a `f64` handle",
                 func.deriv_span,
             ));
         }
@@ -297,7 +299,12 @@ fn rewrite(
                 | InstData::TapePop { .. }
                 | InstData::TapeRead { .. },
             ) => (),
-            (Tag::Diff, InstData::Call { func: f, args }) if Some(*f) == marker => {
+            (Tag::Diff, InstData::Convert { arg }) if is_diff(arg) => {
+                // A tangent's conversion between `float` and `double`:
+                // both are `f64` handles (`ad::handles`).
+                subst.insert(results[0], *arg);
+            }
+            (Tag::Diff, InstData::Call { func: f, args }) if markers.contains(&Some(*f)) => {
                 let Some(interacts) = interacts else {
                     return Err(AdError::internal(
                         "internal error: `sets`: an interaction in a sweep without them",

@@ -48,12 +48,17 @@ impl Linearizer<'_> {
             }
             _ => Vec::new(),
         };
-        let Some(marker) = self.interact else {
+        let Some((f64_marker, f32_marker)) = self.interact else {
             return;
         };
-        if self.out.dfg.value_type(anchor) != Type::F64 {
-            return;
-        }
+        let marker = match self.out.dfg.value_type(anchor) {
+            Type::F64 => f64_marker,
+            Type::F32 => match f32_marker {
+                Some(m) => m,
+                None => return,
+            },
+            _ => return,
+        };
         for (a, b) in pairs {
             if let (Tan::Val(a), Tan::Val(b)) = (a, b) {
                 let call = InstData::Call {
