@@ -20,7 +20,9 @@ fn farr(xs: &[f32]) -> ArgValue {
 }
 
 fn inputs(n: usize) -> Vec<f32> {
-    (0..n).map(|i| 0.3 + ((i * 37) % 17) as f32 / 11.0).collect()
+    (0..n)
+        .map(|i| 0.3 + ((i * 37) % 17) as f32 / 11.0)
+        .collect()
 }
 
 /// Relative tolerance between a sparse and a dense entry of `float` code.
@@ -89,9 +91,15 @@ void f(double[] x, out double[] y) {
 }");
     let n = 2000;
     let x: Vec<f64> = inputs(n).into_iter().map(f64::from).collect();
-    let args = [crate::support::arr(&x), crate::support::arr(&vec![0.0; n - 1])];
+    let args = [
+        crate::support::arr(&x),
+        crate::support::arr(&vec![0.0; n - 1]),
+    ];
     let p = pattern(&check_within(&j, "f", &args, (n - 1, n), TOL));
-    assert!(p.iter().enumerate().all(|(i, r)| r == &[i as i64, i as i64 + 1]));
+    assert!(p
+        .iter()
+        .enumerate()
+        .all(|(i, r)| r == &[i as i64, i as i64 + 1]));
 }
 
 #[test]
@@ -116,7 +124,11 @@ void f(T[] x, int[] at, out T[] y) {
     let args = [farr(&x), at.clone(), farr(&vec![0.0; 2 * n])];
     let p = pattern(&check_within(&single, "f", &args, (2 * n, n), TOL));
     let double = jit(&src.replace('T', "double"));
-    let args = [crate::support::arr(&xd), at, crate::support::arr(&vec![0.0; 2 * n])];
+    let args = [
+        crate::support::arr(&xd),
+        at,
+        crate::support::arr(&vec![0.0; 2 * n]),
+    ];
     let q = pattern(&check_within(&double, "f", &args, (2 * n, n), 1e-13));
     assert_eq!(p, q);
 }
@@ -128,7 +140,18 @@ fn sparse_reverse_of_float_is_e0309() {
         .err()
         .expect("refused");
     assert_eq!(e.diagnostics[0].code, "E0309", "{e}");
-    assert!(e.to_string().contains("`float`"), "{e}");
+    assert!(e.to_string().contains("sparse, reverse)` of `f`"), "{e}");
+    // `sparse, forward` (the columns) is the way.
+    let j = jit(&src.replace("reverse", "forward"));
+    let mut a = [
+        farr(&[2.0]),
+        farr(&[0.0]),
+        crate::support::arr(&[0.0]),
+        ArgValue::Array(ArrayValue::I64(vec![0])),
+        ArgValue::Array(ArrayValue::I64(vec![0; 2])),
+    ];
+    j.call("S", &mut a).expect("runs");
+    assert_eq!(crate::support::arg_floats(&a[2]), [1.0]);
 }
 
 #[test]
@@ -146,7 +169,10 @@ float f(float[] x) {
     let x = inputs(n);
     let p = check_hessian(&band, "f", &[farr(&x)], n, TOL);
     assert_eq!(p[0], [0]);
-    assert!(p[1..n - 1].iter().enumerate().all(|(i, r)| r == &[i as i64, i as i64 + 1]));
+    assert!(p[1..n - 1]
+        .iter()
+        .enumerate()
+        .all(|(i, r)| r == &[i as i64, i as i64 + 1]));
     assert_eq!(p[n - 1], [n as i64 - 2], "x[n - 1] enters linearly");
     let general = jit("[hessian(S, sparse)]
 [hessian(H)]
@@ -161,4 +187,32 @@ float g(float[] x, float a, int k) {
     let x = inputs(n);
     let args = [farr(&x), ArgValue::Scalar(Constant::F32(0.7)), int(3)];
     check_hessian(&general, "g", &args, n + 1, TOL);
+}
+
+#[test]
+fn a_custom_derivative_sweeps_the_float_gradient() {
+    // The pattern from the sweep of the gradient (its tape of `float`s
+    // carries `double` handles).
+    let j = jit(
+        "float sq_rev(float x, float seed) { return 2.0 * x * seed; }
+[reverse_derivative(sq_rev)]
+float sq(float x) { return x * x; }
+[hessian(S, sparse)]
+[hessian(H)]
+float f(float[] x, float a) {
+    float s = 0.0;
+    for (int i = 0; i + 1 < len(x); i++) {
+        s += x[i] * x[i] * x[i + 1] + sin(a * x[i]) + sq(x[i + 1]);
+    }
+    return s;
+}",
+    );
+    let n = 700;
+    let args = [farr(&inputs(n)), ArgValue::Scalar(Constant::F32(0.5))];
+    let p = check_hessian(&j, "f", &args, n + 1, TOL);
+    assert_eq!(
+        p[n].len(),
+        n,
+        "`a` meets every `x[i]` but the last, and itself"
+    );
 }

@@ -143,8 +143,11 @@ fn expand_sparse(
         ]
         .into_iter()
         .chain(["__scatter", "__pick", "__lazy", "__rows"])
-        .chain(["__seedf", "__scatterf", "__pickf"].into_iter().filter(|_| single))
-        {
+        .chain(
+            ["__seedf", "__scatterf", "__pickf"]
+                .into_iter()
+                .filter(|_| single),
+        ) {
             out.generated.push(Generated {
                 name: format!("{name}{g}"),
                 span: a.span,

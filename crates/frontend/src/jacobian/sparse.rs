@@ -21,8 +21,8 @@
 //! `NAME_nnz` runs step 1 only. All locals start with `adc_s_`.
 
 use super::layout::{layout, len, param_decls as params, save_restore, sparse_names, Layout};
-use super::sparse_rows::{self, Force};
 use super::sparse_helpers::lane_suffix;
+use super::sparse_rows::{self, Force};
 use super::{is_float, type_name};
 use crate::ast::*;
 use std::fmt::Write;

@@ -35,11 +35,26 @@ pub fn widen(module: &Module, func: &mut Function) -> Result<(), AdError> {
     let Some(src) = module.find(&spec.of) else {
         return Ok(());
     };
-    let (params, returns) = adc_ir::ad::sets_signature(module.func(src), &spec);
-    if params.iter().map(|p| p.ty).eq(func.params.iter().map(|p| p.ty))
-        && returns == func.returns
-        && !has_f32_diff(module, func)
-    {
+    // The signature of `adc_ir::ad::sets_signature`, in place.
+    let mut params = func.params.clone();
+    for (p, t) in params.iter_mut().zip(tangent_positions(module, func)) {
+        if t {
+            p.ty = p.ty.with_elem_f64();
+        }
+    }
+    let mut returns = func.returns.clone();
+    let floats = module
+        .func(src)
+        .returns
+        .iter()
+        .filter(|t| t.elem().is_float());
+    if spec.ret != adc_ir::Activity::Const {
+        let first = returns.len().saturating_sub(floats.count());
+        returns[first..]
+            .iter_mut()
+            .for_each(|t| *t = t.with_elem_f64());
+    }
+    if params == func.params && returns == func.returns && !has_f32_diff(module, func) {
         return Ok(());
     }
     let diff = diff_values(module, func);
@@ -58,7 +73,12 @@ pub fn widen(module: &Module, func: &mut Function) -> Result<(), AdError> {
                 value: Constant::F32(x),
             } = *func.dfg.inst(i)
             {
-                if func.dfg.inst_results(i).first().is_some_and(|r| diff[r.index()]) {
+                if func
+                    .dfg
+                    .inst_results(i)
+                    .first()
+                    .is_some_and(|r| diff[r.index()])
+                {
                     *func.dfg.inst_mut(i) = InstData::Const {
                         value: Constant::F64(f64::from(x)),
                     };
@@ -90,9 +110,10 @@ fn root(parent: &mut [usize], mut v: usize) -> usize {
 
 /// Which values are shadows of `float` arrays or references: the seeds
 /// (tangent parameters, what differential instructions access, callees'
-/// tangent arguments) and every value that views, copies, chooses or
-/// receives as a block argument one of them, or is viewed... by one.
-/// Null arrays are left out ([`fix_operands`] copies them where needed).
+/// tangent arguments) and every value joined to one of them, both ways:
+/// a view, element reference or copy and what it is of, a choice and
+/// its operands, a block parameter and its arguments. Null arrays are
+/// left out ([`fix_operands`] copies them where needed).
 fn shadows(module: &Module, func: &Function) -> Vec<bool> {
     let n = func.dfg.num_values();
     let candidate = |v: Value| {
@@ -191,7 +212,13 @@ fn callee_params(module: &Module, callee: adc_ir::FuncId) -> Option<Vec<(Type, b
     let spec = callee_spec(module, callee)?;
     let (params, _) = adc_ir::ad::sets_signature(module.func(src), &spec);
     let layout = adc_ir::ad::forward_param_layout(module.func(src), &spec.params);
-    Some(params.iter().zip(layout).map(|(p, (_, t))| (p.ty, t)).collect())
+    Some(
+        params
+            .iter()
+            .zip(layout)
+            .map(|(p, (_, t))| (p.ty, t))
+            .collect(),
+    )
 }
 
 /// The type each operand of `i` (in `InstData::args` order) must have
@@ -247,10 +274,14 @@ fn fix_operands(module: &Module, func: &mut Function) -> Result<(), AdError> {
             for (k, (&a, w)) in args.iter().zip(&want).enumerate() {
                 let Some(w) = *w else { continue };
                 let have = func.dfg.value_type(a);
-                if have == w || have.elem() != ScalarType::F32 || w != have.with_elem_f64() {
+                // Only types that differ in their floats' width.
+                if have == w || have.with_elem_f64() != w.with_elem_f64() {
                     continue;
                 }
-                new[k] = replacement(func, a, w, &mut made).ok_or_else(|| {
+                let fixed = (w == have.with_elem_f64())
+                    .then(|| replacement(func, a, w, &mut made))
+                    .flatten();
+                new[k] = fixed.ok_or_else(|| {
                     AdError::new(
                         "a sparse Jacobian's dependency sweep cannot yet handle this `float` value as a set",
                         func.span(i),
@@ -281,11 +312,9 @@ fn replacement(
     let data = match func.dfg.inst(d) {
         InstData::Const {
             value: Constant::F32(x),
-        } if *x == 0.0 && w == Type::F64 => {
-            InstData::Const {
-                value: Constant::F64(0.0),
-            }
-        }
+        } if *x == 0.0 && w == Type::F64 => InstData::Const {
+            value: Constant::F64(0.0),
+        },
         InstData::ArrayNull => InstData::ArrayNull,
         _ => return None,
     };
@@ -294,7 +323,11 @@ fn replacement(
     }
     let entry = func.entry_block()?;
     let c = func.dfg.make_inst(data, &[w]);
-    let tag = if w == Type::F64 { Tag::Diff } else { Tag::Primal };
+    let tag = if w == Type::F64 {
+        Tag::Diff
+    } else {
+        Tag::Primal
+    };
     func.set_tag(c, tag);
     func.set_span(c, func.span(d));
     func.dfg.block_mut(entry).insts.insert(0, c);

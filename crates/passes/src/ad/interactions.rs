@@ -135,7 +135,11 @@ fn drop_subsumed_records(func: &mut Function, interacts: FuncId, union: FuncId) 
 /// With `ty` `f32`, [`MARKER_F32`], the same for `float` operations
 /// (`sets` makes their tangents `f64` handles).
 pub fn interact_marker(module: &mut Module, ty: ScalarType) -> FuncId {
-    let name = if ty == ScalarType::F32 { MARKER_F32 } else { MARKER };
+    let name = if ty == ScalarType::F32 {
+        MARKER_F32
+    } else {
+        MARKER
+    };
     if let Some(id) = module.find(name) {
         return id;
     }

@@ -121,8 +121,8 @@ fn generate(
     out.deriv_span = span;
     let needless = needless::needless(module, &src);
     // The marker of `float` operations only where `src` has some.
-    let has_f32 = (0..src.dfg.num_values())
-        .any(|v| src.dfg.value_type(adc_ir::Value::new(v)) == Type::F32);
+    let has_f32 =
+        (0..src.dfg.num_values()).any(|v| src.dfg.value_type(adc_ir::Value::new(v)) == Type::F32);
     let interact = spec.interactions.then(|| {
         use adc_ir::ScalarType::{F32, F64};
         let f64_marker = crate::ad::interactions::interact_marker(module, F64);
