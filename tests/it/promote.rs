@@ -88,3 +88,82 @@ fn gradient_through_promoted_loops_matches_forward_mode() {
         );
     }
 }
+
+/// A state machine in `s[0..3]`, read and written under branches, with a
+/// second exit (`break`): `promote-fixed` keeps the elements in registers
+/// through the loop and stores them back at each exit.
+const STATE: &str = "
+int runs(double[] x, inout int[] s, int stop) {
+    s[0] = 0;
+    s[1] = -1;
+    s[2] = 0;
+    int i;
+    for (i = 0; i < len(x); i++) {
+        if (i == stop) { break; }
+        if (s[0] == 0) {
+            s[0] = 1;
+            s[1] = i;
+        } else if (x[i] > x[i - 1]) {
+            s[2] = s[2] + 1;
+        } else if (s[1] != i - 2) {
+            s[0] = 2;
+            s[1] = i;
+        }
+    }
+    return i + s[2];
+}
+";
+
+fn runs_model(x: &[f64], stop: i64) -> ([i64; 3], i64) {
+    let mut s = [0i64, -1, 0];
+    let mut i = 0;
+    while (i as usize) < x.len() {
+        if i == stop {
+            break;
+        }
+        let k = i as usize;
+        if s[0] == 0 {
+            s[0] = 1;
+            s[1] = i;
+        } else if x[k] > x[k - 1] {
+            s[2] += 1;
+        } else if s[1] != i - 2 {
+            s[0] = 2;
+            s[1] = i;
+        }
+        i += 1;
+    }
+    (s, i + s[2])
+}
+
+#[test]
+fn state_kept_in_registers_through_branches_matches_a_model() {
+    let j = adc::compile_jit("runs.ad", STATE, &adc::CompileOptions::default()).expect("compiles");
+    for n in 0..12usize {
+        let x: Vec<f64> = (0..n)
+            .map(|i| ((1.7 * i as f64).sin() * 3.0).round())
+            .collect();
+        for stop in [-1i64, 0, 1, 3, n as i64 - 1] {
+            let mut args = [
+                arr(&x),
+                ArgValue::Array(ArrayValue::I64(vec![7, 7, 7, 7])),
+                ArgValue::Scalar(Constant::I64(stop)),
+            ];
+            let got = j.call("runs", &mut args).expect("runs");
+            let (s, r) = runs_model(&x, stop);
+            assert_eq!(got, vec![Constant::I64(r)], "n = {n}, stop = {stop}");
+            let ArgValue::Array(ArrayValue::I64(out)) = &args[1] else {
+                panic!("s is not an int array")
+            };
+            assert_eq!(out[..], [s[0], s[1], s[2], 7], "n = {n}, stop = {stop}");
+        }
+    }
+    // The loop reads no element of `s`: the one load left is the
+    // return's `s[2]`, after the loop (without `promote-fixed`, 4).
+    let mut m = adc::driver::frontend("runs.ad", STATE, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
+    let text = m.to_string();
+    let loads = text.lines().filter(|l| l.contains("i64 = load")).count();
+    assert_eq!(loads, 1, "{text}");
+}

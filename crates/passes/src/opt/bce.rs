@@ -7,9 +7,14 @@
 //! where every edge into `H` passes either a constant `>= c0 >= 0` (from a
 //! block `B` does not dominate) or `add i, 1` (from a block `B` dominates).
 //! Then `c0 <= i < L - k` holds in every block `B` dominates, and there an
-//! access `x[i + d]` (`d` a constant, also `i - d`) to an array `x` of
+//! access `x[i + d]` (`d` a constant, also `i - d`, or a chain of such
+//! additions: `(i - 1) - 1` is `i + -2`) to an array `x` of
 //! length `L` (`L` is `len x`, or `x` is `new L`) loses its check when
 //! `-c0 <= d <= k`. (`i + 1` cannot overflow there, since `i < L`.)
+//!
+//! The same holds in a rotated loop (`rotate`, `unroll`: the test at the
+//! latch), whose header every edge enters on a tested `cmp lt a, L - k`
+//! (`rotated_loops`): the entry with a constant, the back edge with `i + s`.
 //!
 //! Also, anywhere: an access at a constant index `k` to an array of a
 //! constant length `n` (`new n`, or a view with constant bounds of such
@@ -35,7 +40,7 @@ use crate::cfg::{branch_at, branch_test, incoming_edges, BranchTest};
 use crate::defs::{checked_access, def_data, int_const};
 use crate::rewrite::drop_check;
 use adc_ir::dom::DomTree;
-use adc_ir::offset::offset_of;
+use adc_ir::offset::{offset_of, offset_through_chain};
 use adc_ir::{Block, CmpCond, Function, InstData, Value, ValueDef};
 use std::collections::BTreeMap;
 
@@ -61,7 +66,8 @@ pub(crate) struct Counted {
 pub fn run(func: &mut Function) -> bool {
     let dom = DomTree::new(func);
     let edges = incoming_edges(func);
-    let proven = counted_loops(func, &dom, &edges);
+    let mut proven = counted_loops(func, &dom, &edges);
+    proven.extend(rotated_loops(func, &dom, &edges));
     let longer = longer_than(func, &dom, &edges);
     let mut changed = guarded_indices(func, &dom, &longer);
     changed |= repeated_indices(func, &dom);
@@ -74,7 +80,7 @@ pub fn run(func: &mut Function) -> bool {
                 let Some((array, index)) = checked_access(func, inst) else {
                     continue;
                 };
-                let (base, d) = offset_of(func, index);
+                let (base, d) = offset_through_chain(func, index);
                 if base == c.i && -c.lo <= d && d <= c.k && has_length(func, array, c.len) {
                     drop_check(func, inst);
                     changed = true;
@@ -137,6 +143,122 @@ pub(crate) fn counted_loops(
         }
     }
     proven
+}
+
+/// The rotated counted loops of `func` (as `rotate` and `unroll` leave
+/// them: the test at the bottom): a block `H` with an `i64` parameter `i`
+/// whose every incoming edge is the true edge of a `br` (its false edge
+/// going elsewhere) that tests `cmp lt a, L - k` (`k` a constant >= 0, one
+/// `L - k` for all, alone or a term of a conjunction `select p, q,
+/// false`) on the value `a` it passes to `i`: from a block `H` dominates,
+/// `a = i + s` (`1 <= s <= MAX_STEP`); from any other block, a constant
+/// `a >= c0 >= 0`. Then `c0 <= i < L - k` wherever `H` dominates: each
+/// entry passes `c0` or more, each back edge a larger `i`, and every
+/// edge tested what it passes. (`i + s` does not wrap: `i < L`, and an
+/// array's length is far below `i64::MAX - MAX_STEP`, its bytes being
+/// addressable.)
+pub(crate) fn rotated_loops(
+    func: &Function,
+    dom: &DomTree,
+    edges: &std::collections::BTreeMap<Block, Vec<crate::cfg::Edge>>,
+) -> Vec<Counted> {
+    let mut proven = Vec::new();
+    for &h in &dom.rpo {
+        let Some(es) = edges.get(&h).filter(|es| !es.is_empty()) else {
+            continue;
+        };
+        if h == func.layout[0] {
+            continue;
+        }
+        for (n, &i) in func.dfg.block_params(h).iter().enumerate() {
+            if func.dfg.value_type(i) != adc_ir::Type::I64 {
+                continue;
+            }
+            let mut bound: Option<Value> = None;
+            let mut lo = i64::MAX;
+            let ok = es.iter().all(|e| {
+                let a = e.args[n];
+                let passes = if dom.dominates(h, e.from) {
+                    let (base, s) = offset_of(func, a);
+                    base == i && s >= 1 && s.unsigned_abs() <= crate::loops::MAX_STEP
+                } else {
+                    int_const(func, a).is_some_and(|c| {
+                        lo = lo.min(c);
+                        c >= 0
+                    })
+                };
+                passes && tested_below(func, e.from, h, a, &mut bound)
+            });
+            // The bound is one value for every iteration: defined before `H`.
+            let before =
+                |b: Value| def_block(func, b).is_some_and(|d| d != h && dom.dominates(d, h));
+            let Some(bound) = bound.filter(|&b| ok && lo != i64::MAX && before(b)) else {
+                continue;
+            };
+            let (len, minus_k) = offset_of(func, bound);
+            if minus_k <= 0 {
+                proven.push(Counted {
+                    body: h,
+                    i,
+                    len,
+                    lo,
+                    k: -minus_k,
+                });
+            }
+        }
+    }
+    proven
+}
+
+/// The block that defines `v`.
+fn def_block(func: &Function, v: Value) -> Option<Block> {
+    match func.dfg.value_def(v) {
+        ValueDef::Param(b, _) => Some(b),
+        ValueDef::Result(inst, _) => func
+            .layout
+            .iter()
+            .copied()
+            .find(|&b| func.dfg.block(b).insts.contains(&inst)),
+        _ => None,
+    }
+}
+
+/// Whether `from` ends in `br c, h(..), x` (`x` not `h`) where `c` is
+/// `cmp lt a, b` or a conjunction with that term, `b` being `bound` (set
+/// when `None`).
+fn tested_below(
+    func: &Function,
+    from: Block,
+    h: Block,
+    a: Value,
+    bound: &mut Option<Value>,
+) -> bool {
+    let Some((cond, then_dest, else_dest)) = branch_at(func, from) else {
+        return false;
+    };
+    if then_dest.block != h || else_dest.block == h {
+        return false;
+    }
+    let same = |x: Value| {
+        x == a || (int_const(func, x).is_some() && int_const(func, x) == int_const(func, a))
+    };
+    let mut stack = vec![cond];
+    while let Some(c) = stack.pop() {
+        match def_data(func, c) {
+            Some(InstData::Select { cond, args }) if is_false(func, args[1]) => {
+                stack.extend([*cond, args[0]]);
+            }
+            Some(&InstData::Cmp {
+                cond: CmpCond::Lt,
+                args: [x, b],
+            }) if same(x) && bound.is_none_or(|want| want == b) => {
+                *bound = Some(b);
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// `len(array) > k` in every block `from` dominates: `from` is the true

@@ -29,6 +29,7 @@
 //! `q` is then carried into itself only and `dce` removes it.
 
 use crate::cfg::{branch_test, incoming_edges};
+use crate::defs::int_const;
 use crate::loops::{natural_loop, MAX_STEP};
 use adc_ir::dom::DomTree;
 use adc_ir::offset::offset_of;
@@ -107,7 +108,7 @@ fn find(func: &Function) -> Vec<Rewrite> {
                 steps.then_some((k, step))
             })
             .collect();
-        if stepping.len() < 2 {
+        if stepping.is_empty() {
             continue;
         }
         let tested = branch_test(func, h).and_then(|t| {
@@ -128,10 +129,13 @@ fn find(func: &Function) -> Vec<Rewrite> {
             [(from, x)] if *from == h && edges.get(x).is_some_and(|e| e.len() == 1) => Some(*x),
             _ => None,
         };
-        for &(q, c) in &stepping {
-            if q == j || c % s != 0 {
-                continue;
-            }
+        let mut found: Vec<(usize, i64, Option<Inst>)> = stepping
+            .iter()
+            .filter(|&&(q, c)| q != j && c % s == 0)
+            .map(|&(q, c)| (q, c / s, step_inst(func, back.args[q])))
+            .collect();
+        found.extend(trailing(func, params, &entry.args, &back.args, j, s));
+        for (q, factor, at) in found {
             rewrites.push(Rewrite {
                 body: body.clone(),
                 header: h,
@@ -143,12 +147,47 @@ fn find(func: &Function) -> Vec<Rewrite> {
                 counter_start: entry.args[j],
                 param: params[q],
                 start: entry.args[q],
-                factor: c / s,
-                at: step_inst(func, back.args[q]),
+                factor,
+                at,
             });
         }
     }
     rewrites
+}
+
+/// The parameters `q` (`i64`, not the counter `j`, whose step is `s`)
+/// that trail the counter: the back edge passes `j + d` (the counter's
+/// value in the iteration that ends, `d` a constant, 0 for `j` itself)
+/// and the entry edge `start` with `start - j0 = d - s` (both constants,
+/// or both offsets of one value). Then `q = j + (d - s)` on every visit:
+/// on the entry, by that; on the k-th back edge, `q = j_{k-1} + d` and
+/// `j = j_{k-1} + s` (wrapping, as the IR's arithmetic does). That is the
+/// rewrite's `(start - j0) + j * 1` (factor 1); the step's span and tag
+/// are the counter's. A loop `for (i = 0; i + 1 < n; i++)` carries `i`
+/// and `i + 1` so once `cse` shares `i + 1`'s two uses.
+fn trailing(
+    func: &Function,
+    params: &[Value],
+    entry: &[Value],
+    back: &[Value],
+    j: usize,
+    s: i64,
+) -> Vec<(usize, i64, Option<Inst>)> {
+    let (jb, jo) = offset_of(func, entry[j]);
+    let at = step_inst(func, back[j]);
+    (0..params.len())
+        .filter(|&q| q != j && func.dfg.value_type(params[q]) == Type::I64)
+        .filter(|&q| {
+            let (base, d) = offset_of(func, back[q]);
+            let (qb, qo) = offset_of(func, entry[q]);
+            let related = match (int_const(func, entry[q]), int_const(func, entry[j])) {
+                (Some(a), Some(b)) => Some(a.wrapping_sub(b)),
+                _ => (qb == jb).then(|| qo.wrapping_sub(jo)),
+            };
+            base == params[j] && related == Some(d.wrapping_sub(s))
+        })
+        .map(|q| (q, 1, at))
+        .collect()
 }
 
 /// Whether an instruction of `b` reads `v`.

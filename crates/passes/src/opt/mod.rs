@@ -25,6 +25,7 @@ pub mod licm;
 pub mod mem2reg;
 pub mod negate;
 pub mod promote;
+pub mod promote_fixed;
 pub mod rle;
 pub mod rotate;
 pub mod simplify_cfg;
@@ -72,6 +73,7 @@ pub const LATE_PASSES: &[(&str, FuncPass)] = &[
     ("copy-loops", copy_loops::run),
     ("carry", carry::run),
     ("promote", promote::run),
+    ("promote-fixed", promote_fixed::run),
 ];
 
 /// Run once after the fixed point that follows `LATE_PASSES` (whose
