@@ -242,23 +242,36 @@ fn tested_below(
     let same = |x: Value| {
         x == a || (int_const(func, x).is_some() && int_const(func, x) == int_const(func, a))
     };
+    for c in conjunction_terms(func, cond) {
+        if let Some(&InstData::Cmp {
+            cond: CmpCond::Lt,
+            args: [x, b],
+        }) = def_data(func, c)
+        {
+            if same(x) && bound.is_none_or(|want| want == b) {
+                *bound = Some(b);
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The terms of a conjunction `select p, q, false` (nested: `version`'s
+/// guard chains one term per access), walked without recursion; a value
+/// that is no such `select` is its own one term.
+fn conjunction_terms(func: &Function, cond: Value) -> Vec<Value> {
     let mut stack = vec![cond];
+    let mut terms = Vec::new();
     while let Some(c) = stack.pop() {
         match def_data(func, c) {
             Some(InstData::Select { cond, args }) if is_false(func, args[1]) => {
                 stack.extend([*cond, args[0]]);
             }
-            Some(&InstData::Cmp {
-                cond: CmpCond::Lt,
-                args: [x, b],
-            }) if same(x) && bound.is_none_or(|want| want == b) => {
-                *bound = Some(b);
-                return true;
-            }
-            _ => {}
+            _ => terms.push(c),
         }
     }
-    false
+    terms
 }
 
 /// `len(array) > k` in every block `from` dominates: `from` is the true
@@ -301,16 +314,10 @@ pub(crate) fn longer_than(
         if !only_way_in {
             continue;
         }
-        // The terms of the conjunction, walked without recursion (a guard
-        // chains one term per access).
-        let mut stack = vec![cond];
         let mut below_len: Vec<(Value, Value)> = Vec::new();
         let mut nonnegative: Vec<Value> = Vec::new();
-        while let Some(c) = stack.pop() {
+        for c in conjunction_terms(func, cond) {
             match def_data(func, c) {
-                Some(InstData::Select { cond, args }) if is_false(func, args[1]) => {
-                    stack.extend([*cond, args[0]]);
-                }
                 Some(&InstData::Cmp {
                     cond: CmpCond::Lt,
                     args: [k, n],

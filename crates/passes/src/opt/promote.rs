@@ -117,7 +117,7 @@ fn candidate(func: &Function, dom: &DomTree, lp: &SteppedLoop) -> Option<Candida
                 continue 'next;
             }
         }
-        if !accessed_before(func, dom, lp, array, index) {
+        if !accessed_before(func, dom, &lp.body, lp.entry, array, |x| x == index) {
             continue;
         }
         let InstData::Store { value, .. } = func.dfg.inst(store.0) else {
@@ -134,18 +134,20 @@ fn candidate(func: &Function, dom: &DomTree, lp: &SteppedLoop) -> Option<Candida
     None
 }
 
-/// A load or store of `array[index]` outside the loop in a block that
-/// dominates the entry edge's source.
-fn accessed_before(
+/// A load or store of `array[x]`, `x` an index `same_index` takes, outside
+/// the loop `body` in a block that dominates the entry edge's source
+/// `entry` (then `array[x]` is in bounds there: arrays never shrink).
+pub(crate) fn accessed_before(
     func: &Function,
     dom: &DomTree,
-    lp: &SteppedLoop,
+    body: &BTreeSet<Block>,
+    entry: Block,
     array: Value,
-    index: Value,
+    same_index: impl Fn(Value) -> bool,
 ) -> bool {
     func.layout.iter().any(|&b| {
-        !lp.body.contains(&b)
-            && dom.dominates(b, lp.entry)
+        !body.contains(&b)
+            && dom.dominates(b, entry)
             && func
                 .dfg
                 .block(b)
@@ -157,7 +159,7 @@ fn accessed_before(
                     }
                     | InstData::Store {
                         array: a, index: x, ..
-                    } => *a == array && *x == index,
+                    } => *a == array && same_index(*x),
                     _ => false,
                 })
     })

@@ -34,6 +34,7 @@ use crate::alias::Alias;
 use crate::cfg::incoming_edges;
 use crate::defs::int_const;
 use crate::loops::natural_loop;
+use crate::opt::promote::accessed_before;
 use adc_ir::dom::DomTree;
 use adc_ir::{Block, BlockCall, Function, Inst, InstData, Type, Value, ValueDef};
 use std::collections::{BTreeMap, BTreeSet};
@@ -160,10 +161,11 @@ fn candidate(
             .accesses
             .iter()
             .any(|&(i, _)| matches!(func.dfg.inst(i), InstData::Store { .. }));
-        let in_bounds = site
-            .elements
-            .iter()
-            .all(|&k| accessed_before(func, dom, &body, entry, array, k));
+        let in_bounds = site.elements.iter().all(|&k| {
+            accessed_before(func, dom, &body, entry, array, |x| {
+                int_const(func, x) == Some(k)
+            })
+        });
         if stores && in_bounds && site.elements.len() <= MAX_ELEMENTS {
             return Some(site);
         }
@@ -177,36 +179,6 @@ fn defined_in(func: &Function, v: Value, blocks: &BTreeSet<Block>) -> bool {
         ValueDef::Result(i, _) => blocks.iter().any(|b| func.dfg.block(*b).insts.contains(&i)),
         ValueDef::Unused => true,
     }
-}
-
-/// A load or store of `array[k]` outside the loop, in a block that
-/// dominates `entry`.
-fn accessed_before(
-    func: &Function,
-    dom: &DomTree,
-    body: &BTreeSet<Block>,
-    entry: Block,
-    array: Value,
-    k: i64,
-) -> bool {
-    func.layout.iter().any(|&b| {
-        !body.contains(&b)
-            && dom.dominates(b, entry)
-            && func
-                .dfg
-                .block(b)
-                .insts
-                .iter()
-                .any(|&i| match func.dfg.inst(i) {
-                    InstData::Load {
-                        array: a, index: x, ..
-                    }
-                    | InstData::Store {
-                        array: a, index: x, ..
-                    } => *a == array && int_const(func, *x) == Some(k),
-                    _ => false,
-                })
-    })
 }
 
 fn rewrite(func: &mut Function, site: &Site) {
