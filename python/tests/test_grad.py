@@ -87,3 +87,48 @@ def test_hessian(m):
     value, H = m.hessian("dot")(xs, np.array([4.0, 5.0, 6.0]))
     assert value == 32.0 and H.shape == (6, 6)
     np.testing.assert_array_equal(H, np.block([[np.zeros((3, 3)), np.eye(3)], [np.eye(3), np.zeros((3, 3))]]))
+
+
+GENERATED = """
+[autodiff_reverse(rg, Active, ActiveOnly)]
+[autodiff_forward(tg, Dual, Dual)]
+double g(double x) { return x * x * sin(x); }
+[jacobian(J)]
+double h(double[] x) { return x[0] * x[0] * x[1] + sin(x[0] * x[1]); }
+"""
+
+
+def test_jacobian_and_hessian_of_generated_functions():
+    """Functions an attribute generates (`rg = seed * g'`, the Jacobian `J`
+    of `h`) have Jacobians and Hessians too: against hand derivatives."""
+    gm = adc.compile(GENERATED, "gen.ad")
+    x, seed = 0.7, 1.3
+    s, c = np.sin(x), np.cos(x)
+    g1 = 2 * x * s + x * x * c
+    g2 = 2 * s + 4 * x * c - x * x * s
+    g3 = 6 * c - 6 * x * s - x * x * c
+    value, J = gm.jacobian("rg")(x, seed)
+    assert value == pytest.approx(seed * g1, rel=1e-12)
+    np.testing.assert_allclose(J, [[seed * g2, g1]], rtol=1e-12)
+    value, H = gm.hessian("rg")(x, seed)
+    np.testing.assert_allclose(H, [[seed * g3, g2], [g2, 0.0]], rtol=1e-12, atol=1e-15)
+    value, grads = gm.grad("rg")(x, seed)
+    np.testing.assert_allclose(grads, [seed * g2, g1], rtol=1e-12)
+    a, b = 0.4, -1.1
+    sp, cp = np.sin(a * b), np.cos(a * b)
+    grad = [2 * a * b + b * cp, a * a + a * cp]
+    hess = [[2 * b - b * b * sp, 2 * a + cp - a * b * sp], [2 * a + cp - a * b * sp, -a * a * sp]]
+    value, JJ = gm.jacobian("J")(np.array([a, b]), np.zeros(2))
+    np.testing.assert_allclose(JJ, [grad] + hess, rtol=1e-12)
+    value, HJ = gm.hessian("J")(np.array([a, b]), np.zeros(2))
+    np.testing.assert_allclose(HJ, hess, rtol=1e-12)
+
+
+def test_jacobian_of_a_tuple_names_no_internal_function(m):
+    """A tuple result is refused, for a generated function (`tg` returns
+    primal and tangent) as for the source's, naming only the function."""
+    gm = adc.compile(GENERATED, "gen.ad")
+    for module, name in [(gm, "tg"), (m, "first")]:
+        with pytest.raises(adc.CompileError, match="returns a tuple") as e:
+            module.jacobian(name)
+        assert "_adcpy" not in str(e.value), str(e.value)

@@ -24,6 +24,7 @@ mod difftest;
 mod editors;
 mod examples;
 mod fast_path;
+mod generated_jacobians;
 mod gradients;
 mod hessian;
 mod ir_filetests;

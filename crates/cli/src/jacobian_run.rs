@@ -1,5 +1,6 @@
 //! `adc run --jacobian` and `--hessian` (docs/cli.md): the source with
-//! `[jacobian]` (`[hessian]`) put on the entry, the generated function
+//! `[jacobian]` (`[hessian]`) put on the entry (or on a wrapper of it when
+//! the entry is a generated function), the generated function
 //! called on the arguments and a `jac` (`hess`) of the matrix's size, and
 //! its rows printed.
 
@@ -47,10 +48,18 @@ impl Run<'_> {
                 self.entry
             ));
         }
+        // A generated entry (not in the source) gets a wrapper of this
+        // signature.
+        let compiled = || {
+            Some(adc_frontend::jacobian::Signature {
+                params: params.clone(),
+                returns: returns.clone(),
+            })
+        };
         let request = if self.hessian {
-            adc_frontend::hessian::with_request(self.source, self.entry, JACOBIAN_ENTRY)
+            adc_frontend::hessian::with_request(self.source, self.entry, JACOBIAN_ENTRY, compiled)
         } else {
-            adc_frontend::jacobian::with_request(self.source, self.entry, JACOBIAN_ENTRY)
+            adc_frontend::jacobian::with_request(self.source, self.entry, JACOBIAN_ENTRY, compiled)
         };
         let source = match request {
             Ok(s) => s,

@@ -132,11 +132,17 @@ impl Names {
     }
 }
 
-/// `source` with `[hessian(name)]` put before the function `of` (the
+/// `source` with `[hessian(name)]` put before the function `of` or a
+/// wrapper of it (`jacobian::with_attribute`; the
 /// command line's `--hessian` and the library's Hessian requests ask this
 /// way); an error names what is missing.
-pub fn with_request(source: &str, of: &str, name: &str) -> Result<String, String> {
-    crate::jacobian::with_attribute(source, of, &format!("hessian({name})"), "Hessian")
+pub fn with_request(
+    source: &str,
+    of: &str,
+    name: &str,
+    compiled: impl FnOnce() -> Option<crate::jacobian::Signature>,
+) -> Result<String, String> {
+    crate::jacobian::with_attribute(source, of, &format!("hessian({name})"), "Hessian", compiled)
 }
 
 fn err(message: String, span: Span) -> Diagnostic {

@@ -13,6 +13,7 @@
 mod elements;
 mod elements_masks;
 mod elements_source;
+mod entry;
 pub(crate) mod layout;
 pub(crate) mod request;
 mod rev;
@@ -25,6 +26,7 @@ pub mod width;
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::Span;
+pub use entry::{with_attribute, Signature};
 use request::{request, By, Request};
 use rev::has_float_result;
 use sparse_rows::Force;
@@ -307,26 +309,23 @@ fn fixed_shape_choice(f: &FuncDecl, dual: &[bool]) -> Option<By> {
     Some(if rows < cols { By::Rows } else { By::Columns })
 }
 
-/// `source` with `[jacobian(name)]` put before the function `of` (the
-/// command line's `--jacobian` and the library's Jacobian requests ask
-/// this way); an error names what is missing.
-pub fn with_request(source: &str, of: &str, name: &str) -> Result<String, String> {
-    with_attribute(source, of, &format!("jacobian({name})"), "Jacobian")
-}
-
-/// `source` with `[attr]` put before the function `of`; the error names
-/// what is missing, the `what` of `of`.
-pub fn with_attribute(source: &str, of: &str, attr: &str, what: &str) -> Result<String, String> {
-    let (items, _) = crate::parse::parse_program(source);
-    let f = items
-        .iter()
-        .find_map(|i| match i {
-            Item::Func(f) if f.name.name == of && f.body.is_some() => Some(f),
-            _ => None,
-        })
-        .ok_or_else(|| format!("no function `{of}` with a body to take the {what} of"))?;
-    let at = f.span.start as usize;
-    Ok(format!("{}[{attr}] {}", &source[..at], &source[at..]))
+/// `source` with `[jacobian(name)]` put before the function `of`, or on
+/// a wrapper of it ([`with_attribute`]; the command line's `--jacobian`
+/// and the library's Jacobian requests ask this way); an error names what
+/// is missing.
+pub fn with_request(
+    source: &str,
+    of: &str,
+    name: &str,
+    compiled: impl FnOnce() -> Option<Signature>,
+) -> Result<String, String> {
+    with_attribute(
+        source,
+        of,
+        &format!("jacobian({name})"),
+        "Jacobian",
+        compiled,
+    )
 }
 
 /// Every instruction of the generated functions points at its attribute.

@@ -4,11 +4,12 @@
 //! `adc tape`'s reports ([`tape_reports`]).
 
 use super::{
-    ad_failure, failure, load, load_with_warnings, opt_in_passes, run_stages_for, stage_snapshots,
-    wants_opt_in_passes, CompileOptions, Failure, Stage,
+    ad_failure, failure, is_textual_ir, load, load_with_warnings, opt_in_passes, run_stages_for,
+    stage_snapshots, wants_opt_in_passes, CompileOptions, Failure, Stage,
 };
 use crate::host::HostFunctions;
 use crate::request::Derivative;
+use adc_frontend::jacobian::Signature;
 use adc_frontend::Diagnostic;
 use adc_ir::{Module, Span};
 
@@ -160,14 +161,47 @@ pub fn compile_jit_with_host(
     host: &HostFunctions,
 ) -> Result<adc_codegen::JitModule, Failure> {
     // Jacobians and Hessians are attributes put into the source.
+    // A function the source does not define (a generated derivative) is
+    // wrapped: its signature is the compiled source's.
+    let mut plain: Option<Module> = None;
+    let mut compiled = |of: &str| -> Result<Option<Signature>, Failure> {
+        if is_textual_ir(path, source) {
+            return Ok(None);
+        }
+        if plain.is_none() {
+            plain = Some(load(path, source, &CompileOptions::default())?);
+        }
+        // Invariant: set just above.
+        let module = plain.as_ref().expect("loaded");
+        Ok(module.find(of).map(|id| {
+            let f = module.func(id);
+            Signature {
+                params: f.params.clone(),
+                returns: f.returns.clone(),
+            }
+        }))
+    };
     let mut with_jacobians = source.to_string();
-    for d in derivatives.iter().filter(|d| d.jacobian) {
-        with_jacobians = adc_frontend::jacobian::with_request(&with_jacobians, &d.of, &d.name)
-            .map_err(|m| plain_failure("E0309", format!("Jacobian request `{}`: {m}", d.name)))?;
-    }
-    for d in derivatives.iter().filter(|d| d.hessian) {
-        with_jacobians = adc_frontend::hessian::with_request(&with_jacobians, &d.of, &d.name)
-            .map_err(|m| plain_failure("E0310", format!("Hessian request `{}`: {m}", d.name)))?;
+    for d in derivatives.iter().filter(|d| d.jacobian || d.hessian) {
+        let mut failure = None;
+        let sig = || {
+            compiled(&d.of).unwrap_or_else(|f| {
+                failure = Some(f);
+                None
+            })
+        };
+        let (text, code, what) = if d.jacobian {
+            let text = adc_frontend::jacobian::with_request(&with_jacobians, &d.of, &d.name, sig);
+            (text, "E0309", "Jacobian")
+        } else {
+            let text = adc_frontend::hessian::with_request(&with_jacobians, &d.of, &d.name, sig);
+            (text, "E0310", "Hessian")
+        };
+        if let Some(f) = failure {
+            return Err(f);
+        }
+        with_jacobians =
+            text.map_err(|m| plain_failure(code, format!("the {what} of `{}`: {m}", d.of)))?;
     }
     let source = with_jacobians.as_str();
     let mut module = load(path, source, &CompileOptions::default())?;

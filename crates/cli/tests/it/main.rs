@@ -2,13 +2,15 @@
 //! `--json` (`cli`), values on the command line (`cli_values`), object
 //! files linked with `cc` (`objects`), bad or extreme input (`robust`),
 //! the whole text of usage errors and help (`usage_messages`), `adc tape`
-//! (`tape`), and the documentation's examples (`docs`).
+//! (`tape`), `--jacobian`/`--hessian` of generated functions
+//! (`generated_jacobians`), and the documentation's examples (`docs`).
 
 mod common;
 
 mod cli;
 mod cli_values;
 mod docs;
+mod generated_jacobians;
 mod objects;
 mod robust;
 mod tape;
