@@ -250,7 +250,6 @@ double f(double[] x, out double[] y, inout double[] c, inout int n) {
 fn a_bad_width_is_e0308() {
     for attr in [
         "jacobian(jf, width = 0)",
-        "jacobian(jf, width = 1)",
         "jacobian(jf, width = 65)",
         "jacobian(jf, width = 2, width = 2)",
         "jacobian(jf, width = K)",
@@ -263,6 +262,34 @@ fn a_bad_width_is_e0308() {
             .unwrap_or_else(|| panic!("{attr} compiles"));
         assert_eq!(e.diagnostics[0].code, "E0308", "{attr}: {e}");
     }
+}
+
+/// `width = 1`, a literal or a `const int`, is one column per run: the
+/// Jacobian of the automatic chunk.
+#[test]
+fn a_width_of_one_is_one_column_per_run() {
+    let src = "const int W = 1;
+[jacobian(j1, forward, width = 1)]
+[jacobian(jw, forward, width = W)]
+[jacobian(ja, forward)]
+void f(double[] x, out double[] y) {
+    for (int i = 0; i < len(y); i++) y[i] = sin(x[i % len(x)] * x[(i + 1) % len(x)]) + double(i);
+}";
+    assert_eq!(chunk_width(src, "j1"), 1);
+    assert_eq!(chunk_width(src, "jw"), 1);
+    let j = adc::compile_jit("t.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let x = [0.3, -1.2, 0.8];
+    let jac = |name: &str| {
+        let mut args = [arr(&x), arr(&[0.0; 4]), arr(&[0.0; 12])];
+        j.call(name, &mut args)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        arg_floats(&args[2])
+    };
+    let want = jac("ja");
+    assert!(want.iter().any(|v| *v != 0.0));
+    assert_eq!(jac("j1"), want);
+    assert_eq!(jac("jw"), want);
 }
 
 /// The width of `name__columns`, the forward derivative `[jacobian(name)]`

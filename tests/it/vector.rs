@@ -259,7 +259,7 @@ fn check_reverse(src: &str, args: &[ArgValue], w: u32, seed: u64) {
 #[test]
 fn reverse_mode_loops_branches_and_arrays() {
     let args = [d(0.7), d(-0.4), arr(&[0.5, -0.25, 1.5, -2.0]), i(9)];
-    for w in [2, 3, 5] {
+    for w in [1, 2, 3, 5] {
         check_reverse(LOOPS, &args, w, u64::from(w) + 40);
     }
     let src = "
@@ -278,6 +278,7 @@ double f(inout double[] u, double[] c, double k) {
         d(0.3),
     ];
     check_reverse(src, &args, 4, 77);
+    check_reverse(src, &args, 1, 78);
     let src = "
 double sq(double v) { return v * v; }
 double f(double x, out double[] o, double[] c) {
@@ -324,7 +325,7 @@ double f(double x, double y, double[] a, int n) {
 #[test]
 fn loops_and_branches() {
     let args = [d(0.7), d(-0.4), arr(&[0.5, -0.25, 1.5, -2.0]), i(9)];
-    for w in [2, 3, 4, 8] {
+    for w in [1, 2, 3, 4, 8] {
         check(LOOPS, &args, w, u64::from(w));
     }
 }
@@ -346,6 +347,7 @@ void f(inout double[] u, double[] c, out double[] o, double k) {
         d(0.3),
     ];
     check(src, &args, 4, 11);
+    check(src, &args, 1, 12);
 }
 
 #[test]
@@ -364,6 +366,7 @@ double f(double r, double t, inout double acc) {
     return a * b + acc;
 }";
     check(src, &[d(1.3), d(0.4), d(0.25)], 3, 5);
+    check(src, &[d(1.3), d(0.4), d(0.25)], 1, 6);
 }
 
 #[test]
@@ -465,6 +468,111 @@ double f(double x, double[] a) { return x * a[0]; }";
     let mut args = [d(2.0), arr(&[1.0, -3.0]), arr(&[5.0]), arr(&[0.0, 0.0])];
     j.call("tv", &mut args).expect("runs");
     assert_eq!(arg_floats(&args[3]), [5.0, -15.0]);
+}
+
+/// `width = 1`, written as a literal or a `const int`, is vector mode
+/// with one direction: the signature of `width = 2` with 1 in place of 2
+/// (tangents, gradients and the seed in arrays, `t_ret` appended), the
+/// values of the derivative without `width`.
+#[test]
+fn width_one_has_the_vector_signature() {
+    let src = "const int W = 1;
+[autodiff_forward(t0, Dual, Dual, Dual, Dual)]
+[autodiff_forward(t1, Dual, Dual, Dual, Dual, width = 1)]
+[autodiff_forward(tw, Dual, Dual, Dual, Dual, width = W)]
+[autodiff_forward(t2, Dual, Dual, Dual, Dual, width = 2)]
+[autodiff_forward(o1, Dual, Dual, Dual, DualOnly, width = W)]
+[autodiff_forward(o2, Dual, Dual, Dual, DualOnly, width = 2)]
+double f(double x, double[] a, inout double acc) {
+    double s = 0.0;
+    for (int i = 0; i < len(a); i++) s = s + sin(a[i] * x);
+    acc = acc * s + x;
+    return s * acc;
+}
+[autodiff_reverse(r0, Active, Duplicated, Active)]
+[autodiff_reverse(r1, Active, Duplicated, Active, width = 1)]
+[autodiff_reverse(rw, Active, Duplicated, Active, width = W)]
+[autodiff_reverse(r2, Active, Duplicated, Active, width = 2)]
+double g(double x, double[] a) {
+    double s = 0.0;
+    for (int i = 0; i < len(a); i++) s = s + sin(a[i] * x);
+    return s * x;
+}";
+    let j = adc::compile_jit("w1.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sig = |name: &str| {
+        let f = j.function(name).expect("generated");
+        (f.params.clone(), f.returns.clone())
+    };
+    for (one, two) in [
+        ("t1", "t2"),
+        ("tw", "t2"),
+        ("o1", "o2"),
+        ("r1", "r2"),
+        ("rw", "r2"),
+    ] {
+        assert_eq!(sig(one), sig(two), "`{one}` against `{two}`");
+    }
+    // Forward: against `t0` with the same tangents.
+    let (x, a, acc) = (0.7, [0.5, -1.25, 2.0], 0.3);
+    let (tx, ta, tacc) = (0.4, [1.0, -0.5, 0.25], -0.6);
+    let mut a0 = [d(x), d(tx), arr(&a), arr(&ta), d(acc), d(tacc)];
+    let r0 = j.call("t0", &mut a0).expect("t0 runs");
+    for name in ["t1", "tw", "o1"] {
+        let mut a1 = [
+            d(x),
+            arr(&[tx]),
+            arr(&a),
+            arr(&ta),
+            d(acc),
+            arr(&[tacc]),
+            arr(&[0.0]),
+        ];
+        let r1 = j
+            .call(name, &mut a1)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        if name == "o1" {
+            assert!(r1.is_empty(), "{name}: {r1:?}");
+        } else {
+            close(number(&r1[0]), number(&r0[0]), &format!("{name}: result"));
+        }
+        close(
+            arg_floats(&a1[6])[0],
+            number(&r0[1]),
+            &format!("{name}: t_ret"),
+        );
+        close(
+            arg_floats(&a1[4])[0],
+            arg_floats(&a0[4])[0],
+            &format!("{name}: acc"),
+        );
+        close(
+            arg_floats(&a1[5])[0],
+            arg_floats(&a0[5])[0],
+            &format!("{name}: tangent of acc"),
+        );
+        for (u, v) in arg_floats(&a1[3]).iter().zip(arg_floats(&a0[3])) {
+            close(*u, v, &format!("{name}: tangent of a"));
+        }
+    }
+    // Reverse: against `r0` with the same seed.
+    let mut a0 = [d(x), arr(&a), arr(&[0.0; 3]), d(1.5)];
+    let r0 = j.call("r0", &mut a0).expect("r0 runs");
+    for name in ["r1", "rw"] {
+        let mut a1 = [d(x), arr(&[9.0]), arr(&a), arr(&[0.0; 3]), arr(&[1.5])];
+        let r1 = j
+            .call(name, &mut a1)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        close(number(&r1[0]), number(&r0[0]), &format!("{name}: result"));
+        close(
+            arg_floats(&a1[1])[0],
+            number(&r0[1]),
+            &format!("{name}: gradient of x"),
+        );
+        for (u, v) in arg_floats(&a1[3]).iter().zip(arg_floats(&a0[2])) {
+            close(*u, v, &format!("{name}: shadow of a"));
+        }
+    }
 }
 
 #[test]

@@ -57,8 +57,9 @@ pub struct Derivative {
     /// The result's activity (`Const` for a `void` function).
     pub ret: Activity,
     /// Derivative directions at once (vector mode,
-    /// docs/jacobians.md#vector-mode); 1 for the plain derivative.
-    pub width: u32,
+    /// docs/jacobians.md#vector-mode, with its signature even at
+    /// `Some(1)`); `None` for the plain derivative.
+    pub width: Option<u32>,
     /// A dense Jacobian (`[jacobian(name)]`, docs/jacobians.md#jacobians)
     /// instead: `mode`, `params` and `ret` are not used.
     pub jacobian: bool,
@@ -86,7 +87,7 @@ impl Derivative {
             mode: AdMode::Reverse,
             params: None,
             ret: Activity::Active,
-            width: 1,
+            width: None,
             jacobian: false,
             hessian: false,
         }
@@ -112,7 +113,7 @@ impl Derivative {
             mode: AdMode::Reverse,
             params: Some(params),
             ret,
-            width: 1,
+            width: None,
             jacobian: false,
             hessian: false,
         }
@@ -138,7 +139,7 @@ impl Derivative {
             mode: AdMode::Forward,
             params: Some(params),
             ret,
-            width: 1,
+            width: None,
             jacobian: false,
             hessian: false,
         }
@@ -161,7 +162,10 @@ impl Derivative {
     /// assert_eq!(t, [6.0, 60.0]);
     /// ```
     pub fn with_width(self, width: u32) -> Derivative {
-        Derivative { width, ..self }
+        Derivative {
+            width: Some(width),
+            ..self
+        }
     }
 
     /// The dense Jacobian of `of` with default activities, as
@@ -184,7 +188,7 @@ impl Derivative {
             mode: AdMode::Forward,
             params: None,
             ret: Activity::Const,
-            width: 1,
+            width: None,
             jacobian: true,
             hessian: false,
         }
@@ -264,14 +268,14 @@ pub(crate) fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
             d.of
         ));
     }
-    if d.width == 0 || d.width > adc_frontend::lower::MAX_WIDTH {
+    let width = d.width.unwrap_or(1);
+    if width == 0 || width > adc_frontend::lower::MAX_WIDTH {
         return Err(format!(
-            "`width` must be between 1 and {}, not {}",
+            "`width` must be between 1 and {}, not {width}",
             adc_frontend::lower::MAX_WIDTH,
-            d.width
         ));
     }
-    if d.width > 1
+    if d.width.is_some()
         && d.mode == AdMode::Reverse
         && !ActivitySlot::result(&src.returns).fits(Activity::Active, d.mode)
     {
@@ -290,7 +294,8 @@ pub(crate) fn add(module: &mut Module, d: &Derivative) -> Result<(), String> {
         of: d.of.clone(),
         params,
         ret: d.ret,
-        width: d.width,
+        width,
+        vector: d.width.is_some(),
         sets: false,
         masks: false,
         interactions: false,

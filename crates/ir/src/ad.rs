@@ -131,8 +131,12 @@ pub struct DerivSpec {
     pub ret: Activity,
     /// Derivative directions carried at once over one primal run (vector
     /// mode, `width = W`; printed ` width W` after the activities when
-    /// above 1).
+    /// `vector`); 1 otherwise.
     pub width: u32,
+    /// Vector mode (`width = W` given, even `width = 1`): the vector-mode
+    /// signature ([`vector_forward_signature`], [`vector_reverse_signature`])
+    /// with `width` directions. Always set when `width` is above 1.
+    pub vector: bool,
     /// A dependency sweep (printed ` sets`): a width-1 forward derivative
     /// whose tangents are sets of input indices (docs/jacobians.md#sparse-jacobians),
     /// with a last parameter `arena: inout i64[]` that holds them.
@@ -277,6 +281,7 @@ pub fn default_spec(src: &Function, mode: AdMode) -> DerivSpec {
             (true, AdMode::Reverse) => Activity::ActiveOnly,
         },
         width: 1,
+        vector: false,
         sets: false,
         masks: false,
         interactions: false,
@@ -394,11 +399,11 @@ pub fn spec_signature(src: &Function, spec: &DerivSpec) -> (Vec<Param>, Vec<Type
         params.push(sets_arena_param(&params));
         return (params, returns);
     }
-    match (spec.mode, spec.width) {
-        (AdMode::Forward, 0 | 1) => forward_signature(src, &spec.params, spec.ret),
-        (AdMode::Reverse, 0 | 1) => reverse_signature(src, &spec.params, spec.ret),
-        (AdMode::Forward, _) => vector_forward_signature(src, &spec.params, spec.ret),
-        (AdMode::Reverse, _) => vector_reverse_signature(src, &spec.params, spec.ret),
+    match (spec.mode, spec.vector) {
+        (AdMode::Forward, false) => forward_signature(src, &spec.params, spec.ret),
+        (AdMode::Reverse, false) => reverse_signature(src, &spec.params, spec.ret),
+        (AdMode::Forward, true) => vector_forward_signature(src, &spec.params, spec.ret),
+        (AdMode::Reverse, true) => vector_reverse_signature(src, &spec.params, spec.ret),
     }
 }
 
@@ -555,7 +560,7 @@ pub fn shadow_pairs(src: &Function, spec: &DerivSpec) -> Vec<(usize, usize)> {
     let mut pairs = Vec::new();
     // Vector mode's shadows are `W` times as long: the generated function
     // checks them.
-    if spec.width > 1 {
+    if spec.vector {
         return pairs;
     }
     let mut pos = 0;

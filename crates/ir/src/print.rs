@@ -175,7 +175,7 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
             .map(|a| a.to_string())
             .collect();
         write!(out, " = {mode} @{}({})", spec.of, acts.join(", "))?;
-        if spec.width > 1 {
+        if spec.vector {
             write!(out, " width {}", spec.width)?;
         }
         if spec.sets {

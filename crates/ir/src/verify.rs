@@ -90,7 +90,7 @@ impl FuncVerifier<'_> {
         if let Some(spec) = callee
             .deriv
             .as_ref()
-            .filter(|d| d.mode == crate::ad::AdMode::Reverse || d.width > 1 || d.sets)
+            .filter(|d| d.mode == crate::ad::AdMode::Reverse || d.vector || d.sets)
         {
             if let Some(src) = self.module.find(&spec.of) {
                 return crate::ad::spec_signature(self.module.func(src), spec);

@@ -462,3 +462,33 @@ fn unresolved_extern_points_at_its_declaration() {
         );
     }
 }
+
+/// `width = 1` (docs/jacobians.md#vector-mode) is vector mode with one
+/// direction in the header too: tangents, gradients and the seed in
+/// arrays, the result's tangent in `t_ret`.
+#[test]
+fn header_of_width_one_has_the_vector_signature() {
+    let Some((header, run)) = compile_and_link(
+        "width1",
+        "const int W = 1;
+[autodiff_forward(t1, Dual, Dual, width = 1)]
+[autodiff_reverse(r1, Active, Active, width = W)]
+double f(double x) { return x * x * x; }",
+        "#include <stdio.h>\n#include \"width1.h\"\nint main(void) { double tx[1] = {1.0}, tr[1] = {0.0}, dx[1] = {0.0}, s[1] = {2.0}; double y = t1(2.0, tx, 1, tr, 1); double z = r1(2.0, dx, 1, s, 1); printf(\"%g %g %g %g\\n\", y, tr[0], z, dx[0]); return 0; }\n",
+    ) else {
+        return;
+    };
+    assert!(
+        header.contains(
+            "double t1(double x, const double *d_x, int64_t d_x_len, double *t_ret, int64_t t_ret_len);"
+        ),
+        "{header}"
+    );
+    assert!(
+        header.contains(
+            "double r1(double x, double *d_x, int64_t d_x_len, const double *seed, int64_t seed_len);"
+        ),
+        "{header}"
+    );
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "8 12 8 24");
+}

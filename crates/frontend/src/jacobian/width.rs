@@ -55,9 +55,9 @@ impl Work {
 }
 
 /// The width of `width = W` on the attribute: a literal or a `const int`
-/// of the program, from 2 to 64 (E0308 otherwise, as on a derivative
-/// attribute; one column per run is what `forward` without a width
-/// would be at width 1, which the vector-mode signature does not have).
+/// of the program, from 1 to 64 (E0308 otherwise, as on a derivative
+/// attribute; at 1 one column per run, through the vector-mode
+/// signature of width 1).
 pub fn given(value: &AttrArg, span: Span, items: &[Item]) -> Result<u32, Diagnostic> {
     let k = match value {
         AttrArg::Int(k, _) => Some(*k),
@@ -68,11 +68,11 @@ pub fn given(value: &AttrArg, span: Span, items: &[Item]) -> Result<u32, Diagnos
         AttrArg::Named(..) => None,
     };
     match k {
-        Some(k) if (2..=MAX).contains(&k) => Ok(k as u32),
+        Some(k) if (1..=MAX).contains(&k) => Ok(k as u32),
         _ => Err(Diagnostic::error(
             "E0308",
             format!(
-                "the `width` of a Jacobian needs an integer literal or `const int` from 2 to {MAX}"
+                "the `width` of a Jacobian needs an integer literal or `const int` from 1 to {MAX}"
             ),
             span,
         )

@@ -57,7 +57,7 @@ pub(crate) fn check_function_attr(
                 .iter()
                 .partition(|a| matches!(a, AttrArg::Named(n, ..) if n.name == SETS_OPTION));
             let options: Vec<AttrArg> = options.into_iter().cloned().collect();
-            let width = vector_width(&options, mode, f, globals, diags)?;
+            let (width, vector) = vector_width(&options, mode, f, globals, diags)?;
             if acts.len() != want {
                 diags.push(
                     Diagnostic::error("E0302", format!("`{}` has {} parameter{}{}, so `{name}` needs {want} activities, found {}", f.name.name, f.params.len(), if f.params.len() == 1 { "" } else { "s" }, if has_ret { " and a return value" } else { "" }, acts.len()), a.span)
@@ -123,13 +123,14 @@ pub(crate) fn check_function_attr(
                         params: activities,
                         ret: ret.unwrap_or(Activity::Const),
                         width,
-                        sets: !sets.is_empty() && mode == AdMode::Forward && width == 1,
+                        vector,
+                        sets: !sets.is_empty() && mode == AdMode::Forward && !vector,
                         masks: mode == AdMode::Forward
-                            && width == 1
+                            && !vector
                             && sets.iter().any(|a| matches!(a, AttrArg::Named(_, v, _) if matches!(**v, AttrArg::Int(2, _)))),
                         // `__adc_sets = 3`: a sparse Hessian's sweep.
                         interactions: mode == AdMode::Forward
-                            && width == 1
+                            && !vector
                             && sets.iter().any(|a| matches!(a, AttrArg::Named(_, v, _) if matches!(**v, AttrArg::Int(3, _)))),
                     },
                 ));
@@ -187,7 +188,8 @@ pub(crate) fn check_function_attr(
 }
 
 /// The width of `width = W` among a derivative attribute's named
-/// arguments (1 without one); E0308 for anything else there, or a width
+/// arguments and whether one is given (vector mode, even at `width = 1`;
+/// `(1, false)` without one); E0308 for anything else there, or a width
 /// that is not a positive integer literal or `const int` up to
 /// [`MAX_WIDTH`], or reverse vector mode on a function without one float
 /// result.
@@ -197,7 +199,7 @@ fn vector_width(
     f: &FuncDecl,
     globals: &Globals,
     diags: &mut Vec<Diagnostic>,
-) -> Option<u32> {
+) -> Option<(u32, bool)> {
     let mut width = None;
     for arg in named {
         let AttrArg::Named(name, value, span) = arg else {
@@ -242,9 +244,9 @@ fn vector_width(
             }
         }
     }
-    let width = width.unwrap_or(1);
+    let vector = width.is_some();
     let float_ret = matches!(f.ret, ReturnType::Base(BaseType::Double | BaseType::Float));
-    if width > 1 && mode == AdMode::Reverse && !float_ret {
+    if vector && mode == AdMode::Reverse && !float_ret {
         let span = named.first().map_or(f.span, |a| match a {
             AttrArg::Named(_, _, s) => *s,
             _ => f.span,
@@ -256,7 +258,7 @@ fn vector_width(
         ));
         return None;
     }
-    Some(width)
+    Some((width.unwrap_or(1), vector))
 }
 
 /// The option of `autodiff_forward` that asks for a dependency sweep

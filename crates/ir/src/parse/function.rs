@@ -43,14 +43,15 @@ impl Parser<'_> {
         self.expect(")")?;
         let ret = acts.pop().unwrap_or(Activity::Const);
         let mut width = 1;
-        if self.peek_word() == Some("width") {
+        let vector = self.peek_word() == Some("width");
+        if vector {
             self.pos += 1;
             width = match self.next()? {
                 Tok::Number(n) => match n.parse::<u32>() {
-                    Ok(w) if w > 1 => w,
+                    Ok(w) if w > 0 => w,
                     _ => {
                         self.pos -= 1;
-                        err!(self, "expected a width above 1, found `{n}`")
+                        err!(self, "expected a positive width, found `{n}`")
                     }
                 },
                 t => {
@@ -78,6 +79,7 @@ impl Parser<'_> {
             params: acts,
             ret,
             width,
+            vector,
             sets,
             masks,
             interactions,

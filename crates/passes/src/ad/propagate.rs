@@ -86,7 +86,7 @@ pub fn run(module: &mut Module, id: FuncId) -> Result<(), AdError> {
     if func
         .deriv
         .as_ref()
-        .is_some_and(|d| d.mode == AdMode::Forward && d.width <= 1 && !d.sets)
+        .is_some_and(|d| d.mode == AdMode::Forward && !d.vector && !d.sets)
     {
         func.deriv = None;
     }

@@ -151,6 +151,7 @@ pub fn declare_callees(module: &mut Module, id: FuncId) {
             masks,
             interactions,
             width: 1,
+            vector: false,
             ..spec
         };
         crate::ad::declare(module, src, name, spec, span);

@@ -1,9 +1,9 @@
 //! `widen`: vector mode (`width = W`). Carries `W` derivative directions
 //! over one run of the primal code.
 //!
-//! Assumes: `lower-pairs`' output for a request whose spec has `width`
-//! above 1 (`propagate` keeps such a spec): a width-1 forward-mode
-//! derivative whose instructions `propagate` classified.
+//! Assumes: `lower-pairs`' output for a request whose spec is `vector`
+//! (`width = W` given, `W` from 1; `propagate` keeps such a spec): a
+//! width-1 forward-mode derivative whose instructions `propagate` classified.
 //! Guarantees (check with `adc ir --after widen`): the function has the
 //! signature of docs/jacobians.md#vector-mode. Its primal instructions
 //! are the input's, once each, so the primal runs once. Every differential
@@ -43,13 +43,13 @@ use adc_ir::{AdMode, FuncId, InstData, Module};
 
 pub(crate) use shadows::callee_spec;
 
-/// Widens the function `id` if its request has a width above 1. Where
+/// Widens the function `id` if its request is vector mode. Where
 /// lanes cannot be carried, `id` calls a width-1 derivative once per
 /// direction (`lanes.rs`); a reverse one is a new request, returned, for
 /// `unzip` and `transpose`.
 pub fn run(module: &mut Module, id: FuncId) -> Result<Option<FuncId>, AdError> {
     let func = module.func(id);
-    let Some(spec) = func.deriv.clone().filter(|s| s.width > 1) else {
+    let Some(spec) = func.deriv.clone().filter(|s| s.vector) else {
         return Ok(None);
     };
     let mut more = None;
@@ -93,7 +93,7 @@ pub(crate) fn vector_callee(module: &Module, callee: FuncId, width: u32) -> Opti
     module.find(&vector_name(&spec, width))
 }
 
-/// After `linearize` generated `id`: when it has a width above 1, declares
+/// After `linearize` generated `id`: when it is vector mode, declares
 /// the vector-mode derivative of every callee derivative it calls, so that
 /// `linearize` generates them in the same run.
 pub fn declare_callees(module: &mut Module, id: FuncId) {
@@ -102,8 +102,8 @@ pub fn declare_callees(module: &mut Module, id: FuncId) {
         .deriv
         .as_ref()
         .filter(|s| s.mode == AdMode::Forward)
+        .filter(|s| s.vector)
         .map(|s| s.width)
-        .filter(|w| *w > 1)
     else {
         return;
     };
@@ -124,7 +124,11 @@ pub fn declare_callees(module: &mut Module, id: FuncId) {
             continue;
         };
         let name = vector_name(&spec, width);
-        let spec = adc_ir::DerivSpec { width, ..spec };
+        let spec = adc_ir::DerivSpec {
+            width,
+            vector: true,
+            ..spec
+        };
         crate::ad::declare(module, src, name, spec, span);
     }
 }

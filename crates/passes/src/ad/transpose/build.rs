@@ -200,17 +200,18 @@ impl Transposer<'_> {
         // Vector mode (`widen`): gradients go to the arrays that stand for
         // scalar tangents, and the seeds come from an array.
         let width = self.u.deriv.as_ref().map_or(1, |s| s.width);
+        let vector = self.u.deriv.as_ref().is_some_and(|s| s.vector);
         for (k, (i, is_tan)) in layout.iter().enumerate().rev() {
-            if *is_tan && matches!(src.params[*i].ty, Type::Scalar(_)) && width <= 1 {
+            if *is_tan && matches!(src.params[*i].ty, Type::Scalar(_)) && !vector {
                 self.out.dfg.remove_block_param(entry, k);
             }
         }
         for (k, (i, is_tan)) in layout.iter().enumerate() {
-            if *is_tan && acts[*i] == Activity::Active && width <= 1 {
+            if *is_tan && acts[*i] == Activity::Active && !vector {
                 grads.push(old_params[k]);
             }
         }
-        let seeds: Vec<Value> = if width > 1 {
+        let seeds: Vec<Value> = if vector {
             self.vector_seeds(src, entry, width)
         } else if matches!(ret, Activity::Active | Activity::ActiveOnly) {
             src.returns

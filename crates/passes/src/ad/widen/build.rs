@@ -46,7 +46,7 @@ pub(super) struct Widener<'a> {
     n_returns: usize,
 }
 
-/// The widened `id`, whose spec is `spec` (width above 1). A reverse
+/// The widened `id`, whose spec is `spec` (vector mode). A reverse
 /// request stays in forward form for `unzip` and `transpose`: its spec
 /// kept, the lanes of the result's tangent returned after the primal
 /// results (`transpose` seeds them from the `seed` array), and the

@@ -13,7 +13,7 @@ use adc_ir::{
     ParamMode, Span, Type, Value,
 };
 
-/// `id` (`lower-pairs`' output for the forward `spec`, width above 1) as
+/// `id` (`lower-pairs`' output for the forward `spec`, vector mode) as
 /// `W` calls of its width-1 body, which becomes a new function.
 pub(super) fn lanes(module: &mut Module, id: FuncId, spec: &DerivSpec) -> Result<(), AdError> {
     let old = module.func(id);
@@ -249,7 +249,7 @@ impl Emit {
     }
 }
 
-/// `id` (a reverse request of width above 1, still in forward form) as
+/// `id` (a reverse request of vector mode, still in forward form) as
 /// `W` calls of a width-1 reverse derivative: its forward form, kept as a
 /// request of its own (`__adc_lanes_NAME`) that `unzip` and `transpose`
 /// turn around. Returns that request.
@@ -266,6 +266,7 @@ pub(super) fn reverse_lanes(
     let src = module.func(src_id).clone();
     let one_spec = DerivSpec {
         width: 1,
+        vector: false,
         ..spec.clone()
     };
     let mut one = old.clone();
