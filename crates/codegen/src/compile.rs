@@ -65,12 +65,16 @@ pub(crate) fn build<M: Module>(
     };
     let mut func_ids = Vec::new();
     for (f, &unused) in ir.funcs.iter().zip(&unused) {
-        let id = if f.is_import() || f.layout.is_empty() || unused {
+        // An internal function nothing reaches is not declared at all: an
+        // import would be an undefined symbol of the object file.
+        let id = if unused {
+            None
+        } else if f.is_import() || f.layout.is_empty() {
             let sig = translate::c_abi::extern_signature(m, f);
-            m.declare_function(&f.name, Linkage::Import, &sig)?
+            Some(m.declare_function(&f.name, Linkage::Import, &sig)?)
         } else {
             let sig = translate::impl_signature(m, f, true);
-            m.declare_function(&impl_name(&f.name), Linkage::Local, &sig)?
+            Some(m.declare_function(&impl_name(&f.name), Linkage::Local, &sig)?)
         };
         func_ids.push(id);
     }
@@ -132,7 +136,7 @@ pub(crate) fn build<M: Module>(
             built.entries.push(None);
             continue;
         };
-        define_body(m, syms.func_ids[i], &mut ctx)
+        define_body(m, syms.func(i), &mut ctx)
             .map_err(|e| CodegenError::Backend(format!("`{}`: {e}", f.name)))?;
         if let Some(frame) = compiled_frame(&ctx) {
             frames[i] = frame;

@@ -148,7 +148,7 @@ pub(crate) fn define_c_wrapper<M: Module>(
         None
     };
     call_args.extend_from_slice(args);
-    let callee = m.declare_func_in_func(syms.func_ids[index], b.func);
+    let callee = m.declare_func_in_func(syms.func(index), b.func);
     let call = b.ins().call(callee, &call_args);
     let mut results = b.inst_results(call).to_vec();
     if let Some(addr) = area {
@@ -280,7 +280,7 @@ pub(crate) fn define_entry<M: Module>(
             slot += 1;
         }
     }
-    let callee = m.declare_func_in_func(syms.func_ids[index], b.func);
+    let callee = m.declare_func_in_func(syms.func(index), b.func);
     let call = b.ins().call(callee, &call_args);
     let results = b.inst_results(call).to_vec();
     // With a return area the callee already wrote `rets`; `results` is empty.

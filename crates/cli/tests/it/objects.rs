@@ -354,6 +354,38 @@ double f(double[] a, int k) {
     assert!(seen >= 5, "{undefined}");
 }
 
+/// An object file refers to none of adc's internal functions it does not
+/// define: Hessians and sparse derivatives leave helpers (the sweep's set
+/// union, a Hessian's inner gradient) that nothing calls after inlining,
+/// which were once declared as imports (undefined `__adc_*` symbols).
+#[test]
+fn object_files_leave_no_internal_symbol_undefined() {
+    let Ok(nm) = std::process::Command::new("nm").arg("--version").output() else {
+        eprintln!("skipping: no nm");
+        return;
+    };
+    assert!(nm.status.success());
+    let src = "[jacobian(J)] [jacobian(JS, sparse)] [hessian(H)] [hessian(HS, sparse)]
+double g(double[] x, inout double w, int[] idx, bool[] mask) {
+  double s = w;
+  for (int i = 0; i < len(idx); i++) { if (mask[i]) { s += x[idx[i]] * x[idx[i]] * w; } }
+  w = w + s * s;
+  return s * cos(x[0]);
+}";
+    let file = scratch("internal_undefined.ad", src);
+    let obj = file.with_extension("o");
+    let o = compile(&file, &obj, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = std::process::Command::new("nm")
+        .arg("-u")
+        .arg(&obj)
+        .output()
+        .expect("nm runs");
+    let undefined = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(undefined.contains("cos"), "{undefined}");
+    assert!(!undefined.contains("__adc_"), "{undefined}");
+}
+
 /// A sparse Jacobian (docs/jacobians.md#sparse-jacobians) called from C
 /// through an object file: `NAME_nnz` sizes the arrays, `NAME` fills
 /// them in compressed sparse rows; the sweep's set helper is internal.

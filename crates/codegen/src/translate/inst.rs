@@ -359,7 +359,7 @@ impl<M: Module> FuncTranslator<'_, '_, M> {
         for a in args {
             cargs.extend(self.vs(*a));
         }
-        let fid = self.syms.func_ids[func.index()];
+        let fid = self.syms.func(func.index());
         let fref = self.m.declare_func_in_func(fid, self.b.func);
         let mut results = if callee.is_import() {
             super::c_abi::call_extern(&mut self.b, fref, callee, cargs)

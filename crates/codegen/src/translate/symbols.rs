@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 /// Module-wide symbols: the Cranelift id of each IR function (internal
 /// implementation, or the import for an `extern`) and interned messages.
 pub(crate) struct Symbols {
-    pub func_ids: Vec<FuncId>,
+    /// `None` for an internal function no other function reaches
+    /// (`compile::unreached_internals`): it has no body and no caller.
+    func_ids: Vec<Option<FuncId>>,
     messages: BTreeMap<String, DataId>,
     /// What grows and frees derivative tapes: `realloc`/`free` in object
     /// files, the runtime's per-thread cache in the JIT.
@@ -23,7 +25,10 @@ pub(crate) struct Symbols {
 impl Symbols {
     /// The symbols of a module whose functions are `func_ids`, with no
     /// message and no helper declared yet.
-    pub(crate) fn new(func_ids: Vec<FuncId>, tape_alloc: (&'static str, &'static str)) -> Symbols {
+    pub(crate) fn new(
+        func_ids: Vec<Option<FuncId>>,
+        tape_alloc: (&'static str, &'static str),
+    ) -> Symbols {
         Symbols {
             func_ids,
             messages: BTreeMap::new(),
@@ -31,6 +36,13 @@ impl Symbols {
             tape_grow: None,
             copy: None,
         }
+    }
+
+    /// The Cranelift id of IR function `index`.
+    pub(crate) fn func(&self, index: usize) -> FuncId {
+        // Only unreached internal functions have none, and nothing that is
+        // translated (a body, a wrapper, a caller) refers to them.
+        self.func_ids[index].expect("a reached function is declared")
     }
 
     pub(crate) fn message<M: Module>(
