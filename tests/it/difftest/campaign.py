@@ -15,7 +15,8 @@ tests/it/difftest/, Cargo.toml, Cargo.lock and `rustc -V`. The test binary
 must be newer than every one of those files (else: refused, rebuild), so the
 seeds recorded under a key all ran on that source. Each finished seed is one
 line of a results-*.tsv log there (seed, outcome, second order, finite
-differences compared and skipped, interpreter oracle); a rerun with the same
+differences compared and skipped, interpreter oracle, vector-mode width,
+float program); a rerun with the same
 arguments on the same compiler skips the seeds already there, and one on a
 changed compiler starts afresh in its own directory.
 
@@ -55,15 +56,18 @@ def compiler_key(root):
 
 
 def read_results(d):
-    """seed -> (outcome, second order, fd compared, fd skipped, interpreter) of every log in `d`."""
+    """seed -> (outcome, second order, fd compared, fd skipped, interpreter, width 1, float) of every log in `d`
+    (a line of a log written before the last two columns existed counts as neither)."""
     seen = {}
     for f in glob.glob(f"{d}/results-*.tsv"):
         for line in open(f):
             parts = line.rstrip("\n").split("\t")
             # (A line without its newline was cut by a kill: not a result.)
             if line.endswith("\n") and len(parts) >= 2 and parts[0].isdigit():
-                nums = [int(p) if p.isdigit() else 0 for p in parts[2:6]]
-                seen[int(parts[0])] = (parts[1], *(nums + [0] * (4 - len(nums))))
+                nums = [int(p) if p.isdigit() else 0 for p in parts[2:8]]
+                nums += [0] * (6 - len(nums))
+                nums[4] = int(nums[4] == 1)  # the width: 1 or not
+                seen[int(parts[0])] = (parts[1], *nums)
     return seen
 
 
@@ -74,7 +78,9 @@ def summary(results, title):
              f"  second-order programs {sum(r[1] for r in results.values())}, "
              f"finite-difference comparisons {sum(r[2] for r in results.values())} "
              f"(skipped {sum(r[3] for r in results.values())}), "
-             f"interpreter at every stage {sum(r[4] for r in results.values())}"]
+             f"interpreter at every stage {sum(r[4] for r in results.values())}",
+             f"  vector width 1 programs {sum(r[5] for r in results.values())}, "
+             f"float programs {sum(r[6] for r in results.values())}"]
     lines += [f"  {v:7d}  {k}" for k, v in counts.most_common()]
     return "\n".join(lines)
 
@@ -173,8 +179,9 @@ def record_death(binary, n, d, hang_secs, deaths):
     with open(f"{d}/{kind}-seed{n}.ad", "w") as fh:
         fh.write(f"// difftest finding: {what}, seed {n} (not shrunk)\n// last call: {last[:2000]}\n{src}\n")
     with open(f"{d}/results-crashes.tsv", "a") as fh:
-        # Second order on every third seed, as `oracle::second_order`.
-        fh.write(f"{n}\t{kind}\t{int(n % 3 == 0)}\t0\t0\t0\n")
+        # Second order on every third seed, as `oracle::second_order`; a
+        # float program on every fifth, as `gen::generate` (width unknown: 0).
+        fh.write(f"{n}\t{kind}\t{int(n % 3 == 0)}\t0\t0\t0\t0\t{int(n % 5 == 3)}\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 //! Random well-typed `.ad` programs, deterministic from a `u64` seed.
 //!
 //! A program is a few helper functions and an entry
-//! `double f(double x, double y, double[] a)`. Statements are kept as a tree
+//! `double f(double x, double y, double[] a)`; on one seed in five, all of
+//! it in `float` instead (`Program::single`, written so by `oracle::module`).
+//! A seed also draws the widths of its vector-mode derivatives and of its
+//! dense Jacobian. Statements are kept as a tree
 //! of text lines and blocks so that the shrinker can delete them. Values stay
 //! bounded: every plain assignment squashes (tanh, sin, atan, erf), `log` and
 //! `sqrt` only see arguments bounded away from 0, divisions only by
@@ -86,6 +89,20 @@ pub struct Program {
     /// (on the dense Hessian's seeds without custom forward derivatives,
     /// as `sparse`).
     pub sparse_hessian: bool,
+    /// Whether the program is written in `float` (every `double` of its
+    /// source and of the oracles' wrappers `float`): one seed in five.
+    pub single: bool,
+    /// The width of the vector-mode derivatives `f_vec` and `f_rvec`, 1
+    /// to 4.
+    pub width: usize,
+    /// Whether `f` also gets a reverse vector-mode derivative (`f_rvec`):
+    /// on a quarter of the seeds without a dense Jacobian or Hessian (whose
+    /// compile time is already the largest), one in six in all (the
+    /// suite's time budget).
+    pub rvec: bool,
+    /// The dense Jacobian's chunk width (`[jacobian(g_jac, width = W)]`),
+    /// or none (chosen by the compiler).
+    pub jac_width: Option<usize>,
 }
 
 fn line(s: String) -> Stmt {
@@ -661,12 +678,20 @@ pub fn generate(seed: u64) -> Program {
     let custom = funcs
         .iter()
         .any(|f| f.attrs.contains("[forward_derivative("));
+    // Drawn from a generator of their own: the programs stay those of
+    // the seeds recorded before these choices existed.
+    let mut r = Rng::new(seed ^ 0x0077_1D74_5EED);
+    let (jacobian, hessian) = (seed % 4 == 1, seed % 6 == 3);
     Program {
         funcs,
         alen,
-        jacobian: seed % 4 == 1,
-        hessian: seed % 6 == 3,
-        sparse: seed % 4 == 1 && !custom,
-        sparse_hessian: seed % 6 == 3 && !custom,
+        jacobian,
+        hessian,
+        sparse: jacobian && !custom,
+        sparse_hessian: hessian && !custom,
+        single: seed % 5 == 3,
+        width: 1 + r.below(4),
+        rvec: !jacobian && !hessian && r.chance(0.25),
+        jac_width: [None, None, Some(1), Some(2), Some(3), Some(5)][r.below(6)],
     }
 }

@@ -5,7 +5,8 @@
 
 use super::gen::Program;
 use super::oracle::{call, close, fail, Fail};
-use adc::{ArgValue, ArrayValue, Constant, JitModule};
+use super::precision::{arr, darr, floats, s, tol};
+use adc::JitModule;
 
 /// Whether `p` gets this oracle (one seed in six: its width-16 forward
 /// derivative over a reverse one is a costly compile), unless
@@ -19,24 +20,13 @@ pub const SOURCE: &str = "[hessian(f_hess)]
 double fh(double x, double y, double[] a) { return f(x, y, a); }
 ";
 
-fn s(v: f64) -> ArgValue {
-    ArgValue::Scalar(Constant::F64(v))
-}
-
-fn arr(v: &[f64]) -> ArgValue {
-    ArgValue::Array(ArrayValue::F64(v.to_vec()))
-}
-
 /// The gradient of `f` in `(x, y, a)` at `v`, by `f_rev`.
 fn gradient(j: &JitModule, v: &[f64]) -> Result<Vec<f64>, Fail> {
     let n = v.len() - 2;
     let mut args = [s(v[0]), s(v[1]), arr(&v[2..]), arr(&vec![0.0; n]), s(1.0)];
     let r = call(j, "f_rev", &mut args)?;
-    let ArgValue::Array(ArrayValue::F64(da)) = &args[3] else {
-        unreachable!("f_rev's shadow is the double array it was given")
-    };
     let mut g = vec![r[1], r[2]];
-    g.extend(da);
+    g.extend(floats(&args[3]));
     Ok(g)
 }
 
@@ -50,13 +40,11 @@ pub fn check(
     fd_skipped: &mut usize,
 ) -> Result<(), Fail> {
     let n = a.len() + 2;
-    let mut args = [s(x), s(y), arr(a), arr(&vec![0.0; n * n])];
+    let mut args = [s(x), s(y), arr(a), darr(&vec![0.0; n * n])];
     let r = call(j, "f_hess", &mut args)?;
-    let ArgValue::Array(ArrayValue::F64(hess)) = &args[3] else {
-        unreachable!("f_hess's Hessian is the double array it was given")
-    };
+    let hess = &floats(&args[3]);
     let at = format!("at x={x:?} y={y:?} a={a:?}");
-    if !close(r[0], p0, 1e-12, 0.0) {
+    if !close(r[0], p0, tol(1e-12), 0.0) {
         return fail(
             "hessian",
             format!("{at}\nf_hess's result {:?} but f gives {p0:?}", r[0]),
@@ -70,7 +58,7 @@ pub fn check(
     for rr in 0..n {
         for c in 0..rr {
             let (u, v) = (hess[rr * n + c], hess[c * n + rr]);
-            if !close(u, v, 1e-8, big) {
+            if !close(u, v, tol(1e-8), big) {
                 return fail(
                     "hessian_symmetry",
                     format!("{at}\nhess[{rr}][{c}] = {u:?} but hess[{c}][{rr}] = {v:?}\n{hess:?}"),
@@ -92,11 +80,12 @@ pub fn check(
                 .map(|(p, m)| (p - m) / (2.0 * h))
                 .collect())
         };
-        let (fd1, fd2) = (column(1e-4)?, column(1e-5)?);
+        let (h1, h2) = (tol(1e-4), tol(1e-5));
+        let (fd1, fd2) = (column(h1)?, column(h2)?);
         let agree = fd1
             .iter()
             .zip(&fd2)
-            .all(|(a, b)| a.is_finite() && close(*a, *b, 1e-6, 0.0));
+            .all(|(a, b)| a.is_finite() && close(*a, *b, tol(1e-6), 0.0));
         if !agree {
             *fd_skipped += 1;
             continue;
@@ -104,11 +93,11 @@ pub fn check(
         *fd_checked += 1;
         for (rr, want) in fd2.iter().enumerate() {
             let got = hess[rr * n + c];
-            if !close(got, *want, 1e-5, 0.0) {
+            if !close(got, *want, tol(1e-5), 0.0) {
                 return fail(
                     "hessian_fd",
                     format!(
-                        "{at}\nhess[{rr}][{c}] = {got:?}, central differences of f_rev's gradient {:?} (h=1e-4), {want:?} (h=1e-5)",
+                        "{at}\nhess[{rr}][{c}] = {got:?}, central differences of f_rev's gradient {:?} (h={h1:e}), {want:?} (h={h2:e})",
                         fd1[rr]
                     ),
                 );

@@ -19,6 +19,7 @@
 //! else than the final one, shows up as a disagreement here.
 
 use super::oracle::{close, fail, Fail};
+use super::precision::{constant, tol};
 use crate::support::number as num;
 use adc::{ArgValue, Constant, JitModule, Stage};
 use adc_ir::interp::{self, InterpArg, InterpError};
@@ -53,10 +54,10 @@ pub struct SecondValues {
 const FUEL: u64 = 1 << 24;
 
 fn f(v: f64) -> InterpArg {
-    InterpArg::Scalar(Constant::F64(v))
+    InterpArg::Scalar(constant(v))
 }
 fn arr(v: &[f64]) -> InterpArg {
-    InterpArg::Array(v.iter().map(|x| Constant::F64(*x)).collect())
+    InterpArg::Array(v.iter().map(|x| constant(*x)).collect())
 }
 
 /// The C library's `erf`, `erfc` and `lgamma`, as compiled code calls them
@@ -104,7 +105,7 @@ fn run(
 }
 
 fn expect(stage: Stage, what: &str, got: f64, want: f64) -> Result<(), Fail> {
-    if close(got, want, 1e-9, 0.0) {
+    if close(got, want, tol(1e-9), 0.0) {
         Ok(())
     } else {
         fail(

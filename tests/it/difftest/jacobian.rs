@@ -7,36 +7,36 @@
 //! `g` has a float result, so `g_jac` chooses between columns (forward
 //! vector mode, `g_jac__fwd`) and rows (reverse vector mode, `g_jac__rev`)
 //! at each call; with 3 rows it takes rows. Both are checked, and the
-//! choice.
+//! choice. On some seeds the attribute sets a chunk width from 1 to 5
+//! (`Program::jac_width`; 1: one column per run of the forward side).
 
+use super::gen::Program;
 use super::oracle::{call, close, fail, Fail};
-use adc::{ArgValue, ArrayValue, Constant, JitModule};
+pub use super::precision::{arr, floats, s};
+use super::precision::{darr, tol};
+use adc::JitModule;
+
+/// The dense Jacobian's attribute, with `p`'s chunk width if it has one.
+pub fn attr(p: &Program) -> String {
+    match p.jac_width {
+        Some(w) => format!("[jacobian(g_jac, width = {w})]\n"),
+        None => "[jacobian(g_jac)]\n".into(),
+    }
+}
 
 /// The source `module` appends: `g` and its Jacobian.
-pub const SOURCE: &str = "
-[jacobian(g_jac)]
-double g(double x, double y, double[] a, inout double[] o) {
+pub fn source(p: &Program) -> String {
+    format!("\n{}{G}", attr(p))
+}
+
+/// The function whose Jacobians are checked.
+const G: &str = "double g(double x, double y, double[] a, inout double[] o) {
     double u = f(x, y, a);
     o[0] = o[0] * u;
     o[1] = f(y, x, a) + o[1];
     return x * u;
 }
 ";
-
-pub fn s(v: f64) -> ArgValue {
-    ArgValue::Scalar(Constant::F64(v))
-}
-
-pub fn arr(v: &[f64]) -> ArgValue {
-    ArgValue::Array(ArrayValue::F64(v.to_vec()))
-}
-
-pub fn floats(v: &ArgValue) -> Vec<f64> {
-    match v {
-        ArgValue::Array(ArrayValue::F64(v)) => v.clone(),
-        other => panic!("not a double array: {other:?}"),
-    }
-}
 
 /// `f` and its gradient `(df/dx, df/dy, df/da...)` from `f_rev`.
 fn grad(j: &JitModule, x: f64, y: f64, a: &[f64]) -> Result<(f64, Vec<f64>), Fail> {
@@ -103,14 +103,18 @@ fn check_one(
     want: &[f64],
 ) -> Result<Vec<f64>, Fail> {
     let ncols = want.len() / 3;
-    let mut jargs = [s(x), s(y), arr(a), arr(o), arr(&vec![f64::NAN; want.len()])];
+    let mut jargs = [
+        s(x),
+        s(y),
+        arr(a),
+        arr(o),
+        darr(&vec![f64::NAN; want.len()]),
+    ];
     let rj = call(j, name, &mut jargs)?[0];
     let oj = floats(&jargs[3]);
     let at = format!("{name} at x={x:?} y={y:?} a={a:?} o={o:?}");
-    if !close(rj, r, 1e-12, 0.0)
-        || !close(oj[0], og[0], 1e-12, 0.0)
-        || !close(oj[1], og[1], 1e-12, 0.0)
-    {
+    let t = tol(1e-12);
+    if !close(rj, r, t, 0.0) || !close(oj[0], og[0], t, 0.0) || !close(oj[1], og[1], t, 0.0) {
         return fail(
             "jacobian_primal",
             format!("{at}\ng returns {r:?} and writes o={og:?}; {name} returns {rj:?} and writes o={oj:?}"),
@@ -119,7 +123,7 @@ fn check_one(
     let got = floats(&jargs[4]);
     let scale: f64 = want.iter().map(|w| w.abs()).fold(0.0, f64::max);
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        if !close(*g, *w, 1e-9, scale) {
+        if !close(*g, *w, tol(1e-9), scale) {
             return fail(
                 "jacobian",
                 format!(

@@ -2,14 +2,20 @@
 //!
 //! `gen.rs` generates well-typed programs from a seed; `oracle.rs` checks
 //! reverse against forward mode, forward mode against central
-//! differences, on every third seed the four second-order compositions
-//! against each other, on every fourth a dense Jacobian against reverse
-//! gradients (`jacobian.rs`), on every eighth a sparse Jacobian against
-//! the dense one (`sparse.rs`), on the Hessian's seeds a sparse Hessian
-//! against the dense one (`sparse_hessian.rs`), and the IR interpreter against the JIT after every
-//! pipeline stage (`interp.rs`). See `fixed_seeds` for the part that runs
-//! in CI and `campaign` for long runs (`campaign.py` survives programs
-//! that crash the process):
+//! differences, vector mode of a width from 1 to 4 against width-less
+//! calls (forward on every seed, reverse on one in six: `vector.rs`),
+//! on every third seed the four second-order compositions against each
+//! other, on every fourth a dense Jacobian (sometimes of a chunk width
+//! from 1 to 5) against reverse gradients (`jacobian.rs`), on most of
+//! those a sparse Jacobian against the dense one (`sparse.rs`), on every
+//! sixth a dense Hessian against differences of the gradient
+//! (`hessian.rs`) and a sparse Hessian against the dense one
+//! (`sparse_hessian.rs`), and the IR interpreter against the JIT after
+//! every pipeline stage (`interp.rs`). One seed in five is a `float`
+//! program, whose oracles all run at `float` precision (`precision.rs`).
+//! The summary counts the programs of each kind. See `fixed_seeds` for
+//! the part that runs in CI and `campaign` for long runs (`campaign.py`
+//! survives programs that crash the process):
 //!
 //! ```text
 //! ADC_DIFFTEST_SEEDS=100000 ADC_DIFFTEST_START=0 ADC_DIFFTEST_THREADS=2 \
@@ -26,8 +32,10 @@ pub mod hessian;
 pub mod interp;
 pub mod jacobian;
 pub mod oracle;
+pub mod precision;
 pub mod sparse;
 pub mod sparse_hessian;
+pub mod vector;
 
 use oracle::Outcome;
 use std::collections::BTreeMap;
@@ -53,6 +61,17 @@ pub fn run_seed(seed: u64) -> (gen::Program, bool, Vec<(f64, f64, Vec<f64>)>, Ou
     (p, second, pts, o)
 }
 
+/// The oracles on seed `seed`'s program as the tester made it before
+/// `float` programs and drawn widths (`double`, a width-3 forward
+/// derivative, no reverse one, the Jacobian's width the compiler's): what
+/// the saved seeds of `regressions/` were recorded as.
+pub fn run_seed_as_double(seed: u64) -> Outcome {
+    let mut p = gen::generate(seed);
+    (p.single, p.width, p.rvec, p.jac_width) = (false, 3, false, None);
+    let second = oracle::second_order(seed);
+    oracle::check(&p, second, &oracle::points(seed, p.alen))
+}
+
 #[derive(Default)]
 struct Stats {
     programs: u64,
@@ -61,14 +80,44 @@ struct Stats {
     fd_checked: u64,
     fd_skipped: u64,
     interp_checked: u64,
+    /// Programs whose vector-mode derivatives have width 1, and those of
+    /// them with a reverse one too.
+    width1: u64,
+    width1_reverse: u64,
+    /// Dense Jacobians of chunk width 1.
+    jac_width1: u64,
+    /// `float` programs, and those of them with (dense and sparse)
+    /// Jacobians, and with Hessians (a sparse one among them).
+    single: u64,
+    single_jacobian: u64,
+    single_hessian: u64,
+    single_sparse_hessian: u64,
     failures: BTreeMap<String, Vec<u64>>,
 }
 
 impl Stats {
+    /// Counts the kinds of program `p` is.
+    fn count(&mut self, p: &gen::Program) {
+        let w1 = p.width == 1;
+        self.width1 += w1 as u64;
+        self.width1_reverse += (w1 && p.rvec) as u64;
+        self.jac_width1 += (p.jacobian && p.jac_width == Some(1)) as u64;
+        if p.single {
+            self.single += 1;
+            self.single_jacobian += p.jacobian as u64;
+            self.single_hessian += hessian::enabled(p) as u64;
+            self.single_sparse_hessian += sparse_hessian::enabled(p) as u64;
+        }
+    }
+
     fn summary(&self) -> String {
         let mut s = format!(
             "programs {}, passed {}, with second order {}, FD comparisons {} (skipped {}), interpreter at every stage {}\n",
             self.programs, self.passed, self.second_order, self.fd_checked, self.fd_skipped, self.interp_checked
+        );
+        s += &format!(
+            "  vector width 1: {} (with reverse {}), Jacobian width 1: {}; float programs {} (with Jacobians {}, Hessians {}, sparse Hessians {})\n",
+            self.width1, self.width1_reverse, self.jac_width1, self.single, self.single_jacobian, self.single_hessian, self.single_sparse_hessian
         );
         for (k, v) in &self.failures {
             let first: Vec<String> = v.iter().take(10).map(|s| s.to_string()).collect();
@@ -170,15 +219,18 @@ fn drive(
                         };
                         let _ = writeln!(
                             f.lock().unwrap(),
-                            "{seed}\t{}\t{}\t{fd_checked}\t{fd_skipped}\t{interp_checked}",
+                            "{seed}\t{}\t{}\t{fd_checked}\t{fd_skipped}\t{interp_checked}\t{}\t{}",
                             o.oracle().unwrap_or("pass"),
-                            second as u8
+                            second as u8,
+                            p.width,
+                            p.single as u8,
                         );
                         inflight.lock().unwrap()[t] = None;
                     }
                     let mut st = stats.lock().unwrap();
                     st.programs += 1;
                     st.second_order += second as u64;
+                    st.count(&p);
                     match o {
                         Outcome::Pass {
                             fd_checked,

@@ -8,16 +8,19 @@
 //! panic, a compile error (E0999 or any other) or a runtime error fails;
 //! (e) the IR interpreter, after every stage, agrees with the JIT
 //! (`interp.rs`; off with `ADC_DIFFTEST_INTERP=0`); (f) vector mode: a
-//! width-3 forward derivative on three directions against the width-1
-//! one on each, to rounding; (g) on one seed in four, a dense `[jacobian]`
+//! forward derivative of width 1 to 4 on as many directions against the
+//! width-less one on each, and on some seeds a reverse one on as many
+//! seeds, to rounding (`vector.rs`); (g) on one seed in four, a dense `[jacobian]`
 //! against reverse gradients (`jacobian.rs`); (h) on one seed in six, a
 //! dense `[hessian]` against differences of the gradient (`hessian.rs`);
 //! (i) on one seed in eight, a sparse `[jacobian]` against the dense one
 //! (`sparse.rs`); (j) on the Hessian's seeds, a sparse `[hessian]` against
-//! the dense one (`sparse_hessian.rs`).
+//! the dense one (`sparse_hessian.rs`). A `float` program (one seed in
+//! five) runs every oracle at `float` precision (`precision.rs`).
 
 use super::gen::{Program, Rng};
-use adc::{ArgValue, ArrayValue, Constant, JitModule};
+use super::precision::{self, arr, floats, s, tol};
+use adc::{ArgValue, JitModule};
 use std::cell::RefCell;
 
 /// The module after every stage of the pipeline, for the interpreter.
@@ -51,19 +54,20 @@ impl Outcome {
 pub fn module(p: &Program, second: bool) -> String {
     let mut p = p.clone();
     let band = super::sparse_hessian::enabled(&p);
+    let vector = super::vector::attrs(&p);
     let f = p.funcs.last_mut().unwrap();
     f.attrs = "[autodiff_reverse(f_rev, Active, Active, Duplicated, Active)]\n\
-               [autodiff_forward(f_fwd, Dual, Dual, Dual, Dual)]\n\
-               [autodiff_forward(f_vec, Dual, Dual, Dual, Dual, width = 3)]\n"
+               [autodiff_forward(f_fwd, Dual, Dual, Dual, Dual)]\n"
         .into();
+    f.attrs += &vector;
     if band {
         f.attrs += super::sparse_hessian::ON_F;
     }
     let mut s = p.source();
     if super::sparse::enabled(&p) {
-        s.push_str(&super::sparse::source());
+        s.push_str(&super::sparse::source(&p));
     } else if p.jacobian {
-        s.push_str(super::jacobian::SOURCE);
+        s.push_str(&super::jacobian::source(&p));
     }
     if super::sparse_hessian::enabled(&p) {
         let key = s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, c| {
@@ -90,6 +94,9 @@ double gf(double x, double y, double[] a) { auto [p, t] = f_f2(x, 1.0, y, 0.5, a
 double gs(double x, double y, double[] a, double s) { auto [p, dx, dy] = f_r2(x, y, a, s); return dx + 0.5 * dy; }
 ",
         );
+    }
+    if p.single {
+        s = precision::to_single(&s);
     }
     s
 }
@@ -150,13 +157,6 @@ pub fn fail<T>(oracle: &str, detail: String) -> Result<T, Fail> {
     Err(Fail(oracle.to_string(), detail))
 }
 
-fn s(v: f64) -> ArgValue {
-    ArgValue::Scalar(Constant::F64(v))
-}
-fn arr(v: &[f64]) -> ArgValue {
-    ArgValue::Array(ArrayValue::F64(v.to_vec()))
-}
-
 pub fn call(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Result<Vec<f64>, Fail> {
     if std::env::var("ADC_DIFFTEST_TRACE").is_ok() {
         eprintln!("call {name}({args:?})");
@@ -164,9 +164,9 @@ pub fn call(j: &JitModule, name: &str, args: &mut [ArgValue]) -> Result<Vec<f64>
     match j.call(name, args) {
         Ok(out) => out
             .iter()
-            .map(|c| match c {
-                Constant::F64(v) => Ok(*v),
-                other => fail("abi", format!("{name} returned {other:?}")),
+            .map(|c| match precision::value(c) {
+                Some(v) => Ok(v),
+                None => fail("abi", format!("{name} returned {c:?}")),
             })
             .collect(),
         Err(e) => fail("runtime", format!("{name}: {e}")),
@@ -182,13 +182,7 @@ pub fn close(got: f64, want: f64, rel: f64, scale: f64) -> bool {
 pub fn check(p: &Program, second: bool, pts: &[(f64, f64, Vec<f64>)]) -> Outcome {
     let src = module(p, second);
     let r = catch_unwind(AssertUnwindSafe(|| {
-        let extra = (
-            p.jacobian,
-            super::hessian::enabled(p),
-            super::sparse::enabled(p),
-            super::sparse_hessian::enabled(p),
-        );
-        run(&src, second, extra, pts)
+        precision::with(p.single, || run(&src, p, second, pts))
     }));
     match r {
         Ok(Ok(o)) => o,
@@ -245,50 +239,6 @@ fn compile(src: &str) -> Result<(JitModule, Option<Snapshots>), Fail> {
     }
 }
 
-/// (f) Vector mode: the width-3 forward derivative `f_vec` on the first,
-/// the last unit and the random direction at once, against the width-1
-/// tangents of each.
-fn check_vector(
-    j: &JitModule,
-    (x, y, a): (f64, f64, &[f64]),
-    p0: f64,
-    dirs: &[Vec<f64>],
-    tangents: &[f64],
-    grad: &[f64],
-) -> Result<(), Fail> {
-    // (f) vector mode: the first, the last unit and the random
-    // direction at once.
-    let picks = [0, dirs.len() - 2, dirs.len() - 1];
-    let lane = |k: usize| -> Vec<f64> { picks.iter().map(|&p| dirs[p][k]).collect() };
-    let ta: Vec<f64> = picks.iter().flat_map(|&p| dirs[p][2..].to_vec()).collect();
-    let mut vargs = [
-        s(x),
-        arr(&lane(0)),
-        s(y),
-        arr(&lane(1)),
-        arr(a),
-        arr(&ta),
-        arr(&[0.0; 3]),
-    ];
-    let pv = call(j, "f_vec", &mut vargs)?;
-    let ArgValue::Array(ArrayValue::F64(t_ret)) = &vargs[6] else {
-        unreachable!()
-    };
-    for (k, &p) in picks.iter().enumerate() {
-        let scale: f64 = grad.iter().zip(&dirs[p]).map(|(g, v)| (g * v).abs()).sum();
-        if !close(pv[0], p0, 1e-12, 0.0) || !close(t_ret[k], tangents[p], 1e-11, scale) {
-            return fail(
-                "vector",
-                format!(
-                    "at x={x:?} y={y:?} a={a:?}\ndirection {:?}\nwidth 3: primal {:?}, lane {k} {:?}; width 1: primal {p0:?}, tangent {:?}",
-                    dirs[p], pv[0], t_ret[k], tangents[p]
-                ),
-            );
-        }
-    }
-    Ok(())
-}
-
 /// (b) The forward tangent `tv` along `v` against central differences of
 /// `f` at two step sizes: `Ok(false)` when the differences disagree (a
 /// branch flips), unchecked.
@@ -303,15 +253,16 @@ fn check_fd(
         let am: Vec<f64> = a.iter().zip(&v[2..]).map(|(a, v)| a - h * v).collect();
         Ok((f(x + h * v[0], y + h * v[1], &ap)? - f(x - h * v[0], y - h * v[1], &am)?) / (2.0 * h))
     };
-    let (fd1, fd2) = (fd(1e-4)?, fd(1e-5)?);
-    if !close(fd1, fd2, 1e-6, 0.0) || !fd1.is_finite() {
+    let (h1, h2) = (tol(1e-4), tol(1e-5));
+    let (fd1, fd2) = (fd(h1)?, fd(h2)?);
+    if !close(fd1, fd2, tol(1e-6), 0.0) || !fd1.is_finite() {
         return Ok(false);
     }
-    if !close(tv, fd2, 1e-5, 0.0) {
+    if !close(tv, fd2, tol(1e-5), 0.0) {
         return fail(
             "fd",
             format!(
-                "at x={x:?} y={y:?} a={a:?}\ndirection {v:?}\nforward tangent {tv:?}\ncentral differences {fd1:?} (h=1e-4), {fd2:?} (h=1e-5)"
+                "at x={x:?} y={y:?} a={a:?}\ndirection {v:?}\nforward tangent {tv:?}\ncentral differences {fd1:?} (h={h1:e}), {fd2:?} (h={h2:e})"
             ),
         );
     }
@@ -320,15 +271,19 @@ fn check_fd(
 
 fn run(
     src: &str,
+    p: &Program,
     second: bool,
-    (jacobian, hessian, sparse, sparse_hessian): (bool, bool, bool, bool),
     pts: &[(f64, f64, Vec<f64>)],
 ) -> Result<Outcome, Fail> {
+    let (jacobian, hessian) = (p.jacobian, super::hessian::enabled(p));
+    let (sparse, sparse_hessian) = (super::sparse::enabled(p), super::sparse_hessian::enabled(p));
     let (j, snapshots) = compile(src)?;
     let (mut fd_checked, mut fd_skipped, mut interp_checked) = (0, 0, 0);
     let mut interp_done = false;
     for (x, y, a) in pts {
-        let (x, y) = (*x, *y);
+        // The point as the program's type holds it.
+        let (x, y) = (precision::round(*x), precision::round(*y));
+        let a: &[f64] = &a.iter().map(|v| precision::round(*v)).collect::<Vec<f64>>();
         let n = a.len();
         let f = |x: f64, y: f64, a: &[f64]| -> Result<f64, Fail> {
             Ok(call(&j, "f", &mut [s(x), s(y), arr(a)])?[0])
@@ -341,12 +296,9 @@ fn run(
         // (a) reverse against forward.
         let mut args = [s(x), s(y), arr(a), arr(&vec![0.0; n]), s(1.0)];
         let rev = call(&j, "f_rev", &mut args)?;
-        let ArgValue::Array(ArrayValue::F64(da)) = &args[3] else {
-            unreachable!()
-        };
         let mut grad = vec![rev[1], rev[2]];
-        grad.extend(da);
-        if !close(rev[0], p0, 1e-12, 0.0) {
+        grad.extend(floats(&args[3]));
+        if !close(rev[0], p0, tol(1e-12), 0.0) {
             return fail(
                 "primal",
                 format!("f_rev's primal {} but f gives {p0}", rev[0]),
@@ -370,12 +322,12 @@ fn run(
         for v in &dirs {
             let (pf, t) = fwd(v)?;
             tangents.push(t);
-            if !close(pf, p0, 1e-12, 0.0) {
+            if !close(pf, p0, tol(1e-12), 0.0) {
                 return fail("primal", format!("f_fwd's primal {pf} but f gives {p0}"));
             }
             let dot: f64 = grad.iter().zip(v).map(|(g, v)| g * v).sum();
             let scale: f64 = grad.iter().zip(v).map(|(g, v)| (g * v).abs()).sum();
-            if !close(t, dot, 1e-9, scale) {
+            if !close(t, dot, tol(1e-9), scale) {
                 return fail(
                     "rev_vs_fwd",
                     format!(
@@ -385,13 +337,16 @@ fn run(
             }
             tv = t;
         }
-        check_vector(&j, (x, y, a), p0, &dirs, &tangents, &grad)?;
+        super::vector::check_forward(&j, p.width, (x, y, a), p0, &dirs, &tangents, &grad)?;
+        if p.rvec {
+            super::vector::check_reverse(&j, p.width, (x, y, a))?;
+        }
         // (g) the dense Jacobian of a function of several rows.
         if jacobian {
             let usable = super::jacobian::check(&j, x, y, a)?;
             // (i) the sparse Jacobian of the same function against it.
             if usable && sparse {
-                for sp in super::sparse::NAMES {
+                for sp in super::sparse::names(p) {
                     super::sparse::check(&j, sp, x, y, a)?;
                 }
             }
@@ -461,7 +416,7 @@ fn check_second(
         |x: f64, y: f64| -> Result<f64, Fail> { Ok(call(j, "gr", &mut [s(x), s(y), arr(a)])?[0]) };
     let gf = call(j, "gf", &mut [s(x), s(y), arr(a)])?[0];
     let g = gr(x, y)?;
-    if !close(g, g1, 1e-9, 0.0) || !close(gf, g1, 1e-9, 0.0) {
+    if !close(g, g1, tol(1e-9), 0.0) || !close(gf, g1, tol(1e-9), 0.0) {
         return fail(
             "second_order",
             format!(
@@ -475,7 +430,7 @@ fn check_second(
     let hs_f = call(j, "h_fs", &mut [s(x), s(y), arr(a), s(0.0), s(1.0)])?;
     let hs_r = call(j, "h_rs", &mut [s(x), s(y), arr(a), s(0.0), s(1.0)])?;
     for (name, v, d) in [("forward", hs_f[0], hs_f[1]), ("reverse", hs_r[0], hs_r[1])] {
-        if v != 0.0 || !close(d, g, 1e-9, 0.0) {
+        if v != 0.0 || !close(d, g, tol(1e-9), 0.0) {
             return fail(
                 "second_order_seed",
                 format!(
@@ -508,25 +463,25 @@ fn check_second(
     let h0 = orders[0].1 .1;
     let text = || format!("{at}\nd/d(1, 0.3) of (df/dx + 0.5 df/dy): {orders:?}");
     for (name, (p, h)) in &orders {
-        if !close(*p, g, 1e-9, 0.0) {
+        if !close(*p, g, tol(1e-9), 0.0) {
             return fail(
                 "second_order",
                 format!("{name}: primal {p:?}, want {g:?}\n{}", text()),
             );
         }
-        if !close(*h, h0, 1e-8, 0.0) {
+        if !close(*h, h0, tol(1e-8), 0.0) {
             return fail("second_order", format!("{name} disagrees\n{}", text()));
         }
     }
     let fd = |h: f64| -> Result<f64, Fail> {
         Ok((gr(x + h, y + 0.3 * h)? - gr(x - h, y - 0.3 * h)?) / (2.0 * h))
     };
-    let (fd1, fd2) = (fd(1e-4)?, fd(1e-5)?);
-    if !close(fd1, fd2, 1e-6, 0.0) || !fd1.is_finite() {
+    let (fd1, fd2) = (fd(tol(1e-4))?, fd(tol(1e-5))?);
+    if !close(fd1, fd2, tol(1e-6), 0.0) || !fd1.is_finite() {
         *fd_skipped += 1;
     } else {
         *fd_checked += 1;
-        if !close(h0, fd2, 1e-5, 0.0) {
+        if !close(h0, fd2, tol(1e-5), 0.0) {
             return fail(
                 "second_order_fd",
                 format!("{}\ncentral differences of gr {fd1:?}, {fd2:?}", text()),

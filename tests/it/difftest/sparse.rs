@@ -8,11 +8,13 @@
 //! `g_sp` and `g_sp_nnz` return and write what `g` does. The same for
 //! `g_spr` and `g_spc`, the same Jacobian forced by rows (`sparse,
 //! reverse`: a reverse run per 4 row colors) and by columns (`sparse,
-//! forward`), whichever `g_sp` chooses.
+//! forward`), whichever `g_sp` chooses; a `float` program has no `g_spr`
+//! (by rows is error E0309 for `float` functions: they go by columns).
 
 use super::gen::Program;
 use super::jacobian::{arr, floats, s};
 use super::oracle::{call, close, fail, Fail};
+use super::precision::{darr, tol};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
 
 /// Whether `p` gets this oracle (it needs the dense one's `g_jac`).
@@ -20,20 +22,30 @@ pub fn enabled(p: &Program) -> bool {
     p.jacobian && p.sparse
 }
 
-/// The dense oracle's source with the sparse Jacobian on `g` as well.
-pub fn source() -> String {
-    let dense = "[jacobian(g_jac)]\n";
-    debug_assert!(super::jacobian::SOURCE.contains(dense));
-    let sparse = "[jacobian(g_jac)]
-[jacobian(g_sp, sparse)]
-[jacobian(g_spr, sparse, reverse)]
-[jacobian(g_spc, sparse, forward)]
-";
-    super::jacobian::SOURCE.replacen(dense, sparse, 1)
+/// The dense oracle's source with the sparse Jacobians on `g` as well.
+pub fn source(p: &Program) -> String {
+    let dense = super::jacobian::attr(p);
+    let mut sparse = dense.clone();
+    for name in names(p) {
+        let how = match *name {
+            "g_spr" => ", reverse",
+            "g_spc" => ", forward",
+            _ => "",
+        };
+        sparse += &format!("[jacobian({name}, sparse{how})]\n");
+    }
+    super::jacobian::source(p).replacen(&dense, &sparse, 1)
 }
 
-/// The sparse Jacobians of `source`: automatic, by rows, by columns.
-pub const NAMES: [&str; 3] = ["g_sp", "g_spr", "g_spc"];
+/// The sparse Jacobians of `source`: automatic, by rows (not for a
+/// `float` program), by columns.
+pub fn names(p: &Program) -> &'static [&'static str] {
+    if p.single {
+        &["g_sp", "g_spc"]
+    } else {
+        &["g_sp", "g_spr", "g_spc"]
+    }
+}
 
 fn ints(v: &ArgValue) -> Vec<i64> {
     match v {
@@ -44,10 +56,10 @@ fn ints(v: &ArgValue) -> Vec<i64> {
 
 /// Equal to rounding, or the same non-finite value.
 fn same(got: f64, want: f64) -> bool {
-    close(got, want, 1e-12, 0.0) || (got.is_nan() && want.is_nan()) || got == want
+    close(got, want, tol(1e-12), 0.0) || (got.is_nan() && want.is_nan()) || got == want
 }
 
-/// Checks `sp` and `sp_nnz` (`sp` one of [`NAMES`]) against `g` and
+/// Checks `sp` and `sp_nnz` (`sp` one of [`names`]) against `g` and
 /// `g_jac` at `(x, y, a)`.
 pub fn check(j: &JitModule, sp: &str, x: f64, y: f64, a: &[f64]) -> Result<(), Fail> {
     let (nr, nc) = (3, a.len() + 4);
@@ -56,7 +68,7 @@ pub fn check(j: &JitModule, sp: &str, x: f64, y: f64, a: &[f64]) -> Result<(), F
     let mut gargs = [s(x), s(y), arr(a), arr(&o)];
     let r = call(j, "g", &mut gargs)?[0];
     let og = floats(&gargs[3]);
-    let mut dargs = [s(x), s(y), arr(a), arr(&o), arr(&vec![f64::NAN; nr * nc])];
+    let mut dargs = [s(x), s(y), arr(a), arr(&o), darr(&vec![f64::NAN; nr * nc])];
     call(j, "g_jac", &mut dargs)?;
     let dense = floats(&dargs[4]);
 
@@ -79,7 +91,7 @@ pub fn check(j: &JitModule, sp: &str, x: f64, y: f64, a: &[f64]) -> Result<(), F
         s(y),
         arr(a),
         arr(&o),
-        arr(&vec![f64::NAN; nnz]),
+        darr(&vec![f64::NAN; nnz]),
         ArgValue::Array(ArrayValue::I64(vec![-1; nnz])),
         ArgValue::Array(ArrayValue::I64(vec![-1; nr + 1])),
     ];

@@ -21,6 +21,7 @@
 use super::gen::{Program, Rng};
 use super::jacobian::{arr, floats, s};
 use super::oracle::{call, close, fail, Fail};
+use super::precision::{darr, tol};
 use adc::{ArgValue, ArrayValue, Constant, JitModule};
 
 /// Whether `p` gets this oracle (it needs the dense one's `f_hess`).
@@ -48,7 +49,7 @@ fn ints(v: &ArgValue) -> Vec<i64> {
 
 /// Equal to rounding, or the same non-finite value.
 fn same(got: f64, want: f64) -> bool {
-    close(got, want, 1e-12, 0.0) || (got.is_nan() && want.is_nan()) || got == want
+    close(got, want, tol(1e-12), 0.0) || (got.is_nan() && want.is_nan()) || got == want
 }
 
 /// Whether `rows` and `cols` are a well-formed lower triangle of `n`
@@ -70,7 +71,7 @@ fn well_formed(rows: &[i64], cols: &[i64], n: usize, nnz: usize) -> bool {
 /// of `a` in `f_hess`.
 pub fn check(j: &JitModule, (x, y, a): (f64, f64, &[f64]), p0: f64) -> Result<(), Fail> {
     let n = a.len() + 2;
-    let mut dargs = [s(x), s(y), arr(a), arr(&vec![f64::NAN; n * n])];
+    let mut dargs = [s(x), s(y), arr(a), darr(&vec![f64::NAN; n * n])];
     call(j, "f_hess", &mut dargs)?;
     let dense = floats(&dargs[3]);
     against(j, "f_hsp", (x, y, a), p0, &dense, 0)?;
@@ -165,7 +166,7 @@ fn check_band(j: &JitModule, (x, y, a): (f64, f64, &[f64])) -> Result<(), Fail> 
         .collect();
     let p0 = call(j, "fbd", &mut [s(x), s(y), arr(&b)])?[0];
     let n = len + 2;
-    let mut dargs = [s(x), s(y), arr(&b), arr(&vec![f64::NAN; n * n])];
+    let mut dargs = [s(x), s(y), arr(&b), darr(&vec![f64::NAN; n * n])];
     call(j, "fbd_hess", &mut dargs)?;
     let dense = floats(&dargs[3]);
     against(j, "fbd_hsp", (x, y, &b), p0, &dense, 2)
@@ -198,7 +199,7 @@ fn against(
         s(x),
         s(y),
         arr(a),
-        arr(&vec![f64::NAN; nnz]),
+        darr(&vec![f64::NAN; nnz]),
         ArgValue::Array(ArrayValue::I64(vec![-1; nnz])),
         ArgValue::Array(ArrayValue::I64(vec![-1; n + 1])),
     ];

@@ -8,7 +8,7 @@
 //!
 //! A new bug gets a new file here and a `mod` line below.
 
-use crate::difftest::{oracle, run_seed};
+use crate::difftest::{oracle, run_seed_as_double};
 
 mod a_parenthesised_return_type_is_that_type;
 mod c_lexical_habits;
@@ -88,13 +88,14 @@ fn compiles(src: &str) {
     }
 }
 
-/// The random-program tester's program of `seed` passes every oracle.
+/// The random-program tester's program of `seed` passes every oracle
+/// (the `double` program the seed was recorded with).
 fn seed_passes(seed: u64) {
     oracle::quiet_panics();
     let o = std::thread::Builder::new()
         .name("difftest-regression".into())
         .stack_size(256 << 20)
-        .spawn(move || run_seed(seed).3)
+        .spawn(move || run_seed_as_double(seed))
         .unwrap()
         .join()
         .unwrap();
