@@ -86,8 +86,8 @@ struct Stats {
     width1_reverse: u64,
     /// Dense Jacobians of chunk width 1.
     jac_width1: u64,
-    /// `float` programs, and those of them with (dense and sparse)
-    /// Jacobians, and with Hessians (a sparse one among them).
+    /// `float` programs, and those of them with dense Jacobians (most
+    /// with sparse ones too), with dense Hessians, and with sparse ones.
     single: u64,
     single_jacobian: u64,
     single_hessian: u64,
@@ -304,6 +304,12 @@ fn fixed_seeds() {
     assert!(
         stats.fd_checked > stats.programs,
         "too few finite-difference checks: {}",
+        stats.summary()
+    );
+    // (One program in five is a `float` one, one in four has width 1.)
+    assert!(
+        stats.programs < 40 || (stats.single * 10 > stats.programs && stats.width1 > 0),
+        "too few float or width-1 programs: {}",
         stats.summary()
     );
 }
