@@ -9,6 +9,12 @@
 //!   `[hessian]` or `[jacobian]` (`dce` once removed a dead chain one
 //!   instruction per round, `transpose` once searched the whole block
 //!   for each lane group's instructions: O(n^2));
+//! - `wide jacobian`, `wide sparse jacobian`, `wide hessian`, `wide
+//!   sparse hessian`: a function of n scalar parameters under `[jacobian]`
+//!   or `[hessian]`, dense or sparse (the frontend once gave every join a
+//!   parameter per variable, O(n^2) in the wrappers' loops; `rle` once
+//!   scanned every element it knew at each store);
+//! - `hessian chain`: an `else if` chain of n arms under `[hessian]`;
 //! - `nested ifs`: n `if`s nested around one assignment;
 //! - `locals`: n locals declared in one block, then each read;
 //! - `call chain`: n one-line functions, each calling the next (`inline`
@@ -93,6 +99,57 @@ fn hessian_sum(n: usize) -> String {
 
 fn jacobian_sum(n: usize) -> String {
     matrix_sum(n, "[jacobian(J)]")
+}
+
+/// `f` of `n` scalar parameters, each read by a product with its
+/// neighbour and a `sin`, under `attribute`: the wrappers of `[jacobian]`
+/// and `[hessian]` have a loop or two per parameter, so the frontend's
+/// joins once took a parameter per variable each (O(n^2) block
+/// parameters), and `rle` once scanned every known element per store.
+fn wide(n: usize, attribute: &str) -> String {
+    let params: Vec<String> = (0..n).map(|i| format!("double x{i}")).collect();
+    let mut s = format!(
+        "{attribute}\ndouble f({}) {{\n  double s = 0.0;\n",
+        params.join(", ")
+    );
+    for i in 0..n {
+        s += &format!(
+            "  s = s + x{i} * x{};\n  s = s + sin(x{i}) * 0.5;\n",
+            (i + 1) % n
+        );
+    }
+    let args: Vec<String> = (0..n).map(|i| format!("{}.5", i % 7)).collect();
+    s + &format!(
+        "  return s;\n}}\ndouble main() {{ return f({}); }}\n",
+        args.join(", ")
+    )
+}
+
+fn wide_jacobian(n: usize) -> String {
+    wide(n, "[jacobian(J)]")
+}
+
+fn wide_sparse_jacobian(n: usize) -> String {
+    wide(n, "[jacobian(J, sparse)]")
+}
+
+fn wide_hessian(n: usize) -> String {
+    wide(n, "[hessian(H)]")
+}
+
+fn wide_sparse_hessian(n: usize) -> String {
+    wide(n, "[hessian(H, sparse)]")
+}
+
+/// An `else if` chain of `n` arms under `[hessian(H)]`.
+fn hessian_chain(n: usize) -> String {
+    let mut s = String::from(
+        "[hessian(H)]\ndouble f(double x, double z, int k) {\n  double y = 0.0;\n  if (k == 0) { y = x * z; }\n",
+    );
+    for i in 1..n {
+        s += &format!("  else if (k == {i}) {{ y = x * z * {i}.0 + sin(x); }}\n");
+    }
+    s + "  else { y = -x * z; }\n  return y;\n}\ndouble main() { return f(1.5, 0.5, 3); }\n"
 }
 
 /// Nested `if`s around one assignment.
@@ -206,27 +263,47 @@ fn main() {
         .filter(|a| a != "quick" && !a.starts_with('-'))
         .collect();
     type Gen = fn(usize) -> String;
-    let shapes: &[(&str, Gen, &[usize])] = &[
-        ("ifs", ifs, &[1500, 3000, 6000]),
-        ("chain", chain, &[2500, 5000, 10000]),
-        ("straight", straight, &[5000, 10000, 20000]),
-        ("flat sum", flat_sum, &[25000, 50000, 100000]),
-        ("hessian sum", hessian_sum, &[5000, 10000, 20000]),
-        ("jacobian sum", jacobian_sum, &[2500, 5000, 10000]),
-        ("nested ifs", nested_ifs, &[1500, 3000, 6000]),
-        ("locals", locals, &[5000, 10000, 20000]),
-        ("call chain", call_chain, &[500, 1000, 2000]),
-        ("call tree", call_tree, &[250, 500, 1000]),
-        ("many calls", many_calls, &[500, 1000, 2000]),
-        ("nested calls", nested_calls, &[5000, 10000, 20000]),
+    // The last field: also with `--grad` (not for the shapes that carry
+    // their own derivative attribute and are measured for it).
+    let shapes: &[(&str, Gen, &[usize], bool)] = &[
+        ("ifs", ifs, &[1500, 3000, 6000], true),
+        ("chain", chain, &[2500, 5000, 10000], true),
+        ("straight", straight, &[5000, 10000, 20000], true),
+        ("flat sum", flat_sum, &[25000, 50000, 100000], true),
+        ("hessian sum", hessian_sum, &[5000, 10000, 20000], true),
+        ("jacobian sum", jacobian_sum, &[2500, 5000, 10000], true),
+        ("wide jacobian", wide_jacobian, &[250, 500, 1000], false),
+        (
+            "wide sparse jacobian",
+            wide_sparse_jacobian,
+            &[250, 500, 1000],
+            false,
+        ),
+        ("wide hessian", wide_hessian, &[250, 500, 1000], false),
+        (
+            "wide sparse hessian",
+            wide_sparse_hessian,
+            &[250, 500, 1000],
+            false,
+        ),
+        ("hessian chain", hessian_chain, &[1000, 2000, 4000], false),
+        ("nested ifs", nested_ifs, &[1500, 3000, 6000], true),
+        ("locals", locals, &[5000, 10000, 20000], true),
+        ("call chain", call_chain, &[500, 1000, 2000], true),
+        ("call tree", call_tree, &[250, 500, 1000], true),
+        ("many calls", many_calls, &[500, 1000, 2000], true),
+        ("nested calls", nested_calls, &[5000, 10000, 20000], true),
     ];
     println!("| shape | mode | n | frontend ms | ad ms | opt ms | codegen ms | total ms | ratio |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for &(name, gen, sizes) in shapes {
+    for &(name, gen, sizes, with_grad) in shapes {
         if !words.is_empty() && !words.iter().any(|w| name.contains(w.as_str())) {
             continue;
         }
         for grad in [false, true] {
+            if grad && !with_grad {
+                continue;
+            }
             let mut prev: Option<f64> = None;
             let sizes = if quick { &sizes[..2] } else { sizes };
             for &n in sizes {

@@ -171,6 +171,11 @@ impl<'f> Alias<'f> {
         (a, start, end)
     }
 
+    /// The object `a` is a view of (through every `view`), or `a` itself.
+    pub(crate) fn root(&self, a: Value) -> Value {
+        self.extent(a).0
+    }
+
     /// Whether `a` and `b` never share an element (the module comment).
     pub(crate) fn disjoint(&self, a: Value, b: Value) -> bool {
         let func = self.func;
@@ -202,5 +207,78 @@ impl<'f> Alias<'f> {
             _ => false,
         };
         (a == b && ((ib == jb && id != jd) || constants)) || self.disjoint(a, b)
+    }
+}
+
+/// Facts about array elements, keyed by (array, index) and grouped by the
+/// arrays' roots ([`Alias::root`]): a write to an element of a fresh
+/// object (`is_fresh_array`) finds the facts it may touch among its own
+/// root's and those of roots that are not fresh, without visiting the
+/// other objects' (all of them, a scan per write, was quadratic in a block
+/// that writes many parameters: a vector-mode derivative of 500 of them).
+pub(crate) struct ElemMap<T> {
+    groups: HashMap<Value, HashMap<(Value, Value), T>>,
+    /// The roots among `groups`' keys that are not fresh.
+    shared: std::collections::BTreeSet<Value>,
+}
+
+impl<T> ElemMap<T> {
+    pub(crate) fn new() -> ElemMap<T> {
+        ElemMap {
+            groups: HashMap::default(),
+            shared: Default::default(),
+        }
+    }
+
+    pub(crate) fn get(&self, alias: &Alias, key: (Value, Value)) -> Option<&T> {
+        self.groups.get(&alias.root(key.0))?.get(&key)
+    }
+
+    pub(crate) fn insert(&mut self, alias: &Alias, key: (Value, Value), fact: T) {
+        let root = alias.root(key.0);
+        if !is_fresh_array(alias.func, root) {
+            self.shared.insert(root);
+        }
+        self.groups.entry(root).or_default().insert(key, fact);
+    }
+
+    pub(crate) fn remove(&mut self, alias: &Alias, key: (Value, Value)) -> Option<T> {
+        let root = alias.root(key.0);
+        let group = self.groups.get_mut(&root)?;
+        let fact = group.remove(&key);
+        if group.is_empty() {
+            self.groups.remove(&root);
+            self.shared.remove(&root);
+        }
+        fact
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.groups.clear();
+        self.shared.clear();
+    }
+
+    /// Keeps the facts of the elements that are never `a[j]`
+    /// ([`Alias::apart`]): what an access to `a[j]` leaves.
+    pub(crate) fn retain_apart(&mut self, alias: &Alias, (a, j): (Value, Value)) {
+        let root = alias.root(a);
+        let roots: Vec<Value> = if is_fresh_array(alias.func, root) {
+            // Another fresh root is another object: apart.
+            std::iter::once(root)
+                .chain(self.shared.iter().copied())
+                .collect()
+        } else {
+            self.groups.keys().copied().collect()
+        };
+        for r in roots {
+            let Some(group) = self.groups.get_mut(&r) else {
+                continue;
+            };
+            group.retain(|k, _| alias.apart(*k, (a, j)));
+            if group.is_empty() {
+                self.groups.remove(&r);
+                self.shared.remove(&r);
+            }
+        }
     }
 }

@@ -313,14 +313,45 @@ fn collect_array_sites(stmts: &[Stmt], out: &mut Vec<(ScalarType, Span)>) {
     }
 }
 
+/// Lowers one function's body, the variables its body never assigns in
+/// no join (`fixed`); should a variable called fixed be written after all,
+/// lowers it again with every variable in the joins (an internal error in
+/// debug builds).
 fn lower_function(
+    globals: &Globals,
+    diags: &mut Vec<Diagnostic>,
+    func: Function,
+    sig: &Signature,
+    body: &[Stmt],
+    span: Span,
+) -> Function {
+    let before = diags.len();
+    let assigned = super::fixed::assigned_names(body, globals);
+    let with = |diags: &mut Vec<Diagnostic>, assigned| {
+        lower_function_with(globals, diags, func.clone(), sig, body, span, assigned)
+    };
+    match with(diags, Some(assigned)) {
+        Ok(lowered) => lowered,
+        Err(()) => {
+            debug_assert!(false, "a variable `fixed` called fixed was written");
+            diags.truncate(before);
+            // Invariant: with `assigned` `None` no variable is fixed.
+            with(diags, None).expect("no variable is fixed")
+        }
+    }
+}
+
+/// `lower_function` with the names of `assigned` (`None`: every name);
+/// `Err` when a variable called fixed was written.
+fn lower_function_with(
     globals: &Globals,
     diags: &mut Vec<Diagnostic>,
     mut func: Function,
     sig: &Signature,
     body: &[Stmt],
     span: Span,
-) -> Function {
+    assigned: Option<std::collections::HashSet<String>>,
+) -> Result<Function, ()> {
     let entry = func.dfg.make_block();
     func.layout.push(entry);
     let params: Vec<_> = func
@@ -337,6 +368,9 @@ fn lower_function(
         names: Default::default(),
         var_types: Vec::new(),
         var_values: Vec::new(),
+        var_fixed: Vec::new(),
+        assigned,
+        fixed_written: false,
         live: Vec::new(),
         cur: entry,
         loops: Vec::new(),
@@ -346,9 +380,20 @@ fn lower_function(
     };
     let mut sites = Vec::new();
     collect_array_sites(body, &mut sites);
+    // A declaration at the body's top level runs once, outside every loop
+    // and branch: each join sees its variable null on all its edges or the
+    // new array on all.
+    let top_level: std::collections::HashSet<Span> = body
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::ArrayDecl { span, .. } => Some(*span),
+            _ => None,
+        })
+        .collect();
     for (elem, site_span) in sites {
         let null = cx.ins1(InstData::ArrayNull, Type::Array(elem));
         let var = cx.new_var(Type::Array(elem), null);
+        cx.var_fixed[var] = top_level.contains(&site_span) && cx.assigned.is_some();
         cx.array_sites.push((var, site_span));
     }
     for (p, v) in sig.params.iter().zip(params) {
@@ -360,7 +405,7 @@ fn lower_function(
                 writable: mode != Mode::Value,
             },
             (false, Mode::Value) => {
-                let var = cx.new_var(Type::Scalar(elem), v);
+                let var = cx.new_named_var(Type::Scalar(elem), v, &p.name.name);
                 Binding::Local {
                     var,
                     ty: elem,
@@ -394,6 +439,9 @@ fn lower_function(
     for scope in std::mem::take(&mut cx.scopes).into_iter().rev() {
         cx.warn_unread(scope);
     }
+    if cx.fixed_written {
+        return Err(());
+    }
     let has_value = cx.ret != RetTy::Void;
     let mut func = cx.func;
     let reachable = adc_ir::dom::dominators(&func).0;
@@ -414,7 +462,7 @@ fn lower_function(
         is_reachable[b.index()] = true;
     }
     func.layout.retain(|b| is_reachable[b.index()]);
-    func
+    Ok(func)
 }
 
 /// The values of the program's global constants, each evaluated as the

@@ -2,8 +2,9 @@
 //!
 //! Mutable locals become SSA values with the simplest correct construction:
 //! every join block (loop header, loop exit, `if` merge, short-circuit merge)
-//! takes one parameter per variable in scope, and every jump passes the
-//! variables' current values. The `opt` stage removes the redundant ones.
+//! takes one parameter per variable in scope that the body may assign after
+//! its declaration (`fixed`), and every jump passes the variables' current
+//! values. The `opt` stage removes the redundant ones.
 //! Local arrays are heap arrays held in hidden per-declaration variables,
 //! freed when the declaration runs again and at every `return`.
 //!
@@ -13,6 +14,7 @@ mod alias;
 mod attrs;
 mod call;
 mod expr;
+mod fixed;
 mod items;
 mod names;
 mod place;
@@ -93,6 +95,15 @@ pub(crate) struct FnLowerer<'g> {
     names: std::collections::HashMap<String, Vec<(usize, usize)>>,
     var_types: Vec<Type>,
     var_values: Vec<Option<Value>>,
+    /// Per variable: it keeps its first value wherever it is in scope
+    /// (`fixed`), so no join takes a parameter for it.
+    var_fixed: Vec<bool>,
+    /// The names the body may assign (`fixed::assigned_names`); `None`:
+    /// every name.
+    assigned: Option<std::collections::HashSet<String>>,
+    /// A variable called fixed was written: the function is lowered
+    /// again with `assigned` `None` (`fixed`'s guarantee, checked).
+    fixed_written: bool,
     live: Vec<VarId>,
     cur: Block,
     loops: Vec<LoopTargets>,
@@ -262,11 +273,21 @@ impl<'g> FnLowerer<'g> {
         self.error(d);
     }
 
+    /// A variable that joins carry (its value may differ between edges).
     fn new_var(&mut self, ty: Type, init: Value) -> VarId {
         self.var_types.push(ty);
         self.var_values.push(Some(init));
+        self.var_fixed.push(false);
         let id = self.var_types.len() - 1;
         self.live.push(id);
+        id
+    }
+
+    /// The variable of the local or by-value parameter `name`: fixed
+    /// (in no join) when the body never assigns `name`.
+    fn new_named_var(&mut self, ty: Type, init: Value, name: &str) -> VarId {
+        let id = self.new_var(ty, init);
+        self.var_fixed[id] = self.assigned.as_ref().is_some_and(|a| !a.contains(name));
         id
     }
 
@@ -275,6 +296,7 @@ impl<'g> FnLowerer<'g> {
     }
 
     fn set_var(&mut self, var: VarId, v: Value) {
+        self.fixed_written |= self.var_fixed[var];
         self.var_values[var] = Some(v);
     }
 
@@ -303,11 +325,17 @@ impl<'g> FnLowerer<'g> {
         self.live.truncate(live_len);
     }
 
-    /// A block with one parameter per live variable (plus `extra`).
+    /// A block with one parameter per live variable not fixed (plus
+    /// `extra`).
     fn new_join(&mut self, extra: &[Type]) -> Join {
         let block = self.func.dfg.make_block();
         self.func.layout.push(block);
-        let vars = self.live.clone();
+        let vars: Vec<VarId> = self
+            .live
+            .iter()
+            .copied()
+            .filter(|&v| !self.var_fixed[v])
+            .collect();
         for &v in &vars {
             let ty = self.var_types[v];
             self.func.dfg.append_block_param(block, ty);

@@ -48,7 +48,7 @@ impl FnLowerer<'_> {
                         (self.zero(ScalarType::F64), ScalarType::F64)
                     }
                 };
-                let var = self.new_var(Type::Scalar(sty), value);
+                let var = self.new_named_var(Type::Scalar(sty), value, &name.name);
                 self.bind(
                     &name.name,
                     Binding::Local {
@@ -456,7 +456,9 @@ impl FnLowerer<'_> {
         let old = self.var(site);
         self.ins(InstData::ArrayFree { array: old }, &[]);
         let arr = self.ins1(InstData::ArrayNew { len: n, zeroed }, Type::Array(elem));
-        self.set_var(site, arr);
+        // Not `set_var`: a fixed site is one at the body's top level, whose
+        // variable is set here once, before any join it is live at.
+        self.var_values[site] = Some(arr);
         if let Some(items) = init {
             for (i, item) in items.iter().enumerate() {
                 let v = self.expr_as(item, elem);
@@ -537,7 +539,7 @@ impl FnLowerer<'_> {
             return;
         };
         for ((name, v), t) in names.iter().zip(vals).zip(types) {
-            let var = self.new_var(Type::Scalar(t), v);
+            let var = self.new_named_var(Type::Scalar(t), v, &name.name);
             self.bind(
                 &name.name,
                 Binding::Local {

@@ -24,7 +24,7 @@
 //!
 //! Assumes: verified input. Guarantees: verified output.
 
-use crate::alias::Alias;
+use crate::alias::{Alias, ElemMap};
 use crate::predicates::is_float_div;
 use crate::rewrite::substitute;
 use adc_ir::{Function, Inst, InstData, Value};
@@ -36,13 +36,11 @@ pub fn run(func: &mut Function) -> bool {
     let alias = Alias::new(func);
     for &b in &func.layout {
         // (array, index) -> the element's value.
-        let mut known: Vec<((Value, Value), Value)> = Vec::new();
+        let mut known: ElemMap<Value> = ElemMap::new();
         // Stores no instruction may have read yet, by (array, index).
-        let mut unread: Vec<((Value, Value), Inst)> = Vec::new();
+        let mut unread: ElemMap<Inst> = ElemMap::new();
         for &inst in &func.dfg.block(b).insts {
             let resolve = |v: Value| *map.get(&v).unwrap_or(&v);
-            // Whether an access to `(a, j)` cannot touch the element at `key`.
-            let apart = |key: (Value, Value), a: Value, j: Value| alias.apart(key, (a, j));
             match func.dfg.inst(inst) {
                 InstData::Load {
                     array,
@@ -51,17 +49,17 @@ pub fn run(func: &mut Function) -> bool {
                 } => {
                     let key = (resolve(*array), resolve(*index));
                     let result = func.dfg.inst_results(inst)[0];
-                    match known.iter().find(|(k, _)| *k == key) {
-                        Some(&(_, v)) => {
+                    match known.get(&alias, key) {
+                        Some(&v) => {
                             map.insert(result, v);
                             dead.insert(inst);
                         }
                         None => {
-                            known.push((key, result));
+                            known.insert(&alias, key, result);
                             if *checked {
                                 unread.clear();
                             }
-                            unread.retain(|(k, _)| apart(*k, key.0, key.1));
+                            unread.retain_apart(&alias, key);
                         }
                     }
                 }
@@ -71,25 +69,26 @@ pub fn run(func: &mut Function) -> bool {
                     value,
                     checked,
                 } => {
-                    let (a, j) = (resolve(*array), resolve(*index));
-                    if known.contains(&((a, j), resolve(*value))) {
+                    let key = (resolve(*array), resolve(*index));
+                    let value = resolve(*value);
+                    if known.get(&alias, key) == Some(&value) {
                         // Stores what the element already holds.
                         dead.insert(inst);
                         continue;
                     }
-                    known.retain(|&(k, _)| apart(k, a, j));
-                    known.push(((a, j), resolve(*value)));
+                    known.retain_apart(&alias, key);
+                    known.insert(&alias, key, value);
                     // An earlier store to the element that nothing read is
                     // overwritten.
-                    if let Some(n) = unread.iter().position(|(k, _)| *k == (a, j)) {
-                        dead.insert(unread.remove(n).1);
+                    if let Some(earlier) = unread.remove(&alias, key) {
+                        dead.insert(earlier);
                     }
                     if *checked {
                         // May stop the program (not at this element, which
                         // an earlier store reached), with the others done.
                         unread.clear();
                     }
-                    unread.push(((a, j), inst));
+                    unread.insert(&alias, key, inst);
                 }
                 InstData::Call { .. }
                 | InstData::RefStore { .. }

@@ -211,6 +211,7 @@ pub(crate) fn plan(func: &Function, recurrent: &[bool]) -> LanePlan {
     if pairs.is_empty() {
         return LanePlan::default();
     }
+    let edges = incoming_args(func);
     loop {
         let params = param_pairs(func, &pairs);
         let mut lanes: BTreeMap<Value, Value> = BTreeMap::new();
@@ -232,9 +233,9 @@ pub(crate) fn plan(func: &Function, recurrent: &[bool]) -> LanePlan {
             let ps = func.dfg.block_params(blk);
             for &j in js {
                 lanes.insert(ps[j], ps[j + 1]);
-                for_each_edge(func, blk, |args| {
+                for args in edges.get(&blk).into_iter().flatten() {
                     used.insert((args[j], args[j + 1]));
-                });
+                }
             }
         }
         let before = pairs.len();
@@ -275,17 +276,19 @@ pub(crate) fn plan(func: &Function, recurrent: &[bool]) -> LanePlan {
     }
 }
 
-/// Calls `f` with the arguments of every edge into `blk`.
-fn for_each_edge(func: &Function, blk: Block, mut f: impl FnMut(&[Value])) {
+/// The arguments of every edge into each block, found once: a walk of
+/// the function per paired parameter was quadratic (an `else if` chain's
+/// thousands of joins, each with its pairs).
+fn incoming_args(func: &Function) -> BTreeMap<Block, Vec<&[Value]>> {
+    let mut edges: BTreeMap<Block, Vec<&[Value]>> = BTreeMap::new();
     for &b in &func.layout {
         if let Some(t) = func.terminator(b) {
             for call in func.dfg.inst(t).successors() {
-                if call.block == blk {
-                    f(&call.args);
-                }
+                edges.entry(call.block).or_default().push(&call.args);
             }
         }
     }
+    edges
 }
 
 /// The paired parameters: per block but the entry, left to right, `j`
