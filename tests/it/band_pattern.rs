@@ -325,7 +325,7 @@ fn shapes_the_analysis_cannot_prove_fall_back() {
 
 /// `S__hbeval` (the band pattern's evaluation: seeds, compressed gradient
 /// and values without colors) with the band coloring `c mod k` for each
-/// `k` from the widest span up: one run of 3 or 4 lanes or several, and
+/// `k` from the widest span up: one run of 3, 4 or 5 lanes or several, and
 /// segments of rows with different offsets. Its values, columns and rows
 /// equal `S`'s (checked against the dense Hessian), and `S` goes through
 /// it.
@@ -338,7 +338,7 @@ fn the_band_evaluation_serves_any_number_of_colors() {
          return s;",
         // Tridiagonal.
         ROSEN,
-        // Pentadiagonal (5 colors: two runs of 3 lanes in `S`).
+        // Pentadiagonal (5 colors: one run of 5 lanes in `S`).
         PENTA,
         // A full band of half-width 3 (7 colors: two runs of 4 lanes).
         "double s = 0.0;
@@ -412,6 +412,22 @@ fn the_band_evaluation_serves_any_number_of_colors() {
             ),
         "{m}"
     );
+}
+
+/// `S__hbeval` has runs of 3, 4 and 5 lanes to choose from
+/// (`S__gj__columns3`, `S__gj__columns`, `S__gj__columns5`): the fewest
+/// runs, then the narrowest, so that 5 colors (a pentadiagonal Hessian)
+/// take one run, not two of 3 (the values of every `k` are checked by
+/// `the_band_evaluation_serves_any_number_of_colors`).
+#[test]
+fn the_band_evaluation_has_runs_of_three_to_five_lanes() {
+    let src = format!("[hessian(S, sparse)]\ndouble f(double[] x) {{\n{PENTA}\n}}\n");
+    let m = adc::driver::frontend("t.ad", &src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    let reached = crate::sparse_hessian::reached(&m, "S__hbeval");
+    for g in ["S__gj__columns3", "S__gj__columns", "S__gj__columns5"] {
+        assert!(reached.iter().any(|r| r == g), "{g} not in {reached:?}");
+    }
 }
 
 /// `S__hbrows`' `what` 7: 1 when a segment of 12 rows or more has a full

@@ -376,7 +376,7 @@ fn the_sweep_carries_no_set_of_the_result() {
 }
 
 /// The functions `f` reaches by calls in `m` (itself too).
-fn reached(m: &adc_ir::Module, f: &str) -> Vec<String> {
+pub(crate) fn reached(m: &adc_ir::Module, f: &str) -> Vec<String> {
     let mut seen = vec![m.find(f).unwrap_or_else(|| panic!("no {f} in\n{m}"))];
     let mut k = 0;
     while k < seen.len() {

@@ -124,16 +124,17 @@ fn expand_sparse(
         });
     }
     if force == Force::Colors {
-        // The compressed evaluations (of `CHUNK` and `NARROW` lanes) and
-        // the helpers only.
-        let narrow = format!("{cols}{}", sparse::NARROW);
-        f.attrs
-            .push(forward_attr(f, a, &narrow, &dual, Some(sparse::NARROW)));
-        for g in [narrow, format!("{name}__compressed{}", sparse::NARROW)] {
-            out.generated.push(Generated {
-                name: g,
-                span: a.span,
-            });
+        // The compressed evaluations (of `NARROW` and `WIDE` lanes
+        // besides `CHUNK`'s) and the helpers only.
+        for w in [sparse::NARROW, sparse::WIDE] {
+            let cols_w = format!("{cols}{w}");
+            f.attrs.push(forward_attr(f, a, &cols_w, &dual, Some(w)));
+            for g in [cols_w, format!("{name}__compressed{w}")] {
+                out.generated.push(Generated {
+                    name: g,
+                    span: a.span,
+                });
+            }
         }
         for g in [
             "__compressed",

@@ -229,6 +229,26 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
         for (int j = 0; j < k; j++) {{
             int d = ds[j];
             int q0 = w + (b - a) * k + j;
+            if (pattern && c0 == 0 && lanes >= span) {{
+                // One run holds every color: the columns and the values
+                // in one pass, the entry's lane (its column's color)
+                // counted along the rows.
+                int l = ((b + d) % span + span) % span;
+                int i = l * n + b;
+                int q = q0;
+                for (int r = b; r < f; r++) {{
+                    c[q] = r + d;
+                    v[q] = t[i];
+                    q += k;
+                    l++;
+                    i += n + 1;
+                    if (l == span) {{
+                        l = 0;
+                        i -= span * n;
+                    }}
+                }}
+                continue;
+            }}
             if (pattern) {{
                 int q = q0;
                 for (int r = b; r < f; r++) {{
@@ -259,17 +279,21 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
 /// colors, scratch rows or a scatter through them.
 ///
 /// - `NAME__hbeval(NAME__gw's parameters, info, k, vals, cols, rows)`:
-///   the colors `c mod k` in runs of 3 lanes, or of 4 when that takes
-///   fewer runs (as `NAME__gj__compressed3` and `NAME__gj__compressed`);
-///   the seeds and one scratch array for the gradient and its tangents
-///   (both uninitialised); per run, the seeds, `NAME__gj__columns3` (or
-///   `NAME__gj__columns`), then `NAME__hbrows` (`what` 6) writes the lower
-///   triangle's rows (the first run) and the values of the run's colors.
+///   the colors `c mod k` in runs of 3, 4 or 5 lanes, the fewest runs,
+///   then the narrowest (as `NAME__gj__compressed3`, `NAME__gj__compressed`
+///   and `NAME__gj__compressed5`), 3 when the tangents' array would
+///   exceed [`MAPPED_MAX`]; one scratch array (uninitialised) for the
+///   gradient, its tangents and the seeds (the seeds apart when that
+///   exceeds [`MAPPED_MAX`]); per run, the seeds, `NAME__gj__columns3`
+///   (`NAME__gj__columns`, `NAME__gj__columns5`), then `NAME__hbrows`
+///   (`what` 6) writes the lower triangle's rows (the first run) and the
+///   values of the run's colors.
 /// - `NAME__hbseed(s, n, k, c0)`: the `len(s) / n` lanes of seeds of the
 ///   run of colors from `c0`: lane `l` is 1 at the columns `c0 + l + j k`
 ///   and 0 elsewhere: the first run writes every element (one pass, no
 ///   zeros from the allocator first), the later ones move the ones.
 pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
+    use crate::jacobian::sparse::{by_width, CHUNK, HESSIAN_WIDTHS, NARROW};
     let col = super::direct_column(f, dual)?;
     let (mut decls, _) = super::gw_params(f);
     let [vals, cols, rows] = sparse_names(f);
@@ -280,40 +304,78 @@ pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
         format!("inout int[] {cols}"),
         format!("inout int[] {rows}"),
     ]);
-    let mut args = Vec::new();
-    for (p, &d) in f.params.iter().zip(dual) {
-        if p.mode == Mode::Out && !p.is_array {
-            continue;
-        }
-        args.push(p.name.name.clone());
-        if super::is_col(p, d) {
-            args.push("adc_hb_seed".into());
-        }
-    }
-    args.push("adc_hb_work[0 .. adc_hb_n]".into());
-    args.push("adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n]".into());
-    let args = args.join(", ");
-    let (narrow, chunk) = (
-        crate::jacobian::sparse::NARROW,
-        crate::jacobian::sparse::CHUNK,
-    );
     let gj = format!("{name}__gj");
-    Some(format!(
-        "static void {name}__hbeval({}) {{
+    // The runs with the seeds in `seeds`.
+    let runs = |seeds: &str| {
+        let mut args = Vec::new();
+        for (p, &d) in f.params.iter().zip(dual) {
+            if p.mode == Mode::Out && !p.is_array {
+                continue;
+            }
+            args.push(p.name.name.clone());
+            if super::is_col(p, d) {
+                args.push(seeds.to_string());
+            }
+        }
+        args.push("adc_hb_work[0 .. adc_hb_n]".into());
+        args.push("adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n]".into());
+        let args = args.join(", ");
+        let columns: Vec<String> = HESSIAN_WIDTHS
+            .iter()
+            .map(|&w| {
+                let sfx = if w == CHUNK {
+                    String::new()
+                } else {
+                    w.to_string()
+                };
+                format!("if (adc_hb_w == {w}) {{ {gj}__columns{sfx}({args}); }}")
+            })
+            .collect();
+        format!(
+            "for (int adc_hb_c0 = 0; adc_hb_c0 < adc_hb_k || adc_hb_c0 == 0; adc_hb_c0 += adc_hb_w) {{
+            {name}__hbseed({seeds}, adc_hb_n, adc_hb_k, adc_hb_c0);
+            {}
+            {name}__hbrows(adc_hb_info, adc_hb_n, 6, {rows}, {cols}, adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n], adc_hb_k, adc_hb_c0, {vals});
+        }}",
+            columns.join("\n            else ")
+        )
+    };
+    let width = by_width("adc_hb_k", |w| format!("adc_hb_w = {w};"));
+    Some(
+        format!(
+            "static void {name}__hbeval({}) {{
     int adc_hb_n = len({col});
-    int adc_hb_w = {chunk};
-    if ((adc_hb_k + {narrow} - 1) / {narrow} == (adc_hb_k + {chunk} - 1) / {chunk}) {{ adc_hb_w = {narrow}; }}
+    int adc_hb_w = 0;
+    {width}
+    // Arrays of at most {MAPPED_MAX} doubles (32 MiB): glibc's malloc maps
+    // larger ones afresh at every call (their pages faulted in again).
+    if ((adc_hb_w + 1) * adc_hb_n > {MAPPED_MAX}) {{ adc_hb_w = {NARROW}; }}
     int adc_hb_e = adc_hb_w * adc_hb_n;
-    double adc_hb_seed[__adc_uninit(adc_hb_e)];
-    double adc_hb_work[__adc_uninit(adc_hb_e + adc_hb_n)];
-    for (int adc_hb_c0 = 0; adc_hb_c0 < adc_hb_k || adc_hb_c0 == 0; adc_hb_c0 += adc_hb_w) {{
-        {name}__hbseed(adc_hb_seed, adc_hb_n, adc_hb_k, adc_hb_c0);
-        if (adc_hb_w == {narrow}) {{ {gj}__columns{narrow}({args}); }}
-        else {{ {gj}__columns({args}); }}
-        {name}__hbrows(adc_hb_info, adc_hb_n, 6, {rows}, {cols}, adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n], adc_hb_k, adc_hb_c0, {vals});
+    if (2 * adc_hb_e + adc_hb_n <= {MAPPED_MAX}) {{
+        double adc_hb_work[__adc_uninit(2 * adc_hb_e + adc_hb_n)];
+        {}
+    }} else {{
+        double adc_hb_work[__adc_uninit(adc_hb_e + adc_hb_n)];
+        double adc_hb_seed[__adc_uninit(adc_hb_e)];
+        {}
     }}
 }}
-[checkpoint]
+",
+            decls.join(", "),
+            runs("adc_hb_work[adc_hb_e + adc_hb_n .. 2 * adc_hb_e + adc_hb_n]"),
+            runs("adc_hb_seed"),
+        ) + &seed_source(name),
+    )
+}
+
+/// The doubles in the largest array glibc's malloc reuses between calls
+/// (`DEFAULT_MMAP_THRESHOLD_MAX`, 32 MiB; larger ones are mapped afresh).
+const MAPPED_MAX: u32 = 4 << 20;
+
+/// `NAME__hbseed` (of [`eval`]).
+fn seed_source(name: &str) -> String {
+    format!(
+        "[checkpoint]
 static void {name}__hbseed(inout double[] s, int n, int k, int c0) {{
     int lanes = n > 0 ? len(s) / n : 0;
     for (int l = 0; l < lanes; l++) {{
@@ -336,7 +398,6 @@ static void {name}__hbseed(inout double[] s, int n, int k, int c0) {{
         }}
     }}
 }}
-",
-        decls.join(", ")
-    ))
+"
+    )
 }

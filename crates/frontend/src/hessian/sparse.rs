@@ -114,26 +114,34 @@ pub(super) fn source(
         );
     }
     // The star coloring only when the distance-2 colors need more than
-    // one run (`NAME__star` gives up otherwise): its colors start at 0.
-    let w = sparse::CHUNK;
+    // one run of the widest evaluation (`NAME__star` gives up otherwise):
+    // its colors start at 0.
+    let w = if interact {
+        sparse::WIDE
+    } else {
+        sparse::CHUNK
+    };
     // The sweep from `F` knows the lower triangle's entries.
     let known = if interact { "_adc_hs_lower" } else { "-1" };
     let to_lower = format!(
         "            {name}__lower(adc_hs_p, adc_hs_c, {known}, {vals}, {cols}, {rows});\n"
     );
-    // The compressed evaluation of `NARROW` lanes (which `__adc_colors`,
-    // the pattern from `F`'s sweep, makes) when it takes no more runs than
-    // `CHUNK` lanes: `k` colors, `lane`/`from` given.
-    let (narrow, chunk) = (sparse::NARROW, sparse::CHUNK);
+    // The compressed evaluation of `NARROW`, `CHUNK` or `WIDE` lanes
+    // (which `__adc_colors`, the pattern from `F`'s sweep, makes): the
+    // fewest runs, then the narrowest; `k` colors, `lane`/`from` given.
     let call = |color: &str, k: &str| {
         let args = format!(
             "{gw_args}adc_hs_g, {vals}, {cols}, {rows}, {color}, {k}, adc_hs_lane, adc_hs_from"
         );
         if interact {
-            format!(
-                "if (({k} + {narrow} - 1) / {narrow} == ({k} + {chunk} - 1) / {chunk}) {{ {gj}__compressed{narrow}({args}); }}
-                else {{ {gj}__compressed({args}); }}"
-            )
+            sparse::by_width(k, |w| {
+                let sfx = if w == sparse::CHUNK {
+                    String::new()
+                } else {
+                    w.to_string()
+                };
+                format!("{gj}__compressed{sfx}({args});")
+            })
         } else {
             format!("{gj}__compressed({args});")
         }
@@ -221,7 +229,7 @@ pub(super) fn source(
         s += &super::band::helpers(f, name);
         s += &eval.unwrap_or_default();
     }
-    s += &super::star::source(name, crate::jacobian::sparse::CHUNK);
+    s += &super::star::source(name, w);
     s
 }
 

@@ -30,11 +30,35 @@ use std::fmt::Write;
 /// Colors per run of the compressed evaluation.
 pub const CHUNK: u32 = 4;
 
-/// The lanes of a sparse Hessian's second compressed evaluation
-/// (`NAME__compressed3`), used when its colors take no more runs of
-/// `NARROW` than of [`CHUNK`] (3 colors: a tridiagonal Hessian; 5 or 6):
-/// a quarter less tangent work and memory.
+/// The lanes of a sparse Hessian's narrow compressed evaluation
+/// (`NAME__compressed3`; 3 colors: a tridiagonal Hessian; 6).
 pub const NARROW: u32 = 3;
+
+/// The lanes of a sparse Hessian's wide compressed evaluation
+/// (`NAME__compressed5`; 5 colors: a pentadiagonal Hessian in one run,
+/// not two).
+pub const WIDE: u32 = 5;
+
+/// The lanes of a sparse Hessian's compressed evaluations, narrowest
+/// first: a run of `k` colors takes the one with the fewest runs, of
+/// those the narrowest ([`by_width`]).
+pub const HESSIAN_WIDTHS: [u32; 3] = [NARROW, CHUNK, WIDE];
+
+/// `.ad` code running `call(w)` for the width `w` of [`HESSIAN_WIDTHS`]
+/// with the fewest runs of `k` colors, of those the narrowest.
+pub fn by_width(k: &str, call: impl Fn(u32) -> String) -> String {
+    let [a, b, c] = HESSIAN_WIDTHS;
+    let runs = |w: u32| format!("({k} + {w} - 1) / {w}");
+    let (ra, rb, rc) = (runs(a), runs(b), runs(c));
+    format!(
+        "if ({ra} <= {rb} && {ra} <= {rc}) {{ {} }}
+        else if ({rb} <= {rc}) {{ {} }}
+        else {{ {} }}",
+        call(a),
+        call(b),
+        call(c)
+    )
+}
 
 fn ret_type(f: &FuncDecl) -> String {
     match &f.ret {
@@ -73,8 +97,9 @@ pub(super) fn source(
     let (save, restore) = save_restore(f);
     let mut s = String::new();
     if force == Force::Colors {
-        s += &compressed(f, name, dual, &l, (false, CHUNK));
-        s += &compressed(f, name, dual, &l, (false, NARROW));
+        for w in HESSIAN_WIDTHS {
+            s += &compressed(f, name, dual, &l, (false, w));
+        }
         s += &super::sparse_helpers::helpers(name, CHUNK, single);
         return s;
     }
@@ -360,7 +385,8 @@ fn fill(f: &FuncDecl, name: &str, l: &Layout, force: Force) -> String {
 /// before reading it and nothing else (a sparse Hessian's `NAME__gw`,
 /// [`Force::Colors`]): the tangents of its `out` arrays start unset.
 /// `w`: the lanes of `NAME__columns` ([`CHUNK`]), or of `NAME__columnsW`
-/// for `NAME__compressedW` ([`NARROW`]), and the colors of each run.
+/// for `NAME__compressedW` ([`NARROW`], [`WIDE`]), and the colors of each
+/// run.
 fn compressed(
     f: &FuncDecl,
     name: &str,

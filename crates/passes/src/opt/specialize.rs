@@ -46,9 +46,9 @@ const MAX_CALLEE_INSTS: usize = 3000;
 /// At most this many clones of one callee (distinct constants).
 const MAX_CLONES_PER_CALLEE: usize = 4;
 /// At most this many clones per `Budget`.
-const MAX_CLONES: usize = 32;
+const MAX_CLONES: usize = 48;
 /// At most this many instructions copied per `Budget`.
-const MAX_CLONED_INSTS: usize = 16_000;
+const MAX_CLONED_INSTS: usize = 24_000;
 
 /// What the runs sharing it have cloned (the `opt` stage's rounds share
 /// one: a recursive callee with constant arguments is cloned again in
