@@ -229,7 +229,7 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
         for (int j = 0; j < k; j++) {{
             int d = ds[j];
             int q0 = w + (b - a) * k + j;
-            if (pattern && c0 == 0 && lanes >= span) {{
+            if (pattern && c0 == 0 && span > 0 && lanes >= span) {{
                 // One run holds every color: the columns and the values
                 // in one pass, the entry's lane (its column's color)
                 // counted along the rows.
