@@ -44,6 +44,13 @@ void obj(double[] cams, double[] pts, double[] w, int[] obs, out double[] err, o
     }
 }";
 
+/// Observation `i`'s camera (of `n`) and point (of `m`), `p` of them.
+fn observations(n: usize, m: usize, p: usize) -> Vec<i64> {
+    (0..p)
+        .flat_map(|i| [(i % n) as i64, ((i * 3) % m) as i64])
+        .collect()
+}
+
 #[test]
 fn bundle_adjustment_shape_takes_elements() {
     assert!(takes_elements(BA_LIKE));
@@ -52,9 +59,7 @@ fn bundle_adjustment_shape_takes_elements() {
     let cams: Vec<f64> = (0..n * 3).map(|k| 0.3 + 0.1 * k as f64).collect();
     let pts: Vec<f64> = (0..m * 2).map(|k| 0.2 * k as f64 - 0.5).collect();
     let w: Vec<f64> = (0..p).map(|k| 0.9 + 0.05 * k as f64).collect();
-    let obs: Vec<i64> = (0..p)
-        .flat_map(|i| [(i % n) as i64, ((i * 3) % m) as i64])
-        .collect();
+    let obs = observations(n, m, p);
     let args = [
         arr(&cams),
         arr(&pts),
@@ -703,5 +708,90 @@ void f(double[] a, double[] b, int[] ix, out double[] y) {
         let c = if x > 0 { x % 4 } else { 4 + (i as i64 + 1) % 3 };
         assert_eq!(rows[2 * i], vec![c]);
         assert_eq!(rows[2 * i + 1], vec![c]);
+    }
+}
+
+/// An element's reverse run marks its input shadows cold (`cold(...)`), and
+/// `early-loads` starts the first loads of the point's two shadow lanes
+/// beside the checked read of the point, in the entry block, where the
+/// source reads them after a branch and twice (`pts[po]` in both rows):
+/// the Jacobian stays the dense one's.
+#[test]
+fn element_runs_load_their_shadows_early() {
+    let src = "
+static void proj(double[] cam, int co, double[] pt, int po, out double[] err, int eo) {
+    double a = pt[po] - cam[co];
+    double b = pt[po + 1] - cam[co + 1];
+    if (a * b > 0.0) { a = a * b; } else { b = sin(b) * cam[co]; }
+    err[eo] = a * pt[po];
+    err[eo + 1] = b / (1.0 + pt[po] * a);
+}
+[jacobian(J)]
+[jacobian(S, sparse)]
+void obj(double[] cams, double[] pts, int[] obs, out double[] err) {
+    for (int i = 0; i < len(obs) / 2; i++) {
+        proj(cams, 2 * obs[2 * i], pts, 2 * obs[2 * i + 1], err, 2 * i);
+    }
+}";
+    assert!(takes_elements(src));
+    let mut m = adc::driver::frontend("t.ad", src, &adc::CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    adc::driver::run_stages(&mut m, adc::Stage::Final).expect("stages run");
+    let run = m.find("S__e0b").expect("the element's reverse run");
+    let run = m.func(run);
+    assert_eq!(run.cold, vec![1, 3], "{run}");
+    // The entry block loads both lanes of the point's shadow at pts[po].
+    let entry = run.dfg.block(run.layout[0]);
+    let early = (entry.insts.iter())
+        .filter(|&&i| {
+            matches!(run.dfg.inst(i), adc_ir::InstData::Load { array, checked: false, .. }
+                if matches!(run.dfg.value_def(*array), adc_ir::ValueDef::Result(v, _)
+                    if matches!(run.dfg.inst(v), adc_ir::InstData::ArrayView { array, .. }
+                        if *array == run.dfg.block_params(run.layout[0])[3])))
+        })
+        .count();
+    assert!(early >= 2, "{run}");
+    let j = jit(src);
+    let (n, m, p) = (3, 4, 9);
+    let cams: Vec<f64> = (0..n * 2).map(|k| 0.3 - 0.15 * k as f64).collect();
+    let pts: Vec<f64> = (0..m * 2).map(|k| 0.4 * k as f64 - 1.1).collect();
+    let args = [
+        arr(&cams),
+        arr(&pts),
+        ArgValue::Array(ArrayValue::I64(observations(n, m, p))),
+        arr(&vec![0.0; 2 * p]),
+    ];
+    let csr = check(&j, "obj", &args, 2 * p, n * 2 + m * 2);
+    // Against central differences, column by column.
+    let err_at = |cams: &[f64], pts: &[f64]| {
+        let mut a = args.to_vec();
+        a[0] = arr(cams);
+        a[1] = arr(pts);
+        j.call("obj", &mut a).expect("obj runs");
+        crate::support::arg_floats(&a[3])
+    };
+    let h = 1e-6;
+    for c in 0..n * 2 + m * 2 {
+        let (mut cp, mut pp) = (cams.clone(), pts.clone());
+        let (mut cm, mut pm) = (cams.clone(), pts.clone());
+        if c < n * 2 {
+            cp[c] += h;
+            cm[c] -= h;
+        } else {
+            pp[c - n * 2] += h;
+            pm[c - n * 2] -= h;
+        }
+        let (up, dn) = (err_at(&cp, &pp), err_at(&cm, &pm));
+        for r in 0..2 * p {
+            let fd = (up[r] - dn[r]) / (2.0 * h);
+            let (lo, hi) = (csr.rows[r] as usize, csr.rows[r + 1] as usize);
+            let got = (lo..hi)
+                .find(|&q| csr.cols[q] == c as i64)
+                .map_or(0.0, |q| csr.vals[q]);
+            assert!(
+                (got - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
+                "entry ({r}, {c}): sparse {got}, central difference {fd}"
+            );
+        }
     }
 }

@@ -258,6 +258,12 @@ pub struct Function {
     /// inputs of a call and run it again in the reverse sweep (it is never
     /// inlined into derivative code).
     pub checkpoint: bool,
+    /// Array parameters (by position) of which a call reads few elements,
+    /// far apart (printed ` cold(i, ...)`): the input shadows of an
+    /// element Jacobian's reverse run (docs/jacobians.md#element-jacobians).
+    /// `early-loads` starts their first loads early. A hint: any value is
+    /// correct.
+    pub cold: Vec<usize>,
 }
 
 impl Function {
@@ -282,6 +288,7 @@ impl Function {
             custom_forward: None,
             custom_reverse: None,
             checkpoint: false,
+            cold: Vec::new(),
         }
     }
 

@@ -163,6 +163,10 @@ pub fn write_function(out: &mut String, module: Option<&Module>, func: &Function
     if func.checkpoint {
         write!(out, " checkpoint")?;
     }
+    if !func.cold.is_empty() {
+        let ps: Vec<String> = func.cold.iter().map(|p| p.to_string()).collect();
+        write!(out, " cold({})", ps.join(", "))?;
+    }
     if let Some(spec) = &func.deriv {
         let mode = match spec.mode {
             AdMode::Forward => "forward",

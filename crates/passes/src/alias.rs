@@ -176,6 +176,21 @@ impl<'f> Alias<'f> {
         self.extent(a).0
     }
 
+    /// Whether `v` has `n` elements (`n` an `i64`): `v` is a view whose
+    /// range is `n` long, or `n` is `len v`.
+    pub(crate) fn has_length(&self, v: Value, n: Value) -> bool {
+        let e = self.extent(v);
+        let (_, start, end) = &*e;
+        match end {
+            Some(end) => (end.clone().add_scaled(start, -1))
+                .and_then(|d| d.add_scaled(&self.linear(n, MAX_DEPTH), -1))
+                .is_some_and(|d| d.c == 0 && d.terms.is_empty()),
+            None => {
+                matches!(def_data(self.func, n), Some(InstData::ArrayLen { array }) if *array == v)
+            }
+        }
+    }
+
     /// Whether `a` and `b` never share an element (the module comment).
     pub(crate) fn disjoint(&self, a: Value, b: Value) -> bool {
         let func = self.func;

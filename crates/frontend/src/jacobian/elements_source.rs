@@ -192,6 +192,13 @@ pub(super) fn outlined(
                 span,
             ));
         }
+        // A run reads few elements of each input's shadow, far apart
+        // (`Function::cold`).
+        acts.push(AttrArg::Named(
+            ident(crate::lower::COLD_OPTION, span),
+            Box::new(AttrArg::Int(1, span)),
+            span,
+        ));
         // The dependency sweep: the same activities as `Dual`, no width.
         let mut fwd: Vec<AttrArg> = vec![AttrArg::Ident(ident(&format!("{name}__e{k}p"), span))];
         for a in &acts[1..] {

@@ -10,7 +10,9 @@ use adc_ir::{Activity, AdMode, DerivSpec};
 /// What a well-formed function attribute asks for.
 pub(crate) enum AttrRequest {
     /// Generate function `name` by differentiating the function.
-    Generate(Ident, DerivSpec),
+    /// The name, the request, and whether its input shadows are cold
+    /// ([`COLD_OPTION`]).
+    Generate(Ident, DerivSpec, bool),
     /// Use `g` as the function's custom derivative in this mode.
     Custom(AdMode, Ident),
     /// `[checkpoint]`: reverse-mode callers re-run the function.
@@ -56,6 +58,12 @@ pub(crate) fn check_function_attr(
             let (sets, options): (Vec<&AttrArg>, Vec<&AttrArg>) = args[args.len() - named..]
                 .iter()
                 .partition(|a| matches!(a, AttrArg::Named(n, ..) if n.name == SETS_OPTION));
+            // `__adc_cold = 1`, which only element Jacobians write: a call
+            // reads few elements of the input shadows, far apart.
+            let (cold, options): (Vec<&AttrArg>, Vec<&AttrArg>) = options
+                .into_iter()
+                .partition(|a| matches!(a, AttrArg::Named(n, ..) if n.name == COLD_OPTION));
+            let cold = !cold.is_empty() && mode == AdMode::Reverse;
             let options: Vec<AttrArg> = options.into_iter().cloned().collect();
             let (width, vector) = vector_width(&options, mode, f, globals, diags)?;
             if acts.len() != want {
@@ -133,6 +141,7 @@ pub(crate) fn check_function_attr(
                             && !vector
                             && sets.iter().any(|a| matches!(a, AttrArg::Named(_, v, _) if matches!(**v, AttrArg::Int(3, _)))),
                     },
+                    cold,
                 ));
             }
             None
@@ -264,6 +273,11 @@ fn vector_width(
 /// The option of `autodiff_forward` that asks for a dependency sweep
 /// (docs/jacobians.md#sparse-jacobians); only generated code writes it.
 pub const SETS_OPTION: &str = "__adc_sets";
+
+/// The option of `autodiff_reverse` that marks the shadows of the
+/// read-only array parameters cold (`Function::cold`: a call reads few of
+/// their elements, far apart); only element Jacobians write it.
+pub const COLD_OPTION: &str = "__adc_cold";
 
 /// The largest `width` of vector mode: the generated code holds `W` copies
 /// of the derivative part.

@@ -138,7 +138,7 @@ pub fn lower_program(
                 }
             }
             match request {
-                Some(AttrRequest::Generate(name, spec)) => {
+                Some(AttrRequest::Generate(name, spec, cold)) => {
                     let src = module.func(id);
                     let (params, returns) = adc_ir::ad::spec_signature(src, &spec);
                     // What `static` generates is `static` too.
@@ -150,6 +150,9 @@ pub fn lower_program(
                     let mut func = Function::new(name.name.clone(), params, returns, linkage);
                     func.deriv_span = a.span;
                     let pairs = adc_ir::ad::shadow_pairs(src, &spec);
+                    if cold {
+                        func.cold = input_shadows(src, &spec);
+                    }
                     func.deriv = Some(spec);
                     let gid = module.push(func);
                     let mut sig = Signature::generated(
@@ -210,6 +213,23 @@ pub fn lower_program(
 /// `[reverse_derivative(G)]` / `[forward_derivative(H)]`: `G` must have the
 /// signature `autodiff_reverse` generates with default activities and
 /// `ActiveOnly` (`H`: `autodiff_forward`, defaults, `DualOnly`).
+/// The positions, in the reverse derivative `spec` of `src`, of the
+/// shadows of `src`'s read-only `Duplicated` arrays (each parameter is
+/// followed by its shadow, as `adc_ir::ad::shadow_pairs` lays them out,
+/// in vector mode too): what `__adc_cold` marks cold.
+fn input_shadows(src: &Function, spec: &adc_ir::DerivSpec) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for (p, a) in src.params.iter().zip(&spec.params) {
+        let shadowed = matches!(a, Activity::Duplicated | Activity::DuplicatedOnly);
+        if shadowed && matches!(p.ty, Type::Array(_)) && p.mode == adc_ir::ParamMode::In {
+            out.push(pos + 1);
+        }
+        pos += 1 + usize::from(shadowed);
+    }
+    out
+}
+
 fn check_custom(
     module: &mut Module,
     id: FuncId,

@@ -24,7 +24,7 @@ mod stmt;
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use adc_ir::{Block, BlockCall, Constant, Function, InstData, ScalarType, Span, Type, Value};
-pub use attrs::{MAX_WIDTH, SETS_OPTION};
+pub use attrs::{COLD_OPTION, MAX_WIDTH, SETS_OPTION};
 pub(crate) use call::{HESSIAN_LEN, JACOBIAN_LEN, SPARSE_HESSIAN_LEN, SPARSE_LEN};
 pub(crate) use items::const_values;
 pub use items::lower_program;

@@ -126,6 +126,25 @@ impl Parser<'_> {
                     self.pos += 1;
                     func.checkpoint = true;
                 }
+                Some("cold") => {
+                    self.pos += 1;
+                    self.expect("(")?;
+                    loop {
+                        match self.next()? {
+                            Tok::Number(n) => match n.parse::<usize>() {
+                                Ok(k) => func.cold.push(k),
+                                Err(_) => {
+                                    err!(self, "expected a parameter's position, found `{n}`")
+                                }
+                            },
+                            t => err!(self, "expected a parameter's position, found {t}"),
+                        }
+                        if !self.eat(",") {
+                            break;
+                        }
+                    }
+                    self.expect(")")?;
+                }
                 _ => break,
             }
         }

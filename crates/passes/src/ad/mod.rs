@@ -343,6 +343,27 @@ pub fn differentiate_observed(
     stop: AdStage,
     observe: &mut dyn FnMut(AdStage, &Module),
 ) -> Result<(), AdError> {
+    // The derivative passes rebuild each generated function; what its
+    // request marks of its parameters (`Function::cold`, positions in the
+    // final signature) is put back on it.
+    let cold: Vec<(String, Vec<usize>)> = (module.funcs.iter())
+        .filter(|f| !f.cold.is_empty())
+        .map(|f| (f.name.clone(), f.cold.clone()))
+        .collect();
+    let result = differentiate_stages(module, stop, observe);
+    for (name, c) in cold {
+        if let Some(id) = module.find(&name) {
+            module.func_mut(id).cold = c;
+        }
+    }
+    result
+}
+
+fn differentiate_stages(
+    module: &mut Module,
+    stop: AdStage,
+    observe: &mut dyn FnMut(AdStage, &Module),
+) -> Result<(), AdError> {
     custom_derivatives_not_self_generated(module)?;
     let split = crate::ad::split::enabled(module);
     route_to_wrappers(module);

@@ -16,6 +16,7 @@ pub mod copy_loops;
 pub mod cse;
 pub mod dce;
 pub mod diamond_cse;
+pub mod early_loads;
 pub mod fast_path;
 pub mod hoist;
 pub mod indvars;
@@ -84,11 +85,13 @@ pub const SCALAR_PASSES: &[(&str, FuncPass)] =
     &[("sroa", sroa::run), ("tape-promote", tape_promote::run)];
 
 /// Passes that copy and reshape loops for the machine code, run once after
-/// the fixed point that follows `LATE_PASSES`: `version` needs a loop
+/// the fixed point that follows `LATE_PASSES` (first `early-loads`, which
+/// needs the untaped derivatives inlined and moves loads, not loops): `version` needs a loop
 /// `unroll` emptied of inner loops cleaned up to its two-block pattern
 /// first (ba's projection:
 /// the point loop once its three-element loops are unrolled).
 pub const LOOP_SHAPE_PASSES: &[(&str, FuncPass)] = &[
+    ("early-loads", early_loads::run),
     ("version", version::run),
     ("rotate", rotate::run),
     ("zero-skip", zero_skip::run),

@@ -221,6 +221,8 @@ fn clone(module: &Module, (callee, consts): &Key) -> Function {
     f.custom_forward = None;
     f.custom_reverse = None;
     f.checkpoint = false;
+    // (Its parameters are not the callee's: no promise carries over.)
+    f.cold = Vec::new();
     let entry = f.layout[0];
     let params = f.dfg.block_params(entry).to_vec();
     let mut map = BTreeMap::new();

@@ -189,6 +189,8 @@ pub(super) fn cont(g: &Function, path: &HalfPath) -> Function {
     f.custom_forward = None;
     f.custom_reverse = None;
     f.checkpoint = false;
+    // (Its parameters are not the callee's: no promise carries over.)
+    f.cold = Vec::new();
     let entry = path.entry;
     let (term, body) = f
         .dfg
