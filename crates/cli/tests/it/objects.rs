@@ -300,17 +300,32 @@ int std(int x) { return x; }";
     }
 }
 
+/// The symbols `nm -u` lists for `src` compiled to an object file named
+/// after `name`, or `None` (a message printed) where there is no `nm`.
+fn undefined_symbols(name: &str, src: &str) -> Option<String> {
+    let Ok(nm) = std::process::Command::new("nm").arg("--version").output() else {
+        eprintln!("skipping: no nm");
+        return None;
+    };
+    assert!(nm.status.success());
+    let file = scratch(name, src);
+    let obj = file.with_extension("o");
+    let o = compile(&file, &obj, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = std::process::Command::new("nm")
+        .arg("-u")
+        .arg(&obj)
+        .output()
+        .expect("nm runs");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Every C library function an object file calls is one a module may not
 /// define (E0204, `adc_frontend::lower::C_RUNTIME`) or a math function: a
 /// user function named `strpbrk` once took the place of the C library's in
 /// the object's `print` (`2.5.0` printed for `2.5`).
 #[test]
 fn object_files_need_only_reserved_c_functions() {
-    let Ok(nm) = std::process::Command::new("nm").arg("--version").output() else {
-        eprintln!("skipping: no nm");
-        return;
-    };
-    assert!(nm.status.success());
     // Printing of every type, a tape (reverse mode with a loop and a
     // call), local arrays, a copy loop, views, runtime checks.
     let src = "double g(double[] a, int k) { double s = 0.0; for (int i = 0; i < len(a); i++) s += sin(a[i]) * a[(i + k) % len(a)]; return s; }
@@ -321,15 +336,9 @@ double f(double[] a, int k) {
     print(t[0], 1.5f, k, true);
     return g(t, k) + g(a[1..], k) / double(k);
 }";
-    let file = scratch("imports.ad", src);
-    let obj = file.with_extension("o");
-    let o = compile(&file, &obj, None);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = std::process::Command::new("nm")
-        .arg("-u")
-        .arg(&obj)
-        .output()
-        .expect("nm runs");
+    let Some(undefined) = undefined_symbols("imports.ad", src) else {
+        return;
+    };
     let math: Vec<String> = adc_ir::MathFunc::ALL
         .iter()
         .flat_map(|m| {
@@ -342,7 +351,6 @@ double f(double[] a, int k) {
         // `sin x` and `cos x` of one `x` are one call (codegen's sincos.rs).
         .chain(["sincos".to_string(), "sincosf".to_string()])
         .collect();
-    let undefined = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut seen = 0;
     for sym in undefined.split_whitespace().filter(|w| *w != "U") {
         seen += 1;
@@ -360,11 +368,6 @@ double f(double[] a, int k) {
 /// which were once declared as imports (undefined `__adc_*` symbols).
 #[test]
 fn object_files_leave_no_internal_symbol_undefined() {
-    let Ok(nm) = std::process::Command::new("nm").arg("--version").output() else {
-        eprintln!("skipping: no nm");
-        return;
-    };
-    assert!(nm.status.success());
     let src = "[jacobian(J)] [jacobian(JS, sparse)] [hessian(H)] [hessian(HS, sparse)]
 double g(double[] x, inout double w, int[] idx, bool[] mask) {
   double s = w;
@@ -372,16 +375,9 @@ double g(double[] x, inout double w, int[] idx, bool[] mask) {
   w = w + s * s;
   return s * cos(x[0]);
 }";
-    let file = scratch("internal_undefined.ad", src);
-    let obj = file.with_extension("o");
-    let o = compile(&file, &obj, None);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = std::process::Command::new("nm")
-        .arg("-u")
-        .arg(&obj)
-        .output()
-        .expect("nm runs");
-    let undefined = String::from_utf8_lossy(&out.stdout).into_owned();
+    let Some(undefined) = undefined_symbols("internal_undefined.ad", src) else {
+        return;
+    };
     assert!(undefined.contains("cos"), "{undefined}");
     assert!(!undefined.contains("__adc_"), "{undefined}");
 }
