@@ -10,9 +10,11 @@
 //! the program's; their instructions point at the attribute
 //! ([`point_at_attributes`]).
 
+mod element_pattern;
 mod elements;
 mod elements_masks;
 mod elements_source;
+mod elements_static;
 mod entry;
 pub(crate) mod layout;
 pub(crate) mod request;

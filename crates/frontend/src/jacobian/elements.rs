@@ -60,6 +60,9 @@ pub(super) enum Top {
 
 pub(super) struct Plan {
     pub tops: Vec<Top>,
+    /// Per statement: the loop's static pattern, when it has one
+    /// (`element_pattern`; else each iteration sweeps).
+    pub statics: Vec<Option<super::element_pattern::Pattern>>,
 }
 
 /// At most this many sites per loop (a reverse vector derivative's
@@ -176,9 +179,20 @@ pub(super) fn plan(items: &[Item], f: &FuncDecl, dual: &[bool]) -> Option<Plan> 
             _ => return None,
         }
     }
-    tops.iter()
+    if !tops
+        .iter()
         .any(|t| matches!(t, Top::Loop { sites, .. } if !sites.is_empty()))
-        .then_some(Plan { tops })
+    {
+        return None;
+    }
+    let mut plan = Plan {
+        tops,
+        statics: Vec::new(),
+    };
+    plan.statics = (0..plan.tops.len())
+        .map(|k| super::element_pattern::pattern(items, f, dual, &plan, k))
+        .collect();
+    Some(plan)
 }
 
 /// The loop variable, its start and the condition of

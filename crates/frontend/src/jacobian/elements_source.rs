@@ -37,7 +37,7 @@ fn ident(name: &str, span: adc_ir::Span) -> Ident {
 
 /// The integer declarations before the `k`th statement of the plan that
 /// its body names.
-fn captured(plan: &Plan, k: usize) -> Vec<(BaseType, String)> {
+pub(super) fn captured(plan: &Plan, k: usize) -> Vec<(BaseType, String)> {
     let used = used(plan, k);
     plan.tops[..k]
         .iter()
@@ -52,7 +52,7 @@ fn captured(plan: &Plan, k: usize) -> Vec<(BaseType, String)> {
 /// outlined body takes those alone (a name it does not use is no value
 /// the body can reach, since names are resolved in the body's scope and
 /// callees see only what it passes them).
-fn kept(f: &FuncDecl, plan: &Plan, k: usize) -> Vec<bool> {
+pub(super) fn kept(f: &FuncDecl, plan: &Plan, k: usize) -> Vec<bool> {
     let used = used(plan, k);
     f.params
         .iter()
@@ -243,8 +243,15 @@ pub(super) fn outlined(
             args: Some(acts),
             span,
         };
+        // A loop with a static pattern runs no sweep.
+        let is_static = plan.statics[k].is_some();
+        let attrs = if is_static {
+            vec![attr]
+        } else {
+            vec![attr, sweep, masks]
+        };
         items.push(Item::Func(FuncDecl {
-            attrs: vec![attr, sweep, masks],
+            attrs,
             ret: ReturnType::Base(BaseType::Double),
             name: ident(&format!("{name}__e{k}"), span),
             params: ps,
@@ -254,8 +261,10 @@ pub(super) fn outlined(
         }));
         names.push(format!("{name}__e{k}"));
         names.push(format!("{name}__e{k}b"));
-        names.push(format!("{name}__e{k}p"));
-        names.push(format!("{name}__e{k}m"));
+        if !is_static {
+            names.push(format!("{name}__e{k}p"));
+            names.push(format!("{name}__e{k}m"));
+        }
     }
     (items, names)
 }
@@ -330,9 +339,15 @@ pub(super) fn source(
     });
     let _ = writeln!(s, "    }}");
     let _ = writeln!(s, "    if (!adc_e_ok) {{ return false; }}");
+    // Whether a loop sweeps (has no static pattern): only then are the
+    // sweeps' tangents, arena and stamps made.
+    let sweeps =
+        plan.tops.iter().zip(&plan.statics).any(|(t, st)| {
+            matches!(t, Top::Loop { sites, .. } if !sites.is_empty()) && st.is_none()
+        });
     // The sweep's tangents: column c's set {c} is the handle -(c + 1).
     for (p, (&d, at)) in f.params.iter().zip(dual.iter().zip(&l.col_at)) {
-        if !d {
+        if !d || !sweeps {
             continue;
         }
         let n = &p.name.name;
@@ -349,14 +364,20 @@ pub(super) fn source(
     // 2. The elements, again from the start with twice the room when an
     // element's sets outgrow the arena.
     // (`seen` and the stamps: `NAME__lazy`'s, flattening union nodes.)
-    s += "    int adc_e_cap = 4096;
+    if sweeps {
+        s += "    int adc_e_cap = 4096;
     int adc_e_seen[adc_s_nc];
     int adc_e_stamp = 0;
-    bool adc_e_done = false;
+";
+    }
+    s += "    bool adc_e_done = false;
     while (!adc_e_done) {
         adc_e_done = true;
-        int adc_e_a[adc_e_cap];
-        int adc_e_q = 0;
+";
+    if sweeps {
+        s += "        int adc_e_a[adc_e_cap];\n";
+    }
+    s += "        int adc_e_q = 0;
         int adc_e_next = 0;
         // (Entries past the shorter of `vals` and `cols` are counted, not
         // written: the error below says how many there are.)
@@ -380,7 +401,7 @@ pub(super) fn source(
     s
 }
 
-fn row_at(l: &Layout, param: usize) -> &str {
+pub(super) fn row_at(l: &Layout, param: usize) -> &str {
     l.row_at[param]
         .as_deref()
         .expect("invariant: a site's array is an `out` Dual array, a row block")
@@ -407,6 +428,9 @@ fn element_loop(
     else {
         return;
     };
+    if let Some(pattern) = &plan.statics[k] {
+        return super::elements_static::element_loop(s, f, name, dual, plan, l, k, pattern);
+    }
     let w = sites.len();
     let _ = writeln!(s, "        {{");
     let (mut rev, mut fwd) = (Vec::new(), Vec::new());

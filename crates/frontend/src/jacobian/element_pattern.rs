@@ -1,0 +1,836 @@
+//! Static element patterns (docs/jacobians.md#element-jacobians): the
+//! rows' columns of an element loop, found once from the loop body's text
+//! instead of by a dependency sweep per iteration.
+//!
+//! [`pattern`] runs the body (with the bodies of the functions it calls)
+//! abstractly, once, for any iteration: an integer is a linear form over
+//! *atoms*, integer expressions as `.ad` text in the loop's scope (the
+//! loop variable, the integers before the loop, `F`'s integer scalars,
+//! elements of `F`'s integer arrays at such indices, `len` of `F`'s
+//! arrays); a floating value is the set of the input elements it depends
+//! on, each a read `(parameter, index)`. Loops run their iterations when
+//! their bounds are constants; a branch whose condition is not known runs
+//! both arms, which must leave the same state (every variable, every
+//! element of the body's arrays, the same rows written). A floating
+//! operation depends on all its operands, as the dependency sweep's
+//! tangents do for the operations allowed here (arithmetic and the smooth
+//! math built-ins; anything else, such as `abs`, `floor` or a `while`
+//! loop, gives up).
+//!
+//! It applies when every input array's reads in the rows are one base
+//! (the same atoms) plus distinct constants, so that each row's columns
+//! are in a known order: the element loop then computes each input's base
+//! per iteration and gathers the row's entries in that order, with no
+//! sweep, check or plan (`elements_source`). The rows are those of the
+//! sweep of the iteration: the same reads, on every path.
+
+use super::elements::{Plan, Top};
+use crate::ast::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What `pattern` found for one element loop.
+pub(super) struct Pattern {
+    /// The inputs (indices into `F`'s parameters) that the rows read, each
+    /// with its base as `.ad` text in the loop's scope.
+    pub bases: BTreeMap<usize, String>,
+    /// Per site, in the order of the plan's sites: the row's entries in
+    /// increasing columns, each an input and an offset from its base.
+    pub rows: Vec<Vec<(usize, i64)>>,
+}
+
+/// How many statements and expressions one run may evaluate.
+const MAX_STEPS: usize = 20_000;
+/// How many entries all the rows of one loop may have (the gather is
+/// straight-line code, one entry after another).
+const MAX_ENTRIES: usize = 512;
+/// Branches whose conditions are not known, on one path, at most (each
+/// path is a run: up to 2^this runs, each within `MAX_STEPS`).
+const MAX_BRANCHES: usize = 8;
+/// Calls deeper than this give up.
+const MAX_DEPTH: usize = 16;
+
+/// The math built-ins whose derivative reaches every operand.
+const SMOOTH: &[&str] = &[
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "expm1",
+    "log", "log1p", "log2", "log10", "sqrt", "cbrt", "pow", "hypot", "erf", "erfc",
+];
+
+/// An integer: `c` plus each atom times its coefficient.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Lin {
+    c: i64,
+    terms: BTreeMap<String, i64>,
+}
+
+impl Lin {
+    fn constant(c: i64) -> Lin {
+        Lin {
+            c,
+            terms: BTreeMap::new(),
+        }
+    }
+
+    fn atom(text: String) -> Lin {
+        Lin {
+            c: 0,
+            terms: BTreeMap::from([(text, 1)]),
+        }
+    }
+
+    fn as_const(&self) -> Option<i64> {
+        self.terms.is_empty().then_some(self.c)
+    }
+
+    fn add(&self, o: &Lin, sign: i64) -> Option<Lin> {
+        let mut out = self.clone();
+        out.c = out.c.checked_add(o.c.checked_mul(sign)?)?;
+        for (t, k) in &o.terms {
+            let e = out.terms.entry(t.clone()).or_insert(0);
+            *e = e.checked_add(k.checked_mul(sign)?)?;
+            if *e == 0 {
+                out.terms.remove(t);
+            }
+        }
+        Some(out)
+    }
+
+    fn scale(&self, k: i64) -> Option<Lin> {
+        if k == 0 {
+            return Some(Lin::constant(0));
+        }
+        let mut out = Lin::constant(self.c.checked_mul(k)?);
+        for (t, v) in &self.terms {
+            out.terms.insert(t.clone(), v.checked_mul(k)?);
+        }
+        Some(out)
+    }
+
+    /// The form as `.ad` text.
+    fn text(&self) -> String {
+        let mut s = format!("({}", self.c);
+        for (t, k) in &self.terms {
+            s += &format!(" + ({k}) * ({t})");
+        }
+        s + ")"
+    }
+}
+
+/// A read of `F`'s input parameter at an index.
+type Read = (usize, Lin);
+
+#[derive(Clone, Debug, PartialEq)]
+enum Val {
+    Int(Lin),
+    Bool(Option<bool>),
+    Float(BTreeSet<Read>),
+    Arr(ArrRef),
+    Void,
+}
+
+/// An array: one of `F`'s parameters or a local array of the body, from
+/// `off` on (a view's start), `len` elements (`None`: to the end).
+#[derive(Clone, Debug, PartialEq)]
+enum ArrRef {
+    Param {
+        param: usize,
+        off: Lin,
+        len: Option<Lin>,
+    },
+    Local {
+        id: usize,
+        off: i64,
+        len: i64,
+    },
+}
+
+#[derive(Clone, PartialEq)]
+struct State {
+    scopes: Vec<BTreeMap<String, Val>>,
+    arrays: Vec<Vec<Val>>,
+    /// Each row written, in order: what its value depends on.
+    sites: Vec<BTreeSet<Read>>,
+}
+
+struct Interp<'a> {
+    f: &'a FuncDecl,
+    dual: &'a [bool],
+    funcs: BTreeMap<&'a str, &'a FuncDecl>,
+    consts: BTreeMap<&'a str, &'a Expr>,
+    steps: usize,
+    depth: usize,
+    /// The arms this run takes at the branches whose conditions are not
+    /// known, in the order it meets them, and how many it met.
+    decisions: Vec<bool>,
+    pos: usize,
+}
+
+/// The static pattern of the `k`th statement of `plan` (an element loop
+/// with sites), or `None` (the loop sweeps each iteration).
+pub(super) fn pattern(
+    items: &[Item],
+    f: &FuncDecl,
+    dual: &[bool],
+    plan: &Plan,
+    k: usize,
+) -> Option<Pattern> {
+    let Top::Loop {
+        var, body, sites, ..
+    } = &plan.tops[k]
+    else {
+        return None;
+    };
+    let mut it = Interp {
+        f,
+        dual,
+        funcs: BTreeMap::new(),
+        consts: BTreeMap::new(),
+        steps: 0,
+        depth: 0,
+        decisions: Vec::new(),
+        pos: 0,
+    };
+    for i in items {
+        match i {
+            Item::Func(g) => {
+                it.funcs.insert(g.name.name.as_str(), g);
+            }
+            Item::Const(c) => {
+                it.consts.insert(c.name.name.as_str(), &c.value);
+            }
+            Item::Error => return None,
+        }
+    }
+    let mut top = BTreeMap::new();
+    for (i, p) in f.params.iter().enumerate() {
+        let v = if p.is_array {
+            Val::Arr(ArrRef::Param {
+                param: i,
+                off: Lin::constant(0),
+                len: None,
+            })
+        } else {
+            scalar_param(p)?
+        };
+        top.insert(p.name.name.clone(), v);
+    }
+    for t in &plan.tops[..k] {
+        if let Top::Decl { ty, name, .. } = t {
+            let v = match ty {
+                BaseType::Int => Val::Int(Lin::atom(name.clone())),
+                _ => Val::Bool(None),
+            };
+            top.insert(name.clone(), v);
+        }
+    }
+    top.insert(var.clone(), Val::Int(Lin::atom(var.clone())));
+    // One run per path through the branches whose conditions are not
+    // known (depth first over their arms); every path must write the
+    // plan's rows, each depending on the same reads.
+    let mut rows: Option<Vec<BTreeSet<Read>>> = None;
+    loop {
+        let mut st = State {
+            scopes: vec![top.clone(), BTreeMap::new()],
+            arrays: Vec::new(),
+            sites: Vec::new(),
+        };
+        it.pos = 0;
+        it.block(body, &mut st)?;
+        (st.sites.len() == sites.len() && it.pos == it.decisions.len()).then_some(())?;
+        match &rows {
+            Some(r) => (*r == st.sites).then_some(())?,
+            None => rows = Some(st.sites),
+        }
+        // The next path: the last `then` taken becomes `else`.
+        while it.decisions.last() == Some(&false) {
+            it.decisions.pop();
+        }
+        match it.decisions.last_mut() {
+            Some(d) => *d = false,
+            None => break,
+        }
+    }
+    finish(&rows?)
+}
+
+/// A scalar parameter of `F` (none is `Dual`: `elements::plan`).
+fn scalar_param(p: &ParamDecl) -> Option<Val> {
+    Some(match p.ty {
+        BaseType::Int => Val::Int(Lin::atom(p.name.name.clone())),
+        BaseType::Bool => Val::Bool(None),
+        BaseType::Float | BaseType::Double => Val::Float(BTreeSet::new()),
+    })
+}
+
+/// The rows' entries in column order, when each input's reads share a
+/// base.
+fn finish(sites: &[BTreeSet<Read>]) -> Option<Pattern> {
+    let mut bases: BTreeMap<usize, BTreeMap<String, i64>> = BTreeMap::new();
+    let mut total = 0;
+    for (param, lin) in sites.iter().flatten() {
+        let b = bases.entry(*param).or_insert_with(|| lin.terms.clone());
+        (*b == lin.terms).then_some(())?;
+        total += 1;
+    }
+    if total > MAX_ENTRIES {
+        return None;
+    }
+    // (A row's reads are a set ordered by parameter, then form: with one
+    // base per parameter, by offset; so in increasing columns.)
+    let rows = sites
+        .iter()
+        .map(|s| s.iter().map(|(p, l)| (*p, l.c)).collect())
+        .collect();
+    let bases = bases
+        .into_iter()
+        .map(|(p, terms)| (p, Lin { c: 0, terms }.text()))
+        .collect();
+    Some(Pattern { bases, rows })
+}
+
+impl Interp<'_> {
+    /// The arm to take at the next branch whose condition is not known:
+    /// this run's choice there, the `then` arm at a branch no run reached.
+    fn decide(&mut self) -> Option<bool> {
+        if self.pos == self.decisions.len() {
+            (self.decisions.len() < MAX_BRANCHES).then_some(())?;
+            self.decisions.push(true);
+        }
+        self.pos += 1;
+        Some(self.decisions[self.pos - 1])
+    }
+
+    fn step(&mut self) -> Option<()> {
+        self.steps += 1;
+        (self.steps <= MAX_STEPS).then_some(())
+    }
+
+    fn block(&mut self, body: &[Stmt], st: &mut State) -> Option<()> {
+        st.scopes.push(BTreeMap::new());
+        for s in body {
+            self.stmt(s, st)?;
+        }
+        st.scopes.pop();
+        Some(())
+    }
+
+    fn lookup<'s>(st: &'s mut State, n: &str) -> Option<&'s mut Val> {
+        st.scopes.iter_mut().rev().find_map(|s| s.get_mut(n))
+    }
+
+    fn stmt(&mut self, s: &Stmt, st: &mut State) -> Option<()> {
+        self.step()?;
+        match s {
+            Stmt::Decl { ty, name, init, .. } => {
+                let v = match (init, ty) {
+                    (Some(e), DeclType::Base(t)) => convert(self.expr(e, st)?, *t)?,
+                    (Some(e), DeclType::Auto) => self.expr(e, st)?,
+                    (None, DeclType::Base(t)) => zero(*t),
+                    (None, DeclType::Auto) => return None,
+                };
+                matches!(v, Val::Int(_) | Val::Bool(_) | Val::Float(_)).then_some(())?;
+                st.scopes.last_mut()?.insert(name.name.clone(), v);
+            }
+            Stmt::ArrayDecl {
+                ty,
+                name,
+                len,
+                init,
+                ..
+            } => {
+                let elems: Vec<Val> = match (len, init) {
+                    (_, Some(xs)) => {
+                        let mut out = Vec::new();
+                        for x in xs {
+                            out.push(convert(self.expr(x, st)?, *ty)?);
+                        }
+                        out
+                    }
+                    (Some(n), None) => {
+                        let Val::Int(n) = self.expr(n, st)? else {
+                            return None;
+                        };
+                        let n = usize::try_from(n.as_const()?).ok()?;
+                        (n <= MAX_STEPS).then_some(())?;
+                        vec![zero(*ty); n]
+                    }
+                    (None, None) => return None,
+                };
+                let id = st.arrays.len();
+                let len = elems.len() as i64;
+                st.arrays.push(elems);
+                let r = ArrRef::Local { id, off: 0, len };
+                st.scopes.last_mut()?.insert(name.name.clone(), Val::Arr(r));
+            }
+            Stmt::Assign {
+                target, op, value, ..
+            } => {
+                let v = self.expr(value, st)?;
+                self.assign(target, *op, v, st)?;
+            }
+            Stmt::IncDec {
+                target, increment, ..
+            } => {
+                let one = Val::Int(Lin::constant(1));
+                let op = if *increment {
+                    AssignOp::Add
+                } else {
+                    AssignOp::Sub
+                };
+                self.assign(target, op, one, st)?;
+            }
+            Stmt::Expr(e) => {
+                self.expr(e, st)?;
+            }
+            Stmt::If {
+                cond,
+                then_branch,
+                else_branch,
+                ..
+            } => {
+                let c = self.expr(cond, st)?;
+                let none = Vec::new();
+                let other = else_branch.as_ref().unwrap_or(&none);
+                match c {
+                    Val::Bool(Some(true)) => self.block(then_branch, st)?,
+                    Val::Bool(Some(false)) => self.block(other, st)?,
+                    Val::Bool(None) => {
+                        if self.decide()? {
+                            self.block(then_branch, st)?
+                        } else {
+                            self.block(other, st)?
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+            Stmt::For {
+                init,
+                cond,
+                step,
+                body,
+                ..
+            } => {
+                st.scopes.push(BTreeMap::new());
+                if let Some(i) = init {
+                    self.stmt(i, st)?;
+                }
+                loop {
+                    let go = match cond {
+                        Some(c) => self.expr(c, st)?,
+                        None => return None,
+                    };
+                    match go {
+                        Val::Bool(Some(true)) => (),
+                        Val::Bool(Some(false)) => break,
+                        _ => return None,
+                    }
+                    self.block(body, st)?;
+                    if let Some(s) = step {
+                        self.stmt(s, st)?;
+                    }
+                }
+                st.scopes.pop();
+            }
+            Stmt::Block(b) => self.block(b, st)?,
+            // (A callee's last `return` is its caller's: `call`.)
+            Stmt::Return(..)
+            | Stmt::While { .. }
+            | Stmt::Break(_)
+            | Stmt::Continue(_)
+            | Stmt::Destructure { .. }
+            | Stmt::Attributed { .. }
+            | Stmt::Error => return None,
+        }
+        Some(())
+    }
+
+    fn assign(&mut self, target: &Expr, op: AssignOp, v: Val, st: &mut State) -> Option<()> {
+        match &target.kind {
+            ExprKind::Var(n) => {
+                let old = Self::lookup(st, n)?.clone();
+                let new = combine(op, old, v)?;
+                *Self::lookup(st, n)? = new;
+            }
+            ExprKind::Index(a, i) => {
+                let Val::Arr(r) = self.expr(a, st)? else {
+                    return None;
+                };
+                let Val::Int(i) = self.expr(i, st)? else {
+                    return None;
+                };
+                match r {
+                    ArrRef::Local { id, off, len } => {
+                        let at = i.as_const()?;
+                        (0..len).contains(&at).then_some(())?;
+                        let slot = usize::try_from(off + at).ok()?;
+                        let old = st.arrays.get(id)?.get(slot)?.clone();
+                        st.arrays[id][slot] = combine(op, old, v)?;
+                    }
+                    ArrRef::Param { param, .. } => {
+                        // A row: an `out` parameter's store (`elements::plan`
+                        // allows no other write to `F`'s arrays), on every path.
+                        let p = &self.f.params[param];
+                        let is_row = p.mode == Mode::Out && self.dual[param];
+                        (is_row && op == AssignOp::Set).then_some(())?;
+                        let Val::Float(d) = v else {
+                            return None;
+                        };
+                        st.sites.push(d);
+                    }
+                }
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    fn expr(&mut self, e: &Expr, st: &mut State) -> Option<Val> {
+        self.step()?;
+        Some(match &e.kind {
+            ExprKind::Int(v) => Val::Int(Lin::constant(*v)),
+            ExprKind::Float(_) => Val::Float(BTreeSet::new()),
+            ExprKind::Bool(b) => Val::Bool(Some(*b)),
+            ExprKind::Var(n) => match Self::lookup(st, n) {
+                Some(v) => v.clone(),
+                None => {
+                    let c = *self.consts.get(n.as_str())?;
+                    let mut empty = State {
+                        scopes: vec![BTreeMap::new()],
+                        arrays: Vec::new(),
+                        sites: Vec::new(),
+                    };
+                    self.expr(c, &mut empty)?
+                }
+            },
+            ExprKind::Unary(UnOp::Neg, a) => match self.expr(a, st)? {
+                Val::Int(l) => Val::Int(l.scale(-1)?),
+                v @ Val::Float(_) => v,
+                _ => return None,
+            },
+            ExprKind::Unary(UnOp::Not, a) => match self.expr(a, st)? {
+                Val::Bool(b) => Val::Bool(b.map(|b| !b)),
+                _ => return None,
+            },
+            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+                // (The right operand may not run: it must do nothing.)
+                if calls_functions(b) {
+                    return None;
+                }
+                let (Val::Bool(x), Val::Bool(y)) = (self.expr(a, st)?, self.expr(b, st)?) else {
+                    return None;
+                };
+                Val::Bool(match (op, x, y) {
+                    (BinOp::And, Some(false), _) | (BinOp::And, _, Some(false)) => Some(false),
+                    (BinOp::Or, Some(true), _) | (BinOp::Or, _, Some(true)) => Some(true),
+                    (BinOp::And, Some(x), Some(y)) => Some(x && y),
+                    (_, Some(x), Some(y)) => Some(x || y),
+                    _ => None,
+                })
+            }
+            ExprKind::Binary(op, a, b) => {
+                let x = self.expr(a, st)?;
+                let y = self.expr(b, st)?;
+                binary(*op, x, y)?
+            }
+            ExprKind::Ternary(c, a, b) => match self.expr(c, st)? {
+                Val::Bool(Some(true)) => self.expr(a, st)?,
+                Val::Bool(Some(false)) => self.expr(b, st)?,
+                Val::Bool(None) => {
+                    let arm = if self.decide()? { a } else { b };
+                    self.expr(arm, st)?
+                }
+                _ => return None,
+            },
+            ExprKind::Cast(t, a) => convert(self.expr(a, st)?, *t)?,
+            ExprKind::Index(a, i) => {
+                let Val::Arr(r) = self.expr(a, st)? else {
+                    return None;
+                };
+                let Val::Int(i) = self.expr(i, st)? else {
+                    return None;
+                };
+                self.load(r, i, st)?
+            }
+            ExprKind::View(a, lo, hi) => {
+                let Val::Arr(r) = self.expr(a, st)? else {
+                    return None;
+                };
+                let Val::Int(lo) = self.expr(lo, st)? else {
+                    return None;
+                };
+                let hi = match hi {
+                    Some(h) => match self.expr(h, st)? {
+                        Val::Int(h) => Some(h),
+                        _ => return None,
+                    },
+                    None => None,
+                };
+                Val::Arr(view(r, lo, hi)?)
+            }
+            ExprKind::Call(g, args) => self.call(&g.name, args, st)?,
+            ExprKind::Tuple(_) | ExprKind::Error => return None,
+        })
+    }
+
+    /// An element of `r` at `i`.
+    fn load(&mut self, r: ArrRef, i: Lin, st: &State) -> Option<Val> {
+        match r {
+            ArrRef::Local { id, off, len } => {
+                let at = i.as_const()?;
+                (0..len).contains(&at).then_some(())?;
+                st.arrays
+                    .get(id)?
+                    .get(usize::try_from(off + at).ok()?)
+                    .cloned()
+            }
+            ArrRef::Param { param, off, .. } => {
+                let p = &self.f.params[param];
+                let at = off.add(&i, 1)?;
+                Some(match p.ty {
+                    _ if p.mode == Mode::Out => return None,
+                    BaseType::Float | BaseType::Double if self.dual[param] => {
+                        Val::Float(BTreeSet::from([(param, at)]))
+                    }
+                    BaseType::Float | BaseType::Double => Val::Float(BTreeSet::new()),
+                    BaseType::Int => Val::Int(Lin::atom(format!("{}[{}]", p.name.name, at.text()))),
+                    BaseType::Bool => Val::Bool(None),
+                })
+            }
+        }
+    }
+
+    fn call(&mut self, g: &str, args: &[Expr], st: &mut State) -> Option<Val> {
+        if g == "len" && args.len() == 1 {
+            let Val::Arr(r) = self.expr(&args[0], st)? else {
+                return None;
+            };
+            return Some(Val::Int(match r {
+                ArrRef::Local { len, .. } => Lin::constant(len),
+                ArrRef::Param { len: Some(l), .. } => l,
+                ArrRef::Param {
+                    param,
+                    off,
+                    len: None,
+                } => {
+                    let whole = Lin::atom(format!("len({})", self.f.params[param].name.name));
+                    whole.add(&off, -1)?
+                }
+            }));
+        }
+        let Some(callee) = self.funcs.get(g).copied() else {
+            if !SMOOTH.contains(&g) {
+                return None;
+            }
+            let mut deps = BTreeSet::new();
+            for a in args {
+                match self.expr(a, st)? {
+                    Val::Float(d) => deps.extend(d),
+                    Val::Int(_) => (),
+                    _ => return None,
+                }
+            }
+            return Some(Val::Float(deps));
+        };
+        let body = callee.body.as_ref()?;
+        (callee.params.len() == args.len() && self.depth < MAX_DEPTH).then_some(())?;
+        let mut scope = BTreeMap::new();
+        for (p, a) in callee.params.iter().zip(args) {
+            let v = self.expr(a, st)?;
+            let v = match v {
+                Val::Arr(_) if p.is_array => v,
+                _ if p.is_array || p.mode != Mode::Value => return None,
+                v => convert(v, p.ty)?,
+            };
+            scope.insert(p.name.name.clone(), v);
+        }
+        // The callee sees its parameters alone (and the constants).
+        let saved = std::mem::replace(&mut st.scopes, vec![scope]);
+        self.depth += 1;
+        let (last, rest) = match body.split_last() {
+            Some((Stmt::Return(e, _), rest)) => (e.as_ref(), rest),
+            _ => (None, &body[..]),
+        };
+        let result = (|| {
+            for s in rest {
+                self.stmt(s, st)?;
+            }
+            match last {
+                Some(e) => {
+                    let v = self.expr(e, st)?;
+                    match callee.ret {
+                        ReturnType::Base(t) => convert(v, t),
+                        _ => None,
+                    }
+                }
+                None => (callee.ret == ReturnType::Void).then_some(Val::Void),
+            }
+        })();
+        self.depth -= 1;
+        st.scopes = saved;
+        result
+    }
+}
+
+fn zero(t: BaseType) -> Val {
+    match t {
+        BaseType::Int => Val::Int(Lin::constant(0)),
+        BaseType::Bool => Val::Bool(Some(false)),
+        BaseType::Float | BaseType::Double => Val::Float(BTreeSet::new()),
+    }
+}
+
+/// `v` as a `t` (a declaration's, a parameter's, a cast's).
+fn convert(v: Val, t: BaseType) -> Option<Val> {
+    Some(match (v, t) {
+        (v @ Val::Int(_), BaseType::Int) => v,
+        (v @ Val::Bool(_), BaseType::Bool) => v,
+        (v @ Val::Float(_), BaseType::Float | BaseType::Double) => v,
+        (Val::Int(_), BaseType::Float | BaseType::Double) => Val::Float(BTreeSet::new()),
+        _ => return None,
+    })
+}
+
+/// The value of `old op= v`.
+fn combine(op: AssignOp, old: Val, v: Val) -> Option<Val> {
+    let bin = match op {
+        AssignOp::Set => {
+            // (The target keeps its type.)
+            return match (&old, &v) {
+                (Val::Int(_), Val::Int(_)) | (Val::Bool(_), Val::Bool(_)) => Some(v),
+                (Val::Float(_), Val::Float(_)) => Some(v),
+                (Val::Float(_), Val::Int(_)) => Some(Val::Float(BTreeSet::new())),
+                _ => None,
+            };
+        }
+        AssignOp::Add => BinOp::Add,
+        AssignOp::Sub => BinOp::Sub,
+        AssignOp::Mul => BinOp::Mul,
+        AssignOp::Div => BinOp::Div,
+    };
+    let r = binary(bin, old.clone(), v)?;
+    convert(
+        r,
+        match old {
+            Val::Int(_) => BaseType::Int,
+            Val::Float(_) => BaseType::Double,
+            _ => return None,
+        },
+    )
+}
+
+fn binary(op: BinOp, x: Val, y: Val) -> Option<Val> {
+    use BinOp::*;
+    Some(match (x, y) {
+        (Val::Int(a), Val::Int(b)) => match op {
+            Add => Val::Int(a.add(&b, 1)?),
+            Sub => Val::Int(a.add(&b, -1)?),
+            Mul => match (a.as_const(), b.as_const()) {
+                (Some(k), _) => Val::Int(b.scale(k)?),
+                (_, Some(k)) => Val::Int(a.scale(k)?),
+                _ => Val::Int(Lin::atom(format!("{} * {}", a.text(), b.text()))),
+            },
+            Div | Rem => match (a.as_const(), b.as_const()) {
+                (Some(x), Some(y)) => Val::Int(Lin::constant(if op == Div {
+                    x.checked_div(y)?
+                } else {
+                    x.checked_rem(y)?
+                })),
+                _ => Val::Int(Lin::atom(format!(
+                    "{} {} {}",
+                    a.text(),
+                    op.spelling(),
+                    b.text()
+                ))),
+            },
+            Eq | Ne | Lt | Le | Gt | Ge => Val::Bool(match (a.as_const(), b.as_const()) {
+                (Some(x), Some(y)) => Some(match op {
+                    Eq => x == y,
+                    Ne => x != y,
+                    Lt => x < y,
+                    Le => x <= y,
+                    Gt => x > y,
+                    _ => x >= y,
+                }),
+                _ => None,
+            }),
+            And | Or => return None,
+        },
+        (Val::Bool(a), Val::Bool(b)) => match op {
+            Eq | Ne => Val::Bool(match (a, b) {
+                (Some(x), Some(y)) => Some((x == y) == (op == Eq)),
+                _ => None,
+            }),
+            _ => return None,
+        },
+        (x @ (Val::Float(_) | Val::Int(_)), y @ (Val::Float(_) | Val::Int(_))) => {
+            let deps = |v: Val| match v {
+                Val::Float(d) => d,
+                _ => BTreeSet::new(),
+            };
+            match op {
+                Add | Sub | Mul | Div => {
+                    let mut d = deps(x);
+                    d.extend(deps(y));
+                    Val::Float(d)
+                }
+                Eq | Ne | Lt | Le | Gt | Ge => Val::Bool(None),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The view `r[lo..hi]`.
+fn view(r: ArrRef, lo: Lin, hi: Option<Lin>) -> Option<ArrRef> {
+    let len = match &hi {
+        Some(h) => Some(h.add(&lo, -1)?),
+        None => None,
+    };
+    Some(match r {
+        ArrRef::Param { param, off, len: l } => ArrRef::Param {
+            param,
+            off: off.add(&lo, 1)?,
+            len: match (len, l) {
+                (Some(n), _) => Some(n),
+                (None, Some(l)) => Some(l.add(&lo, -1)?),
+                (None, None) => None,
+            },
+        },
+        ArrRef::Local { id, off, len: l } => {
+            let lo = lo.as_const()?;
+            let n = match len {
+                Some(n) => n.as_const()?,
+                None => l - lo,
+            };
+            (lo >= 0 && n >= 0 && lo + n <= l).then_some(())?;
+            ArrRef::Local {
+                id,
+                off: off + lo,
+                len: n,
+            }
+        }
+    })
+}
+
+/// Whether `e` calls a function of the module (which may write).
+fn calls_functions(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call(g, xs) => {
+            !(g.name == "len" || SMOOTH.contains(&g.name.as_str()))
+                || xs.iter().any(calls_functions)
+        }
+        ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => calls_functions(a),
+        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
+            calls_functions(a) || calls_functions(b)
+        }
+        ExprKind::Ternary(a, b, c) => [a, b, c].iter().any(|x| calls_functions(x)),
+        ExprKind::View(a, lo, hi) => {
+            calls_functions(a)
+                || calls_functions(lo)
+                || hi.as_ref().is_some_and(|h| calls_functions(h))
+        }
+        ExprKind::Tuple(xs) => xs.iter().any(calls_functions),
+        _ => false,
+    }
+}
