@@ -43,6 +43,7 @@ mod shared_sweeps;
 mod simd;
 mod sincos;
 mod sparse_element_plans;
+mod sparse_element_static;
 mod sparse_elements;
 mod sparse_float;
 mod sparse_hessian;

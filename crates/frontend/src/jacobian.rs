@@ -198,13 +198,13 @@ fn expand_sparse(
         out.text += &elements_source::source(f, &name, &dual, plan, &colored);
         let (items, names) = elements_source::outlined(f, &name, &dual, plan, a.span);
         out.outlined.extend(items);
-        for g in names.into_iter().chain([
-            format!("{name}__egather"),
-            format!("{name}__elems"),
-            format!("{name}__esame"),
-            format!("{name}__eplan"),
-            colored,
-        ]) {
+        let helpers = ["egather", "esame", "eplan"].map(|h| format!("{name}__{h}"));
+        let helpers = helpers.into_iter().filter(|_| plan.sweeps());
+        for g in names
+            .into_iter()
+            .chain(helpers)
+            .chain([format!("{name}__elems"), colored])
+        {
             out.generated.push(Generated {
                 name: g,
                 span: a.span,

@@ -65,6 +65,16 @@ pub(super) struct Plan {
     pub statics: Vec<Option<super::element_pattern::Pattern>>,
 }
 
+impl Plan {
+    /// Whether a loop with sites has no static pattern: it sweeps each
+    /// iteration (with `NAME__esame`, `NAME__eplan` and `NAME__egather`).
+    pub(super) fn sweeps(&self) -> bool {
+        self.tops.iter().zip(&self.statics).any(|(t, st)| {
+            matches!(t, Top::Loop { sites, .. } if !sites.is_empty()) && st.is_none()
+        })
+    }
+}
+
 /// At most this many sites per loop (a reverse vector derivative's
 /// width).
 const MAX_SITES: usize = 64;

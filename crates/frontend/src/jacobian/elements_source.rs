@@ -341,10 +341,7 @@ pub(super) fn source(
     let _ = writeln!(s, "    if (!adc_e_ok) {{ return false; }}");
     // Whether a loop sweeps (has no static pattern): only then are the
     // sweeps' tangents, arena and stamps made.
-    let sweeps =
-        plan.tops.iter().zip(&plan.statics).any(|(t, st)| {
-            matches!(t, Top::Loop { sites, .. } if !sites.is_empty()) && st.is_none()
-        });
+    let sweeps = plan.sweeps();
     // The sweep's tangents: column c's set {c} is the handle -(c + 1).
     for (p, (&d, at)) in f.params.iter().zip(dual.iter().zip(&l.col_at)) {
         if !d || !sweeps {
@@ -397,7 +394,9 @@ pub(super) fn source(
     return true;
 }
 ";
-    s += &super::elements_masks::helpers(name);
+    if sweeps {
+        s += &super::elements_masks::helpers(name);
+    }
     s
 }
 
