@@ -483,18 +483,7 @@ fn element_loop(
     let starts: Vec<String> = inputs.iter().map(|x| x.2.clone()).collect();
     let lens: Vec<String> = inputs.iter().map(|x| x.3.clone()).collect();
     super::elements_masks::declare(s, w, &bases, &starts, &lens);
-    let _ = writeln!(
-        s,
-        "            for (int {var} = {from}; {cond}; {var}++) {{"
-    );
-    for (j, site) in sites.iter().enumerate() {
-        let n = &f.params[site.param].name.name;
-        let _ = writeln!(s, "                int adc_e_r{j} = {};", site.index);
-        let _ = writeln!(
-            s,
-            "                bool adc_e_v{j} = adc_e_r{j} >= 0 && adc_e_r{j} < len({n});"
-        );
-    }
+    loop_head(s, f, (var, from, cond), sites);
     let _ = writeln!(s, "                bool adc_e_fast = false;");
     let _ = writeln!(s, "                if (adc_e_done) {{");
     let mut fwdm = fwd.clone();
@@ -613,4 +602,26 @@ fn element_loop(
     let _ = writeln!(s, "                }}");
     let _ = writeln!(s, "            }}");
     let _ = writeln!(s, "        }}");
+}
+
+/// An element loop's header and, per site `j`, its row `adc_e_rj` and
+/// whether it is in range, `adc_e_vj`.
+pub(super) fn loop_head(
+    s: &mut String,
+    f: &FuncDecl,
+    (var, from, cond): (&str, &str, &str),
+    sites: &[super::elements::Site],
+) {
+    let _ = writeln!(
+        s,
+        "            for (int {var} = {from}; {cond}; {var}++) {{"
+    );
+    for (j, site) in sites.iter().enumerate() {
+        let n = &f.params[site.param].name.name;
+        let _ = writeln!(s, "                int adc_e_r{j} = {};", site.index);
+        let _ = writeln!(
+            s,
+            "                bool adc_e_v{j} = adc_e_r{j} >= 0 && adc_e_r{j} < len({n});"
+        );
+    }
 }

@@ -26,7 +26,7 @@
 
 use super::element_pattern::Pattern;
 use super::elements::{Plan, Top};
-use super::elements_source::{captured, kept, row_at};
+use super::elements_source::{captured, kept, loop_head, row_at};
 use super::layout::Layout;
 use crate::ast::*;
 use std::fmt::Write;
@@ -114,18 +114,7 @@ pub(super) fn element_loop(
     } else {
         rev.push("0.0".into());
     }
-    let _ = writeln!(
-        s,
-        "            for (int {var} = {from}; {cond}; {var}++) {{"
-    );
-    for (j, site) in sites.iter().enumerate() {
-        let n = &f.params[site.param].name.name;
-        let _ = writeln!(s, "                int adc_e_r{j} = {};", site.index);
-        let _ = writeln!(
-            s,
-            "                bool adc_e_v{j} = adc_e_r{j} >= 0 && adc_e_r{j} < len({n});"
-        );
-    }
+    loop_head(s, f, (var, from, cond), sites);
     let _ = writeln!(s, "                if (adc_e_done) {{");
     for a in &inputs {
         let (i, n) = (a.param, &a.name);
