@@ -22,6 +22,7 @@
 //! Locals start with `adc_e_` (and `adc_s_` for the sweep's).
 
 use super::elements::{Plan, Top};
+use super::elements_static::loop_head;
 use super::layout::{layout, param_decls as params, Layout};
 use super::type_name;
 use crate::ast::*;
@@ -602,26 +603,4 @@ fn element_loop(
     let _ = writeln!(s, "                }}");
     let _ = writeln!(s, "            }}");
     let _ = writeln!(s, "        }}");
-}
-
-/// An element loop's header and, per site `j`, its row `adc_e_rj` and
-/// whether it is in range, `adc_e_vj`.
-pub(super) fn loop_head(
-    s: &mut String,
-    f: &FuncDecl,
-    (var, from, cond): (&str, &str, &str),
-    sites: &[super::elements::Site],
-) {
-    let _ = writeln!(
-        s,
-        "            for (int {var} = {from}; {cond}; {var}++) {{"
-    );
-    for (j, site) in sites.iter().enumerate() {
-        let n = &f.params[site.param].name.name;
-        let _ = writeln!(s, "                int adc_e_r{j} = {};", site.index);
-        let _ = writeln!(
-            s,
-            "                bool adc_e_v{j} = adc_e_r{j} >= 0 && adc_e_r{j} < len({n});"
-        );
-    }
 }

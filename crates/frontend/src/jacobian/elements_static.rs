@@ -26,7 +26,7 @@
 
 use super::element_pattern::Pattern;
 use super::elements::{Plan, Top};
-use super::elements_source::{captured, kept, loop_head, row_at};
+use super::elements_source::{captured, kept, row_at};
 use super::layout::Layout;
 use crate::ast::*;
 use std::fmt::Write;
@@ -197,5 +197,27 @@ fn gather(
             let _ = writeln!(s, "                    {{ int adc_e_x = {t} + {j} * len({n}) + ({c}); if (adc_e_q < adc_e_room) {{ vals[adc_e_q] = adc_e_z{p}[adc_e_x]; }} if (adc_e_q < len(cols)) {{ cols[adc_e_q] = {first} + adc_e_b{p} + ({c}); }} adc_e_z{p}[adc_e_x] = 0.0; adc_e_q++; }}");
         }
         let _ = writeln!(s, "                }}");
+    }
+}
+
+/// An element loop's header and, per site `j`, its row `adc_e_rj` and
+/// whether it is in range, `adc_e_vj`.
+pub(super) fn loop_head(
+    s: &mut String,
+    f: &FuncDecl,
+    (var, from, cond): (&str, &str, &str),
+    sites: &[super::elements::Site],
+) {
+    let _ = writeln!(
+        s,
+        "            for (int {var} = {from}; {cond}; {var}++) {{"
+    );
+    for (j, site) in sites.iter().enumerate() {
+        let n = &f.params[site.param].name.name;
+        let _ = writeln!(s, "                int adc_e_r{j} = {};", site.index);
+        let _ = writeln!(
+            s,
+            "                bool adc_e_v{j} = adc_e_r{j} >= 0 && adc_e_r{j} < len({n});"
+        );
     }
 }
