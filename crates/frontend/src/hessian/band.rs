@@ -31,7 +31,17 @@
 //!   rows, offset by offset in each (a stride of the segment's offsets),
 //!   the color of an entry's column counted along the rows, not divided;
 //!   the columns and the values in one loop when one run holds every
-//!   color.
+//!   color. The loops over one offset's rows of a block are functions of
+//!   their own, out of line (`[checkpoint]`), whose few values stay in
+//!   registers (inside `NAME__hbput`'s nest Cranelift kept them on the
+//!   stack, seven loads and five stores a row):
+//! - `NAME__hbrun(c, v, t, q, k, col, end, i, step, wrap)`: one run of
+//!   every color, the columns `col..end` and their values into `c`/`v`
+//!   from `q` on, every `k`th; the value's index `i` in the tangents goes
+//!   `step` (`n + 1`: next row, next lane) a row, less `wrap` (`span n`)
+//!   once past the last lane (a select, no branch);
+//! - `NAME__hblane(v, t, q, step, i, end, span)`: one lane's values, the
+//!   tangents' `i..end` every `span`th into `v` from `q` every `step`th.
 //!
 //! [`eval`] writes the band coloring's evaluation.
 
@@ -40,11 +50,13 @@ use crate::jacobian::layout::{param_decls, sparse_names};
 use adc_ir::ad::{BAND_INFO_LEN, BAND_STUB_SUFFIX};
 
 /// The suffixes of the functions generated here (after `NAME`).
-pub(super) const GENERATED: [&str; 6] = [
+pub(super) const GENERATED: [&str; 8] = [
     BAND_STUB_SUFFIX,
     "__hbsize",
     "__hbrows",
     "__hbput",
+    "__hbrun",
+    "__hblane",
     "__hbeval",
     "__hbseed",
 ];
@@ -233,20 +245,8 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
                 // One run holds every color: the columns and the values
                 // in one pass, the entry's lane (its column's color)
                 // counted along the rows.
-                int l = ((b + d) % span + span) % span;
-                int i = l * n + b;
-                int q = q0;
-                for (int r = b; r < f; r++) {{
-                    c[q] = r + d;
-                    v[q] = t[i];
-                    q += k;
-                    l++;
-                    i += n + 1;
-                    if (l == span) {{
-                        l = 0;
-                        i -= span * n;
-                    }}
-                }}
+                int i = (((b + d) % span + span) % span) * n + b;
+                {name}__hbrun(c, v, t, q0, k, b + d, f + d, i, n + 1, span * n);
                 continue;
             }}
             if (pattern) {{
@@ -259,13 +259,26 @@ static void {name}__hbput(int a, int e, int w, int[] ds, int k, bool pattern, in
             for (int l = 0; l < lanes && c0 + l < span; l++) {{
                 int r = b + ((c0 + l - b - d) % span + span) % span;
                 int q = q0 + (r - b) * k;
-                int step = span * k;
-                for (int i = l * n + r; i < l * n + f; i += span) {{
-                    v[q] = t[i];
-                    q += step;
-                }}
+                {name}__hblane(v, t, q, span * k, l * n + r, l * n + f, span);
             }}
         }}
+    }}
+}}
+[checkpoint]
+static void {name}__hbrun(inout int[] c, inout double[] v, double[] t, int q, int k, int col, int end, int i, int step, int wrap) {{
+    for (; col < end; col++) {{
+        c[q] = col;
+        v[q] = t[i];
+        q += k;
+        i += step;
+        i = i >= wrap ? i - wrap : i;
+    }}
+}}
+[checkpoint]
+static void {name}__hblane(inout double[] v, double[] t, int q, int step, int i, int end, int span) {{
+    for (; i < end; i += span) {{
+        v[q] = t[i];
+        q += step;
     }}
 }}
 ",
