@@ -62,6 +62,10 @@ const MODULE_PASSES: &[(&str, ModulePass)] = &[
         opt::specialize::run(m, None, &mut Default::default());
         Ok(())
     }),
+    ("dead-outputs", |m| {
+        opt::dead_outputs::run(m);
+        Ok(())
+    }),
     ("band", ad::band::run),
     ("linearize", |m| ad::linearize::run(m).map(|_| ())),
     ("propagate", |m| {

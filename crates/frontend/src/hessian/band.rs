@@ -296,8 +296,9 @@ static void {name}__hblane(inout double[] v, double[] t, int q, int step, int i,
 ///   then the narrowest (as `NAME__gj__compressed3`, `NAME__gj__compressed`
 ///   and `NAME__gj__compressed5`), 3 when the tangents' array would
 ///   exceed [`MAPPED_MAX`]; one scratch array (uninitialised) for the
-///   gradient, its tangents and the seeds (the seeds apart when that
-///   exceeds [`MAPPED_MAX`]); per run, the seeds, `NAME__gj__columns3`
+///   gradient's tangents, the gradient and the seeds, in that order (the
+///   seeds apart when that exceeds [`MAPPED_MAX`]; the gradient, which
+///   nothing reads, is left unwritten by `dead-outputs`); per run, the seeds, `NAME__gj__columns3`
 ///   (`NAME__gj__columns`, `NAME__gj__columns5`), then `NAME__hbrows`
 ///   (`what` 6) writes the lower triangle's rows (the first run) and the
 ///   values of the run's colors.
@@ -330,8 +331,12 @@ pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
                 args.push(seeds.to_string());
             }
         }
-        args.push("adc_hb_work[0 .. adc_hb_n]".into());
-        args.push("adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n]".into());
+        // The tangents first, then the gradient (then the seeds): ranges
+        // that meet at `adc_hb_e` and `adc_hb_e + adc_hb_n`, apart by
+        // construction, as `dead-outputs` needs to see that the gradient,
+        // which nothing reads, need not be written.
+        args.push("adc_hb_work[adc_hb_e .. adc_hb_e + adc_hb_n]".into());
+        args.push("adc_hb_work[0 .. adc_hb_e]".into());
         let args = args.join(", ");
         let columns: Vec<String> = HESSIAN_WIDTHS
             .iter()
@@ -348,7 +353,7 @@ pub(super) fn eval(f: &FuncDecl, name: &str, dual: &[bool]) -> Option<String> {
             "for (int adc_hb_c0 = 0; adc_hb_c0 < adc_hb_k || adc_hb_c0 == 0; adc_hb_c0 += adc_hb_w) {{
             {name}__hbseed({seeds}, adc_hb_n, adc_hb_k, adc_hb_c0);
             {}
-            {name}__hbrows(adc_hb_info, adc_hb_n, 6, {rows}, {cols}, adc_hb_work[adc_hb_n .. adc_hb_e + adc_hb_n], adc_hb_k, adc_hb_c0, {vals});
+            {name}__hbrows(adc_hb_info, adc_hb_n, 6, {rows}, {cols}, adc_hb_work[0 .. adc_hb_e], adc_hb_k, adc_hb_c0, {vals});
         }}",
             columns.join("\n            else ")
         )

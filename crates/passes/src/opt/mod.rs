@@ -15,6 +15,7 @@ pub mod contract;
 pub mod copy_loops;
 pub mod cse;
 pub mod dce;
+pub mod dead_outputs;
 pub mod diamond_cse;
 pub mod early_loads;
 pub mod fast_path;
@@ -171,6 +172,13 @@ pub fn optimize_except(module: &mut Module, skip: &[&str]) {
     }
     if !skip.contains(&"specialize") {
         specialize_calls(module);
+    }
+    // Calls writing scratch their callers never read call clones that do
+    // not write it (`dead-outputs`), each optimised.
+    if !skip.contains(&"dead-outputs") {
+        for id in dead_outputs::run(module) {
+            optimize_function(module.func_mut(id));
+        }
     }
     let run_passes = |func: &mut Function, passes: &[(&str, FuncPass)]| {
         let mut changed = false;

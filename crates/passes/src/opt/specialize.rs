@@ -42,7 +42,7 @@ use adc_ir::{Constant, FuncId, Function, InstData, Linkage, Module, Type, Value,
 use std::collections::BTreeMap;
 
 /// Callees larger than this are not cloned.
-const MAX_CALLEE_INSTS: usize = 3000;
+pub(crate) const MAX_CALLEE_INSTS: usize = 3000;
 /// At most this many clones of one callee (distinct constants).
 const MAX_CLONES_PER_CALLEE: usize = 4;
 /// At most this many clones per `Budget`.
@@ -137,7 +137,7 @@ fn size(f: &Function) -> usize {
 
 /// Whether `f` may be cloned: the signature its callers see, a body of at most `MAX_CALLEE_INSTS`
 /// instructions, none of them a tape instruction.
-fn cloneable(module: &Module, f: &Function) -> bool {
+pub(crate) fn cloneable(module: &Module, f: &Function) -> bool {
     // Callers see a derivative's signature through its request (the
     // verifier's `callee_signature`); the clone, which has none, must
     // have the same.
