@@ -18,6 +18,14 @@ use adc_ir::{Block, Constant, Function, Inst, InstData, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub fn run(func: &mut Function) -> bool {
+    // Most functions, most rounds of the fixed point, have no slot left:
+    // done before any analysis.
+    let has_slot = func.layout.iter().any(|&b| {
+        (func.dfg.block(b).insts.iter()).any(|&i| matches!(func.dfg.inst(i), InstData::Slot))
+    });
+    if !has_slot {
+        return false;
+    }
     let (rpo, idom) = dominators(func);
     let reachable: BTreeSet<Block> = rpo.iter().copied().collect();
     // Unreachable blocks would need arguments for new parameters too;
@@ -25,21 +33,30 @@ pub fn run(func: &mut Function) -> bool {
     if rpo.is_empty() || func.layout.iter().any(|b| !reachable.contains(b)) {
         return false;
     }
-    // Candidate slots and every instruction that uses each.
+    // Candidate slots (every block is reachable here), then those used
+    // otherwise than as the reference of a load or store.
     let mut slots: BTreeMap<Value, (Block, Inst)> = BTreeMap::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            if let InstData::Slot = func.dfg.inst(i) {
+                slots.insert(func.dfg.inst_results(i)[0], (b, i));
+            }
+        }
+    }
     let mut bad: BTreeSet<Value> = BTreeSet::new();
     for &b in &func.layout {
         for &i in &func.dfg.block(b).insts {
             match func.dfg.inst(i) {
-                InstData::Slot if reachable.contains(&b) => {
-                    slots.insert(func.dfg.inst_results(i)[0], (b, i));
-                }
-                InstData::RefLoad { .. } if reachable.contains(&b) => (),
-                InstData::RefStore { value, .. } if reachable.contains(&b) => {
-                    bad.insert(*value);
+                InstData::Slot | InstData::RefLoad { .. } => (),
+                InstData::RefStore { value, .. } => {
+                    if slots.contains_key(value) {
+                        bad.insert(*value);
+                    }
                 }
                 other => other.for_each_arg(|a| {
-                    bad.insert(a);
+                    if slots.contains_key(&a) {
+                        bad.insert(a);
+                    }
                 }),
             }
         }
