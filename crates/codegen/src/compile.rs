@@ -24,44 +24,25 @@ pub(crate) struct Built {
     pub entries: Vec<Option<FuncId>>,
 }
 
-/// Object files only: adc's own functions (`__adc_*`) that no function of
-/// the program reaches through calls, directly or not (a split-mode half
-/// that `fast-path` replaced by its continuation, the derivatives of a
-/// callee every caller inlined) are left out as stubs are: no code, no
-/// symbol defined. Their names are local to the object, so nothing else
-/// can call them. (The JIT keeps them: its callers may look any function
-/// up by name.)
-fn unreached_internals(ir: &adc_ir::Module) -> Vec<bool> {
-    let mut reached = vec![false; ir.funcs.len()];
-    let mut work: Vec<usize> = (0..ir.funcs.len())
-        .filter(|&k| !ir.funcs[k].name.starts_with("__adc_"))
-        .collect();
-    while let Some(k) = work.pop() {
-        if std::mem::replace(&mut reached[k], true) {
-            continue;
-        }
-        let f = &ir.funcs[k];
-        for b in &f.layout {
-            for i in &f.dfg.block(*b).insts {
-                if let adc_ir::InstData::Call { func, .. } = f.dfg.inst(*i) {
-                    work.push(func.index());
-                }
-            }
-        }
-    }
-    reached.iter().map(|r| !r).collect()
-}
-
 pub(crate) fn build<M: Module>(
     m: &mut M,
     ir: &adc_ir::Module,
     locate: Locate<'_>,
     with_entries: bool,
+    leave_out_unreached: bool,
 ) -> Result<Built, CodegenError> {
-    let unused = if with_entries {
-        vec![false; ir.funcs.len()]
+    // adc's own functions that no function of the program reaches through
+    // calls, directly or not (a split-mode half that `fast-path` replaced
+    // by its continuation, the derivatives of a callee every caller
+    // inlined: `Module::unreached_internals`) are left out, when asked,
+    // as stubs are: no code, no symbol defined, no JIT entry. Object files
+    // leave them out (their names are local: nothing else can call them);
+    // the JIT keeps them (its callers may look any function up by name,
+    // as `adc run --grad` its `__adc_cli_grad`), but for `jit_reached`.
+    let unused = if leave_out_unreached {
+        ir.unreached_internals()
     } else {
-        unreached_internals(ir)
+        vec![false; ir.funcs.len()]
     };
     let mut func_ids = Vec::new();
     for (f, &unused) in ir.funcs.iter().zip(&unused) {

@@ -24,7 +24,7 @@ mod wrappers;
 
 pub use compile::host_has_fma;
 pub use jit::{
-    jit, kind_of, Arg, ArgValue, Args, ArrayValue, CallError, JitFunction, JitModule, ParamKind,
+    jit, jit_reached, kind_of, Arg, ArgValue, Args, ArrayValue, CallError, JitFunction, JitModule, ParamKind,
     Ret, Rets, TypedFunc,
 };
 pub use object::header::c_header;

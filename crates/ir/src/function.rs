@@ -485,6 +485,31 @@ impl Module {
         self.funcs.push(func);
         FuncId::new(self.funcs.len() - 1)
     }
+
+    /// By `FuncId` index, whether the function is one of adc's own
+    /// (`__adc_*`) that no function of the program (any other name)
+    /// reaches through calls, directly or not: nothing of the program can
+    /// run it (object files leave it out).
+    pub fn unreached_internals(&self) -> Vec<bool> {
+        let mut reached = vec![false; self.funcs.len()];
+        let mut work: Vec<usize> = (0..self.funcs.len())
+            .filter(|&k| !self.funcs[k].name.starts_with("__adc_"))
+            .collect();
+        while let Some(k) = work.pop() {
+            if std::mem::replace(&mut reached[k], true) {
+                continue;
+            }
+            let f = &self.funcs[k];
+            for b in &f.layout {
+                for i in &f.dfg.block(*b).insts {
+                    if let InstData::Call { func, .. } = f.dfg.inst(*i) {
+                        work.push(func.index());
+                    }
+                }
+            }
+        }
+        reached.iter().map(|r| !r).collect()
+    }
 }
 
 #[cfg(test)]

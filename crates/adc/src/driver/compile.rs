@@ -75,7 +75,8 @@ pub fn compile_jit(
 /// [`compile_jit`] and the module after every stage
 /// ([`super::stage_snapshots`]), from one run of the pipeline: the JIT
 /// code is the last snapshot's (`opt`, after which `compile_jit` runs
-/// nothing but code generation).
+/// nothing but code generation), without adc's own functions that no
+/// function of the program reaches (`adc_codegen::jit_reached`).
 // Not part of the library API: for the differential tester, which
 // interprets every stage and runs the JIT code of the same run.
 #[doc(hidden)]
@@ -100,7 +101,9 @@ pub fn compile_jit_staged(
     }
     let (stage, last) = snapshots.last_mut().expect("at least the `opt` snapshot");
     debug_assert!(matches!(*stage, Stage::Opt | Stage::Final));
-    let jit = jit_on_deep_stack(last, path, source, &[])
+    // The tester calls the program's functions only: adc's own that none
+    // of them reaches are left out, as object files leave them out.
+    let jit = jit_on_deep_stack_with(last, path, source, &[], true)
         .map_err(|e| codegen_failure(e, last, path, source, options))?;
     Ok((jit, snapshots))
 }
@@ -245,12 +248,28 @@ fn jit_on_deep_stack(
     source: &str,
     symbols: &[(String, usize)],
 ) -> Result<adc_codegen::JitModule, adc_codegen::CodegenError> {
+    jit_on_deep_stack_with(module, path, source, symbols, false)
+}
+
+/// `jit_on_deep_stack`, by `adc_codegen::jit_reached` if `reached_only`.
+fn jit_on_deep_stack_with(
+    module: &mut Module,
+    path: &str,
+    source: &str,
+    symbols: &[(String, usize)],
+    reached_only: bool,
+) -> Result<adc_codegen::JitModule, adc_codegen::CodegenError> {
     adc_frontend::with_deep_stack(move || {
         let symbols: Vec<(String, *const u8)> = symbols
             .iter()
             .map(|(n, p)| (n.clone(), *p as *const u8))
             .collect();
-        adc_codegen::jit(&*module, &locator(path, source), &symbols)
+        let jit = if reached_only {
+            adc_codegen::jit_reached
+        } else {
+            adc_codegen::jit
+        };
+        jit(&*module, &locator(path, source), &symbols)
     })
 }
 

@@ -30,7 +30,7 @@ pub fn object(ir: &adc_ir::Module, locate: Locate<'_>) -> Result<Vec<u8>, Codege
         cranelift_module::default_libcall_names(),
     )?;
     let mut m = cranelift_object::ObjectModule::new(builder);
-    build(&mut m, ir, locate, false)?;
+    build(&mut m, ir, locate, false, true)?;
     m.finish()
         .emit()
         .map_err(|e| CodegenError::Backend(e.to_string()))
