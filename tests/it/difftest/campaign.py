@@ -16,7 +16,7 @@ must be newer than every one of those files (else: refused, rebuild), so the
 seeds recorded under a key all ran on that source. Each finished seed is one
 line of a results-*.tsv log there (seed, outcome, second order, finite
 differences compared and skipped, interpreter oracle, vector-mode width,
-float program); a rerun with the same
+float program, element program, with a static loop, with a swept loop); a rerun with the same
 arguments on the same compiler skips the seeds already there, and one on a
 changed compiler starts afresh in its own directory.
 
@@ -56,16 +56,17 @@ def compiler_key(root):
 
 
 def read_results(d):
-    """seed -> (outcome, second order, fd compared, fd skipped, interpreter, width 1, float) of every log in `d`
-    (a line of a log written before the last two columns existed counts as neither)."""
+    """seed -> (outcome, second order, fd compared, fd skipped, interpreter, width 1, float, element, static
+    element loop, swept element loop) of every log in `d` (a line of a log written before the later columns
+    existed counts as none of them)."""
     seen = {}
     for f in glob.glob(f"{d}/results-*.tsv"):
         for line in open(f):
             parts = line.rstrip("\n").split("\t")
             # (A line without its newline was cut by a kill: not a result.)
             if line.endswith("\n") and len(parts) >= 2 and parts[0].isdigit():
-                nums = [int(p) if p.isdigit() else 0 for p in parts[2:8]]
-                nums += [0] * (6 - len(nums))
+                nums = [int(p) if p.isdigit() else 0 for p in parts[2:11]]
+                nums += [0] * (9 - len(nums))
                 nums[4] = int(nums[4] == 1)  # the width: 1 or not
                 seen[int(parts[0])] = (parts[1], *nums)
     return seen
@@ -80,7 +81,10 @@ def summary(results, title):
              f"(skipped {sum(r[3] for r in results.values())}), "
              f"interpreter at every stage {sum(r[4] for r in results.values())}",
              f"  vector width 1 programs {sum(r[5] for r in results.values())}, "
-             f"float programs {sum(r[6] for r in results.values())}"]
+             f"float programs {sum(r[6] for r in results.values())}",
+             f"  element programs {sum(r[7] for r in results.values())} "
+             f"(with a static loop {sum(r[8] for r in results.values())}, "
+             f"with a swept loop {sum(r[9] for r in results.values())})"]
     lines += [f"  {v:7d}  {k}" for k, v in counts.most_common()]
     return "\n".join(lines)
 

@@ -11,7 +11,10 @@
 //! sixth a dense Hessian against differences of the gradient
 //! (`hessian.rs`) and a sparse Hessian against the dense one
 //! (`sparse_hessian.rs`), and the IR interpreter against the JIT after
-//! every pipeline stage (`interp.rs`). One seed in five is a `float`
+//! every pipeline stage (`interp.rs`). One seed in six also gets a random
+//! element-shaped function whose sparse Jacobian takes the element path,
+//! static or swept, checked against its dense Jacobian and its coloring
+//! (`elements.rs`). One seed in five is a `float`
 //! program, whose oracles all run at `float` precision (`precision.rs`).
 //! The summary counts the programs of each kind. See `fixed_seeds` for
 //! the part that runs in CI and `campaign` for long runs (`campaign.py`
@@ -28,6 +31,7 @@
 // `#[path]`s to `gen/` then mean the same in both.
 #[path = "gen.rs"]
 pub mod gen;
+pub mod elements;
 pub mod hessian;
 pub mod interp;
 pub mod jacobian;
@@ -53,12 +57,15 @@ fn env_u64(name: &str, default: u64) -> u64 {
 /// compiler bugs (each with a test in `regressions/`).
 const KNOWN: &[(u64, &str)] = &[];
 
-pub fn run_seed(seed: u64) -> (gen::Program, bool, Vec<(f64, f64, Vec<f64>)>, Outcome) {
+pub type Run = (gen::Program, bool, Vec<(f64, f64, Vec<f64>)>, Outcome, elements::Counts);
+
+pub fn run_seed(seed: u64) -> Run {
     let p = gen::generate(seed);
     let second = oracle::second_order(seed);
     let pts = oracle::points(seed, p.alen);
     let o = oracle::check(&p, second, &pts);
-    (p, second, pts, o)
+    let (o, el) = elements::check_seed(seed, o);
+    (p, second, pts, o, el)
 }
 
 /// The oracles on seed `seed`'s program as the tester made it before
@@ -92,6 +99,9 @@ struct Stats {
     single_jacobian: u64,
     single_hessian: u64,
     single_sparse_hessian: u64,
+    /// Element programs (`elements.rs`), those with a static loop, with
+    /// a swept loop, and without the element path.
+    elements: elements::Counts64,
     failures: BTreeMap<String, Vec<u64>>,
 }
 
@@ -119,6 +129,7 @@ impl Stats {
             "  vector width 1: {} (with reverse {}), Jacobian width 1: {}; float programs {} (with Jacobians {}, Hessians {}, sparse Hessians {})\n",
             self.width1, self.width1_reverse, self.jac_width1, self.single, self.single_jacobian, self.single_hessian, self.single_sparse_hessian
         );
+        s += &self.elements.summary();
         for (k, v) in &self.failures {
             let first: Vec<String> = v.iter().take(10).map(|s| s.to_string()).collect();
             s += &format!(
@@ -202,7 +213,7 @@ fn drive(
                         );
                         inflight.lock().unwrap()[t] = Some((seed, std::time::Instant::now()));
                     }
-                    let (p, second, pts, o) = run_seed(seed);
+                    let (p, second, pts, o, el) = run_seed(seed);
                     if let Outcome::Fail { oracle, detail } = &o {
                         on_fail(seed, &p, second, &pts, oracle, detail);
                     }
@@ -219,11 +230,12 @@ fn drive(
                         };
                         let _ = writeln!(
                             f.lock().unwrap(),
-                            "{seed}\t{}\t{}\t{fd_checked}\t{fd_skipped}\t{interp_checked}\t{}\t{}",
+                            "{seed}\t{}\t{}\t{fd_checked}\t{fd_skipped}\t{interp_checked}\t{}\t{}\t{}",
                             o.oracle().unwrap_or("pass"),
                             second as u8,
                             p.width,
                             p.single as u8,
+                            el.columns(),
                         );
                         inflight.lock().unwrap()[t] = None;
                     }
@@ -231,6 +243,7 @@ fn drive(
                     st.programs += 1;
                     st.second_order += second as u64;
                     st.count(&p);
+                    st.elements.add(el);
                     match o {
                         Outcome::Pass {
                             fd_checked,
@@ -312,6 +325,13 @@ fn fixed_seeds() {
         "too few float or width-1 programs: {}",
         stats.summary()
     );
+    // (One seed in six has an element program, two in five of those may
+    // force the sweep.)
+    assert!(
+        stats.programs < 40 || (stats.elements.statics > 0 && stats.elements.swept > 0),
+        "element programs do not take both the static and the swept path: {}",
+        stats.summary()
+    );
 }
 
 /// The interpreter oracle takes every stage's IR from one pipeline run
@@ -371,6 +391,16 @@ fn record(
             return;
         }
         *n += 1;
+    }
+    if key.starts_with("element") {
+        // The element program is not shrunk: its detail holds its source.
+        let _ = std::fs::create_dir_all(dir);
+        let text: String = detail.lines().map(|l| format!("// {l}\n")).collect();
+        let path = format!("{dir}/{}-seed{seed}.ad", sanitize(key));
+        let src = elements::generate(seed).source;
+        std::fs::write(&path, format!("// difftest finding: oracle `{key}`, seed {seed}\n{text}{src}"))
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        return;
     }
     let small = oracle::shrink(p, 300, &|c| {
         oracle::check(c, second, pts).oracle() == Some(key)
@@ -455,10 +485,16 @@ fn show_seed() {
                 let p = gen::generate(seed);
                 println!("{}", oracle::module(&p, oracle::second_order(seed)));
                 println!("// points {:?}", oracle::points(seed, p.alen));
+                if elements::enabled(seed) {
+                    println!("// element program\n{}", elements::generate(seed).source);
+                }
                 return;
             }
-            let (p, second, pts, o) = run_seed(seed);
+            let (p, second, pts, o, el) = run_seed(seed);
             println!("{}\npoints {pts:?}\n{o:?}", oracle::module(&p, second));
+            if elements::enabled(seed) {
+                println!("element program ({el:?}):\n{}", elements::generate(seed).source);
+            }
         })
         .unwrap();
     h.join().unwrap();
