@@ -201,7 +201,7 @@ impl G {
             let b = self.dexpr(sc, d - 1);
             return match self.r.below(5) {
                 0 => format!("abs({a})"),
-                1 => format!("floor({a}) * 0.5 + {b}"),
+                1 => format!("(floor({a}) * 0.5 + {b})"),
                 2 => format!("min({a}, {b})"),
                 3 => format!("max({a}, {b})"),
                 // Arms reading different elements: the row depends on the path.
