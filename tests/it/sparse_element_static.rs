@@ -199,3 +199,33 @@ void f(double[] x, int[] at, out double[] y) {
     a.extend([arr(&[0.0; 3]), ints(&[0; 3]), ints(&[0; 3])]);
     assert!(j.call("S", &mut a).is_err());
 }
+
+/// A loop body adding to a set made before the loop (the dependency
+/// sweep's union, `sets`): the set must not grow in place at every
+/// iteration (it did: every element of `a` then depended on the `u`s of
+/// all three, a superset the static pattern did not list, so `S_nnz`
+/// counted 3 entries more than `S` wrote). Found by the difftest's element
+/// oracle, seed 4003966.
+#[test]
+fn a_set_made_before_a_loop_grows_no_set_in_it() {
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void e(double[] x, double[] u, out double[] z) {
+    for (int i = 0; i < len(z); i++) {
+        double t = tanh(x[4] - u[3]);
+        double a[3];
+        for (int k = 0; k < 3; k++) { a[k] = pow(1.5 + cos(u[6]), t) * u[3 + k]; }
+        z[i] = exp(0.5 * sin(a[2] * x[1]));
+    }
+}";
+    assert!(is_static(src, 0));
+    let j = jit(src);
+    let x: Vec<f64> = (0..6).map(|k| 0.3 + 0.1 * k as f64).collect();
+    let u: Vec<f64> = (0..8).map(|k| -0.4 + 0.15 * k as f64).collect();
+    let args = [arr(&x), arr(&u), arr(&[0.0; 2])];
+    let csr = check(&j, "e", &args, 2, 14);
+    same_as_coloring(&j, "e", &args, 2, 14);
+    // x[1], x[4], u[3], u[5], u[6]: not u[4].
+    assert_eq!(pattern(&csr)[0], vec![1, 4, 9, 11, 12]);
+}

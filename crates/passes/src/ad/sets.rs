@@ -481,13 +481,23 @@ fn drop_unread_outputs(func: &mut Function) {
 /// its set in place when it is the set the last call made (a chain of
 /// sums, `((a + b) + c) + d`, then makes one set instead of one per
 /// term). Every other use of a handle, a store or a tape push or a block
-/// argument, keeps it from growing.
+/// argument, keeps it from growing, and so does a union made in another
+/// block: its one use may run many times for one run of it (a loop's body
+/// adding to a set made before the loop would grow that set at every
+/// iteration, and every iteration's set would be the last one's).
 fn mark_growable(func: &mut Function, union: FuncId) {
     let counts = crate::defs::use_counts(func);
-    let made_here = |func: &Function, v: Value| {
+    let mut block_of = BTreeMap::new();
+    for &b in &func.layout {
+        for &i in &func.dfg.block(b).insts {
+            block_of.insert(i, b);
+        }
+    }
+    let made_here = |func: &Function, v: Value, b: adc_ir::Block| {
         counts[v.index()] == 1
             && matches!(func.dfg.value_def(v), adc_ir::ValueDef::Result(i, _)
-                if matches!(func.dfg.inst(i), InstData::Call { func: f, .. } if *f == union))
+                if block_of.get(&i) == Some(&b)
+                    && matches!(func.dfg.inst(i), InstData::Call { func: f, .. } if *f == union))
     };
     // A constant before each call (`cse` merges them), in its block.
     let flag = |func: &mut Function, b: adc_ir::Block, at: adc_ir::Inst, yes: bool| {
@@ -512,9 +522,9 @@ fn mark_growable(func: &mut Function, union: FuncId) {
                 continue;
             }
             let (arena, a, c) = (args[0], args[1], args[2]);
-            let args = if made_here(func, a) {
+            let args = if made_here(func, a, b) {
                 vec![arena, a, c, flag(func, b, i, true)]
-            } else if made_here(func, c) {
+            } else if made_here(func, c, b) {
                 vec![arena, c, a, flag(func, b, i, true)]
             } else {
                 vec![arena, a, c, flag(func, b, i, false)]
