@@ -17,7 +17,10 @@ fn is_static(source: &str, k: usize) -> bool {
     assert!(takes_elements(source));
     let m = adc::driver::frontend("t.ad", source, &adc::CompileOptions::default())
         .unwrap_or_else(|f| panic!("does not compile:\n{f}"));
-    assert!(m.find(&format!("S__e{k}b")).is_some(), "loop {k} has no element code");
+    assert!(
+        m.find(&format!("S__e{k}b")).is_some(),
+        "loop {k} has no element code"
+    );
     m.find(&format!("S__e{k}m")).is_none()
 }
 
@@ -146,12 +149,7 @@ fn offsets_views_callees_and_local_arrays_take_a_static_pattern() {
     assert!(is_static(SHAPES, 1));
     let j = jit(SHAPES);
     let x: Vec<f64> = (0..7).map(|k| 0.5 - 0.2 * k as f64).collect();
-    let args = [
-        arr(&x),
-        arr(&[1.5, -0.5]),
-        arr(&[0.0; 10]),
-        arr(&[0.0; 5]),
-    ];
+    let args = [arr(&x), arr(&[1.5, -0.5]), arr(&[0.0; 10]), arr(&[0.0; 5])];
     // Columns: x (7), u (2); rows: y (10), z (5).
     let csr = check(&j, "f", &args, 15, 9);
     same_as_coloring(&j, "f", &args, 15, 9);

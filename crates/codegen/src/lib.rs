@@ -24,8 +24,8 @@ mod wrappers;
 
 pub use compile::host_has_fma;
 pub use jit::{
-    jit, jit_reached, kind_of, Arg, ArgValue, Args, ArrayValue, CallError, JitFunction, JitModule, ParamKind,
-    Ret, Rets, TypedFunc,
+    jit, jit_reached, kind_of, Arg, ArgValue, Args, ArrayValue, CallError, JitFunction, JitModule,
+    ParamKind, Ret, Rets, TypedFunc,
 };
 pub use object::header::c_header;
 pub use object::object;

@@ -338,7 +338,11 @@ impl G {
                 self.stmt(&mut sc, &mut body, "    ");
             }
             let e = self.dexpr(&sc, 3);
-            let e = if self.r.chance(0.5) { format!("tanh({e})") } else { e };
+            let e = if self.r.chance(0.5) {
+                format!("tanh({e})")
+            } else {
+                e
+            };
             self.helpers.push(format!(
                 "static double {name}(double[] v, int o) {{\n{}    return {e};\n}}\n",
                 body.iter().map(|l| format!("{l}\n")).collect::<String>()
@@ -403,7 +407,11 @@ impl G {
             k: None,
         };
         for a in ["x", "u"] {
-            let mut b = if loop_a { self.base_a(a) } else { self.base_b(a) };
+            let mut b = if loop_a {
+                self.base_a(a)
+            } else {
+                self.base_b(a)
+            };
             if self.r.chance(0.25) && b.contains('i') {
                 // Through a local int.
                 let v = self.name("o");
@@ -411,7 +419,11 @@ impl G {
                 b = v;
             }
             if self.sweep && self.r.chance(0.3) {
-                let alt = if loop_a { self.base_a(a) } else { self.base_b(a) };
+                let alt = if loop_a {
+                    self.base_a(a)
+                } else {
+                    self.base_b(a)
+                };
                 sc.alt.push((a.to_string(), alt));
             }
             sc.bases.push((a.to_string(), b));
@@ -480,10 +492,16 @@ pub fn generate(seed: u64) -> Element {
     } else {
         "for (int i = 0; i < len(ix) / 2; i++)"
     };
-    let loop_a = format!("    {head_a} {{\n{}\n    }}\n", g.body(true, &rows_a).join("\n"));
+    let loop_a = format!(
+        "    {head_a} {{\n{}\n    }}\n",
+        g.body(true, &rows_a).join("\n")
+    );
     let loop_b = if nz > 0 {
         let b = g.body(false, &[("z", "i".into())]);
-        format!("    for (int i = 0; i < len(z); i++) {{\n{}\n    }}\n", b.join("\n"))
+        format!(
+            "    for (int i = 0; i < len(z); i++) {{\n{}\n    }}\n",
+            b.join("\n")
+        )
     } else {
         String::new()
     };
@@ -494,7 +512,8 @@ pub fn generate(seed: u64) -> Element {
     };
     let mut source = g.helpers.concat();
     source += "[jacobian(J)]\n[jacobian(S, sparse)]\n";
-    source += "void e(double[] x, double[] u, int[] ix, int[] rp, out double[] y, out double[] z) {\n";
+    source +=
+        "void e(double[] x, double[] u, int[] ix, int[] rp, out double[] y, out double[] z) {\n";
     source += "    int n = len(ix) / 2;\n";
     source += &loops;
     source += "}\n";
@@ -637,7 +656,10 @@ fn check_at(j: &JitModule, args: &[ArgValue], nr: usize, nc: usize) -> Result<()
     call(j, "J", &mut da)?;
     let dense = floats(&da[args.len()]);
     if da[..args.len()] != fa[..] {
-        return fail("element_primal", format!("{at}\nJ writes {:?}\ne writes {:?}", &da[4..6], &fa[4..6]));
+        return fail(
+            "element_primal",
+            format!("{at}\nJ writes {:?}\ne writes {:?}", &da[4..6], &fa[4..6]),
+        );
     }
     let mut na = args.to_vec();
     let nnz = match call(j, "S_nnz", &mut na)?.as_slice() {
@@ -645,7 +667,14 @@ fn check_at(j: &JitModule, args: &[ArgValue], nr: usize, nc: usize) -> Result<()
         other => return fail("element_abi", format!("S_nnz returned {other:?}")),
     };
     if na[..] != fa[..] {
-        return fail("element_primal", format!("{at}\nS_nnz writes {:?}\ne writes {:?}", &na[4..6], &fa[4..6]));
+        return fail(
+            "element_primal",
+            format!(
+                "{at}\nS_nnz writes {:?}\ne writes {:?}",
+                &na[4..6],
+                &fa[4..6]
+            ),
+        );
     }
     let csr = |name: &str| -> Result<(Vec<ArgValue>, Vec<f64>, Vec<i64>, Vec<i64>), Fail> {
         let mut sa = args.to_vec();
@@ -660,9 +689,14 @@ fn check_at(j: &JitModule, args: &[ArgValue], nr: usize, nc: usize) -> Result<()
     };
     let (sa, vals, cols, rows) = csr("S")?;
     if sa[..] != fa[..] {
-        return fail("element_primal", format!("{at}\nS writes {:?}\ne writes {:?}", &sa[4..6], &fa[4..6]));
+        return fail(
+            "element_primal",
+            format!("{at}\nS writes {:?}\ne writes {:?}", &sa[4..6], &fa[4..6]),
+        );
     }
-    let text = format!("{at}\n{nr} rows, {nc} columns, S_nnz {nnz}\nvals={vals:?}\ncols={cols:?}\nrows={rows:?}");
+    let text = format!(
+        "{at}\n{nr} rows, {nc} columns, S_nnz {nnz}\nvals={vals:?}\ncols={cols:?}\nrows={rows:?}"
+    );
     let well_formed = rows[0] == 0
         && rows.windows(2).all(|w| w[0] <= w[1])
         && rows[nr] <= nnz as i64
@@ -674,7 +708,10 @@ fn check_at(j: &JitModule, args: &[ArgValue], nr: usize, nc: usize) -> Result<()
         return fail("element_csr", text);
     }
     if rows[nr] != nnz as i64 {
-        return fail("element_count", format!("rows[{nr}] is {}, S_nnz {nnz}\n{text}", rows[nr]));
+        return fail(
+            "element_count",
+            format!("rows[{nr}] is {}, S_nnz {nnz}\n{text}", rows[nr]),
+        );
     }
     for r in 0..nr {
         let (lo, hi) = (rows[r] as usize, rows[r + 1] as usize);
@@ -684,7 +721,9 @@ fn check_at(j: &JitModule, args: &[ArgValue], nr: usize, nc: usize) -> Result<()
                 None if want != 0.0 => {
                     return fail(
                         "element_pattern",
-                        format!("entry (row {r}, column {c}) is {want:?} in J but not in S\n{text}"),
+                        format!(
+                            "entry (row {r}, column {c}) is {want:?} in J but not in S\n{text}"
+                        ),
                     )
                 }
                 Some(v) if !close(v, want, 1e-12, 0.0) => {
@@ -718,12 +757,24 @@ fn check_at(j: &JitModule, args: &[ArgValue], nr: usize, nc: usize) -> Result<()
 #[test]
 #[ignore = "debugging aid"]
 fn element_seeds() {
-    let env = |n: &str, d: u64| std::env::var(n).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let env = |n: &str, d: u64| {
+        std::env::var(n)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
     let (start, count) = (env("ADC_DIFFTEST_START", 0), env("ADC_DIFFTEST_SEEDS", 60));
     let mut total = Counts64::default();
     let mut failed = 0;
     for seed in (start..).filter(|&s| enabled(s)).take(count as usize) {
-        let (o, c) = check_seed(seed, Outcome::Pass { fd_checked: 0, fd_skipped: 0, interp_checked: 0 });
+        let (o, c) = check_seed(
+            seed,
+            Outcome::Pass {
+                fd_checked: 0,
+                fd_skipped: 0,
+                interp_checked: 0,
+            },
+        );
         total.add(c);
         if let Outcome::Fail { oracle, detail } = o {
             failed += 1;

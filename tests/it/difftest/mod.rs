@@ -29,9 +29,9 @@
 // `gen.rs` is loaded by `#[path]` (as a `mod.rs`-style file) because
 // `fuzz/fuzz_targets/generated.rs` includes it the same way: its own
 // `#[path]`s to `gen/` then mean the same in both.
+pub mod elements;
 #[path = "gen.rs"]
 pub mod gen;
-pub mod elements;
 pub mod hessian;
 pub mod interp;
 pub mod jacobian;
@@ -57,7 +57,13 @@ fn env_u64(name: &str, default: u64) -> u64 {
 /// compiler bugs (each with a test in `regressions/`).
 const KNOWN: &[(u64, &str)] = &[];
 
-pub type Run = (gen::Program, bool, Vec<(f64, f64, Vec<f64>)>, Outcome, elements::Counts);
+pub type Run = (
+    gen::Program,
+    bool,
+    Vec<(f64, f64, Vec<f64>)>,
+    Outcome,
+    elements::Counts,
+);
 
 pub fn run_seed(seed: u64) -> Run {
     let p = gen::generate(seed);
@@ -398,8 +404,11 @@ fn record(
         let text: String = detail.lines().map(|l| format!("// {l}\n")).collect();
         let path = format!("{dir}/{}-seed{seed}.ad", sanitize(key));
         let src = elements::generate(seed).source;
-        std::fs::write(&path, format!("// difftest finding: oracle `{key}`, seed {seed}\n{text}{src}"))
-            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        std::fs::write(
+            &path,
+            format!("// difftest finding: oracle `{key}`, seed {seed}\n{text}{src}"),
+        )
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
         return;
     }
     let small = oracle::shrink(p, 300, &|c| {
@@ -493,7 +502,10 @@ fn show_seed() {
             let (p, second, pts, o, el) = run_seed(seed);
             println!("{}\npoints {pts:?}\n{o:?}", oracle::module(&p, second));
             if elements::enabled(seed) {
-                println!("element program ({el:?}):\n{}", elements::generate(seed).source);
+                println!(
+                    "element program ({el:?}):\n{}",
+                    elements::generate(seed).source
+                );
             }
         })
         .unwrap();

@@ -39,9 +39,7 @@
 //! unused); returns the clones it added.
 
 use crate::defs::use_counts;
-use adc_ir::{
-    FuncId, Function, Inst, InstData, LenCheckOf, Linkage, Module, ParamMode, Type, Value,
-};
+use adc_ir::{FuncId, Function, Inst, InstData, LenCheckOf, Module, ParamMode, Type, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// At most this many clones per module.
@@ -363,19 +361,7 @@ fn make_clone(
         }
     }
     let name = format!("__adc_dead_{}_{}", f.name, f.params[k].name);
-    let mut unique = name.clone();
-    let mut n = 1;
-    while module.find(&unique).is_some() {
-        unique = format!("{name}_{n}");
-        n += 1;
-    }
-    f.name = unique;
-    f.linkage = Linkage::Static;
-    f.deriv = None;
-    f.custom_forward = None;
-    f.custom_reverse = None;
-    f.checkpoint = false;
-    f.cold = Vec::new();
+    crate::opt::specialize::make_private_clone(module, &mut f, &name);
     let id = module.push(f);
     added.push(id);
     Some(id)

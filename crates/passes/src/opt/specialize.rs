@@ -207,22 +207,7 @@ fn clone(module: &Module, (callee, consts): &Key) -> Function {
         let value = value.replace('-', "m");
         name.push_str(&format!("_{}{value}", src.params[*k].name));
     }
-    // Names are unique (another clone with the same name, of a callee
-    // whose name ends like this one's parameters, gets a number).
-    let mut unique = name.clone();
-    let mut n = 1;
-    while module.find(&unique).is_some() {
-        unique = format!("{name}_{n}");
-        n += 1;
-    }
-    f.name = unique;
-    f.linkage = Linkage::Static;
-    f.deriv = None;
-    f.custom_forward = None;
-    f.custom_reverse = None;
-    f.checkpoint = false;
-    // (Its parameters are not the callee's: no promise carries over.)
-    f.cold = Vec::new();
+    make_private_clone(module, &mut f, &name);
     let entry = f.layout[0];
     let params = f.dfg.block_params(entry).to_vec();
     let mut map = BTreeMap::new();
@@ -246,4 +231,26 @@ fn clone(module: &Module, (callee, consts): &Key) -> Function {
     let insts = &mut f.dfg.block_mut(entry).insts;
     insts.splice(0..0, consts_first);
     f
+}
+
+/// Makes `f`, a copy of a callee, a clone of its own: `static`, named
+/// `name` (with a number when another function of `module` has that name:
+/// a clone of a callee whose name ends like another's parameters), with no
+/// derivative request, custom derivative, `[checkpoint]` or cold
+/// parameters (its parameters are not the callee's: no promise carries
+/// over).
+pub(crate) fn make_private_clone(module: &Module, f: &mut Function, name: &str) {
+    let mut unique = name.to_string();
+    let mut n = 1;
+    while module.find(&unique).is_some() {
+        unique = format!("{name}_{n}");
+        n += 1;
+    }
+    f.name = unique;
+    f.linkage = Linkage::Static;
+    f.deriv = None;
+    f.custom_forward = None;
+    f.custom_reverse = None;
+    f.checkpoint = false;
+    f.cold = Vec::new();
 }
