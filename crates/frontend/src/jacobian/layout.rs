@@ -100,7 +100,8 @@ pub(crate) fn save_restore(f: &FuncDecl) -> (String, String) {
         }
         let t = type_name(p.ty);
         if p.is_array {
-            let _ = writeln!(save, "    {t} adc_s_s_{n}[len({n})];");
+            // Every element is copied next: no zeroing.
+            let _ = writeln!(save, "    {t} adc_s_s_{n}[__adc_uninit(len({n}))];");
             let _ = writeln!(save, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) adc_s_s_{n}[adc_s_i] = {n}[adc_s_i];");
             let _ = writeln!(restore, "        for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) {n}[adc_s_i] = adc_s_s_{n}[adc_s_i];");
         } else {

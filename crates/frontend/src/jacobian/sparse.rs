@@ -178,13 +178,13 @@ pub(crate) fn sweep(
 ) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "    int adc_s_nr = {nrows};");
-    let _ = writeln!(t, "    int adc_s_heads[adc_s_nr];");
+    let _ = writeln!(t, "    int adc_s_heads[__adc_uninit(adc_s_nr)];");
     let _ = writeln!(t, "    int adc_s_cap = 64 + 4 * ({ncols} + adc_s_nr);");
     t += save;
     let _ = writeln!(t, "    bool adc_s_done = false;");
     let _ = writeln!(t, "    while (!adc_s_done) {{");
     t += restore;
-    let _ = writeln!(t, "        int adc_s_arena[adc_s_cap];");
+    let _ = writeln!(t, "        int adc_s_arena[__adc_uninit(adc_s_cap)];");
     let sep = if args.is_empty() { "" } else { ", " };
     let _ = writeln!(
         t,
@@ -297,9 +297,12 @@ pub(crate) fn seeds(s: &mut String, f: &FuncDecl, dual: &[bool], l: &Layout) -> 
         let t = format!("adc_s_t_{n}");
         args.push(t.clone());
         if p.is_array {
-            let _ = writeln!(s, "    double {t}[len({n})];");
             if let Some(at) = &l.col_at[k] {
+                // Every element is written next: no zeroing.
+                let _ = writeln!(s, "    double {t}[__adc_uninit(len({n}))];");
                 let _ = writeln!(s, "    for (int adc_s_i = 0; adc_s_i < len({n}); adc_s_i++) {t}[adc_s_i] = double(-1 - ({at} + adc_s_i));");
+            } else {
+                let _ = writeln!(s, "    double {t}[len({n})];");
             }
         } else {
             let seed = match &l.col_at[k] {

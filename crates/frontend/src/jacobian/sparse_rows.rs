@@ -224,7 +224,10 @@ pub(crate) fn byrows(f: &FuncDecl, name: &str, dual: &[bool], l: &Layout) -> Str
 ///
 /// - `NAME__choose`: the columns' colors to `color` and their number,
 ///   or the rows' colors to `rcolor` and `-1 -` their number; `mode` 2
-///   forces the rows. Without `mode`, the bounds first: the
+///   forces the rows. Without `mode`, when the columns' bound takes no
+///   more than one reverse run (the least the rows can take), the
+///   columns are colored first, and kept with no count of the columns
+///   when they take no more either. Then the bounds: the
 ///   columns need as many colors as the longest row has entries, the
 ///   rows as the longest column; the side whose bound is cheaper is
 ///   colored, and the other only if its bound beats that coloring's
@@ -253,6 +256,12 @@ static int {name}__choose(int nr, int[] rows, int[] cols, out int[] color, out i
     for (int r = 0; r < nr; r++) {{
         if (rows[r + 1] - rows[r] > wide) {{ wide = rows[r + 1] - rows[r]; }}
     }}
+    int kc = -1;
+    if ({fc} * {name}__runs(wide) <= {rc}) {{
+        kc = {name}__band(nr, rows, cols, color);
+        if (kc == 0) {{ kc = {name}__color(nr, rows, cols, color); }}
+        if ({fc} * {name}__runs(kc) <= {rc}) {{ return kc; }}
+    }}
     int count[nc];
     for (int p = 0; p < rows[nr]; p++) {{ count[cols[p]] += 1; }}
     int tall = 0;
@@ -261,10 +270,11 @@ static int {name}__choose(int nr, int[] rows, int[] cols, out int[] color, out i
     }}
     int lc = {fc} * {name}__runs(wide);
     int lr = {rc} * {name}__runs(tall);
-    int kc = -1;
     if (lc <= lr) {{
-        kc = {name}__band(nr, rows, cols, color);
-        if (kc == 0) {{ kc = {name}__color(nr, rows, cols, color); }}
+        if (kc < 0) {{
+            kc = {name}__band(nr, rows, cols, color);
+            if (kc == 0) {{ kc = {name}__color(nr, rows, cols, color); }}
+        }}
         if ({fc} * {name}__runs(kc) <= lr) {{ return kc; }}
     }}
     int kr = {name}__rowcolor(nr, rows, cols, rcolor, nc);
