@@ -508,6 +508,35 @@ void f(double[] x, out double[] y, int k) {
 }
 
 #[test]
+fn a_singleton_above_a_growing_set_is_appended() {
+    // `__adc_set_union` appends a singleton above the last index of the
+    // set it grows in place (x[i + 3], then x[i + 5]); one below it
+    // (x[i + 2]) or already in it (x[i]) merges as before; past 32 indices
+    // (row 0's running sum) the union makes nodes. The sets outgrow the
+    // first arena (4 words a row): the sweep runs again.
+    let j = jit("[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    double s = 0.0;
+    for (int k = 0; k < len(x); k++) s = s + x[k];
+    y[0] = s;
+    for (int i = 1; i + 5 < len(x); i++) {
+        y[i] = ((((x[i] + x[i + 1]) + x[i + 3]) + x[i + 5]) + x[i + 2]) + x[i];
+    }
+}");
+    let n = 40;
+    let x: Vec<f64> = (0..n).map(|i| 0.5 + i as f64).collect();
+    let csr = check(&j, "f", &[arr(&x), arr(&vec![0.0; n])], n, n);
+    let rows = pattern(&csr);
+    assert_eq!(rows[0], (0..n as i64).collect::<Vec<_>>());
+    for (i, row) in rows.iter().enumerate().take(n - 5).skip(1) {
+        let i = i as i64;
+        assert_eq!(row, &vec![i, i + 1, i + 2, i + 3, i + 5], "row {i}");
+    }
+    assert!(rows[n - 5..].iter().all(|r| r.is_empty()));
+}
+
+#[test]
 fn a_callee_sweep_returns_no_set_for_a_discarded_result() {
     // `sets::prune`: the sweep of `total` (a call that stays a call) would
     // return the set of its sum, one union per term; `f` discards it, so

@@ -8,7 +8,7 @@
 //!
 //! A new bug gets a new file here and a `mod` line below.
 
-use crate::difftest::{oracle, run_seed_as_double};
+use crate::difftest::{oracle, run_seed, run_seed_as_double};
 
 mod a_parenthesised_return_type_is_that_type;
 mod c_lexical_habits;
@@ -55,6 +55,7 @@ mod reverse_over_reverse_local_array;
 mod reverse_over_reverse_of_a_loop;
 mod reverse_over_reverse_shared_read_only_views;
 mod reverse_over_reverse_through_a_branch_and_an_array;
+mod second_order_differences_straddling_a_kink;
 mod second_order_through_a_taped_zero_tangent;
 mod sparse_sweep_keeps_the_check_of_an_output_store_it_drops;
 mod split_callee_passing_a_local_to_a_checkpointed_function_in_a_loop;
@@ -91,11 +92,22 @@ fn compiles(src: &str) {
 /// The random-program tester's program of `seed` passes every oracle
 /// (the `double` program the seed was recorded with).
 fn seed_passes(seed: u64) {
+    passes(seed, run_seed_as_double);
+}
+
+/// The random-program tester's program of `seed` as it draws it now
+/// (`float` or `double`, its widths) passes every oracle.
+fn seed_as_drawn_passes(seed: u64) {
+    passes(seed, |seed| run_seed(seed).3);
+}
+
+/// `run(seed)`, on a thread with the tester's stack, finds no failure.
+fn passes(seed: u64, run: fn(u64) -> oracle::Outcome) {
     oracle::quiet_panics();
     let o = std::thread::Builder::new()
         .name("difftest-regression".into())
         .stack_size(256 << 20)
-        .spawn(move || run_seed_as_double(seed))
+        .spawn(move || run(seed))
         .unwrap()
         .join()
         .unwrap();
