@@ -42,6 +42,7 @@ mod row_loops;
 mod shared_sweeps;
 mod simd;
 mod sincos;
+mod sparse_element_paths;
 mod sparse_element_plans;
 mod sparse_element_static;
 mod sparse_elements;

@@ -13,7 +13,7 @@ use adc::{ArgValue, ArrayValue};
 
 /// Whether `S`'s element loop `k` (the index of the loop among `F`'s
 /// statements) takes a static pattern: its sweep is not generated.
-fn is_static(source: &str, k: usize) -> bool {
+pub(crate) fn is_static(source: &str, k: usize) -> bool {
     assert!(takes_elements(source));
     let m = adc::driver::frontend("t.ad", source, &adc::CompileOptions::default())
         .unwrap_or_else(|f| panic!("does not compile:\n{f}"));

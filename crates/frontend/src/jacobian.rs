@@ -15,6 +15,7 @@ mod elements;
 mod elements_masks;
 mod elements_source;
 mod elements_static;
+mod elements_text;
 mod entry;
 pub(crate) mod layout;
 pub(crate) mod request;

@@ -19,9 +19,14 @@
 //! arrays, through `static` callees taking the array and the base (or a
 //! view around it), and through callees that write the rows (`out`
 //! parameter and row index); float branches and ternaries whose arms read
-//! the same elements; smooth math. On two programs in five some
-//! constructs force the sweep (`abs`, `floor`, `min`, `max`, a second
-//! base for an input, branches whose arms read different elements). The
+//! the same elements; branches on integer conditions (`i > 0`,
+//! `ix[2 * i] >= 2`, a `bool` declared before the loops) whose arms read
+//! different elements, which the static pattern follows per iteration;
+//! `double`s declared before the loops that depend on no input (and
+//! sometimes one that does: no element path then); smooth math. On two
+//! programs in five some constructs force the sweep (`abs`, `floor`,
+//! `min`, `max`, a second base for an input, float branches whose arms
+//! read different elements). The
 //! rows are `R * i + j` or `R * rp[i] + j`, `rp` increasing or (sometimes)
 //! not, and sometimes written out of order: then the element path falls
 //! back to the coloring at run time. Every index is in bounds: `ix` holds
@@ -31,8 +36,8 @@
 //! At one or two random points: `S` against `J` (values to 1e-12
 //! relative, every nonzero listed), rows well formed, `rows[nr]` equal to
 //! `S_nnz` (its independent dependency sweep: the exact pattern), `S` and
-//! `S_nnz` write what `e` writes, and `S` equal to the coloring
-//! `S__colored` (the pattern exactly, the values to 1e-12 relative: they
+//! `S_nnz` write what `e` writes, and (when `S` has an element path) `S`
+//! equal to the coloring `S__colored` (the pattern exactly, the values to 1e-12 relative: they
 //! are not always equal to the last bit, sums of several paths rounding
 //! in other orders). Which loops are static is
 //! read from the frontend's module (`S__eKm`, the sweep, is not
@@ -122,6 +127,13 @@ struct Scope {
 
 struct G {
     r: Rng,
+    /// The draws of the constructs added later (integer branches, the
+    /// declarations before the loops), so that `r` draws what it drew
+    /// before them.
+    r2: Rng,
+    /// The `double` and `bool` declarations before the loops.
+    tops: Vec<String>,
+    bools: Vec<String>,
     /// Whether constructs that force the sweep may appear.
     sweep: bool,
     fresh: usize,
@@ -371,6 +383,82 @@ impl G {
         }
     }
 
+    /// The declarations before the loops (drawn from `r2`): on one program
+    /// in three, `double`s that depend on no input (the loop bodies read
+    /// them) and a `bool`, or sometimes a `double` that does (then the
+    /// sparse Jacobian has no element path).
+    fn top_decls(&mut self) -> String {
+        let mut out = String::new();
+        if !self.r2.chance(0.35) {
+            return out;
+        }
+        let passive = [
+            "1.0 / ((n + 1.0) * (n + 1.0))",
+            "sqrt(0.5 * len(x))",
+            "double(n) * 0.25 - 0.5",
+            "cos(0.3 * len(u)) + 1.5",
+            "len(z) > 2 ? 0.75 : -0.5",
+        ];
+        for _ in 0..1 + self.r2.below(2) {
+            let h = format!("hd{}", self.tops.len());
+            let init = if self.r2.chance(0.1) {
+                "x[2] * 0.5".to_string()
+            } else {
+                passive[self.r2.below(passive.len())].to_string()
+            };
+            out += &format!("    double {h} = {init};\n");
+            self.tops.push(h);
+        }
+        if self.r2.chance(0.5) {
+            out += "    bool hb = n > 2;\n";
+            self.bools.push("hb".into());
+        }
+        out
+    }
+
+    /// A branch on an integer condition (of the loop variable, `ix`, `n`,
+    /// a `bool` before the loops) whose arms read different elements: the
+    /// static pattern takes both paths' rows and picks one per iteration.
+    fn int_branch(&mut self, sc: &mut Scope, out: &mut Vec<String>, ind: &str, loop_a: bool) {
+        let mut conds: Vec<String> = if loop_a {
+            [
+                "i > 0",
+                "i < n - 1",
+                "i % 2 == 0",
+                "ix[2 * i] >= 2",
+                "i + ix[2 * i + 1] > 2",
+                "i > 0 && ix[2 * i] != 1",
+                "!(i == 1) || n < 3",
+            ]
+            .map(String::from)
+            .to_vec()
+        } else {
+            [
+                "i > 0",
+                "i < len(z) - 1",
+                "i % 2 == 1",
+                "2 * i + 1 != len(z)",
+            ]
+            .map(String::from)
+            .to_vec()
+        };
+        conds.extend(self.bools.iter().cloned());
+        let c = conds[self.r.below(conds.len())].clone();
+        let v = self.name("g");
+        let (e1, e2) = (self.dexpr(sc, 2), self.dexpr(sc, 2));
+        out.push(format!("{ind}double {v} = {};", self.lit()));
+        if self.r.chance(0.6) {
+            out.push(format!(
+                "{ind}if ({c}) {{ {v} = {e1}; }} else {{ {v} = {e2}; }}"
+            ));
+        } else if self.r.chance(0.5) {
+            out.push(format!("{ind}if ({c}) {v} = {e1};"));
+        } else {
+            out.push(format!("{ind}{v} = {c} ? {e1} : {v} * {e2};"));
+        }
+        sc.dvars.push(v);
+    }
+
     /// A base of `a` in loop A (over `n` iterations, `ix` holding 0 to 3).
     fn base_a(&mut self, a: &str) -> String {
         let (k, c) = (1 + self.r.below(4), 2 + self.r.below(2));
@@ -428,8 +516,14 @@ impl G {
             }
             sc.bases.push((a.to_string(), b));
         }
+        sc.dvars.extend(self.tops.iter().cloned());
         for _ in 0..self.r.below(5) {
             self.stmt(&mut sc, &mut out, ind);
+        }
+        if self.r2.chance(0.4) {
+            std::mem::swap(&mut self.r, &mut self.r2);
+            self.int_branch(&mut sc, &mut out, ind, loop_a);
+            std::mem::swap(&mut self.r, &mut self.r2);
         }
         for (y, row) in rows {
             let e = self.dexpr(&sc, 3);
@@ -449,6 +543,9 @@ impl G {
 pub fn generate(seed: u64) -> Element {
     let mut g = G {
         r: Rng::new(seed ^ 0xe1e3_e475_0dd5),
+        r2: Rng::new(seed ^ 0x5eed_b4a7_c0d3),
+        tops: vec![],
+        bools: vec![],
         sweep: false,
         fresh: 0,
         helpers: vec![],
@@ -456,6 +553,7 @@ pub fn generate(seed: u64) -> Element {
         writers: vec![],
     };
     g.sweep = g.r.chance(0.4);
+    let decls = g.top_decls();
     g.callees();
     let n = 2 + g.r.below(4);
     let (nx, nu) = (19 + g.r.below(5), 19 + g.r.below(5));
@@ -515,6 +613,7 @@ pub fn generate(seed: u64) -> Element {
     source +=
         "void e(double[] x, double[] u, int[] ix, int[] rp, out double[] y, out double[] z) {\n";
     source += "    int n = len(ix) / 2;\n";
+    source += &decls;
     source += &loops;
     source += "}\n";
     let npts = 1 + g.r.below(2);
@@ -574,7 +673,8 @@ fn statics(src: &str) -> Result<Option<Vec<bool>>, Fail> {
         return Ok(None);
     }
     Ok(Some(
-        (0..4)
+        // (`int n`, at most three declarations, two loops.)
+        (0..8)
             .filter(|k| m.find(&format!("S__e{k}b")).is_some())
             .map(|k| m.find(&format!("S__e{k}m")).is_none())
             .collect(),
@@ -620,7 +720,8 @@ pub fn check_seed(seed: u64, o: Outcome) -> (Outcome, Counts) {
 /// The checks of the module doc on `el`; which paths it takes go to
 /// `counts`.
 pub fn check(el: &Element, counts: &mut Counts) -> Result<(), Fail> {
-    match statics(&el.source)? {
+    let element = statics(&el.source)?;
+    match &element {
         None => counts.not_element = 1,
         Some(l) => {
             counts.statics = l.iter().any(|&s| s) as u8;
@@ -641,13 +742,20 @@ pub fn check(el: &Element, counts: &mut Counts) -> Result<(), Fail> {
             f64s(&vec![0.0; el.ny]),
             f64s(&vec![0.0; el.nz]),
         ];
-        check_at(&j, &args, nr, nc)?;
+        check_at(&j, &args, nr, nc, element.is_some())?;
     }
     Ok(())
 }
 
-/// The checks at one point (`args`: `e`'s arguments).
-fn check_at(j: &JitModule, args: &[ArgValue], nr: usize, nc: usize) -> Result<(), Fail> {
+/// The checks at one point (`args`: `e`'s arguments); against the
+/// coloring only when `S` has an element path (`element`).
+fn check_at(
+    j: &JitModule,
+    args: &[ArgValue],
+    nr: usize,
+    nc: usize,
+    element: bool,
+) -> Result<(), Fail> {
     let at = format!("at {:?}", &args[..4]);
     let mut fa = args.to_vec();
     call(j, "e", &mut fa)?;
@@ -740,6 +848,9 @@ fn check_at(j: &JitModule, args: &[ArgValue], nr: usize, nc: usize) -> Result<()
     // rounding (it runs the whole function forward or in reverse, the
     // element path each iteration in reverse: sums of several paths
     // round in other orders).
+    if !element {
+        return Ok(());
+    }
     let (_, cv, cc, cr) = csr("S__colored")?;
     let same_values = cv.iter().zip(&vals).all(|(c, v)| close(*c, *v, 1e-12, 0.0));
     if (&cc, &cr) != (&cols, &rows) || !same_values {

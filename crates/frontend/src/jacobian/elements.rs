@@ -10,8 +10,10 @@
 //! The body of `F` qualifies when:
 //! - `F` returns nothing, has no `inout` parameter and no `Dual` scalar,
 //!   and every `out` parameter is a `Dual` array (a row block);
-//! - its statements are declarations of `int`/`bool` scalars and `for`
-//!   loops `for (int i = A; i < B; i++)` (or `<=`, `i += 1`);
+//! - its statements are declarations of `int`/`bool` scalars, of
+//!   `float`/`double` scalars whose initializers depend on no input
+//!   (`float_expr`), and `for` loops `for (int i = A; i < B; i++)` (or
+//!   `<=`, `i += 1`);
 //! - a loop body assigns no variable declared outside it, writes no array
 //!   but its own locals and `F`'s `out` arrays, has no `return` and no
 //!   `break`/`continue` of the loop itself, and reaches no `while` loop,
@@ -28,6 +30,7 @@
 //! rows the sites name at `i`, and nothing it computes depends on another
 //! iteration, so its rows' derivatives are those of the loop body alone.
 
+use super::elements_text::{float_expr, print, top_expr};
 use crate::ast::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -125,6 +128,14 @@ pub(super) fn plan(items: &[Item], f: &FuncDecl, dual: &[bool]) -> Option<Plan> 
         .map(|p| p.name.name.clone())
         .collect();
     let all_params: BTreeSet<String> = f.params.iter().map(|p| p.name.name.clone()).collect();
+    // (A floating declaration before the loops must not depend on them.)
+    let active: BTreeSet<&str> = f
+        .params
+        .iter()
+        .zip(dual)
+        .filter(|(_, &d)| d)
+        .map(|(p, _)| p.name.name.as_str())
+        .collect();
     let mut tops = Vec::new();
     for s in f.body.as_ref()? {
         let s = match s {
@@ -133,12 +144,17 @@ pub(super) fn plan(items: &[Item], f: &FuncDecl, dual: &[bool]) -> Option<Plan> 
         };
         match s {
             Stmt::Decl {
-                ty: DeclType::Base(ty @ (BaseType::Int | BaseType::Bool)),
+                ty: DeclType::Base(ty),
                 name,
                 init: Some(init),
                 ..
             } => {
-                let init = top_expr(init, &known, &consts, &all_params)?;
+                let init = match ty {
+                    BaseType::Int | BaseType::Bool => top_expr(init, &known, &consts, &all_params)?,
+                    BaseType::Float | BaseType::Double => {
+                        float_expr(init, &known, &consts, &all_params, &active, &funcs)?
+                    }
+                };
                 known.insert(name.name.clone());
                 tops.push(Top::Decl {
                     ty: *ty,
@@ -273,18 +289,6 @@ fn declared(body: &[Stmt]) -> BTreeSet<String> {
     }
     body.iter().for_each(|s| go(s, &mut out));
     out
-}
-
-/// `e` as text when it uses only `known` names, constants and `len` of
-/// `F`'s parameters.
-fn top_expr(
-    e: &Expr,
-    known: &BTreeSet<String>,
-    consts: &BTreeSet<&str>,
-    params: &BTreeSet<String>,
-) -> Option<String> {
-    let ok = |n: &str| known.contains(n) || consts.contains(n);
-    print(e, &|n| ok(n).then(|| n.to_string()), Some(params))
 }
 
 /// How a site's index becomes text in the loop body's scope.
@@ -567,33 +571,4 @@ fn assigned_scalars(body: &[Stmt]) -> BTreeSet<String> {
     }
     body.iter().for_each(|s| go(s, &mut out));
     out
-}
-
-/// `e` as `.ad` text, each name through `name` (`None`: not allowed);
-/// `lens` (the arrays `len` may take) allows indexing and `len` calls,
-/// else only arithmetic.
-pub(super) fn print(
-    e: &Expr,
-    name: &dyn Fn(&str) -> Option<String>,
-    lens: Option<&BTreeSet<String>>,
-) -> Option<String> {
-    let p = |x: &Expr| print(x, name, lens);
-    let rich = lens.is_some();
-    Some(match &e.kind {
-        ExprKind::Int(v) => format!("({v})"),
-        ExprKind::Bool(b) => b.to_string(),
-        ExprKind::Var(n) => name(n)?,
-        ExprKind::Unary(UnOp::Neg, a) => format!("(-{})", p(a)?),
-        ExprKind::Unary(UnOp::Not, a) => format!("(!{})", p(a)?),
-        ExprKind::Binary(op, a, b) => format!("({} {} {})", p(a)?, op.spelling(), p(b)?),
-        ExprKind::Ternary(c, a, b) => format!("({} ? {} : {})", p(c)?, p(a)?, p(b)?),
-        ExprKind::Index(a, i) if rich => format!("{}[{}]", p(a)?, p(i)?),
-        ExprKind::Call(g, args) if rich && g.name == "len" && args.len() == 1 => {
-            match &args[0].kind {
-                ExprKind::Var(n) if lens.is_some_and(|l| l.contains(n)) => format!("len({n})"),
-                _ => format!("len({})", p(&args[0])?),
-            }
-        }
-        _ => return None,
-    })
 }

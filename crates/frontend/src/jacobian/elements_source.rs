@@ -5,13 +5,13 @@
 //! (the pattern: the rows' columns, in `adc_s_a`/`adc_s_h`), and
 //! `NAME__elems` replaces the coloring and compressed evaluation:
 //!
-//! 1. Ownership: it replays `F`'s integer declarations and loop headers
+//! 1. Ownership: it replays `F`'s declarations and loop headers
 //!    and evaluates each loop's sites at every iteration; a row named by
 //!    two sites (of one iteration or two), or a row with entries that no
 //!    site names, sends it to `NAME__fill` (the coloring) instead.
 //! 2. Each loop `k` with `W` sites has its body outlined as the `static`
 //!    function `NAME__eK` (parameters: those of `F`'s the body names, the
-//!    loop variable, the integers declared before the loop that it names),
+//!    loop variable, the variables declared before the loop that it names),
 //!    with a reverse derivative `NAME__eKb` of width `W` (`Duplicated` for
 //!    `F`'s `Dual` arrays).
 //!    Per iteration, lane `j` of the `out` shadows is seeded at site `j`'s
@@ -36,8 +36,8 @@ fn ident(name: &str, span: adc_ir::Span) -> Ident {
     }
 }
 
-/// The integer declarations before the `k`th statement of the plan that
-/// its body names.
+/// The declarations before the `k`th statement of the plan that its body
+/// names (their values depend on no input: `Const` in `NAME__eKb`).
 pub(super) fn captured(plan: &Plan, k: usize) -> Vec<(BaseType, String)> {
     let used = used(plan, k);
     plan.tops[..k]

@@ -24,7 +24,7 @@
 //! the others (the run reads the out shadows at the sites' rows alone, the
 //! only elements the body writes: `elements::plan`).
 
-use super::element_pattern::Pattern;
+use super::element_pattern::{Pattern, Rows, Shape};
 use super::elements::{Plan, Top};
 use super::elements_source::{captured, kept, row_at};
 use super::layout::Layout;
@@ -140,7 +140,7 @@ pub(super) fn element_loop(
         let _ = writeln!(s, " }}");
     }
     let _ = writeln!(s, "                {name}__e{k}b({});", rev.join(", "));
-    gather(s, f, l, sites, pattern, &inputs, w);
+    gather(s, f, l, sites, &pattern.shape, &inputs, w, 4);
     let _ = writeln!(s, "                }}");
     let _ = writeln!(s, "            }}");
     let _ = writeln!(s, "        }}");
@@ -154,7 +154,12 @@ fn inputs(f: &FuncDecl, dual: &[bool], l: &Layout, keep: &[bool], pattern: &Patt
         let (true, true, Some(first)) = (dual[i], keep[i], &l.col_at[i]) else {
             continue;
         };
-        let offsets = pattern.rows.iter().flatten().filter(|(q, _)| *q == i);
+        let leaves = pattern.shape.leaves();
+        let offsets = leaves
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|(q, _)| *q == i);
         let window = offsets.fold(None, |acc: Option<(i64, i64)>, &(_, c)| {
             Some(acc.map_or((c, c), |(lo, hi)| (lo.min(c), hi.max(c))))
         });
@@ -170,22 +175,39 @@ fn inputs(f: &FuncDecl, dual: &[bool], l: &Layout, keep: &[bool], pattern: &Patt
 
 /// Each valid site's row: `rows` filled up to it, then its entries moved
 /// from the windows to `vals` (entries past the shorter of `vals` and
-/// `cols` are counted, not written) and zeroed there.
+/// `cols` are counted, not written) and zeroed there. Where the paths of
+/// the iteration read different elements, the branch on their condition
+/// picks the path's rows (`depth`: its indentation, in levels of 4).
+#[allow(clippy::too_many_arguments)]
 fn gather(
     s: &mut String,
     f: &FuncDecl,
     l: &Layout,
     sites: &[super::elements::Site],
-    pattern: &Pattern,
+    shape: &Shape<Rows>,
     inputs: &[Input],
     w: usize,
+    depth: usize,
 ) {
+    let rows = match shape {
+        Shape::Rows(rows) => rows,
+        Shape::Branch { cond, then, other } => {
+            let ind = "    ".repeat(depth);
+            let _ = writeln!(s, "{ind}if ({cond}) {{");
+            gather(s, f, l, sites, then, inputs, w, depth + 1);
+            let _ = writeln!(s, "{ind}}} else {{");
+            gather(s, f, l, sites, other, inputs, w, depth + 1);
+            let _ = writeln!(s, "{ind}}}");
+            return;
+        }
+    };
+    let ind = "    ".repeat(depth);
     for (j, site) in sites.iter().enumerate() {
         let at = row_at(l, site.param);
-        let _ = writeln!(s, "                if (adc_e_v{j}) {{");
-        let _ = writeln!(s, "                    int adc_e_gr = {at} + adc_e_r{j};");
-        let _ = writeln!(s, "                    while (adc_e_next <= adc_e_gr) {{ rows[adc_e_next] = adc_e_q; adc_e_next++; }}");
-        for &(p, c) in &pattern.rows[j] {
+        let _ = writeln!(s, "{ind}if (adc_e_v{j}) {{");
+        let _ = writeln!(s, "{ind}    int adc_e_gr = {at} + adc_e_r{j};");
+        let _ = writeln!(s, "{ind}    while (adc_e_next <= adc_e_gr) {{ rows[adc_e_next] = adc_e_q; adc_e_next++; }}");
+        for &(p, c) in &rows[j] {
             let n = &f.params[p].name.name;
             let a = inputs.iter().find(|a| a.param == p).expect(
                 "invariant: a row reads only inputs the loop body names (`element_pattern`)",
@@ -194,9 +216,9 @@ fn gather(
                 .sizes(w)
                 .expect("invariant: an input a row reads has a window");
             let first = &a.first;
-            let _ = writeln!(s, "                    {{ int adc_e_x = {t} + {j} * len({n}) + ({c}); if (adc_e_q < adc_e_room) {{ vals[adc_e_q] = adc_e_z{p}[adc_e_x]; }} if (adc_e_q < len(cols)) {{ cols[adc_e_q] = {first} + adc_e_b{p} + ({c}); }} adc_e_z{p}[adc_e_x] = 0.0; adc_e_q++; }}");
+            let _ = writeln!(s, "{ind}    {{ int adc_e_x = {t} + {j} * len({n}) + ({c}); if (adc_e_q < adc_e_room) {{ vals[adc_e_q] = adc_e_z{p}[adc_e_x]; }} if (adc_e_q < len(cols)) {{ cols[adc_e_q] = {first} + adc_e_b{p} + ({c}); }} adc_e_z{p}[adc_e_x] = 0.0; adc_e_q++; }}");
         }
-        let _ = writeln!(s, "                }}");
+        let _ = writeln!(s, "{ind}}}");
     }
 }
 

@@ -347,11 +347,7 @@ fn fill(f: &FuncDecl, name: &str, l: &Layout, force: Force) -> String {
     if force == Force::Columns {
         let _ = writeln!(
             s,
-            "    int adc_s_ncolors = {name}__band(len(adc_s_h), {rows}, {cols}, adc_s_color);"
-        );
-        let _ = writeln!(
-            s,
-            "    if (adc_s_ncolors == 0) {{ adc_s_ncolors = {name}__color(len(adc_s_h), {rows}, {cols}, adc_s_color); }}"
+            "    int adc_s_ncolors = {name}__colcolor(len(adc_s_h), {rows}, {cols}, adc_s_color);"
         );
     } else {
         s += &sparse_rows::fill_statements(f, name, force);

@@ -24,6 +24,8 @@ use crate::ast::BaseType;
 ///   of colors; otherwise 0. Linear in the rows and columns.
 /// - `NAME__cyclic`: those colors, `c mod K` (`K` given: a sparse
 ///   Hessian's band pattern knows it from its table), and their number.
+/// - `NAME__colcolor`: the columns' colors, by `NAME__band`, else by
+///   `NAME__color`, and their number.
 /// - `NAME__color`: otherwise, the columns' rows, `crow[cp[c] .. cp[c + 1]]`
 ///   (counts, then prefix sums make `cp[c + 1]` where column c's rows start, and filling
 ///   `crow` moves it to where they end), then `NAME__greedy`.
@@ -202,6 +204,12 @@ static int {name}__cyclic(int span, out int[] color) {{
     }}
     if (span > len(color)) {{ return len(color); }}
     return span;
+}}
+[checkpoint]
+static int {name}__colcolor(int nr, int[] rows, int[] cols, out int[] color) {{
+    int k = {name}__band(nr, rows, cols, color);
+    if (k == 0) {{ k = {name}__color(nr, rows, cols, color); }}
+    return k;
 }}
 [checkpoint]
 static int {name}__color(int nr, int[] rows, int[] cols, out int[] color) {{

@@ -258,8 +258,7 @@ static int {name}__choose(int nr, int[] rows, int[] cols, out int[] color, out i
     }}
     int kc = -1;
     if ({fc} * {name}__runs(wide) <= {rc}) {{
-        kc = {name}__band(nr, rows, cols, color);
-        if (kc == 0) {{ kc = {name}__color(nr, rows, cols, color); }}
+        kc = {name}__colcolor(nr, rows, cols, color);
         if ({fc} * {name}__runs(kc) <= {rc}) {{ return kc; }}
     }}
     int count[nc];
@@ -272,16 +271,14 @@ static int {name}__choose(int nr, int[] rows, int[] cols, out int[] color, out i
     int lr = {rc} * {name}__runs(tall);
     if (lc <= lr) {{
         if (kc < 0) {{
-            kc = {name}__band(nr, rows, cols, color);
-            if (kc == 0) {{ kc = {name}__color(nr, rows, cols, color); }}
+            kc = {name}__colcolor(nr, rows, cols, color);
         }}
         if ({fc} * {name}__runs(kc) <= lr) {{ return kc; }}
     }}
     int kr = {name}__rowcolor(nr, rows, cols, rcolor, nc);
     if (kc < 0) {{
         if ({rc} * {name}__runs(kr) < lc) {{ return -1 - kr; }}
-        kc = {name}__band(nr, rows, cols, color);
-        if (kc == 0) {{ kc = {name}__color(nr, rows, cols, color); }}
+        kc = {name}__colcolor(nr, rows, cols, color);
     }}
     if ({rc} * {name}__runs(kr) < {fc} * {name}__runs(kc)) {{ return -1 - kr; }}
     return kc;

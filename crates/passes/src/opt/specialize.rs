@@ -235,10 +235,8 @@ fn clone(module: &Module, (callee, consts): &Key) -> Function {
 
 /// Makes `f`, a copy of a callee, a clone of its own: `static`, named
 /// `name` (with a number when another function of `module` has that name:
-/// a clone of a callee whose name ends like another's parameters), with no
-/// derivative request, custom derivative, `[checkpoint]` or cold
-/// parameters (its parameters are not the callee's: no promise carries
-/// over).
+/// a clone of a callee whose name ends like another's parameters), and
+/// `make_private`.
 pub(crate) fn make_private_clone(module: &Module, f: &mut Function, name: &str) {
     let mut unique = name.to_string();
     let mut n = 1;
@@ -247,6 +245,14 @@ pub(crate) fn make_private_clone(module: &Module, f: &mut Function, name: &str) 
         n += 1;
     }
     f.name = unique;
+    make_private(f);
+}
+
+/// Strips from `f`, a copy of a callee under a new name, what was the
+/// callee's own: it becomes `static`, with no derivative request, custom
+/// derivative, `[checkpoint]` or cold parameters (its parameters are not
+/// the callee's: no promise carries over).
+pub(crate) fn make_private(f: &mut Function) {
     f.linkage = Linkage::Static;
     f.deriv = None;
     f.custom_forward = None;

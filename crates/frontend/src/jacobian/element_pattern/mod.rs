@@ -10,8 +10,13 @@
 //! arrays); a floating value is the set of the input elements it depends
 //! on, each a read `(parameter, index)`. Loops run their iterations when
 //! their bounds are constants; a branch whose condition is not known runs
-//! both arms, which must leave the same state (every variable, every
-//! element of the body's arrays, the same rows written). A floating
+//! both arms, the rest of the body after each (one run per path), and
+//! every path must write the same rows. Paths whose rows depend on
+//! different reads must part at branches on integer conditions
+//! (`Val::Pred`: comparisons of linear forms, as `.ad` text in the loop's
+//! scope): the pattern is then a [`Shape`], those conditions over the
+//! paths' rows, which the element loop evaluates per iteration to pick
+//! its path's rows (`tree`). A floating
 //! operation depends on all its operands, as the dependency sweep's
 //! tangents do for the operations allowed here (arithmetic and the smooth
 //! math built-ins; anything else, such as `abs`, `floor` or a `while`
@@ -21,31 +26,21 @@
 //! (the same atoms) plus distinct constants, so that each row's columns
 //! are in a known order: the element loop then computes each input's base
 //! per iteration and gathers the row's entries in that order, with no
-//! sweep, check or plan (`elements_source`). The rows are those of the
-//! sweep of the iteration: the same reads, on every path.
+//! sweep, check or plan (`elements_static`). The rows are those of the
+//! sweep of the iteration: the same reads, on the iteration's path.
 
+mod shape;
 mod values;
 
 use super::elements::{Plan, Top};
 use crate::ast::*;
+use shape::{finish, tree, Path};
+pub(super) use shape::{Pattern, Rows, Shape};
 use std::collections::{BTreeMap, BTreeSet};
-use values::{binary, combine, convert, view, zero, ArrRef, Lin, Read, Val};
-
-/// What `pattern` found for one element loop.
-pub(super) struct Pattern {
-    /// The inputs (indices into `F`'s parameters) that the rows read, each
-    /// with its base as `.ad` text in the loop's scope.
-    pub bases: BTreeMap<usize, String>,
-    /// Per site, in the order of the plan's sites: the row's entries in
-    /// increasing columns, each an input and an offset from its base.
-    pub rows: Vec<Vec<(usize, i64)>>,
-}
+use values::{binary, combine, convert, logic, not, view, zero, ArrRef, Lin, Read, Val};
 
 /// How many statements and expressions one run may evaluate.
 const MAX_STEPS: usize = 20_000;
-/// How many entries all the rows of one loop may have (the gather is
-/// straight-line code, one entry after another).
-const MAX_ENTRIES: usize = 512;
 /// Branches whose conditions are not known, on one path, at most (each
 /// path is a run: up to 2^this runs, each within `MAX_STEPS`).
 const MAX_BRANCHES: usize = 8;
@@ -74,8 +69,9 @@ struct Interp<'a> {
     steps: usize,
     depth: usize,
     /// The arms this run takes at the branches whose conditions are not
-    /// known, in the order it meets them, and how many it met.
-    decisions: Vec<bool>,
+    /// known, in the order it meets them (with the condition's text, when
+    /// it is a `Val::Pred`), and how many it met.
+    decisions: Vec<(bool, Option<String>)>,
     pos: usize,
 }
 
@@ -132,16 +128,18 @@ pub(super) fn pattern(
         if let Top::Decl { ty, name, .. } = t {
             let v = match ty {
                 BaseType::Int => Val::Int(Lin::atom(name.clone())),
-                _ => Val::Bool(None),
+                BaseType::Bool => Val::Pred(name.clone()),
+                // (Its value depends on no input: `elements::plan`.)
+                BaseType::Float | BaseType::Double => Val::Float(BTreeSet::new()),
             };
             top.insert(name.clone(), v);
         }
     }
     top.insert(var.clone(), Val::Int(Lin::atom(var.clone())));
     // One run per path through the branches whose conditions are not
-    // known (depth first over their arms); every path must write the
-    // plan's rows, each depending on the same reads.
-    let mut rows: Option<Vec<BTreeSet<Read>>> = None;
+    // known (depth first over their arms, `then` first); every path must
+    // write the plan's rows.
+    let mut paths = Vec::new();
     loop {
         let mut st = State {
             scopes: vec![top.clone(), BTreeMap::new()],
@@ -151,67 +149,54 @@ pub(super) fn pattern(
         it.pos = 0;
         it.block(body, &mut st)?;
         (st.sites.len() == sites.len() && it.pos == it.decisions.len()).then_some(())?;
-        match &rows {
-            Some(r) => (*r == st.sites).then_some(())?,
-            None => rows = Some(st.sites),
-        }
+        paths.push(Path {
+            decisions: it.decisions.clone(),
+            rows: st.sites,
+        });
         // The next path: the last `then` taken becomes `else`.
-        while it.decisions.last() == Some(&false) {
+        while it.decisions.last().is_some_and(|d| !d.0) {
             it.decisions.pop();
         }
         match it.decisions.last_mut() {
-            Some(d) => *d = false,
+            Some(d) => d.0 = false,
             None => break,
         }
     }
-    finish(&rows?)
+    finish(tree(&paths, 0)?)
 }
 
 /// A scalar parameter of `F` (none is `Dual`: `elements::plan`).
 fn scalar_param(p: &ParamDecl) -> Option<Val> {
     Some(match p.ty {
         BaseType::Int => Val::Int(Lin::atom(p.name.name.clone())),
-        BaseType::Bool => Val::Bool(None),
+        // (`F`'s parameters are never assigned: `elements::plan`.)
+        BaseType::Bool => Val::Pred(p.name.name.clone()),
         BaseType::Float | BaseType::Double => Val::Float(BTreeSet::new()),
     })
 }
 
-/// The rows' entries in column order, when each input's reads share a
-/// base.
-fn finish(sites: &[BTreeSet<Read>]) -> Option<Pattern> {
-    let mut bases: BTreeMap<usize, BTreeMap<String, i64>> = BTreeMap::new();
-    let mut total = 0;
-    for (param, lin) in sites.iter().flatten() {
-        let b = bases.entry(*param).or_insert_with(|| lin.terms.clone());
-        (*b == lin.terms).then_some(())?;
-        total += 1;
-    }
-    if total > MAX_ENTRIES {
-        return None;
-    }
-    // (A row's reads are a set ordered by parameter, then form: with one
-    // base per parameter, by offset; so in increasing columns.)
-    let rows = sites
-        .iter()
-        .map(|s| s.iter().map(|(p, l)| (*p, l.c)).collect())
-        .collect();
-    let bases = bases
-        .into_iter()
-        .map(|(p, terms)| (p, Lin { c: 0, terms }.text()))
-        .collect();
-    Some(Pattern { bases, rows })
-}
-
 impl Interp<'_> {
-    /// The arm to take at the next branch whose condition is not known:
-    /// this run's choice there, the `then` arm at a branch no run reached.
-    fn decide(&mut self) -> Option<bool> {
+    /// The arm to take at the next branch whose condition is not known
+    /// (`cond`: a `Val::Pred`'s text, else `None`): this run's choice there,
+    /// the `then` arm at a branch no run reached.
+    fn decide(&mut self, cond: Option<String>) -> Option<bool> {
         if self.pos == self.decisions.len() {
             (self.decisions.len() < MAX_BRANCHES).then_some(())?;
-            self.decisions.push(true);
+            self.decisions.push((true, cond));
         }
         self.pos += 1;
-        Some(self.decisions[self.pos - 1])
+        Some(self.decisions[self.pos - 1].0)
+    }
+
+    /// The arm a branch on `c` takes: both, one per run, when `c` is not
+    /// known.
+    fn arm(&mut self, c: Val) -> Option<bool> {
+        match c {
+            Val::Bool(Some(b)) => Some(b),
+            Val::Bool(None) => self.decide(None),
+            Val::Pred(t) => self.decide(Some(t)),
+            _ => None,
+        }
     }
 
     fn step(&mut self) -> Option<()> {
@@ -242,7 +227,8 @@ impl Interp<'_> {
                     (None, DeclType::Base(t)) => zero(*t),
                     (None, DeclType::Auto) => return None,
                 };
-                matches!(v, Val::Int(_) | Val::Bool(_) | Val::Float(_)).then_some(())?;
+                let scalar = matches!(v, Val::Int(_) | Val::Bool(_) | Val::Pred(_) | Val::Float(_));
+                scalar.then_some(())?;
                 st.scopes.last_mut()?.insert(name.name.clone(), v);
             }
             Stmt::ArrayDecl {
@@ -305,17 +291,10 @@ impl Interp<'_> {
                 let c = self.expr(cond, st)?;
                 let none = Vec::new();
                 let other = else_branch.as_ref().unwrap_or(&none);
-                match c {
-                    Val::Bool(Some(true)) => self.block(then_branch, st)?,
-                    Val::Bool(Some(false)) => self.block(other, st)?,
-                    Val::Bool(None) => {
-                        if self.decide()? {
-                            self.block(then_branch, st)?
-                        } else {
-                            self.block(other, st)?
-                        }
-                    }
-                    _ => return None,
+                if self.arm(c)? {
+                    self.block(then_branch, st)?
+                } else {
+                    self.block(other, st)?
                 }
             }
             Stmt::For {
@@ -422,40 +401,25 @@ impl Interp<'_> {
                 v @ Val::Float(_) => v,
                 _ => return None,
             },
-            ExprKind::Unary(UnOp::Not, a) => match self.expr(a, st)? {
-                Val::Bool(b) => Val::Bool(b.map(|b| !b)),
-                _ => return None,
-            },
+            ExprKind::Unary(UnOp::Not, a) => not(self.expr(a, st)?)?,
             ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
                 // (The right operand may not run: it must do nothing.)
                 if calls_functions(b) {
                     return None;
                 }
-                let (Val::Bool(x), Val::Bool(y)) = (self.expr(a, st)?, self.expr(b, st)?) else {
-                    return None;
-                };
-                Val::Bool(match (op, x, y) {
-                    (BinOp::And, Some(false), _) | (BinOp::And, _, Some(false)) => Some(false),
-                    (BinOp::Or, Some(true), _) | (BinOp::Or, _, Some(true)) => Some(true),
-                    (BinOp::And, Some(x), Some(y)) => Some(x && y),
-                    (_, Some(x), Some(y)) => Some(x || y),
-                    _ => None,
-                })
+                let (x, y) = (self.expr(a, st)?, self.expr(b, st)?);
+                logic(*op == BinOp::And, x, y)?
             }
             ExprKind::Binary(op, a, b) => {
                 let x = self.expr(a, st)?;
                 let y = self.expr(b, st)?;
                 binary(*op, x, y)?
             }
-            ExprKind::Ternary(c, a, b) => match self.expr(c, st)? {
-                Val::Bool(Some(true)) => self.expr(a, st)?,
-                Val::Bool(Some(false)) => self.expr(b, st)?,
-                Val::Bool(None) => {
-                    let arm = if self.decide()? { a } else { b };
-                    self.expr(arm, st)?
-                }
-                _ => return None,
-            },
+            ExprKind::Ternary(c, a, b) => {
+                let c = self.expr(c, st)?;
+                let arm = if self.arm(c)? { a } else { b };
+                self.expr(arm, st)?
+            }
             ExprKind::Cast(t, a) => convert(self.expr(a, st)?, *t)?,
             ExprKind::Index(a, i) => {
                 let Val::Arr(r) = self.expr(a, st)? else {

@@ -71,7 +71,12 @@ pub(super) type Read = (usize, Lin);
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Val {
     Int(Lin),
+    /// A boolean known for every iteration, or not known (`None`).
     Bool(Option<bool>),
+    /// A boolean not known for every iteration, but for each: an integer
+    /// condition as `.ad` text in the loop's scope (over the atoms of
+    /// `Lin`), which the element loop can evaluate per iteration.
+    Pred(String),
     Float(BTreeSet<Read>),
     Arr(ArrRef),
     Void,
@@ -105,7 +110,7 @@ pub(super) fn zero(t: BaseType) -> Val {
 pub(super) fn convert(v: Val, t: BaseType) -> Option<Val> {
     Some(match (v, t) {
         (v @ Val::Int(_), BaseType::Int) => v,
-        (v @ Val::Bool(_), BaseType::Bool) => v,
+        (v @ (Val::Bool(_) | Val::Pred(_)), BaseType::Bool) => v,
         (v @ Val::Float(_), BaseType::Float | BaseType::Double) => v,
         (Val::Int(_), BaseType::Float | BaseType::Double) => Val::Float(BTreeSet::new()),
         _ => return None,
@@ -118,7 +123,8 @@ pub(super) fn combine(op: AssignOp, old: Val, v: Val) -> Option<Val> {
         AssignOp::Set => {
             // (The target keeps its type.)
             return match (&old, &v) {
-                (Val::Int(_), Val::Int(_)) | (Val::Bool(_), Val::Bool(_)) => Some(v),
+                (Val::Int(_), Val::Int(_)) => Some(v),
+                (Val::Bool(_) | Val::Pred(_), Val::Bool(_) | Val::Pred(_)) => Some(v),
                 (Val::Float(_), Val::Float(_)) => Some(v),
                 (Val::Float(_), Val::Int(_)) => Some(Val::Float(BTreeSet::new())),
                 _ => None,
@@ -164,22 +170,22 @@ pub(super) fn binary(op: BinOp, x: Val, y: Val) -> Option<Val> {
                     b.text()
                 ))),
             },
-            Eq | Ne | Lt | Le | Gt | Ge => Val::Bool(match (a.as_const(), b.as_const()) {
-                (Some(x), Some(y)) => Some(match op {
+            Eq | Ne | Lt | Le | Gt | Ge => match (a.as_const(), b.as_const()) {
+                (Some(x), Some(y)) => Val::Bool(Some(match op {
                     Eq => x == y,
                     Ne => x != y,
                     Lt => x < y,
                     Le => x <= y,
                     Gt => x > y,
                     _ => x >= y,
-                }),
-                _ => None,
-            }),
+                })),
+                _ => Val::Pred(format!("({} {} {})", a.text(), op.spelling(), b.text())),
+            },
             And | Or => return None,
         },
-        (Val::Bool(a), Val::Bool(b)) => match op {
+        (a @ (Val::Bool(_) | Val::Pred(_)), b @ (Val::Bool(_) | Val::Pred(_))) => match op {
             Eq | Ne => Val::Bool(match (a, b) {
-                (Some(x), Some(y)) => Some((x == y) == (op == Eq)),
+                (Val::Bool(Some(x)), Val::Bool(Some(y))) => Some((x == y) == (op == Eq)),
                 _ => None,
             }),
             _ => return None,
@@ -200,6 +206,35 @@ pub(super) fn binary(op: BinOp, x: Val, y: Val) -> Option<Val> {
             }
         }
         _ => return None,
+    })
+}
+
+/// `!v` of a boolean `v`.
+pub(super) fn not(v: Val) -> Option<Val> {
+    Some(match v {
+        Val::Bool(b) => Val::Bool(b.map(|b| !b)),
+        Val::Pred(t) => Val::Pred(format!("(!{t})")),
+        _ => return None,
+    })
+}
+
+/// `x && y` (`and`) or `x || y` of booleans: known when one operand
+/// decides it or both are known, a condition per iteration when both are
+/// (or one is, and the other does not decide), else not known.
+pub(super) fn logic(and: bool, x: Val, y: Val) -> Option<Val> {
+    let decides = |v: &Val| *v == Val::Bool(Some(!and));
+    let neutral = |v: &Val| *v == Val::Bool(Some(and));
+    let is_bool = |v: &Val| matches!(v, Val::Bool(_) | Val::Pred(_));
+    (is_bool(&x) && is_bool(&y)).then_some(())?;
+    Some(match (x, y) {
+        (x, _) if decides(&x) => x,
+        (_, y) if decides(&y) => y,
+        (x, y) if neutral(&x) => y,
+        (x, y) if neutral(&y) => x,
+        (Val::Pred(a), Val::Pred(b)) => {
+            Val::Pred(format!("({a} {} {b})", if and { "&&" } else { "||" }))
+        }
+        _ => Val::Bool(None),
     })
 }
 

@@ -36,9 +36,7 @@
 use super::{append_jump, branch_to_paths, copy_from, splice_paths, MAX_ARM, MAX_ENTRY};
 use crate::defs::use_counts;
 use crate::rewrite::{split_at_call, substitute};
-use adc_ir::{
-    Block, BlockCall, FuncId, Function, Inst, InstData, Linkage, Module, Param, ParamMode, Value,
-};
+use adc_ir::{Block, BlockCall, FuncId, Function, Inst, InstData, Module, Param, ParamMode, Value};
 use std::collections::BTreeMap;
 
 /// Blocks of an arm, joined by jumps (det's augmented half's early edge
@@ -184,13 +182,7 @@ fn arm_chain(f: &Function, entry: Block, first: Block, tape: Value) -> Option<Ve
 pub(super) fn cont(g: &Function, path: &HalfPath) -> Function {
     let mut f = g.clone();
     f.name = cont_name(&g.name);
-    f.linkage = Linkage::Static;
-    f.deriv = None;
-    f.custom_forward = None;
-    f.custom_reverse = None;
-    f.checkpoint = false;
-    // (Its parameters are not the callee's: no promise carries over.)
-    f.cold = Vec::new();
+    crate::opt::specialize::make_private(&mut f);
     let entry = path.entry;
     let (term, body) = f
         .dfg
