@@ -170,3 +170,139 @@ void f(double[] x, out double[] y) {
     let from = text[..run].rfind('\n').expect("a line before the call");
     insta::assert_snapshot!("element_paths__gather", &text[from + 1..]);
 }
+
+fn ints(v: &[i64]) -> ArgValue {
+    ArgValue::Array(ArrayValue::I64(v.to_vec()))
+}
+
+/// An input read on one path only, at a base with an element of an integer
+/// array (or a division): the element loop computes each base at every
+/// iteration, so such a base would fail where the program does not
+/// (`nbr[i + 1]` at the last `i`, `i / k` at `k = 0`); those loops sweep.
+/// Found by review.
+#[test]
+fn a_base_read_on_one_path_only_is_not_computed_on_the_others() {
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, double[] u, int[] nbr, out double[] y) {
+    int n = len(y);
+    for (int i = 0; i < n; i++) {
+        double t = x[i];
+        if (i + 1 < n) { t = t + u[nbr[i + 1]]; }
+        y[i] = t * t;
+    }
+}";
+    assert!(!is_static(src, 1));
+    let j = jit(src);
+    let args = [
+        arr(&[1.0, 2.0, 3.0]),
+        arr(&[5.0, 6.0, 7.0]),
+        ints(&[2, 0, 1]),
+        arr(&[0.0; 3]),
+    ];
+    check(&j, "f", &args, 3, 6);
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, double[] u, int k, out double[] y) {
+    for (int i = 0; i < len(y); i++) {
+        double t = x[i];
+        if (k > 0) { t = t * u[i / k]; }
+        y[i] = t;
+    }
+}";
+    assert!(!is_static(src, 0));
+    let j = jit(src);
+    for k in [0, 2] {
+        let args = [
+            arr(&[1.0, 2.0, 3.0]),
+            arr(&[5.0, 6.0]),
+            ArgValue::Scalar(Constant::I64(k)),
+            arr(&[0.0; 3]),
+        ];
+        check(&j, "f", &args, 3, 5);
+    }
+    // A base that cannot fail (the loop variable) is computed anyway.
+    assert!(is_static(BRATU, 2));
+}
+
+/// A branch in the right operand of `&&` runs only when the left one
+/// holds: the pattern does not follow it (the gather would evaluate it
+/// first, reading `ix[-1]`). Found by review.
+#[test]
+fn a_branch_in_the_right_operand_of_and_is_not_hoisted() {
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, int[] ix, out double[] y) {
+    for (int i = 0; i < len(y); i++) {
+        double t = x[i];
+        if (i > 0 && (ix[i - 1] > 0 ? true : false)) { t = t * x[i - 1]; }
+        y[i] = t;
+    }
+}";
+    assert!(!is_static(src, 0));
+    let j = jit(src);
+    let args = [
+        arr(&[1.0, 2.0, 3.0, 4.0]),
+        ints(&[1, 0, 1, 1]),
+        arr(&[0.0; 4]),
+    ];
+    let csr = check(&j, "f", &args, 4, 4);
+    assert_eq!(
+        pattern(&csr),
+        vec![vec![0], vec![0, 1], vec![2], vec![2, 3]]
+    );
+}
+
+/// Conditions and integers that name another twice at each step of an
+/// inner loop double in length at each step: past a bound they are not
+/// followed (the compiler ran out of memory). Found by review.
+#[test]
+fn conditions_that_double_at_each_step_stay_bounded() {
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, int[] ix, out double[] y) {
+    for (int i = 0; i < len(y); i++) {
+        bool odd = false;
+        int p = ix[i];
+        for (int k = 0; k < 40; k++) {
+            bool b = ix[i + k] > 0;
+            odd = (odd && !b) || (!odd && b);
+            p = p * p;
+        }
+        double t = x[i];
+        if (odd) { t = t * x[i + 1]; }
+        if (p > 0) { t = t + x[i + 2]; }
+        y[i] = t;
+    }
+}";
+    assert!(!is_static(src, 0));
+    let j = jit(src);
+    let ix: Vec<i64> = (0..43).map(|k| (k * 7 % 3 == 0) as i64).collect();
+    let x: Vec<f64> = (0..5).map(|k| 0.5 + k as f64).collect();
+    let args = [arr(&x), ints(&ix), arr(&[0.0; 3])];
+    check(&j, "f", &args, 3, 5);
+}
+
+/// A declaration before the loop named as one of `NAME`'s own parameters
+/// (`vals`, `cols`, `rows`), which the element code would shadow: no
+/// element path. Found by review.
+#[test]
+fn a_declaration_named_cols_takes_the_coloring() {
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, out double[] y) {
+    double cols = 2.0;
+    int rows = len(y);
+    for (int i = 0; i < rows; i++) { y[i] = cols * x[i] * x[i]; }
+}";
+    assert!(!takes_elements(src));
+    let j = jit(src);
+    let args = [arr(&[1.0, 2.0, 3.0]), arr(&[0.0; 3])];
+    let csr = check(&j, "f", &args, 3, 3);
+    assert_eq!(pattern(&csr), vec![vec![0], vec![1], vec![2]]);
+}

@@ -129,7 +129,8 @@ struct G {
     r: Rng,
     /// The draws of the constructs added later (integer branches, the
     /// declarations before the loops), so that `r` draws what it drew
-    /// before them.
+    /// before them in a program that has none (the loop bodies read the
+    /// declarations: that changes `r`'s later draws).
     r2: Rng,
     /// The `double` and `bool` declarations before the loops.
     tops: Vec<String>,

@@ -83,6 +83,10 @@ impl Plan {
 const MAX_SITES: usize = 64;
 /// Calls deeper than this are not followed (no element path).
 const MAX_DEPTH: usize = 16;
+/// The parameters of `NAME__elems`, where `F`'s declarations before the
+/// loops and its loop variables are replayed: no element path when one of
+/// them has such a name.
+const REPLAYED_NAMES: [&str; 3] = ["vals", "cols", "rows"];
 
 /// The element plan of `f`, or `None` when its body does not qualify
 /// (the sparse Jacobian then colors columns).
@@ -155,6 +159,7 @@ pub(super) fn plan(items: &[Item], f: &FuncDecl, dual: &[bool]) -> Option<Plan> 
                         float_expr(init, &known, &consts, &all_params, &active, &funcs)?
                     }
                 };
+                (!REPLAYED_NAMES.contains(&name.name.as_str())).then_some(())?;
                 known.insert(name.name.clone());
                 tops.push(Top::Decl {
                     ty: *ty,
@@ -170,6 +175,7 @@ pub(super) fn plan(items: &[Item], f: &FuncDecl, dual: &[bool]) -> Option<Plan> 
                 ..
             } => {
                 let (var, from, cond) = header(init.as_deref(), cond.as_ref(), step.as_deref())?;
+                (!REPLAYED_NAMES.contains(&var.as_str())).then_some(())?;
                 let from = top_expr(from, &known, &consts, &all_params)?;
                 let mut scope = known.clone();
                 scope.insert(var.clone());

@@ -403,11 +403,16 @@ impl Interp<'_> {
             },
             ExprKind::Unary(UnOp::Not, a) => not(self.expr(a, st)?)?,
             ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
-                // (The right operand may not run: it must do nothing.)
+                // (The right operand may not run: it must do nothing, and
+                // take no branch, which the element loop would evaluate
+                // before the left operand.)
                 if calls_functions(b) {
                     return None;
                 }
-                let (x, y) = (self.expr(a, st)?, self.expr(b, st)?);
+                let x = self.expr(a, st)?;
+                let met = self.pos;
+                let y = self.expr(b, st)?;
+                (self.pos == met).then_some(())?;
                 logic(*op == BinOp::And, x, y)?
             }
             ExprKind::Binary(op, a, b) => {

@@ -93,6 +93,7 @@ pub(super) fn tree(paths: &[Path], depth: usize) -> Option<Shape<Vec<BTreeSet<Re
         other: Box::new(other),
     })
 }
+
 /// The rows' entries in column order, when each input's reads share a
 /// base on every path.
 pub(super) fn finish(shape: Shape<Vec<BTreeSet<Read>>>) -> Option<Pattern> {
@@ -105,6 +106,17 @@ pub(super) fn finish(shape: Shape<Vec<BTreeSet<Read>>>) -> Option<Pattern> {
     }
     if total > MAX_ENTRIES {
         return None;
+    }
+    // The element loop computes each input's base at every iteration: one
+    // that some path does not read must not fail where the program would
+    // not (an element of an integer array, a division).
+    let leaves = shape.leaves();
+    for (param, terms) in &bases {
+        let everywhere = leaves
+            .iter()
+            .all(|rows| rows.iter().flatten().any(|(p, _)| p == param));
+        let total = terms.keys().all(|atom| !atom.contains(['[', '/', '%']));
+        (everywhere || total).then_some(())?;
     }
     // (A row's reads are a set ordered by parameter, then form: with one
     // base per parameter, by offset; so in increasing columns.)

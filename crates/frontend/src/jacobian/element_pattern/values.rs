@@ -155,7 +155,7 @@ pub(super) fn binary(op: BinOp, x: Val, y: Val) -> Option<Val> {
             Mul => match (a.as_const(), b.as_const()) {
                 (Some(k), _) => Val::Int(b.scale(k)?),
                 (_, Some(k)) => Val::Int(a.scale(k)?),
-                _ => Val::Int(Lin::atom(format!("{} * {}", a.text(), b.text()))),
+                _ => Val::Int(Lin::atom(short(format!("{} * {}", a.text(), b.text()))?)),
             },
             Div | Rem => match (a.as_const(), b.as_const()) {
                 (Some(x), Some(y)) => Val::Int(Lin::constant(if op == Div {
@@ -163,12 +163,12 @@ pub(super) fn binary(op: BinOp, x: Val, y: Val) -> Option<Val> {
                 } else {
                     x.checked_rem(y)?
                 })),
-                _ => Val::Int(Lin::atom(format!(
+                _ => Val::Int(Lin::atom(short(format!(
                     "{} {} {}",
                     a.text(),
                     op.spelling(),
                     b.text()
-                ))),
+                ))?)),
             },
             Eq | Ne | Lt | Le | Gt | Ge => match (a.as_const(), b.as_const()) {
                 (Some(x), Some(y)) => Val::Bool(Some(match op {
@@ -179,7 +179,7 @@ pub(super) fn binary(op: BinOp, x: Val, y: Val) -> Option<Val> {
                     Gt => x > y,
                     _ => x >= y,
                 })),
-                _ => Val::Pred(format!("({} {} {})", a.text(), op.spelling(), b.text())),
+                _ => pred(format!("({} {} {})", a.text(), op.spelling(), b.text())),
             },
             And | Or => return None,
         },
@@ -209,11 +209,26 @@ pub(super) fn binary(op: BinOp, x: Val, y: Val) -> Option<Val> {
     })
 }
 
+/// The longest text of an atom or a condition: an expression that names
+/// another twice (`p = p * p` in an inner loop) doubles at each step.
+const MAX_TEXT: usize = 2048;
+
+/// `text`, when it is no longer than `MAX_TEXT`.
+fn short(text: String) -> Option<String> {
+    (text.len() <= MAX_TEXT).then_some(text)
+}
+
+/// The condition `text`, or a boolean not known when it is too long to
+/// evaluate per iteration.
+fn pred(text: String) -> Val {
+    short(text).map_or(Val::Bool(None), Val::Pred)
+}
+
 /// `!v` of a boolean `v`.
 pub(super) fn not(v: Val) -> Option<Val> {
     Some(match v {
         Val::Bool(b) => Val::Bool(b.map(|b| !b)),
-        Val::Pred(t) => Val::Pred(format!("(!{t})")),
+        Val::Pred(t) => pred(format!("(!{t})")),
         _ => return None,
     })
 }
@@ -232,7 +247,7 @@ pub(super) fn logic(and: bool, x: Val, y: Val) -> Option<Val> {
         (x, y) if neutral(&x) => y,
         (x, y) if neutral(&y) => x,
         (Val::Pred(a), Val::Pred(b)) => {
-            Val::Pred(format!("({a} {} {b})", if and { "&&" } else { "||" }))
+            pred(format!("({a} {} {b})", if and { "&&" } else { "||" }))
         }
         _ => Val::Bool(None),
     })
