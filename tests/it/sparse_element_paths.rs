@@ -306,3 +306,50 @@ void f(double[] x, out double[] y) {
     let csr = check(&j, "f", &args, 3, 3);
     assert_eq!(pattern(&csr), vec![vec![0], vec![1], vec![2]]);
 }
+
+/// A write under a branch whose row reads an integer array (or divides):
+/// `S` evaluates every site's row at every iteration, so such a loop takes
+/// no element path (it read `bnode[2]` past the table, and divided by
+/// `k = 0`, where `F` does not). Found by trying boundary tables.
+#[test]
+fn a_guarded_write_whose_row_could_fail_takes_the_coloring() {
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, int[] bnode, out double[] y) {
+    for (int i = 0; i < len(x); i++) {
+        if (i < len(bnode)) { y[bnode[i]] = x[bnode[i]] - 1.0; }
+    }
+}";
+    assert!(!takes_elements(src));
+    let j = jit(src);
+    let args = [arr(&[1.0, 2.0, 3.0]), ints(&[0, 2]), arr(&[0.0; 3])];
+    let csr = check(&j, "f", &args, 3, 3);
+    assert_eq!(pattern(&csr), vec![vec![0], vec![], vec![2]]);
+    let src = "
+[jacobian(J)]
+[jacobian(S, sparse)]
+void f(double[] x, int k, out double[] y) {
+    for (int i = 0; i < len(x); i++) {
+        if (k != 0) { y[i / k] = x[i] * x[i]; }
+    }
+}";
+    assert!(!takes_elements(src));
+    let j = jit(src);
+    for k in [0, 1] {
+        let args = [
+            arr(&[1.0, 2.0, 3.0]),
+            ArgValue::Scalar(Constant::I64(k)),
+            arr(&[0.0; 3]),
+        ];
+        check(&j, "f", &args, 3, 3);
+    }
+    // Unguarded, such a row is the function's own: the element path.
+    assert!(takes_elements(
+        "
+[jacobian(S, sparse)]
+void f(double[] x, int[] rp, out double[] y) {
+    for (int i = 0; i < len(x); i++) { y[rp[i]] = x[i] * x[i]; }
+}"
+    ));
+}

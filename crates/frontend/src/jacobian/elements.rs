@@ -23,8 +23,10 @@
 //!   (the array passed whole to an `out` parameter), is a plain store
 //!   `y[e] = v` outside any inner loop whose index `e` depends only on the
 //!   loop variable, the integers declared before the loop, `F`'s
-//!   read-only parameters and constants; the array is never
-//!   read (but `len(y)`).
+//!   read-only parameters and constants (under a branch, reading no
+//!   integer array and dividing by nothing: the element code evaluates
+//!   every site's row at every iteration); the array is never read (but
+//!   `len(y)`).
 //!
 //! Those stores are the loop's *sites*: iteration `i` writes at most the
 //! rows the sites name at `i`, and nothing it computes depends on another
@@ -185,6 +187,7 @@ pub(super) fn plan(items: &[Item], f: &FuncDecl, dual: &[bool]) -> Option<Plan> 
                     consts: &consts,
                     params: &all_params,
                     sites: Vec::new(),
+                    guarded: 0,
                 };
                 let locals = declared(body);
                 if locals.contains(&var) || locals.iter().any(|l| scope.contains(l)) {
@@ -321,6 +324,9 @@ struct Walk<'a> {
     /// `F`'s parameters (their lengths are known before the body runs).
     params: &'a BTreeSet<String>,
     sites: Vec<Site>,
+    /// How many branches (an `if`'s arms, a `?:`'s, the right operand of
+    /// `&&`, `||`) the walk is in.
+    guarded: usize,
 }
 
 impl Walk<'_> {
@@ -382,6 +388,12 @@ impl Walk<'_> {
                         match sc.tracked.get(n) {
                             Some(&param) if *op == AssignOp::Set && loops == 0 => {
                                 let index = self.index(i, sc)?;
+                                // The element code evaluates every site's row
+                                // at every iteration: under a branch, it must
+                                // not fail where the branch would not run it
+                                // (an element of an integer array, a division).
+                                let fails = index.contains(['[', '/', '%']);
+                                (self.guarded == 0 || !fails).then_some(())?;
                                 self.sites.push(Site { param, index });
                                 Some(())
                             }
@@ -411,8 +423,11 @@ impl Walk<'_> {
                 ..
             } => {
                 self.expr(cond, sc, loops)?;
+                self.guarded += 1;
                 self.stmts(then_branch, sc, loops)?;
-                self.stmts(else_branch.as_deref().unwrap_or(&[]), sc, loops)
+                self.stmts(else_branch.as_deref().unwrap_or(&[]), sc, loops)?;
+                self.guarded -= 1;
+                Some(())
             }
             Stmt::For {
                 init,
@@ -445,14 +460,24 @@ impl Walk<'_> {
             ExprKind::Var(n) => (!sc.tracked.contains_key(n)).then_some(()),
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => Some(()),
             ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => self.expr(a, sc, loops),
+            ExprKind::Binary(BinOp::And | BinOp::Or, a, b) => {
+                self.expr(a, sc, loops)?;
+                self.guarded += 1;
+                self.expr(b, sc, loops)?;
+                self.guarded -= 1;
+                Some(())
+            }
             ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
                 self.expr(a, sc, loops)?;
                 self.expr(b, sc, loops)
             }
             ExprKind::Ternary(a, b, c) => {
                 self.expr(a, sc, loops)?;
+                self.guarded += 1;
                 self.expr(b, sc, loops)?;
-                self.expr(c, sc, loops)
+                self.expr(c, sc, loops)?;
+                self.guarded -= 1;
+                Some(())
             }
             ExprKind::View(a, lo, hi) => {
                 self.expr(a, sc, loops)?;
