@@ -32,7 +32,7 @@
 //! rows the sites name at `i`, and nothing it computes depends on another
 //! iteration, so its rows' derivatives are those of the loop body alone.
 
-use super::elements_text::{float_expr, print, top_expr};
+use super::elements_text::{float_expr, may_fail, print, top_expr};
 use crate::ast::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -392,8 +392,7 @@ impl Walk<'_> {
                                 // at every iteration: under a branch, it must
                                 // not fail where the branch would not run it
                                 // (an element of an integer array, a division).
-                                let fails = index.contains(['[', '/', '%']);
-                                (self.guarded == 0 || !fails).then_some(())?;
+                                (self.guarded == 0 || !may_fail(&index)).then_some(())?;
                                 self.sites.push(Site { param, index });
                                 Some(())
                             }

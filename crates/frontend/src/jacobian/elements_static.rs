@@ -150,13 +150,14 @@ pub(super) fn element_loop(
 /// order, with their windows in the pattern.
 fn inputs(f: &FuncDecl, dual: &[bool], l: &Layout, keep: &[bool], pattern: &Pattern) -> Vec<Input> {
     let mut out = Vec::new();
+    let leaves = pattern.shape.leaves();
     for (i, p) in f.params.iter().enumerate() {
         let (true, true, Some(first)) = (dual[i], keep[i], &l.col_at[i]) else {
             continue;
         };
-        let leaves = pattern.shape.leaves();
         let offsets = leaves
-            .into_iter()
+            .iter()
+            .copied()
             .flatten()
             .flatten()
             .filter(|(q, _)| *q == i);

@@ -36,9 +36,7 @@ pub(super) fn float_expr(
     Some(match &e.kind {
         ExprKind::Float(v) => v.clone(),
         ExprKind::Cast(t, a) => format!("{}({})", super::type_name(*t), p(a)?),
-        ExprKind::Call(g, args)
-            if MATH.contains(&g.name.as_str()) && !funcs.contains_key(g.name.as_str()) =>
-        {
+        ExprKind::Call(g, args) if is_math(&g.name) && !funcs.contains_key(g.name.as_str()) => {
             let args: Option<Vec<String>> = args.iter().map(p).collect();
             format!("{}({})", g.name, args?.join(", "))
         }
@@ -49,12 +47,19 @@ pub(super) fn float_expr(
     })
 }
 
-/// The built-ins a floating declaration before the loops may call.
-const MATH: &[&str] = &[
-    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "expm1",
-    "log", "log1p", "log2", "log10", "sqrt", "cbrt", "pow", "hypot", "erf", "erfc", "lgamma",
-    "abs", "min", "max", "floor", "ceil", "round", "trunc", "fmod",
-];
+/// Whether a floating declaration before the loops may call `name`: the
+/// math built-ins of `.ad` source.
+fn is_math(name: &str) -> bool {
+    matches!(name, "min" | "max") || adc_ir::MathFunc::from_source_name(name).is_some()
+}
+
+/// Whether evaluating the `.ad` text of an integer expression can stop
+/// where the program would not have evaluated it: it reads an element of
+/// an integer array or divides. (The element code evaluates bases and
+/// sites' rows at every iteration, whichever path the iteration takes.)
+pub(in crate::jacobian) fn may_fail(text: &str) -> bool {
+    text.contains(['[', '/', '%'])
+}
 
 /// `e` as `.ad` text, each name through `name` (`None`: not allowed);
 /// `lens` (the arrays `len` may take) allows indexing and `len` calls,

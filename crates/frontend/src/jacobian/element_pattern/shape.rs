@@ -4,6 +4,7 @@
 //! the pattern made from it when each input's reads share a base.
 
 use super::values::{Lin, Read};
+use crate::jacobian::elements_text::may_fail;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What `pattern` found for one element loop.
@@ -115,7 +116,7 @@ pub(super) fn finish(shape: Shape<Vec<BTreeSet<Read>>>) -> Option<Pattern> {
         let everywhere = leaves
             .iter()
             .all(|rows| rows.iter().flatten().any(|(p, _)| p == param));
-        let total = terms.keys().all(|atom| !atom.contains(['[', '/', '%']));
+        let total = !terms.keys().any(|atom| may_fail(atom));
         (everywhere || total).then_some(())?;
     }
     // (A row's reads are a set ordered by parameter, then form: with one
